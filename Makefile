@@ -1,0 +1,54 @@
+# headrace: `make run` starts everything on the embedded defaults; `make test` runs the suite.
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+KAFKA_LIB := deploy/kafka/lib
+STAMP := $(VENV)/.installed
+
+.PHONY: install proto kafka-jars kafka-up kafka-down run down test unit lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# Regenerate the protobuf and gRPC code under services/v1 (importable as headrace.v1).
+proto: $(STAMP)
+	$(BIN)/python -m headrace.cli.protogen
+
+kafka-jars: $(KAFKA_LIB)/.resolved
+
+$(KAFKA_LIB)/.resolved: deploy/kafka/pom.xml
+	mvn -q -B -f deploy/kafka/pom.xml dependency:copy-dependencies
+	touch $@
+
+kafka-up: install kafka-jars
+	$(BIN)/headrace kafka start
+
+kafka-down: $(STAMP)
+	$(BIN)/headrace kafka stop
+
+run: install kafka-jars
+	$(BIN)/headrace stack up --demo
+
+down: $(STAMP)
+	$(BIN)/headrace stack down
+
+test: install kafka-jars
+	$(BIN)/python -m pytest
+
+unit: install
+	$(BIN)/python -m pytest tests/unit
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install kafka-jars
+	$(BIN)/python -m bench.throughput
+
+clean:
+	rm -rf var .pytest_cache

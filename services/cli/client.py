@@ -1,0 +1,73 @@
+"""A small synchronous client of the config service, for the CLI and the demo."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+
+from headrace.v1 import config_pb2, config_pb2_grpc
+
+
+class ConfigClient:
+    def __init__(self, address: str) -> None:
+        self._channel = grpc.insecure_channel(address)
+        self._stub = config_pb2_grpc.ConfigServiceStub(self._channel)
+
+    def __enter__(self) -> ConfigClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._channel.close()
+
+    def create(self, name: str, config: Mapping[str, str]) -> config_pb2.ConnectorInfo:
+        return self._stub.CreateConnector(
+            config_pb2.CreateConnectorRequest(name=name, config=dict(config))
+        )
+
+    def get(self, name: str) -> config_pb2.ConnectorInfo:
+        return self._stub.GetConnector(config_pb2.ConnectorRequest(name=name))
+
+    def list(self) -> list[str]:
+        return list(self._stub.ListConnectors(config_pb2.ListConnectorsRequest()).names)
+
+    def delete(self, name: str) -> None:
+        self._stub.DeleteConnector(config_pb2.ConnectorRequest(name=name))
+
+    def status(self, name: str) -> config_pb2.ConnectorStatus:
+        return self._stub.GetConnectorStatus(config_pb2.ConnectorRequest(name=name))
+
+    def plugins(self) -> list[config_pb2.PluginInfo]:
+        return list(self._stub.ListPlugins(config_pb2.ListPluginsRequest()).plugins)
+
+
+def info_json(info: config_pb2.ConnectorInfo) -> dict[str, Any]:
+    """The shape Kafka Connect's REST API gives a connector."""
+    return {
+        "name": info.name,
+        "config": dict(info.config),
+        "tasks": [{"connector": info.name, "task": t.task} for t in info.tasks],
+        "type": info.type,
+    }
+
+
+def status_json(status: config_pb2.ConnectorStatus) -> dict[str, Any]:
+    """The shape of Kafka Connect's status endpoint, with the version each unit runs."""
+
+    def unit(u: config_pb2.UnitStatus) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": u.state, "worker_id": u.worker_id}
+        if u.task >= 0:
+            out["id"] = u.task
+        if u.plugin_version:
+            out["version"] = u.plugin_version
+        if u.trace:
+            out["trace"] = u.trace
+        return out
+
+    return {
+        "name": status.name,
+        "connector": unit(status.connector),
+        "tasks": [unit(t) for t in status.tasks],
+        "type": status.type,
+    }

@@ -1,0 +1,191 @@
+"""The embedded Kafka broker: one KRaft node on loopback, from the jars Maven resolved.
+
+``make kafka-jars`` resolves Apache Kafka into ``deploy/kafka/lib``; this module formats a data
+folder, starts ``kafka.Kafka`` with a modest heap, waits until the broker answers, and stops it.
+The test suite starts its own broker through the same class, on free ports and a fresh folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
+
+ROOT = Path(__file__).resolve().parents[2]
+LIB = ROOT / "deploy" / "kafka" / "lib"
+LOG4J = ROOT / "deploy" / "kafka" / "log4j.properties"
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _java_cmd(main: str, heap: str, *args: str) -> list[str]:
+    if not any(LIB.glob("kafka_2.13-*.jar")):
+        raise SystemExit(f"Kafka jars are missing under {LIB}: run `make kafka-jars`")
+    return [
+        "java",
+        f"-Xmx{heap}",
+        f"-Xms{heap}",
+        "-XX:+UseG1GC",
+        f"-Dlog4j.configuration=file:{LOG4J}",
+        "-cp",
+        f"{LIB}/*",
+        main,
+        *args,
+    ]
+
+
+async def broker_ready(bootstrap: str) -> bool:
+    """True once the broker answers a metadata request and has a controller."""
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # refusals are expected here
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
+    try:
+        await admin.start()
+        cluster = await admin.describe_cluster()
+        return cluster.get("controller_id", -1) not in (-1, None)
+    except KafkaError:
+        return False
+    finally:
+        await admin.close()
+
+
+@dataclass
+class EmbeddedKafka:
+    """A single-node KRaft broker whose data lives in ``data_dir``."""
+
+    data_dir: Path
+    port: int = 9092
+    controller_port: int = 0
+    heap: str = "512m"
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / "kafka.pid"
+
+    def _write_properties(self) -> Path:
+        if not self.controller_port:
+            self.controller_port = free_port()
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
+            f"CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.data_dir / "logs"),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "true",
+            "log.cleaner.dedupe.buffer.size": "8388608",
+        }
+        path = self.data_dir / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        return path
+
+    def running_pid(self) -> int | None:
+        """The pid of a broker started earlier from this folder, if it still runs."""
+        try:
+            pid = int(self.pid_file.read_text())
+            os.kill(pid, 0)
+        except (FileNotFoundError, ValueError, ProcessLookupError):
+            return None
+        return pid
+
+    def start(self, timeout: float = 90.0) -> None:
+        """Formats the folder on first use, starts the broker and waits until it takes clients."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.running_pid() is not None:
+            self.wait_ready(timeout)
+            return
+        props = self._write_properties()
+        if not (self.data_dir / "logs" / "meta.properties").exists():
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            subprocess.run(
+                _java_cmd(
+                    "kafka.tools.StorageTool",
+                    "256m",
+                    "format",
+                    "-t",
+                    cluster_id,
+                    "-c",
+                    str(props),
+                    "--ignore-formatted",
+                ),
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        log = (self.data_dir / "kafka.log").open("ab")
+        proc = subprocess.Popen(
+            _java_cmd("kafka.Kafka", self.heap, str(props)),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._proc = proc
+        self.pid_file.write_text(str(proc.pid))
+        self.wait_ready(timeout, proc)
+
+    def wait_ready(self, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+        """Waits until the broker answers a metadata request on its listener."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(
+                    f"Kafka exited with {proc.returncode}; see {self.data_dir}/kafka.log"
+                )
+            if asyncio.run(broker_ready(self.bootstrap)):
+                return
+            time.sleep(0.25)
+        raise TimeoutError(f"Kafka did not become ready on {self.bootstrap} in {timeout}s")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stops the broker cleanly (SIGTERM), then by force if it does not go in time."""
+        pid = self.running_pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        if self._proc is not None:  # our own child: reap it, or it lingers as a zombie
+            try:
+                self._proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self.pid_file.unlink(missing_ok=True)
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        self.pid_file.unlink(missing_ok=True)

@@ -1,0 +1,169 @@
+"""The whole system on one machine: every service a real OS process, logs under ``var/log``.
+
+``headrace stack up`` (what ``make run`` calls) starts the embedded Kafka broker unless
+``KAFKA_BOOTSTRAP_SERVERS`` names a cluster, then the Spark executor, the config service, the
+coordinator and two workers; ``headrace stack down`` stops every one of them. The end-to-end
+tests start the same processes through :class:`Stack`, on free ports and a folder of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from headrace.core.settings import Settings
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    module: str
+    args: tuple[str, ...]
+    ready_event: str
+
+
+def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
+    specs = [
+        ServiceSpec(
+            "executor", "headrace.executor",
+            ("--host", settings.executor_addr.rpartition(":")[0],
+             "--port", settings.executor_addr.rpartition(":")[2]),
+            "executor_ready",
+        ),
+        ServiceSpec("config", "headrace.config", ("--address", settings.config_addr),
+                    "config_service_ready"),
+        ServiceSpec("coordinator", "headrace.coordinator", ("--address", settings.coordinator_addr),
+                    "coordinator_ready"),
+    ]
+    specs.extend(
+        ServiceSpec(f"worker-{i}", "headrace.worker", ("--worker-id", f"worker-{i}"), "worker_ready")
+        for i in range(1, workers + 1)
+    )
+    return specs
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The environment that hands ``settings`` to a service process."""
+    return {
+        "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
+        "HEADRACE_CLUSTER": settings.cluster,
+        "HEADRACE_CONFIG_ADDR": settings.config_addr,
+        "HEADRACE_COORDINATOR_ADDR": settings.coordinator_addr,
+        "HEADRACE_EXECUTOR_ADDR": settings.executor_addr,
+        "HEADRACE_PLUGIN_PATH": ":".join(str(p) for p in settings.plugin_path),
+        "HEADRACE_VAR": str(settings.var_dir),
+        "SPARK_MASTER": settings.spark_master,
+    }
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@dataclass
+class Stack:
+    """Starts, watches and stops the services' processes; pid files make ``down`` work later."""
+
+    settings: Settings
+    extra_args: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def log_dir(self) -> Path:
+        return self.settings.var_dir / "log"
+
+    @property
+    def pid_dir(self) -> Path:
+        return self.settings.var_dir / "pids"
+
+    def log_file(self, name: str) -> Path:
+        return self.log_dir / f"{name}.log"
+
+    def specs(self) -> list[ServiceSpec]:
+        return service_specs(self.settings)
+
+    def spec(self, name: str) -> ServiceSpec:
+        return next(s for s in self.specs() if s.name == name)
+
+    def pid(self, name: str) -> int | None:
+        try:
+            pid = int((self.pid_dir / f"{name}.pid").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if _alive(pid) else None
+
+    def start(self, name: str, timeout: float = 120.0) -> None:
+        """Starts one service (unless it already runs) and waits until it says it is ready."""
+        if self.pid(name) is not None:
+            return
+        spec = self.spec(name)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.pid_dir.mkdir(parents=True, exist_ok=True)
+        log_path = self.log_file(name)
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        env = {**os.environ, **settings_env(self.settings)}
+        with log_path.open("ab") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", spec.module, *spec.args, *self.extra_args.get(name, ())],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=env, start_new_session=True,
+            )
+        self.processes[name] = proc
+        (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
+        self._wait_ready(name, spec.ready_event, proc, log_path, offset, timeout)
+
+    def _wait_ready(
+        self, name: str, event: str, proc: subprocess.Popen[bytes], log_path: Path,
+        offset: int, timeout: float,
+    ) -> None:
+        needle = f'"event": "{event}"'.encode()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with log_path.open("rb") as f:
+                f.seek(offset)
+                if needle in f.read():
+                    return
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with {proc.returncode}; see {log_path}")
+            time.sleep(0.1)
+        raise TimeoutError(f"{name} was not ready within {timeout}s; see {log_path}")
+
+    def up(self) -> None:
+        for spec in self.specs():
+            self.start(spec.name)
+
+    def signal(self, name: str, sig: signal.Signals) -> None:
+        pid = self.pid(name)
+        if pid is not None:
+            os.kill(pid, sig)
+
+    def stop(self, name: str, timeout: float = 30.0, sig: signal.Signals = signal.SIGTERM) -> None:
+        """Stops one service: ``sig`` first, SIGKILL if it has not gone by the deadline."""
+        pid = self.pid(name)
+        proc = self.processes.pop(name, None)
+        if pid is not None:
+            os.kill(pid, sig)
+            deadline = time.monotonic() + timeout
+            while _alive(pid) and time.monotonic() < deadline:
+                if proc is not None and proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+            if _alive(pid) and (proc is None or proc.poll() is None):
+                os.kill(pid, signal.SIGKILL)
+            if proc is not None:
+                proc.wait()
+        (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
+
+    def down(self) -> None:
+        # Workers first, so they stop their tasks while the others still answer.
+        for spec in reversed(self.specs()):
+            self.stop(spec.name)

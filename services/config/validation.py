@@ -1,0 +1,103 @@
+"""Checks a connector config before it is written: pure, so every entry point shares it.
+
+Each problem names the key and what is wrong with it. The kind tells the API layer which status
+to answer with (gRPC code or HTTP status); nothing is written when there is a problem.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from headrace.core.configstate import ConfigState
+from headrace.core.plugins import PluginCatalog, PluginDescriptor, PluginError, requested_version
+
+
+class Problem(Enum):
+    INVALID = "invalid"
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+
+
+class ConfigRejected(Exception):
+    """A request that would change nothing because its input is wrong."""
+
+    def __init__(self, problem: Problem, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A config ready to store, with the plugin it resolved to."""
+
+    name: str
+    config: Mapping[str, str]
+    plugin: PluginDescriptor
+
+
+def check_name(name: str) -> None:
+    if not name or not name.strip():
+        raise ConfigRejected(Problem.INVALID, "name: a connector name must not be empty")
+    if name != name.strip():
+        raise ConfigRejected(Problem.INVALID, f"name: {name!r} has leading or trailing spaces")
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        raise ConfigRejected(Problem.INVALID, f"name: {name!r} contains control characters")
+
+
+def _tasks_max(config: Mapping[str, str]) -> int:
+    raw = config.get("tasks.max", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigRejected(Problem.INVALID, f"tasks.max: {raw!r} is not a whole number") from None
+    if value < 1:
+        raise ConfigRejected(Problem.INVALID, f"tasks.max: must be at least 1, got {value}")
+    return value
+
+
+def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Accepted:
+    """Validates a connector's config on its own (no look at other connectors)."""
+    check_name(name)
+    if "name" in config and config["name"] != name:
+        raise ConfigRejected(
+            Problem.INVALID,
+            f"name: the config says {config['name']!r} but the connector is {name!r}",
+        )
+    connector_class = config.get("connector.class", "").strip()
+    if not connector_class:
+        raise ConfigRejected(Problem.INVALID, "connector.class: missing; name the plugin to run")
+    try:
+        plugin = catalog.resolve(connector_class, requested_version(config))
+    except PluginError as exc:
+        raise ConfigRejected(Problem.NOT_FOUND, str(exc)) from None
+    _tasks_max(config)
+    if plugin.type == "sink":
+        has_topics = bool(config.get("topics", "").strip())
+        has_regex = bool(config.get("topics.regex", "").strip())
+        if has_topics == has_regex:
+            raise ConfigRejected(
+                Problem.INVALID,
+                "topics: a sink connector needs exactly one of topics or topics.regex",
+            )
+    stored = dict(config)
+    stored["name"] = name
+    return Accepted(name, stored, plugin)
+
+
+def check_create(
+    name: str, config: Mapping[str, str], catalog: PluginCatalog, state: ConfigState
+) -> Accepted:
+    """Validates a new connector: its config, and that its name is free."""
+    accepted = check_config(name, config, catalog)
+    if name in state.connectors:
+        raise ConfigRejected(Problem.CONFLICT, f"name: connector {name!r} already exists")
+    return accepted
+
+
+def check_exists(name: str, state: ConfigState) -> None:
+    if name not in state.connectors:
+        raise ConfigRejected(Problem.NOT_FOUND, f"connector {name!r} not found")

@@ -1,0 +1,1 @@
+"""The core shared by every service: events and their folds, the topic log, settings, logging."""

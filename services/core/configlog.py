@@ -1,0 +1,87 @@
+"""The protocol of the configs topic (``<cluster>-configs``): one partition, compacted.
+
+| key | value | meaning |
+| --- | --- | --- |
+| ``connector-<name>`` | ``ConnectorConfigured`` | the connector's whole config (create or update) |
+| ``connector-<name>`` | tombstone | the connector is deleted |
+| ``task-<name>-<n>`` | ``TaskConfigured`` | task n's config, staged until the next commit |
+| ``task-<name>-<n>`` | tombstone | clean-up after a deletion, so compaction can drop the key |
+| ``commit-<name>`` | ``TasksCommitted`` | tasks 0..count-1 of the connector are now live |
+| ``commit-<name>`` | tombstone | clean-up after a deletion |
+
+Only the config service writes this topic. Compaction keeps the latest record per key, so a
+commit may outlive task records that a later, smaller task set tombstoned; the fold ignores a
+commit whose task records are not all there. Connector names may contain ``-``: a task key is
+split at its last ``-``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from headrace.core.configstate import (
+    ConfigEvent,
+    ConnectorConfigured,
+    ConnectorRemoved,
+    TaskConfigured,
+    TasksCommitted,
+    frozen_config,
+)
+from headrace.v1 import events_pb2
+
+Record = tuple[str, bytes | None]
+
+
+def connector_key(name: str) -> str:
+    return f"connector-{name}"
+
+
+def task_key(name: str, task: int) -> str:
+    return f"task-{name}-{task}"
+
+
+def commit_key(name: str) -> str:
+    return f"commit-{name}"
+
+
+def decode(key: str, value: bytes | None) -> ConfigEvent | None:
+    """The event a record of the configs topic carries; None for records it does not know."""
+    if key.startswith("connector-"):
+        name = key.removeprefix("connector-")
+        if value is None:
+            return ConnectorRemoved(name)
+        msg = events_pb2.ConnectorConfigured.FromString(value)
+        return ConnectorConfigured(name, frozen_config(msg.config))
+    if key.startswith("task-") and value is not None:
+        msg_t = events_pb2.TaskConfigured.FromString(value)
+        return TaskConfigured(msg_t.connector, msg_t.task, frozen_config(msg_t.config))
+    if key.startswith("commit-") and value is not None:
+        msg_c = events_pb2.TasksCommitted.FromString(value)
+        return TasksCommitted(msg_c.connector, msg_c.task_count)
+    return None  # task/commit tombstones only let compaction clean up
+
+
+def connector_configured(name: str, config: Mapping[str, str]) -> Record:
+    msg = events_pb2.ConnectorConfigured(name=name, config=dict(config))
+    return connector_key(name), msg.SerializeToString()
+
+
+def task_set(name: str, tasks: list[Mapping[str, str]]) -> list[Record]:
+    """The records that make ``tasks`` the connector's live task set: each task, then the commit."""
+    records: list[Record] = [
+        (
+            task_key(name, i),
+            events_pb2.TaskConfigured(connector=name, task=i, config=dict(cfg)).SerializeToString(),
+        )
+        for i, cfg in enumerate(tasks)
+    ]
+    commit = events_pb2.TasksCommitted(connector=name, task_count=len(tasks))
+    records.append((commit_key(name), commit.SerializeToString()))
+    return records
+
+
+def deletion(name: str, task_count: int) -> list[Record]:
+    """The records that delete a connector: the tombstone that counts, then clean-up tombstones."""
+    records: list[Record] = [(connector_key(name), None), (commit_key(name), None)]
+    records.extend((task_key(name, i), None) for i in range(task_count))
+    return records

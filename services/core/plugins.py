@@ -1,0 +1,125 @@
+"""Plugin discovery: what is installed on the plugin path, read from manifests, no code imported.
+
+Layout: ``<plugin path entry>/<plugin>/<version folder>/manifest.json``, one folder per version::
+
+    {"class": "headrace.plugins.datagen.DatagenSourceConnector",
+     "version": "1.0.0", "type": "source",
+     "module": "connector", "attribute": "DatagenSourceConnector"}
+
+``module`` is imported with the version folder first on ``sys.path``, inside the plugin process
+that hosts that one version, so two versions of one plugin never meet in one interpreter.
+A connector is named by its full class, its simple class name, or that name without the
+``Connector`` suffix (the aliases Kafka Connect accepts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PLUGIN_TYPES = ("source", "sink")
+
+
+class PluginError(ValueError):
+    """A connector class or version that cannot be resolved; the message says what exists."""
+
+
+@dataclass(frozen=True, order=True)
+class PluginDescriptor:
+    """One installed version of one plugin."""
+
+    class_name: str
+    version: str
+    type: str
+    module: str
+    attribute: str
+    folder: Path
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        simple = self.class_name.rsplit(".", 1)[-1]
+        short = simple.removesuffix("Connector")
+        return tuple(dict.fromkeys(a for a in (simple, short) if a and a != self.class_name))
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / "manifest.json"
+
+
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """Orders versions like 1.10.0 after 1.9.0; non-numeric parts compare as text."""
+    parts = version.replace("-", ".").split(".")
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in parts)
+
+
+def read_manifest(path: Path) -> PluginDescriptor:
+    """Parses one manifest; raises PluginError naming the file and the problem."""
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PluginError(f"{path}: unreadable manifest: {exc}") from exc
+    missing = [k for k in ("class", "version", "type", "module", "attribute") if not raw.get(k)]
+    if missing:
+        raise PluginError(f"{path}: manifest lacks {', '.join(missing)}")
+    if raw["type"] not in PLUGIN_TYPES:
+        raise PluginError(f"{path}: type must be one of {PLUGIN_TYPES}, not {raw['type']!r}")
+    return PluginDescriptor(
+        class_name=raw["class"],
+        version=str(raw["version"]),
+        type=raw["type"],
+        module=raw["module"],
+        attribute=raw["attribute"],
+        folder=path.parent,
+    )
+
+
+def discover(plugin_path: Iterable[Path]) -> PluginCatalog:
+    """Every plugin version under the plugin path entries, in a stable order."""
+    found = [
+        read_manifest(m)
+        for entry in plugin_path
+        for m in sorted(Path(entry).glob("*/*/manifest.json"))
+    ]
+    return PluginCatalog(tuple(sorted(found)))
+
+
+@dataclass(frozen=True)
+class PluginCatalog:
+    """The installed plugins, with the name and version rules of KIP-891."""
+
+    plugins: tuple[PluginDescriptor, ...]
+
+    def versions_of(self, connector_class: str) -> list[PluginDescriptor]:
+        """The installed versions of the plugin named by class or alias, oldest first."""
+        matches = [
+            p
+            for p in self.plugins
+            if connector_class == p.class_name or connector_class in p.aliases
+        ]
+        return sorted(matches, key=lambda p: version_key(p.version))
+
+    def resolve(self, connector_class: str, version: str | None = None) -> PluginDescriptor:
+        """The plugin version to run: the one asked for, or the latest installed."""
+        versions = self.versions_of(connector_class)
+        if not versions:
+            known = sorted({p.class_name for p in self.plugins})
+            raise PluginError(
+                f"connector.class: no plugin named {connector_class!r} is installed "
+                f"(installed: {', '.join(known) or 'none'})"
+            )
+        if not version:
+            return versions[-1]
+        for p in versions:
+            if p.version == version:
+                return p
+        raise PluginError(
+            f"connector.plugin.version: {connector_class} has no version {version!r} "
+            f"(installed: {', '.join(p.version for p in versions)})"
+        )
+
+
+def requested_version(config: Mapping[str, str]) -> str | None:
+    """The connector version a config asks for; ``connector.version`` is KIP-891's first name."""
+    return config.get("connector.plugin.version") or config.get("connector.version") or None

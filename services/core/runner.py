@@ -1,0 +1,64 @@
+"""What every service process shares: argument parsing of addresses, a gRPC server on a port,
+and running until SIGTERM or SIGINT, then shutting down in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable
+
+import grpc
+from headrace.core import log
+
+MAX_MESSAGE = 64 * 1024 * 1024
+GRPC_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+]
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    host, _, port = addr.rpartition(":")
+    return host or "127.0.0.1", int(port)
+
+
+async def start_server(
+    address: str, register: Callable[[grpc.aio.Server], None]
+) -> grpc.aio.Server:
+    """A started gRPC server on ``address`` (host:port or unix:path)."""
+    server = grpc.aio.server(options=GRPC_OPTIONS)
+    register(server)
+    if server.add_insecure_port(address) == 0 and not address.startswith("unix:"):
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    return server
+
+
+async def until_signalled() -> None:
+    """Returns when the process is asked to stop (SIGTERM or SIGINT)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    """Runs a service's async main, logging a crash before the process exits non-zero."""
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    except Exception:
+        log.get().exception("service_crashed")
+        raise
+
+
+async def cancel(task: asyncio.Task[object] | None) -> None:
+    """Cancels a background task and waits for it to finish."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -1,0 +1,161 @@
+"""The topic log: append with an idempotent producer, replay to the end, tail.
+
+A :class:`TopicLog` reads every partition of one topic from the beginning, without a consumer
+group, and hands each record to a callback in order. It remembers how far it has read, so a
+caller can wait until it has seen a given write (read-your-writes) or everything that was in the
+topic when it asked (read-before-act). The callback is where a service folds records into its
+state; it runs on the one task that reads, so state changes never race.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.structs import ConsumerRecord
+
+Handler = Callable[["LogRecord"], None]
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One record as the folds see it: where it was, its key and its value (None: tombstone)."""
+
+    partition: int
+    offset: int
+    key: str
+    value: bytes | None
+
+
+class TopicLog:
+    """Appends to and reads one topic; ``on_record`` is called for each record read, in order."""
+
+    def __init__(self, bootstrap_servers: str, topic: str, on_record: Handler) -> None:
+        self._bootstrap = bootstrap_servers
+        self._topic = topic
+        self._on_record = on_record
+        self._producer: AIOKafkaProducer | None = None
+        self._consumer: AIOKafkaConsumer | None = None
+        self._partitions: list[TopicPartition] = []
+        self._positions: dict[int, int] = {}
+        self._progress = asyncio.Condition()
+        self._reader: asyncio.Task[None] | None = None
+
+    @property
+    def topic(self) -> str:
+        return self._topic
+
+    async def start(self, *, writer: bool = True, reader: bool = True) -> None:
+        """Connects, replays the topic to its end, then keeps tailing it in the background.
+
+        A log started with ``reader=False`` only appends (a worker writing its status).
+        """
+        if writer:
+            self._producer = AIOKafkaProducer(
+                bootstrap_servers=self._bootstrap, enable_idempotence=True, acks="all", linger_ms=0
+            )
+            await self._producer.start()
+        if not reader:
+            return
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=self._bootstrap,
+            enable_auto_commit=False,
+            group_id=None,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+        )
+        await self._consumer.start()
+        try:
+            parts = await self._partitions_of_topic()
+        except RuntimeError:
+            await self.close()
+            raise
+        self._partitions = [TopicPartition(self._topic, p) for p in sorted(parts)]
+        self._consumer.assign(self._partitions)
+        await self._consumer.seek_to_beginning(*self._partitions)
+        self._positions = {tp.partition: 0 for tp in self._partitions}
+        self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
+        await self.catch_up()
+
+    async def _partitions_of_topic(self, timeout: float = 15.0) -> set[int]:
+        """The topic's partitions, waiting a little for a topic that was just created."""
+        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
+        await admin.start()
+        try:
+            deadline = asyncio.get_running_loop().time() + timeout
+            while True:
+                described = await admin.describe_topics([self._topic])
+                parts = {p["partition"] for p in described[0].get("partitions", [])}
+                if parts and not described[0].get("error_code"):
+                    return parts
+                if asyncio.get_running_loop().time() > deadline:
+                    raise RuntimeError(f"topic {self._topic} does not exist")
+                await asyncio.sleep(0.1)
+        finally:
+            await admin.close()
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self._producer is not None:
+            await self._producer.stop()
+        if self._consumer is not None:
+            await self._consumer.stop()
+
+    async def append(self, key: str, value: bytes | None) -> tuple[int, int]:
+        """Appends one record and returns its (partition, offset) once the broker has it."""
+        return (await self.append_many([(key, value)]))[-1]
+
+    async def append_many(self, records: list[tuple[str, bytes | None]]) -> list[tuple[int, int]]:
+        """Appends records in order, as one batch; returns where each one landed."""
+        assert self._producer is not None, "this TopicLog was started read-only"
+        futures = [
+            await self._producer.send(self._topic, key=k.encode(), value=v) for k, v in records
+        ]
+        metas = [await f for f in futures]
+        return [(m.partition, m.offset) for m in metas]
+
+    async def write_and_read_back(self, records: list[tuple[str, bytes | None]]) -> None:
+        """Appends and waits until this log's reader has folded the records in."""
+        landed = await self.append_many(records)
+        await self.wait_for({p: o + 1 for p, o in landed})
+
+    async def catch_up(self) -> None:
+        """Waits until everything in the topic right now has been read (read-before-act)."""
+        assert self._consumer is not None
+        ends = await self._consumer.end_offsets(self._partitions)
+        await self.wait_for({tp.partition: off for tp, off in ends.items()})
+
+    async def wait_for(self, positions: dict[int, int]) -> None:
+        """Waits until the reader's position in each named partition is at least the one given."""
+        async with self._progress:
+            await self._progress.wait_for(
+                lambda: all(self._positions.get(p, 0) >= o for p, o in positions.items())
+            )
+
+    async def _read_forever(self) -> None:
+        assert self._consumer is not None
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=200)
+            for tp, records in batches.items():
+                for record in records:
+                    self._on_record(_to_log_record(record))
+                self._positions[tp.partition] = records[-1].offset + 1
+            # Positions also move past transaction markers and compacted gaps.
+            for tp in self._partitions:
+                self._positions[tp.partition] = max(
+                    self._positions[tp.partition], await self._consumer.position(tp)
+                )
+            async with self._progress:
+                self._progress.notify_all()
+
+
+def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
+    key = record.key.decode() if record.key is not None else ""
+    return LogRecord(record.partition, record.offset, key, record.value)

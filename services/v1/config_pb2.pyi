@@ -1,0 +1,138 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ConnectorRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class CreateConnectorRequest(_message.Message):
+    __slots__ = ("name", "config")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class TaskInfo(_message.Message):
+    __slots__ = ("task", "config")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    task: int
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, task: _Optional[int] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ConnectorInfo(_message.Message):
+    __slots__ = ("name", "config", "tasks", "type")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    config: _containers.ScalarMap[str, str]
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskInfo]
+    type: str
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., tasks: _Optional[_Iterable[_Union[TaskInfo, _Mapping]]] = ..., type: _Optional[str] = ...) -> None: ...
+
+class ListConnectorsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListConnectorsResponse(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteConnectorResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UnitStatus(_message.Message):
+    __slots__ = ("task", "state", "worker_id", "trace", "plugin_version")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    task: int
+    state: str
+    worker_id: str
+    trace: str
+    plugin_version: str
+    def __init__(self, task: _Optional[int] = ..., state: _Optional[str] = ..., worker_id: _Optional[str] = ..., trace: _Optional[str] = ..., plugin_version: _Optional[str] = ...) -> None: ...
+
+class ConnectorStatus(_message.Message):
+    __slots__ = ("name", "type", "connector", "tasks")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: str
+    connector: UnitStatus
+    tasks: _containers.RepeatedCompositeFieldContainer[UnitStatus]
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., connector: _Optional[_Union[UnitStatus, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[UnitStatus, _Mapping]]] = ...) -> None: ...
+
+class ListPluginsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PluginInfo(_message.Message):
+    __slots__ = ("class_name", "type", "version", "aliases")
+    CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    ALIASES_FIELD_NUMBER: _ClassVar[int]
+    class_name: str
+    type: str
+    version: str
+    aliases: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, class_name: _Optional[str] = ..., type: _Optional[str] = ..., version: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListPluginsResponse(_message.Message):
+    __slots__ = ("plugins",)
+    PLUGINS_FIELD_NUMBER: _ClassVar[int]
+    plugins: _containers.RepeatedCompositeFieldContainer[PluginInfo]
+    def __init__(self, plugins: _Optional[_Iterable[_Union[PluginInfo, _Mapping]]] = ...) -> None: ...
+
+class PutTaskConfigsRequest(_message.Message):
+    __slots__ = ("connector", "tasks")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskInfo]
+    def __init__(self, connector: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskInfo, _Mapping]]] = ...) -> None: ...
+
+class PutTaskConfigsResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: bool
+    def __init__(self, changed: _Optional[bool] = ...) -> None: ...

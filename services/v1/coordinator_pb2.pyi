@@ -1,0 +1,76 @@
+from headrace.v1 import events_pb2 as _events_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Join(_message.Message):
+    __slots__ = ("worker_id", "running")
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    worker_id: str
+    running: _containers.RepeatedCompositeFieldContainer[_events_pb2.WorkUnit]
+    def __init__(self, worker_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_events_pb2.WorkUnit, _Mapping]]] = ...) -> None: ...
+
+class Heartbeat(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RevocationsDone(_message.Message):
+    __slots__ = ("generation",)
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    def __init__(self, generation: _Optional[int] = ...) -> None: ...
+
+class WorkerMessage(_message.Message):
+    __slots__ = ("join", "heartbeat", "revocations_done")
+    JOIN_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    REVOCATIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    join: Join
+    heartbeat: Heartbeat
+    revocations_done: RevocationsDone
+    def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., revocations_done: _Optional[_Union[RevocationsDone, _Mapping]] = ...) -> None: ...
+
+class AssignedUnit(_message.Message):
+    __slots__ = ("unit", "connector_config", "task_config")
+    class ConnectorConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TASK_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    unit: _events_pb2.WorkUnit
+    connector_config: _containers.ScalarMap[str, str]
+    task_config: _containers.ScalarMap[str, str]
+    def __init__(self, unit: _Optional[_Union[_events_pb2.WorkUnit, _Mapping]] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class Assignment(_message.Message):
+    __slots__ = ("generation", "units", "revoked")
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    units: _containers.RepeatedCompositeFieldContainer[AssignedUnit]
+    revoked: _containers.RepeatedCompositeFieldContainer[_events_pb2.Revocation]
+    def __init__(self, generation: _Optional[int] = ..., units: _Optional[_Iterable[_Union[AssignedUnit, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[_events_pb2.Revocation, _Mapping]]] = ...) -> None: ...
+
+class CoordinatorMessage(_message.Message):
+    __slots__ = ("assignment",)
+    ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
+    assignment: Assignment
+    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ...) -> None: ...

@@ -1,0 +1,99 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ConnectorConfigured(_message.Message):
+    __slots__ = ("name", "config")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class TaskConfigured(_message.Message):
+    __slots__ = ("connector", "task", "config")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class TasksCommitted(_message.Message):
+    __slots__ = ("connector", "task_count")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task_count: int
+    def __init__(self, connector: _Optional[str] = ..., task_count: _Optional[int] = ...) -> None: ...
+
+class StatusReported(_message.Message):
+    __slots__ = ("connector", "task", "state", "worker_id", "trace", "generation", "plugin_version")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    state: str
+    worker_id: str
+    trace: str
+    generation: int
+    plugin_version: str
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., worker_id: _Optional[str] = ..., trace: _Optional[str] = ..., generation: _Optional[int] = ..., plugin_version: _Optional[str] = ...) -> None: ...
+
+class WorkUnit(_message.Message):
+    __slots__ = ("connector", "task")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ...) -> None: ...
+
+class Revocation(_message.Message):
+    __slots__ = ("unit", "deleted")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    unit: WorkUnit
+    deleted: bool
+    def __init__(self, unit: _Optional[_Union[WorkUnit, _Mapping]] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
+class WorkerAssignment(_message.Message):
+    __slots__ = ("worker_id", "units", "revoked")
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    worker_id: str
+    units: _containers.RepeatedCompositeFieldContainer[WorkUnit]
+    revoked: _containers.RepeatedCompositeFieldContainer[Revocation]
+    def __init__(self, worker_id: _Optional[str] = ..., units: _Optional[_Iterable[_Union[WorkUnit, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[Revocation, _Mapping]]] = ...) -> None: ...
+
+class AssignmentGenerated(_message.Message):
+    __slots__ = ("generation", "workers")
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    workers: _containers.RepeatedCompositeFieldContainer[WorkerAssignment]
+    def __init__(self, generation: _Optional[int] = ..., workers: _Optional[_Iterable[_Union[WorkerAssignment, _Mapping]]] = ...) -> None: ...

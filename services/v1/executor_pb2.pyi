@@ -1,0 +1,49 @@
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class WriteBatchRequest(_message.Message):
+    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    FIRST_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LAST_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    topic: str
+    partition: int
+    first_offset: int
+    last_offset: int
+    format: str
+    path: str
+    arrow_ipc: bytes
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ...) -> None: ...
+
+class WriteBatchResponse(_message.Message):
+    __slots__ = ("rows_written", "rows_skipped")
+    ROWS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    ROWS_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    rows_written: int
+    rows_skipped: int
+    def __init__(self, rows_written: _Optional[int] = ..., rows_skipped: _Optional[int] = ...) -> None: ...
+
+class CountRowsRequest(_message.Message):
+    __slots__ = ("format", "path")
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    format: str
+    path: str
+    def __init__(self, format: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class CountRowsResponse(_message.Message):
+    __slots__ = ("rows",)
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    rows: int
+    def __init__(self, rows: _Optional[int] = ...) -> None: ...

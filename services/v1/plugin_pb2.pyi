@@ -1,0 +1,115 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class StartConnectorRequest(_message.Message):
+    __slots__ = ("name", "config")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class TaskConfig(_message.Message):
+    __slots__ = ("config",)
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class StartConnectorResponse(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskConfig]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[TaskConfig, _Mapping]]] = ...) -> None: ...
+
+class StopRequest(_message.Message):
+    __slots__ = ("connector", "task", "deleted")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    deleted: bool
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
+class StopResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StartTaskRequest(_message.Message):
+    __slots__ = ("connector", "task", "connector_config", "task_config")
+    class ConnectorConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TASK_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    connector_config: _containers.ScalarMap[str, str]
+    task_config: _containers.ScalarMap[str, str]
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class StartTaskResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UnitEvent(_message.Message):
+    __slots__ = ("connector", "task", "state", "trace")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    state: str
+    trace: str
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., trace: _Optional[str] = ...) -> None: ...
+
+class DescribeRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DescribeResponse(_message.Message):
+    __slots__ = ("plugin_class", "version", "type")
+    PLUGIN_CLASS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    plugin_class: str
+    version: str
+    type: str
+    def __init__(self, plugin_class: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ...) -> None: ...

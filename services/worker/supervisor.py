@@ -1,0 +1,144 @@
+"""Plugin processes: one OS process per plugin version, spoken to over gRPC on a Unix socket.
+
+A crash in a plugin process is reported to the worker (``on_exit``) and fails only the units it
+hosted; the worker itself goes on. Plugin processes die with their worker (PR_SET_PDEATHSIG), so a
+worker killed with SIGKILL leaves no orphan running its tasks twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+from headrace.core import log
+from headrace.core.plugins import PluginDescriptor
+from headrace.core.runner import cancel
+from headrace.core.settings import Settings
+from headrace.v1 import plugin_pb2, plugin_pb2_grpc
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def plugin_key(plugin: PluginDescriptor) -> str:
+    return f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
+
+
+class PluginProcess:
+    """One running plugin host; ``stub`` is its gRPC API once :meth:`start` returned."""
+
+    def __init__(
+        self,
+        plugin: PluginDescriptor,
+        settings: Settings,
+        worker_id: str,
+        run_dir: Path,
+        log_dir: Path,
+        on_event: Callable[[PluginProcess, plugin_pb2.UnitEvent], None],
+        on_exit: Callable[[PluginProcess, int, str], None],
+    ) -> None:
+        self.plugin = plugin
+        self.key = plugin_key(plugin)
+        self._settings = settings
+        self._worker_id = worker_id
+        self._socket = run_dir / f"{worker_id}-{self.key}.sock"
+        self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
+        self._on_event = on_event
+        self._on_exit = on_exit
+        self._proc: asyncio.subprocess.Process | None = None
+        self._channel: grpc.aio.Channel | None = None
+        self.stub: plugin_pb2_grpc.PluginHostStub | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    async def start(self, timeout: float = 30.0) -> None:
+        self._socket.unlink(missing_ok=True)
+        env = dict(os.environ)
+        env.update(
+            KAFKA_BOOTSTRAP_SERVERS=self._settings.bootstrap_servers,
+            HEADRACE_CLUSTER=self._settings.cluster,
+            HEADRACE_EXECUTOR_ADDR=self._settings.executor_addr,
+            HEADRACE_WORKER_ID=self._worker_id,
+        )
+        with self.log_file.open("ab") as out:
+            self._proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "headrace.runtime.host",
+                "--manifest",
+                str(self.plugin.manifest),
+                "--socket",
+                str(self._socket),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                preexec_fn=_die_with_parent,
+            )
+        self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}")
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._proc.returncode is not None:
+                raise RuntimeError(
+                    f"plugin process exited with {self._proc.returncode}: {self.tail()}"
+                )
+            try:
+                await asyncio.wait_for(self._channel.channel_ready(), timeout=0.5)
+                break
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    await self.stop()
+                    raise TimeoutError(f"plugin {self.key} did not start in {timeout}s") from None
+        self.stub = plugin_pb2_grpc.PluginHostStub(self._channel)
+        self._watch = asyncio.create_task(self._watch_events(), name=f"watch-{self.key}")
+        self._waiter = asyncio.create_task(self._wait_exit(), name=f"wait-{self.key}")
+        log.get().info("plugin_process_started", plugin=self.key, pid=self._proc.pid)
+
+    async def _watch_events(self) -> None:
+        assert self.stub is not None
+        try:
+            async for event in self.stub.Watch(plugin_pb2.WatchRequest()):
+                self._on_event(self, event)
+        except grpc.aio.AioRpcError:
+            pass  # the process went away; _wait_exit reports it
+
+    async def _wait_exit(self) -> None:
+        assert self._proc is not None
+        code = await self._proc.wait()
+        if not self._stopping:
+            log.get().warning("plugin_process_exited", plugin=self.key, code=code)
+            self._on_exit(self, code, self.tail())
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def stop(self, timeout: float = 15.0) -> None:
+        """Asks the process to stop (SIGTERM), then kills it if it does not go in time."""
+        self._stopping = True
+        await cancel(self._watch)
+        if self._proc is not None and self._proc.returncode is None:
+            self._proc.terminate()
+            try:
+                await asyncio.wait_for(self._proc.wait(), timeout)
+            except TimeoutError:
+                self._proc.kill()
+                await self._proc.wait()
+        await cancel(self._waiter)
+        if self._channel is not None:
+            await self._channel.close()
+        self._socket.unlink(missing_ok=True)

@@ -1,0 +1,254 @@
+"""The worker's control plane: runs what the coordinator assigns, in plugin processes.
+
+One asyncio task (:meth:`Worker.run`) owns the worker's state and acts on one event at a time
+from its queue: a new assignment, a unit's event from a plugin process, a plugin process's exit,
+or shutdown. Revoked units are stopped first (with the deletion marker the coordinator sent),
+then the coordinator is told, then newly assigned units start. Every stop other than a deletion
+passes ``deleted=False``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from headrace.coordinator.assignmentlog import unit_of
+from headrace.coordinator.assignor import Unit
+from headrace.core import log, status
+from headrace.core.plugins import PluginCatalog, PluginDescriptor, PluginError, requested_version
+from headrace.core.settings import Settings
+from headrace.core.status import CONNECTOR, State, UnitStatus
+from headrace.core.topiclog import TopicLog
+from headrace.v1 import config_pb2, config_pb2_grpc, coordinator_pb2, plugin_pb2
+from headrace.worker.membership import Membership
+from headrace.worker.supervisor import PluginProcess, plugin_key
+
+
+@dataclass(frozen=True)
+class Running:
+    """A unit this worker was assigned, with the configs it was started with."""
+
+    plugin: PluginDescriptor | None
+    connector_config: Mapping[str, str]
+    task_config: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Assigned:
+    message: coordinator_pb2.Assignment
+
+
+@dataclass(frozen=True)
+class UnitReported:
+    process: PluginProcess
+    event: plugin_pb2.UnitEvent
+
+
+@dataclass(frozen=True)
+class ProcessExited:
+    process: PluginProcess
+    code: int
+    tail: str
+
+
+Event = Assigned | UnitReported | ProcessExited | None  # None: shut down
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: Settings,
+        worker_id: str,
+        catalog: PluginCatalog,
+        run_dir: Path,
+        log_dir: Path,
+    ) -> None:
+        self.settings = settings
+        self.worker_id = worker_id
+        self.catalog = catalog
+        self._run_dir = run_dir
+        self._log_dir = log_dir
+        self.running: dict[Unit, Running] = {}
+        self.generation = 0
+        self._processes: dict[str, PluginProcess] = {}
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._status = TopicLog(
+            settings.bootstrap_servers, settings.topic("status"), lambda r: None
+        )
+        self._config_channel = grpc.aio.insecure_channel(settings.config_addr)
+        self._config = config_pb2_grpc.ConfigServiceStub(self._config_channel)
+        self.membership = Membership(
+            settings.coordinator_addr,
+            worker_id,
+            lambda: set(self.running),
+            lambda message: self._queue.put_nowait(Assigned(message)),
+        )
+        self.log = log.get(worker=worker_id)
+
+    async def run(self) -> None:
+        """Joins the group and acts on events until :meth:`shutdown`."""
+        await self._status.start(reader=False)
+        self.membership.start()
+        self.log.info("worker_ready", plugins=len(self.catalog.plugins))
+        while (event := await self._queue.get()) is not None:
+            match event:
+                case Assigned(message):
+                    await self._apply(message)
+                case UnitReported(process, unit_event):
+                    await self._reported(process, unit_event)
+                case ProcessExited(process, code, tail):
+                    await self._exited(process, code, tail)
+        await self._stop_everything()
+
+    def shutdown(self) -> None:
+        self._queue.put_nowait(None)
+
+    async def _apply(self, message: coordinator_pb2.Assignment) -> None:
+        self.generation = message.generation
+        log.get().info(
+            "assignment_received",
+            worker=self.worker_id,
+            generation=message.generation,
+            units=len(message.units),
+            revoked=len(message.revoked),
+        )
+        # Tasks stop before their connector, as Kafka Connect does.
+        for revocation in sorted(message.revoked, key=lambda r: -r.unit.task):
+            await self._stop(unit_of(revocation.unit), deleted=revocation.deleted)
+        if message.revoked:
+            self.membership.acknowledge(message.generation)
+            return  # the assignment that follows says what to run now
+        wanted = {unit_of(u.unit): u for u in message.units}
+        for unit in sorted(set(self.running) - set(wanted), key=lambda u: -u[1]):
+            await self._stop(unit, deleted=False)
+        for unit, assigned in sorted(wanted.items()):
+            current = self.running.get(unit)
+            if current is not None:
+                if (dict(current.connector_config), dict(current.task_config)) == (
+                    dict(assigned.connector_config),
+                    dict(assigned.task_config),
+                ):
+                    continue
+                await self._stop(unit, deleted=False)  # reconfigured: restart it
+            await self._start(unit, dict(assigned.connector_config), dict(assigned.task_config))
+
+    async def _process_for(self, plugin: PluginDescriptor) -> PluginProcess:
+        key = plugin_key(plugin)
+        process = self._processes.get(key)
+        if process is None:
+            process = PluginProcess(
+                plugin,
+                self.settings,
+                self.worker_id,
+                self._run_dir,
+                self._log_dir,
+                lambda p, e: self._queue.put_nowait(UnitReported(p, e)),
+                lambda p, code, tail: self._queue.put_nowait(ProcessExited(p, code, tail)),
+            )
+            await process.start()
+            self._processes[key] = process
+        return process
+
+    async def _start(
+        self, unit: Unit, connector_config: dict[str, str], task_config: dict[str, str]
+    ) -> None:
+        name, task = unit
+        plugin: PluginDescriptor | None = None
+        try:
+            plugin = self.catalog.resolve(
+                connector_config.get("connector.class", ""), requested_version(connector_config)
+            )
+            self.running[unit] = Running(plugin, connector_config, task_config)
+            process = await self._process_for(plugin)
+            assert process.stub is not None
+            if task == CONNECTOR:
+                started = await process.stub.StartConnector(
+                    plugin_pb2.StartConnectorRequest(name=name, config=connector_config)
+                )
+                await self._config.PutTaskConfigs(
+                    config_pb2.PutTaskConfigsRequest(
+                        connector=name,
+                        tasks=[
+                            config_pb2.TaskInfo(task=i, config=t.config)
+                            for i, t in enumerate(started.tasks)
+                        ],
+                    )
+                )
+            else:
+                await process.stub.StartTask(
+                    plugin_pb2.StartTaskRequest(
+                        connector=name,
+                        task=task,
+                        connector_config=connector_config,
+                        task_config=task_config,
+                    )
+                )
+        except (PluginError, grpc.aio.AioRpcError, RuntimeError, TimeoutError) as exc:
+            self.running[unit] = Running(plugin, connector_config, task_config)
+            detail = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
+            self.log.warning("unit_start_failed", connector=name, task=task, error=detail)
+            await self._report(unit, State.FAILED, trace=detail or repr(exc))
+            return
+        self.log.info("unit_started", connector=name, task=task, version=plugin.version)
+        await self._report(unit, State.RUNNING)
+
+    async def _stop(self, unit: Unit, *, deleted: bool) -> None:
+        running = self.running.pop(unit, None)
+        if running is None:
+            return
+        name, task = unit
+        process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
+        if process is not None and process.stub is not None:
+            request = plugin_pb2.StopRequest(connector=name, task=task, deleted=deleted)
+            try:
+                if task == CONNECTOR:
+                    await process.stub.StopConnector(request)
+                else:
+                    await process.stub.StopTask(request)
+            except grpc.aio.AioRpcError as exc:
+                self.log.warning("unit_stop_failed", connector=name, task=task, error=exc.details())
+        self.log.info("unit_stopped", connector=name, task=task, deleted=deleted)
+        if deleted:
+            await self._status.append(status.status_key(name, task), None)
+        else:
+            await self._report(unit, State.UNASSIGNED, running=running)
+
+    async def _report(
+        self, unit: Unit, state: State, trace: str = "", running: Running | None = None
+    ) -> None:
+        current = running or self.running.get(unit)
+        version = current.plugin.version if current and current.plugin else ""
+        await self._status.append(
+            *status.encode(
+                UnitStatus(unit[0], unit[1], state, self.worker_id, trace, self.generation, version)
+            )
+        )
+
+    async def _reported(self, process: PluginProcess, event: plugin_pb2.UnitEvent) -> None:
+        unit = (event.connector, event.task)
+        if unit in self.running and event.state != State.RUNNING.value:
+            await self._report(unit, State(event.state), trace=event.trace)
+
+    async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
+        if self._processes.get(process.key) is not process:
+            return
+        del self._processes[process.key]
+        await process.stop()
+        trace = f"plugin process {process.key} exited with code {code}\n{tail}"
+        for unit, running in self.running.items():
+            if running.plugin is not None and plugin_key(running.plugin) == process.key:
+                await self._report(unit, State.FAILED, trace=trace)
+
+    async def _stop_everything(self) -> None:
+        for unit in sorted(self.running, key=lambda u: -u[1]):
+            await self._stop(unit, deleted=False)
+        await self.membership.leave()
+        for process in list(self._processes.values()):
+            await process.stop()
+        self._processes.clear()
+        await self._config_channel.close()
+        await self._status.close()
+        self.log.info("worker_stopped")

@@ -1,0 +1,48 @@
+"""Fixtures shared by every tier: the real Kafka broker the suite starts itself, free ports,
+and a unique cluster prefix per test so no two tests ever share a topic."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from headrace.cli.kafka import EmbeddedKafka, free_port
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Bootstrap servers of a single-node KRaft broker started for this test session."""
+    broker = EmbeddedKafka(tmp_path_factory.mktemp("kafka"), port=free_port())
+    broker.start()
+    try:
+        yield broker.bootstrap
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def cluster() -> str:
+    """A topic-name prefix of this test's own."""
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def var_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "var"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests say where everything is; a developer's shell must not leak into them."""
+    for name in list(os.environ):
+        if name.startswith("HEADRACE_") or name == "KAFKA_BOOTSTRAP_SERVERS":
+            monkeypatch.delenv(name)
+
+
+__all__ = ["free_port"]

@@ -1,0 +1,98 @@
+"""The config fold: create, update, task commits and deletion, without Kafka."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headrace.core import configlog
+from headrace.core.configstate import (
+    ConfigState,
+    ConnectorConfigured,
+    ConnectorRemoved,
+    TaskConfigured,
+    TasksCommitted,
+    apply,
+    fold,
+)
+
+
+def records_to_events(records: list[configlog.Record]) -> list:
+    return [e for k, v in records if (e := configlog.decode(k, v)) is not None]
+
+
+def test_create_then_update_replaces_the_whole_config() -> None:
+    state = fold([
+        ConnectorConfigured("a", {"connector.class": "X", "tasks.max": "1"}),
+        ConnectorConfigured("a", {"connector.class": "X", "tasks.max": "3"}),
+    ])
+    assert dict(state.connectors["a"]) == {"connector.class": "X", "tasks.max": "3"}
+
+
+def test_tasks_become_live_only_when_committed() -> None:
+    state = fold([
+        ConnectorConfigured("a", {"connector.class": "X"}),
+        TaskConfigured("a", 0, {"t": "0"}),
+        TaskConfigured("a", 1, {"t": "1"}),
+    ])
+    assert state.tasks_of("a") == ()
+    state = apply(TasksCommitted("a", 2), state)
+    assert [dict(t) for t in state.tasks_of("a")] == [{"t": "0"}, {"t": "1"}]
+
+
+def test_a_commit_missing_task_records_is_ignored() -> None:
+    state = fold([
+        ConnectorConfigured("a", {}),
+        TaskConfigured("a", 0, {"t": "0"}),
+        TasksCommitted("a", 2),
+    ])
+    assert state.tasks_of("a") == ()
+
+
+def test_tombstone_deletes_the_connector_and_its_tasks() -> None:
+    state = fold([
+        ConnectorConfigured("a", {}),
+        TaskConfigured("a", 0, {}),
+        TasksCommitted("a", 1),
+        ConnectorConfigured("b", {}),
+        ConnectorRemoved("a"),
+    ])
+    assert set(state.connectors) == {"b"}
+    assert state.tasks_of("a") == ()
+
+
+def test_a_commit_after_deletion_does_not_resurrect_tasks() -> None:
+    state = fold([
+        ConnectorConfigured("a", {}),
+        ConnectorRemoved("a"),
+        TaskConfigured("a", 0, {}),
+        TasksCommitted("a", 1),
+    ])
+    assert state == ConfigState()
+
+
+def test_records_round_trip_through_the_topic_protocol() -> None:
+    records = [configlog.connector_configured("my-conn", {"k": "v"})]
+    records += configlog.task_set("my-conn", [{"a": "1"}, {"a": "2"}])
+    state = fold(records_to_events(records))
+    assert dict(state.connectors["my-conn"]) == {"k": "v"}
+    assert [dict(t) for t in state.tasks_of("my-conn")] == [{"a": "1"}, {"a": "2"}]
+    state = fold(records_to_events(configlog.deletion("my-conn", 2)), state)
+    assert state == ConfigState()
+
+
+names = st.text(alphabet="abc-", min_size=1, max_size=4)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["create", "delete"]), names), max_size=30))
+def test_the_fold_keeps_exactly_the_connectors_created_and_not_deleted_since(ops) -> None:
+    events = []
+    expected: set[str] = set()
+    for op, name in ops:
+        if op == "create":
+            events.append(ConnectorConfigured(name, {"n": name}))
+            expected.add(name)
+        else:
+            events.append(ConnectorRemoved(name))
+            expected.discard(name)
+    assert set(fold(events).connectors) == expected

@@ -1,0 +1,100 @@
+"""Connector config validation and plugin resolution (KIP-891 versions), without I/O."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from headrace.config.validation import ConfigRejected, Problem, check_create
+from headrace.core.configstate import ConfigState, ConnectorConfigured, fold
+from headrace.core.plugins import PluginCatalog, discover, version_key
+
+
+def install(root: Path, plugin: str, version: str, kind: str = "sink") -> None:
+    folder = root / plugin / f"v{version.replace('.', '_')}"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({
+        "class": f"com.example.{plugin}Connector", "version": version, "type": kind,
+        "module": "connector", "attribute": f"{plugin}Connector",
+    }))
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> PluginCatalog:
+    install(tmp_path, "File", "1.0.0", "source")
+    install(tmp_path, "Lake", "1.9.0")
+    install(tmp_path, "Lake", "1.10.0")
+    return discover([tmp_path])
+
+
+def rejected(name: str, config: dict[str, str], catalog: PluginCatalog,
+             state: ConfigState | None = None) -> ConfigRejected:
+    with pytest.raises(ConfigRejected) as info:
+        check_create(name, config, catalog, state or ConfigState())
+    return info.value
+
+
+def test_aliases_and_latest_version(catalog: PluginCatalog) -> None:
+    for alias in ("com.example.LakeConnector", "LakeConnector", "Lake"):
+        assert catalog.resolve(alias).version == "1.10.0"
+    assert catalog.resolve("Lake", "1.9.0").version == "1.9.0"
+
+
+def test_versions_sort_numerically() -> None:
+    assert sorted(["1.10.0", "1.9.0", "1.9.1"], key=version_key) == ["1.9.0", "1.9.1", "1.10.0"]
+
+
+def test_accepted_config_carries_its_name(catalog: PluginCatalog) -> None:
+    accepted = check_create("s", {"connector.class": "Lake", "topics": "t"}, catalog, ConfigState())
+    assert accepted.config["name"] == "s"
+    assert accepted.plugin.version == "1.10.0"
+
+
+def test_missing_connector_class(catalog: PluginCatalog) -> None:
+    err = rejected("s", {"tasks.max": "1"}, catalog)
+    assert err.problem is Problem.INVALID
+    assert "connector.class" in err.message
+
+
+def test_unknown_plugin_names_what_is_installed(catalog: PluginCatalog) -> None:
+    err = rejected("s", {"connector.class": "Nope"}, catalog)
+    assert err.problem is Problem.NOT_FOUND
+    assert "Nope" in err.message and "com.example.LakeConnector" in err.message
+
+
+@pytest.mark.parametrize("key", ["connector.plugin.version", "connector.version"])
+def test_unknown_version_names_the_versions_that_exist(catalog: PluginCatalog, key: str) -> None:
+    err = rejected("s", {"connector.class": "Lake", "topics": "t", key: "3.0.0"}, catalog)
+    assert err.problem is Problem.NOT_FOUND
+    assert "3.0.0" in err.message and "1.9.0" in err.message and "1.10.0" in err.message
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many"])
+def test_tasks_max_must_be_a_positive_whole_number(catalog: PluginCatalog, value: str) -> None:
+    err = rejected("s", {"connector.class": "File", "tasks.max": value}, catalog)
+    assert err.problem is Problem.INVALID
+    assert "tasks.max" in err.message
+
+
+def test_duplicate_name_is_a_conflict(catalog: PluginCatalog) -> None:
+    state = fold([ConnectorConfigured("s", {"connector.class": "File"})])
+    err = rejected("s", {"connector.class": "File"}, catalog, state)
+    assert err.problem is Problem.CONFLICT
+
+
+@pytest.mark.parametrize("config", [{}, {"topics": "a", "topics.regex": "a.*"}])
+def test_a_sink_needs_exactly_one_of_topics_and_topics_regex(catalog: PluginCatalog, config) -> None:
+    err = rejected("s", {"connector.class": "Lake", **config}, catalog)
+    assert "topics" in err.message
+
+
+@pytest.mark.parametrize("name", ["", "  ", "a\nb", " lead"])
+def test_bad_names(catalog: PluginCatalog, name: str) -> None:
+    assert rejected(name, {"connector.class": "File"}, catalog).problem is Problem.INVALID
+
+
+def test_config_name_must_match(catalog: PluginCatalog) -> None:
+    err = rejected("s", {"connector.class": "File", "name": "other"}, catalog)
+    assert "name" in err.message
