@@ -1,0 +1,93 @@
+"""``python -m headrace.executor``: start the Spark executor and serve until SIGTERM or SIGINT.
+
+Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+
+from headrace.core import log
+from headrace.core.settings import Settings
+from headrace.executor.admission import Limits
+from headrace.executor.service import ExecutorService, build_server
+from headrace.executor.session import create_session, is_local
+
+# Long enough for a batch in flight to finish writing; a retry would be harmless anyway.
+STOP_GRACE_S = 30.0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, with defaults from :class:`Settings` (the environment)."""
+    settings = Settings()
+    host, _, port = settings.executor_addr.rpartition(":")
+    limits = Limits()
+    parser = argparse.ArgumentParser(prog="python -m headrace.executor", description=__doc__)
+    parser.add_argument("--host", default=host or "127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=int(port), help="port (0 picks a free one)")
+    parser.add_argument(
+        "--master", default=settings.spark_master, help="Spark master, or sc://host:port"
+    )
+    parser.add_argument(
+        "--max-in-flight", type=int, default=limits.max_batches, help="batches written at once"
+    )
+    parser.add_argument(
+        "--max-bytes-in-flight", type=int, default=limits.max_bytes, help="their bytes at most"
+    )
+    parser.add_argument(
+        "--retry-after-ms", type=int, default=250, help="the retry hint sent when busy"
+    )
+    parser.add_argument("--log-level", default="INFO")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the executor until a signal asks it to stop; the exit status."""
+    args = parse_args(argv)
+    log.configure("executor", level=args.log_level)
+    logger = log.get("headrace.executor")
+    limits = Limits(max_batches=args.max_in_flight, max_bytes=args.max_bytes_in_flight)
+    if is_local(args.master):
+        # Spark looks up the host's address before reading its conf, and warns when the name
+        # resolves to loopback; local mode never leaves loopback anyway.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    logger.info("spark_starting", master=args.master)
+    try:
+        spark = create_session(args.master)
+    except Exception:
+        # Typically no Java, a bad master URL, or an unreachable Spark Connect server.
+        logger.exception("spark_start_failed", master=args.master)
+        return 1
+    try:
+        service = ExecutorService(spark, limits, retry_after_ms=args.retry_after_ms)
+        server, port = build_server(service, args.host, args.port, limits)
+    except RuntimeError:
+        logger.exception("executor_bind_failed", host=args.host, port=args.port)
+        spark.stop()
+        return 1
+    stopping = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        logger.info("executor_signal", signal=signal.Signals(signum).name)
+        stopping.set()
+
+    # Installed after the SparkSession, whose SparkContext puts in a SIGINT handler of its own.
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    server.start()
+    logger.info("executor_ready", host=args.host, port=port, master=args.master)
+    while not stopping.wait(1.0):
+        pass
+    server.stop(STOP_GRACE_S).wait()
+    spark.stop()
+    logger.info("executor_stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

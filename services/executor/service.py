@@ -1,0 +1,154 @@
+"""The executor's gRPC edge: protobuf in, domain types to the writer, protobuf and status codes out.
+
+A synchronous ``grpc.server`` on a thread pool, because every Spark call blocks. Status codes:
+
+- INVALID_ARGUMENT: the request is wrong (the message names the field); nothing was written.
+- RESOURCE_EXHAUSTED: too much in flight; trailing metadata ``retry-after-ms`` says when to retry.
+- INTERNAL: Spark or the filesystem failed; the batch may be retried as is (writes are idempotent).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+from headrace.core import log
+from headrace.executor.admission import MAX_MESSAGE_BYTES, RETRY_AFTER_KEY, Admission, Busy, Limits
+from headrace.executor.batches import (
+    InvalidRequest,
+    WriteBatch,
+    check_format,
+    check_path,
+    validate_write,
+)
+from headrace.executor.writer import BatchWriter, count_rows
+from headrace.v1 import executor_pb2, executor_pb2_grpc
+from pyspark.sql import SparkSession
+
+# Threads beyond the batch limit, so that reads and "busy" answers never wait behind writes.
+_SPARE_THREADS = 4
+# Java stack traces run to pages; a status message only needs their head.
+_MAX_DETAIL_CHARS = 2000
+_JAVA_OOM = "java.lang.OutOfMemoryError"
+
+
+class ExecutorService(executor_pb2_grpc.ExecutorServicer):
+    """Serves WriteBatch and CountRows against one SparkSession."""
+
+    def __init__(self, spark: SparkSession, limits: Limits, retry_after_ms: int = 250) -> None:
+        self._spark = spark
+        self._writer = BatchWriter(spark)
+        self._admission = Admission(limits)
+        self._retry_after_ms = retry_after_ms
+        # Bound here, not at import, so it picks up the logging set up by the entry point.
+        self._log = log.get("headrace.executor.service")
+
+    def WriteBatch(
+        self, request: executor_pb2.WriteBatchRequest, context: grpc.ServicerContext
+    ) -> executor_pb2.WriteBatchResponse:
+        """Validates and writes one batch, skipping rows an earlier try already committed."""
+        where = _where(request)
+        started = time.monotonic()
+        try:
+            with self._admission.admit(len(request.arrow_ipc)):
+                result = self._writer.write(_from_proto(request))
+            self._log.info(
+                "batch_written",
+                rows_written=result.rows_written,
+                rows_skipped=result.rows_skipped,
+                ms=round((time.monotonic() - started) * 1000),
+                **where,
+            )
+            return executor_pb2.WriteBatchResponse(
+                rows_written=result.rows_written, rows_skipped=result.rows_skipped
+            )
+        except Busy as exc:
+            self._log.info("batch_throttled", reason=str(exc), **where)
+            self._abort_busy(context, str(exc))
+        except InvalidRequest as exc:
+            self._log.warning("batch_rejected", field=exc.field, reason=exc.reason, **where)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except MemoryError:
+            self._log.exception("batch_out_of_memory", **where)
+            self._abort_busy(context, "the executor ran out of memory holding this batch")
+        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
+            if _JAVA_OOM in str(exc):
+                # The driver heap is full: say so loudly, and let the caller back off and retry.
+                self._log.exception("batch_out_of_memory", **where)
+                self._abort_busy(context, "the Spark driver ran out of heap writing this batch")
+            self._log.exception("batch_failed", **where)
+            context.abort(grpc.StatusCode.INTERNAL, _detail("write failed", exc))
+        raise AssertionError("unreachable: context.abort raises")
+
+    def CountRows(
+        self, request: executor_pb2.CountRowsRequest, context: grpc.ServicerContext
+    ) -> executor_pb2.CountRowsResponse:
+        """Counts the committed rows under a dataset root."""
+        try:
+            check_format(request.format)
+            rows = count_rows(self._spark, check_path(request.path))
+            return executor_pb2.CountRowsResponse(rows=rows)
+        except InvalidRequest as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
+            self._log.exception("count_failed", path=request.path)
+            context.abort(grpc.StatusCode.INTERNAL, _detail("count failed", exc))
+        raise AssertionError("unreachable: context.abort raises")
+
+    def _abort_busy(self, context: grpc.ServicerContext, why: str) -> None:
+        context.set_trailing_metadata(((RETRY_AFTER_KEY, str(self._retry_after_ms)),))
+        context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"executor busy ({why}); retry after {self._retry_after_ms} ms",
+        )
+
+
+def _from_proto(request: executor_pb2.WriteBatchRequest) -> WriteBatch:
+    return validate_write(
+        connector=request.connector,
+        task=request.task,
+        topic=request.topic,
+        partition=request.partition,
+        first_offset=request.first_offset,
+        last_offset=request.last_offset,
+        format=request.format,
+        path=request.path,
+        arrow_ipc=request.arrow_ipc,
+    )
+
+
+def _where(request: executor_pb2.WriteBatchRequest) -> dict[str, object]:
+    """The log fields saying which batch a line is about."""
+    return {
+        "connector": request.connector,
+        "task": request.task,
+        "topic": request.topic,
+        "partition": request.partition,
+        "first_offset": request.first_offset,
+        "last_offset": request.last_offset,
+    }
+
+
+def _detail(what: str, exc: BaseException) -> str:
+    return f"{what}: {type(exc).__name__}: {exc}"[:_MAX_DETAIL_CHARS]
+
+
+def build_server(
+    service: ExecutorService, host: str, port: int, limits: Limits
+) -> tuple[grpc.Server, int]:
+    """A server (not started yet) for the service, and the port it bound (``port`` 0 picks one)."""
+    workers = limits.max_batches + _SPARE_THREADS
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="executor-rpc"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ],
+        # Past this gRPC refuses calls itself, so requests cannot queue up in memory unbounded
+        # behind busy threads.
+        maximum_concurrent_rpcs=workers,
+    )
+    executor_pb2_grpc.add_ExecutorServicer_to_server(service, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    return server, bound

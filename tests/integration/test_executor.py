@@ -1,0 +1,289 @@
+"""The Spark executor as a real process: real Spark, real gRPC, parquet read back with pyarrow."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import grpc
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from headrace.cli.kafka import free_port
+from headrace.executor.client import ExecutorClient, ipc_stream
+from headrace.v1 import executor_pb2, executor_pb2_grpc
+
+pytestmark = pytest.mark.spark
+
+MAX_IN_FLIGHT = 2
+STARTUP_DEADLINE_S = 180.0
+STOP_DEADLINE_S = 60.0
+
+
+def _read_log(path: Path) -> list[dict[str, object]]:
+    events = []
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            events.append(json.loads(line))
+    return events
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], address: str, log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_DEADLINE_S
+    with grpc.insecure_channel(address) as channel:
+        while True:
+            if proc.poll() is not None:
+                output = log_path.read_text()
+                raise AssertionError(f"executor exited with {proc.returncode}:\n{output}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"executor not ready in time:\n{log_path.read_text()}")
+            try:
+                grpc.channel_ready_future(channel).result(timeout=1.0)
+                return
+            except grpc.FutureTimeoutError:
+                continue
+
+
+@pytest.fixture(scope="module")
+def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The address of an executor process started for this module, and its log file."""
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    log_path = tmp_path_factory.mktemp("executor") / "executor.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+    command = [sys.executable, "-m", "headrace.executor", "--port", str(port),
+               "--master", "local[2]", "--max-in-flight", str(MAX_IN_FLIGHT)]
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+    try:
+        _wait_ready(proc, address, log_path)
+        yield address, log_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=STOP_DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"executor ignored SIGTERM:\n{log_path.read_text()}") from None
+    assert proc.returncode == 0, log_path.read_text()
+    assert "executor_stopped" in {e["event"] for e in _read_log(log_path)}
+
+
+@pytest.fixture
+def address(executor: tuple[str, Path]) -> str:
+    return executor[0]
+
+
+def rows(topic: str, partition: int, offsets: range, *, per_offset: int = 1) -> pa.Table:
+    """A batch as a sink task would send it: Kafka coordinates plus the record's fields."""
+    offs = [o for o in offsets for _ in range(per_offset)]
+    epoch = datetime(2026, 1, 1, tzinfo=UTC)
+    return pa.table(
+        {
+            "kafka_topic": pa.array([topic] * len(offs), pa.string()),
+            "kafka_partition": pa.array([partition] * len(offs), pa.int32()),
+            "kafka_offset": pa.array(offs, pa.int64()),
+            "key": pa.array([f"k{o}" for o in offs], pa.string()),
+            "amount": pa.array([None if o % 7 == 0 else o * 1.5 for o in offs], pa.float64()),
+            "ts": pa.array([epoch + timedelta(seconds=o) for o in offs], pa.timestamp("us", "UTC")),
+        }
+    )
+
+
+def read_back(root: Path) -> pa.Table:
+    """What a reader that is not Spark sees: every committed row, in offset order."""
+    if not root.exists():
+        return rows("none", 0, range(0))
+    table = ds.dataset(root, format="parquet").to_table()  # skips `_` and `.` names by default
+    return table.sort_by([("kafka_partition", "ascending"), ("kafka_offset", "ascending")])
+
+
+def batch_dirs(root: Path, topic: str, partition: int) -> list[str]:
+    return sorted(p.name for p in (root / topic / str(partition)).iterdir())
+
+
+async def test_batches_land_once_and_read_back_intact(address: str, tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    batches = [rows("orders", 0, range(0, 10)), rows("orders", 0, range(10, 25)),
+               rows("orders", 1, range(0, 5))]
+    async with ExecutorClient(address) as client:
+        results = [
+            await client.write_batch(connector="sink", task=0, topic="orders", partition=int(
+                b.column("kafka_partition")[0].as_py()), table=b, path=str(root))
+            for b in batches
+        ]
+        counted = await client.count_rows(str(root))
+
+    assert results == [(10, 0), (15, 0), (5, 0)]
+    assert counted == 30
+    assert read_back(root).equals(pa.concat_tables([batches[0], batches[1], batches[2]]))
+    assert batch_dirs(root, "orders", 0) == [
+        "00000000000000000000-00000000000000000009",
+        "00000000000000000010-00000000000000000024",
+    ]
+
+
+async def test_a_resent_batch_writes_nothing(address: str, tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    batch = rows("payments", 3, range(100, 120))
+    async with ExecutorClient(address) as client:
+        first = await client.write_batch(
+            connector="sink", task=1, topic="payments", partition=3, table=batch, path=str(root)
+        )
+        again = await client.write_batch(
+            connector="sink", task=1, topic="payments", partition=3, table=batch, path=str(root)
+        )
+        counted = await client.count_rows(str(root))
+
+    assert first == (20, 0)
+    assert again == (0, 20)
+    assert counted == 20
+    assert read_back(root).equals(batch)
+
+
+async def test_an_overlapping_batch_writes_only_new_rows(address: str, tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    async with ExecutorClient(address) as client:
+        await client.write_batch(connector="sink", task=0, topic="clicks", partition=0,
+                                 table=rows("clicks", 0, range(0, 10)), path=str(root))
+        overlap = await client.write_batch(
+            connector="sink", task=0, topic="clicks", partition=0,
+            table=rows("clicks", 0, range(5, 15), per_offset=2), path=str(root),
+        )
+
+    assert overlap == (10, 10)  # offsets 10..14, two rows each, are new
+    expected = pa.concat_tables(
+        [rows("clicks", 0, range(0, 10)), rows("clicks", 0, range(10, 15), per_offset=2)]
+    )
+    assert read_back(root).equals(expected)
+    assert batch_dirs(root, "clicks", 0)[-1] == "00000000000000000010-00000000000000000014"
+
+
+async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    folder = root / "events" / "0"
+    # What a crash between Spark's write and the rename leaves: a complete but hidden output.
+    young, old = folder / "_tmp-young", folder / "_tmp-old"
+    for crashed in (young, old):
+        crashed.mkdir(parents=True)
+        pq.write_table(rows("events", 0, range(0, 50)), crashed / "part-00000.parquet")
+    os.utime(old, (0, 0))
+    async with ExecutorClient(address) as client:
+        assert await client.count_rows(str(root)) == 0
+        written = await client.write_batch(connector="sink", task=0, topic="events", partition=0,
+                                           table=rows("events", 0, range(0, 10)), path=str(root))
+        counted = await client.count_rows(str(root))
+
+    assert written == (10, 0)  # the hidden output moved no watermark
+    assert counted == 10
+    assert read_back(root).equals(rows("events", 0, range(0, 10)))
+    assert batch_dirs(root, "events", 0) == [
+        "00000000000000000000-00000000000000000009",
+        "_tmp-young",  # may still be a live write; only old ones are swept
+    ]
+
+
+def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
+    fields: dict[str, object] = {
+        "connector": "sink", "task": 0, "topic": "bad", "partition": 0, "first_offset": 0,
+        "last_offset": 9, "format": "parquet", "path": str(root),
+        "arrow_ipc": ipc_stream(rows("bad", 0, range(0, 10))),
+    }
+    fields.update(overrides)
+    return executor_pb2.WriteBatchRequest(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"format": "avro"}, "format"),
+        ({"path": ""}, "path"),
+        ({"arrow_ipc": ipc_stream(rows("bad", 0, range(10)).drop_columns(["kafka_offset"]))},
+         "kafka_offset"),
+        ({"last_offset": 5}, "last_offset=5"),
+        ({"first_offset": 3}, "first_offset=3"),
+        ({"topic": "other"}, "kafka_topic"),
+        ({"arrow_ipc": b"not arrow"}, "arrow_ipc"),
+    ],
+    ids=["format", "empty-path", "no-offset-column", "above-range", "below-range",
+         "wrong-topic", "garbage"],
+)
+async def test_a_bad_request_is_refused_and_writes_nothing(
+    address: str, tmp_path: Path, overrides: dict[str, object], named: str
+) -> None:
+    root = tmp_path / "out"
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.WriteBatch(_request(root, **overrides))
+        counted = await stub.CountRows(executor_pb2.CountRowsRequest(format="parquet",
+                                                                     path=str(root)))
+
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert named in (refused.value.details() or "")
+    assert counted.rows == 0
+    assert not any(root.rglob("*.parquet"))
+
+
+async def test_count_rows_of_a_missing_dataset_is_zero(address: str, tmp_path: Path) -> None:
+    async with ExecutorClient(address) as client:
+        assert await client.count_rows(str(tmp_path / "nothing-here")) == 0
+
+
+async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    # More calls at once than the executor admits, yet fewer than its threads, so every refusal
+    # comes from its back-pressure (with a hint) rather than from gRPC's own limit.
+    batches = {p: rows("load", p, range(0, 20_000)) for p in range(MAX_IN_FLIGHT + 3)}
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        outcomes = await asyncio.gather(
+            *(stub.WriteBatch(_request(root, topic="load", partition=p, last_offset=19_999,
+                                       arrow_ipc=ipc_stream(b)))
+              for p, b in batches.items()),
+            return_exceptions=True,
+        )
+    refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert refused, "every call was admitted; the executor applied no back-pressure"
+    assert len(outcomes) - len(refused) >= 1
+    for error in refused:
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "retry after" in (error.details() or "")
+        assert dict(error.trailing_metadata() or ())["retry-after-ms"].isdigit()
+
+    # The client rides it out: it retries what was refused, and nothing lands twice.
+    async with ExecutorClient(address) as client:
+        results = await asyncio.gather(
+            *(client.write_batch(connector="sink", task=0, topic="load", partition=p, table=b,
+                                 path=str(root))
+              for p, b in batches.items())
+        )
+        counted = await client.count_rows(str(root))
+    assert sum(written for written, _ in results) == 20_000 * len(refused)
+    assert counted == 20_000 * len(batches)
+
+
+async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_path: Path) -> None:
+    address, log_path = executor
+    async with ExecutorClient(address) as client:
+        await client.write_batch(connector="logged", task=4, topic="audit", partition=2,
+                                 table=rows("audit", 2, range(3)), path=str(tmp_path / "out"))
+
+    events = _read_log(log_path)
+    ready = [e for e in events if e["event"] == "executor_ready"]
+    assert ready, log_path.read_text()
+    assert ready[0]["port"] == int(address.rsplit(":", 1)[1])
+    assert ready[0]["service"] == "executor"
+    written = [e for e in events if e["event"] == "batch_written" and e["connector"] == "logged"]
+    assert written, log_path.read_text()
+    assert written[0]["task"] == 4
+    assert written[0]["rows_written"] == 3
