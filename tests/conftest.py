@@ -46,3 +46,26 @@ def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 __all__ = ["free_port"]
+
+
+TEST_PLUGINS = Path(__file__).parent / "plugins"
+
+
+@pytest.fixture
+def settings_for(kafka: str, cluster: str, var_dir: Path):  # type: ignore[no-untyped-def]
+    """Builds Settings for this test: its own topics, free ports, its own folder."""
+    from headrace.core.settings import BUILTIN_PLUGINS, Settings
+
+    def build(*plugin_path: Path) -> Settings:
+        return Settings(
+            bootstrap_servers=kafka,
+            cluster=cluster,
+            config_addr=f"127.0.0.1:{free_port()}",
+            coordinator_addr=f"127.0.0.1:{free_port()}",
+            executor_addr=f"127.0.0.1:{free_port()}",
+            plugin_path=plugin_path or (BUILTIN_PLUGINS, TEST_PLUGINS),
+            var_dir=var_dir,
+            spark_master="local[1]",
+        )
+
+    return build

@@ -76,13 +76,20 @@ def run_pipeline(settings: Settings, timeout: float = 180.0) -> None:
             time.sleep(0.5)
         for name in demo_configs(output):
             status = status_json(client.status(name))
-            tasks = ", ".join(f"task {t['id']} {t['state']} on {t['worker_id']}" for t in status["tasks"])
-            _say(f"{name}: {status['connector']['state']} on {status['connector']['worker_id']}; {tasks}")
+            tasks = ", ".join(
+                f"task {t['id']} {t['state']} on {t['worker_id']}" for t in status["tasks"]
+            )
+            connector = status["connector"]
+            _say(f"{name}: {connector['state']} on {connector['worker_id']}; {tasks}")
     if rows < DEMO_RECORDS:
         raise SystemExit(f"only {rows} of {DEMO_RECORDS} rows reached {output} in {timeout}s")
     table = read_rows(output).to_table().sort_by("id")
     _say(f"{table.num_rows} rows in Parquet under {output}; the first five:")
-    for row in table.slice(0, 5).select(["id", "name", "amount", "kafka_partition", "kafka_offset"]).to_pylist():
+    for row in (
+        table.slice(0, 5)
+        .select(["id", "name", "amount", "kafka_partition", "kafka_offset"])
+        .to_pylist()
+    ):
         _say(f"  {row}")
 
 

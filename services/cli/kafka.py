@@ -141,13 +141,13 @@ class EmbeddedKafka:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
-        log = (self.data_dir / "kafka.log").open("ab")
-        proc = subprocess.Popen(
-            _java_cmd("kafka.Kafka", self.heap, str(props)),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with (self.data_dir / "kafka.log").open("ab") as log:
+            proc = subprocess.Popen(
+                _java_cmd("kafka.Kafka", self.heap, str(props)),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self._proc = proc
         self.pid_file.write_text(str(proc.pid))
         self.wait_ready(timeout, proc)

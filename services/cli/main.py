@@ -47,16 +47,23 @@ def connectors(args: argparse.Namespace, settings: Settings) -> None:
 
 def plugins(args: argparse.Namespace, settings: Settings) -> None:
     with ConfigClient(args.address or settings.config_addr) as client:
-        _print([
-            {"class": p.class_name, "type": p.type, "version": p.version, "aliases": list(p.aliases)}
-            for p in client.plugins()
-        ])
+        _print(
+            [
+                {
+                    "class": p.class_name,
+                    "type": p.type,
+                    "version": p.version,
+                    "aliases": list(p.aliases),
+                }
+                for p in client.plugins()
+            ]
+        )
 
 
 def kafka(args: argparse.Namespace, settings: Settings) -> None:
     from headrace.cli.kafka import EmbeddedKafka
 
-    host, _, port = settings.bootstrap_servers.partition(",")[0].rpartition(":")
+    port = settings.bootstrap_servers.partition(",")[0].rpartition(":")[2]
     broker = EmbeddedKafka(settings.var_dir / "kafka", port=int(port))
     if args.action == "start":
         broker.start()

@@ -30,18 +30,30 @@ class ServiceSpec:
 def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
     specs = [
         ServiceSpec(
-            "executor", "headrace.executor",
-            ("--host", settings.executor_addr.rpartition(":")[0],
-             "--port", settings.executor_addr.rpartition(":")[2]),
+            "executor",
+            "headrace.executor",
+            (
+                "--host",
+                settings.executor_addr.rpartition(":")[0],
+                "--port",
+                settings.executor_addr.rpartition(":")[2],
+            ),
             "executor_ready",
         ),
-        ServiceSpec("config", "headrace.config", ("--address", settings.config_addr),
-                    "config_service_ready"),
-        ServiceSpec("coordinator", "headrace.coordinator", ("--address", settings.coordinator_addr),
-                    "coordinator_ready"),
+        ServiceSpec(
+            "config", "headrace.config", ("--address", settings.config_addr), "config_service_ready"
+        ),
+        ServiceSpec(
+            "coordinator",
+            "headrace.coordinator",
+            ("--address", settings.coordinator_addr),
+            "coordinator_ready",
+        ),
     ]
     specs.extend(
-        ServiceSpec(f"worker-{i}", "headrace.worker", ("--worker-id", f"worker-{i}"), "worker_ready")
+        ServiceSpec(
+            f"worker-{i}", "headrace.worker", ("--worker-id", f"worker-{i}"), "worker_ready"
+        )
         for i in range(1, workers + 1)
     )
     return specs
@@ -114,16 +126,24 @@ class Stack:
         with log_path.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", spec.module, *spec.args, *self.extra_args.get(name, ())],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env, start_new_session=True,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
             )
         self.processes[name] = proc
         (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
         self._wait_ready(name, spec.ready_event, proc, log_path, offset, timeout)
 
     def _wait_ready(
-        self, name: str, event: str, proc: subprocess.Popen[bytes], log_path: Path,
-        offset: int, timeout: float,
+        self,
+        name: str,
+        event: str,
+        proc: subprocess.Popen[bytes],
+        log_path: Path,
+        offset: int,
+        timeout: float,
     ) -> None:
         needle = f'"event": "{event}"'.encode()
         deadline = time.monotonic() + timeout
@@ -141,7 +161,7 @@ class Stack:
         for spec in self.specs():
             self.start(spec.name)
 
-    def signal(self, name: str, sig: signal.Signals) -> None:
+    def send_signal(self, name: str, sig: signal.Signals) -> None:
         pid = self.pid(name)
         if pid is not None:
             os.kill(pid, sig)

@@ -6,6 +6,7 @@ from collections.abc import Awaitable
 from typing import TypeVar
 
 import grpc
+
 from headrace.config.commands import Commands, ConnectorView
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.status import CONNECTOR, UnitStatus

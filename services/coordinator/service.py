@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
+
 from headrace.coordinator import group as g
 from headrace.coordinator.assignmentlog import unit_of
 from headrace.core import log

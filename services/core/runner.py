@@ -9,6 +9,7 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import grpc
+
 from headrace.core import log
 
 MAX_MESSAGE = 64 * 1024 * 1024

@@ -2,8 +2,8 @@
 
 | variable | default | meaning |
 | --- | --- | --- |
-| KAFKA_BOOTSTRAP_SERVERS | 127.0.0.1:9092 | the Kafka cluster; set it to use your own instead of the embedded broker |
-| HEADRACE_CLUSTER | headrace | the prefix of every topic name, so two clusters can share one Kafka |
+| KAFKA_BOOTSTRAP_SERVERS | 127.0.0.1:9092 | the Kafka cluster (set: no embedded broker) |
+| HEADRACE_CLUSTER | headrace | the prefix of every topic name (clusters can share Kafka) |
 | HEADRACE_CONFIG_ADDR | 127.0.0.1:50051 | the config service's gRPC address |
 | HEADRACE_COORDINATOR_ADDR | 127.0.0.1:50052 | the coordinator's gRPC address |
 | HEADRACE_EXECUTOR_ADDR | 127.0.0.1:50053 | the Spark executor's gRPC address |

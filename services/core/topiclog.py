@@ -81,12 +81,12 @@ class TopicLog:
         self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
         await self.catch_up()
 
-    async def _partitions_of_topic(self, timeout: float = 15.0) -> set[int]:
+    async def _partitions_of_topic(self, wait_s: float = 15.0) -> set[int]:
         """The topic's partitions, waiting a little for a topic that was just created."""
         admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
         await admin.start()
         try:
-            deadline = asyncio.get_running_loop().time() + timeout
+            deadline = asyncio.get_running_loop().time() + wait_s
             while True:
                 described = await admin.describe_topics([self._topic])
                 parts = {p["partition"] for p in described[0].get("partitions", [])}

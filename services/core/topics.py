@@ -7,10 +7,12 @@ events, which only a single partition keeps.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
+
 from headrace.core.settings import Settings
 
 
@@ -44,7 +46,8 @@ async def ensure_topics(settings: Settings, roles: tuple[str, ...] | None = None
         existing = set(await admin.list_topics())
         missing = [t for t in specs if settings.topic(t.role) not in existing]
         for spec in missing:
-            try:
+            # Another service may create it between our listing and now.
+            with contextlib.suppress(TopicAlreadyExistsError):
                 await admin.create_topics(
                     [
                         NewTopic(
@@ -52,8 +55,6 @@ async def ensure_topics(settings: Settings, roles: tuple[str, ...] | None = None
                         )
                     ]
                 )
-            except TopicAlreadyExistsError:
-                pass  # another service created it between our listing and now
         if roles is None or "configs" in roles:
             name = settings.topic("configs")
             described = await admin.describe_topics([name])

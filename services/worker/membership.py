@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Callable
 
 import grpc
+
 from headrace.coordinator.assignmentlog import unit_pb
 from headrace.coordinator.assignor import Unit
 from headrace.core import log

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
+
 from headrace.core import log
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.runner import cancel
@@ -63,7 +64,7 @@ class PluginProcess:
         self._waiter: asyncio.Task[None] | None = None
         self._stopping = False
 
-    async def start(self, timeout: float = 30.0) -> None:
+    async def start(self, wait_s: float = 30.0) -> None:
         self._socket.unlink(missing_ok=True)
         env = dict(os.environ)
         env.update(
@@ -88,7 +89,7 @@ class PluginProcess:
                 preexec_fn=_die_with_parent,
             )
         self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}")
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + wait_s
         while True:
             if self._proc.returncode is not None:
                 raise RuntimeError(
@@ -100,7 +101,7 @@ class PluginProcess:
             except TimeoutError:
                 if time.monotonic() > deadline:
                     await self.stop()
-                    raise TimeoutError(f"plugin {self.key} did not start in {timeout}s") from None
+                    raise TimeoutError(f"plugin {self.key} did not start in {wait_s}s") from None
         self.stub = plugin_pb2_grpc.PluginHostStub(self._channel)
         self._watch = asyncio.create_task(self._watch_events(), name=f"watch-{self.key}")
         self._waiter = asyncio.create_task(self._wait_exit(), name=f"wait-{self.key}")
@@ -127,14 +128,14 @@ class PluginProcess:
         except OSError:
             return ""
 
-    async def stop(self, timeout: float = 15.0) -> None:
+    async def stop(self, wait_s: float = 15.0) -> None:
         """Asks the process to stop (SIGTERM), then kills it if it does not go in time."""
         self._stopping = True
         await cancel(self._watch)
         if self._proc is not None and self._proc.returncode is None:
             self._proc.terminate()
             try:
-                await asyncio.wait_for(self._proc.wait(), timeout)
+                await asyncio.wait_for(self._proc.wait(), wait_s)
             except TimeoutError:
                 self._proc.kill()
                 await self._proc.wait()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+
 from headrace.coordinator.assignmentlog import unit_of
 from headrace.coordinator.assignor import Unit
 from headrace.core import log, status

@@ -22,52 +22,62 @@ def records_to_events(records: list[configlog.Record]) -> list:
 
 
 def test_create_then_update_replaces_the_whole_config() -> None:
-    state = fold([
-        ConnectorConfigured("a", {"connector.class": "X", "tasks.max": "1"}),
-        ConnectorConfigured("a", {"connector.class": "X", "tasks.max": "3"}),
-    ])
+    state = fold(
+        [
+            ConnectorConfigured("a", {"connector.class": "X", "tasks.max": "1"}),
+            ConnectorConfigured("a", {"connector.class": "X", "tasks.max": "3"}),
+        ]
+    )
     assert dict(state.connectors["a"]) == {"connector.class": "X", "tasks.max": "3"}
 
 
 def test_tasks_become_live_only_when_committed() -> None:
-    state = fold([
-        ConnectorConfigured("a", {"connector.class": "X"}),
-        TaskConfigured("a", 0, {"t": "0"}),
-        TaskConfigured("a", 1, {"t": "1"}),
-    ])
+    state = fold(
+        [
+            ConnectorConfigured("a", {"connector.class": "X"}),
+            TaskConfigured("a", 0, {"t": "0"}),
+            TaskConfigured("a", 1, {"t": "1"}),
+        ]
+    )
     assert state.tasks_of("a") == ()
     state = apply(TasksCommitted("a", 2), state)
     assert [dict(t) for t in state.tasks_of("a")] == [{"t": "0"}, {"t": "1"}]
 
 
 def test_a_commit_missing_task_records_is_ignored() -> None:
-    state = fold([
-        ConnectorConfigured("a", {}),
-        TaskConfigured("a", 0, {"t": "0"}),
-        TasksCommitted("a", 2),
-    ])
+    state = fold(
+        [
+            ConnectorConfigured("a", {}),
+            TaskConfigured("a", 0, {"t": "0"}),
+            TasksCommitted("a", 2),
+        ]
+    )
     assert state.tasks_of("a") == ()
 
 
 def test_tombstone_deletes_the_connector_and_its_tasks() -> None:
-    state = fold([
-        ConnectorConfigured("a", {}),
-        TaskConfigured("a", 0, {}),
-        TasksCommitted("a", 1),
-        ConnectorConfigured("b", {}),
-        ConnectorRemoved("a"),
-    ])
+    state = fold(
+        [
+            ConnectorConfigured("a", {}),
+            TaskConfigured("a", 0, {}),
+            TasksCommitted("a", 1),
+            ConnectorConfigured("b", {}),
+            ConnectorRemoved("a"),
+        ]
+    )
     assert set(state.connectors) == {"b"}
     assert state.tasks_of("a") == ()
 
 
 def test_a_commit_after_deletion_does_not_resurrect_tasks() -> None:
-    state = fold([
-        ConnectorConfigured("a", {}),
-        ConnectorRemoved("a"),
-        TaskConfigured("a", 0, {}),
-        TasksCommitted("a", 1),
-    ])
+    state = fold(
+        [
+            ConnectorConfigured("a", {}),
+            ConnectorRemoved("a"),
+            TaskConfigured("a", 0, {}),
+            TasksCommitted("a", 1),
+        ]
+    )
     assert state == ConfigState()
 
 

@@ -15,10 +15,17 @@ from headrace.core.plugins import PluginCatalog, discover, version_key
 def install(root: Path, plugin: str, version: str, kind: str = "sink") -> None:
     folder = root / plugin / f"v{version.replace('.', '_')}"
     folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text(json.dumps({
-        "class": f"com.example.{plugin}Connector", "version": version, "type": kind,
-        "module": "connector", "attribute": f"{plugin}Connector",
-    }))
+    (folder / "manifest.json").write_text(
+        json.dumps(
+            {
+                "class": f"com.example.{plugin}Connector",
+                "version": version,
+                "type": kind,
+                "module": "connector",
+                "attribute": f"{plugin}Connector",
+            }
+        )
+    )
 
 
 @pytest.fixture
@@ -29,8 +36,9 @@ def catalog(tmp_path: Path) -> PluginCatalog:
     return discover([tmp_path])
 
 
-def rejected(name: str, config: dict[str, str], catalog: PluginCatalog,
-             state: ConfigState | None = None) -> ConfigRejected:
+def rejected(
+    name: str, config: dict[str, str], catalog: PluginCatalog, state: ConfigState | None = None
+) -> ConfigRejected:
     with pytest.raises(ConfigRejected) as info:
         check_create(name, config, catalog, state or ConfigState())
     return info.value
@@ -85,7 +93,9 @@ def test_duplicate_name_is_a_conflict(catalog: PluginCatalog) -> None:
 
 
 @pytest.mark.parametrize("config", [{}, {"topics": "a", "topics.regex": "a.*"}])
-def test_a_sink_needs_exactly_one_of_topics_and_topics_regex(catalog: PluginCatalog, config) -> None:
+def test_a_sink_needs_exactly_one_of_topics_and_topics_regex(
+    catalog: PluginCatalog, config
+) -> None:
     err = rejected("s", {"connector.class": "Lake", **config}, catalog)
     assert "topics" in err.message
 

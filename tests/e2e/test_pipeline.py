@@ -1,0 +1,171 @@
+"""End to end: records from a source connector reach Parquet through Kafka and Spark, and
+deleting a connector is the one stop that says ``deleted=True``."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import grpc
+import pyarrow.dataset as ds
+import pytest
+
+from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.stack import Stack
+from tests.support import log_events, wait_for
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+RECORDS = 600
+
+
+def rows_in(path: Path) -> int:
+    if not path.exists():
+        return 0
+    return ds.dataset(path, format="parquet", ignore_prefixes=[".", "_"]).count_rows()
+
+
+def all_running(client: ConfigClient, name: str, tasks: int) -> dict | None:
+    status = status_json(client.status(name))
+    states = [status["connector"]["state"], *(t["state"] for t in status["tasks"])]
+    if len(status["tasks"]) == tasks and all(s == "RUNNING" for s in states):
+        return status
+    return None
+
+
+def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) -> None:
+    out = tmp_path / "parquet"
+    topic = "e2e-records"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "gen",
+            {
+                "connector.class": "DatagenSource",
+                "tasks.max": "2",
+                "topic": topic,
+                "records": str(RECORDS),
+                "batch.size": "50",
+            },
+        )
+        client.create(
+            "lake",
+            {
+                "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+                "tasks.max": "2",
+                "topics": topic,
+                "path": str(out),
+            },
+        )
+
+        wait_for(f"{RECORDS} rows in Parquet", lambda: rows_in(out) >= RECORDS, timeout=180)
+        table = ds.dataset(out, format="parquet", ignore_prefixes=[".", "_"]).to_table()
+        rows = sorted(table.select(["id", "name", "amount"]).to_pylist(), key=lambda r: r["id"])
+        assert rows == [
+            {"id": i, "name": f"record-{i}", "amount": i * 0.25} for i in range(RECORDS)
+        ]
+
+        for name in ("gen", "lake"):
+            status = wait_for(f"{name} running", lambda n=name: all_running(client, n, 2))
+            assert {status["connector"]["version"], *(t["version"] for t in status["tasks"])} == {
+                "1.0.0"
+            }
+        markers = out / "_provisioned"
+        assert sorted(p.name for p in markers.iterdir()) == [
+            "connector-lake",
+            "lake-task-0",
+            "lake-task-1",
+        ]
+
+        client.delete("lake")
+        wait_for("the sink's provisioned markers removed", lambda: not any(markers.iterdir()))
+        wait_for(
+            "the sink's tasks stopped",
+            lambda: len(log_events(stack.log_dir, "task_stopped", connector="lake")) >= 2,
+        )
+        assert (
+            len(log_events(stack.log_dir, "connector_stopped", connector="lake", deleted=True)) == 1
+        )
+        for task in (0, 1):
+            stops = log_events(stack.log_dir, "task_stopped", connector="lake", task=task)
+            assert [s["deleted"] for s in stops] == [True]
+        with pytest.raises(grpc.RpcError) as info:
+            client.status("lake")
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
+        assert rows_in(out) == RECORDS  # deletion cleans up what was provisioned, not the data
+        client.delete("gen")
+
+
+def test_shutdown_and_rebalance_stop_with_deleted_false(stack: Stack, tmp_path: Path) -> None:
+    out = tmp_path / "recorded"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "keeper",
+            {
+                "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+                "tasks.max": "2",
+                "topics": "keeper-in",
+                "path": str(out),
+            },
+        )
+        before = wait_for("keeper running", lambda: all_running(client, "keeper", 2))
+        owners = {before["connector"]["worker_id"], *(t["worker_id"] for t in before["tasks"])}
+        assert owners == {"worker-1", "worker-2"}  # three units over two workers
+
+        stack.stop("worker-2")  # a clean shutdown: its units stop, and move to worker-1
+        moved = wait_for(
+            "keeper running on worker-1 alone",
+            lambda: (
+                (s := all_running(client, "keeper", 2))
+                and {s["connector"]["worker_id"], *(t["worker_id"] for t in s["tasks"])}
+                == {"worker-1"}
+                and s
+            ),
+        )
+        assert moved
+
+        stack.start("worker-2")  # a rebalance: worker-1 hands units back
+        wait_for(
+            "keeper spread over both workers again",
+            lambda: (
+                (s := all_running(client, "keeper", 2))
+                and {s["connector"]["worker_id"], *(t["worker_id"] for t in s["tasks"])}
+                == {"worker-1", "worker-2"}
+            ),
+        )
+
+        stops = log_events(stack.log_dir, "task_stopped", connector="keeper") + log_events(
+            stack.log_dir, "connector_stopped", connector="keeper"
+        )
+        assert stops, "the shutdown and the rebalance stopped units"
+        assert all(s["deleted"] is False for s in stops)
+        markers = sorted(p.name for p in (out / "_provisioned").iterdir())
+        assert markers == ["connector-keeper", "keeper-task-0", "keeper-task-1"]
+        client.delete("keeper")
+        wait_for("keeper's markers removed", lambda: not any((out / "_provisioned").iterdir()))
+
+
+def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Path) -> None:
+    out = tmp_path / "crash"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "survivor",
+            {
+                "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+                "tasks.max": "2",
+                "topics": "survivor-in",
+                "path": str(out),
+            },
+        )
+        wait_for("survivor running", lambda: all_running(client, "survivor", 2))
+        stack.stop("worker-1", sig=signal.SIGKILL)
+        wait_for(
+            "survivor running on worker-2 alone",
+            lambda: (
+                (s := all_running(client, "survivor", 2))
+                and {s["connector"]["worker_id"], *(t["worker_id"] for t in s["tasks"])}
+                == {"worker-2"}
+            ),
+            timeout=60,
+        )
+        stack.start("worker-1")
+        client.delete("survivor")

@@ -1,0 +1,131 @@
+"""The config service as a real process on the real broker: replay after SIGKILL, and bad input
+refused with the right gRPC status while nothing changes."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from headrace.cli.client import ConfigClient
+from headrace.cli.stack import Stack
+from headrace.core.settings import Settings
+
+pytestmark = pytest.mark.kafka
+
+
+def install(root: Path, plugin: str, version: str, kind: str) -> None:
+    folder = root / plugin / f"v{version.replace('.', '_')}"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(
+        json.dumps(
+            {
+                "class": f"com.example.{plugin}Connector",
+                "version": version,
+                "type": kind,
+                "module": "connector",
+                "attribute": f"{plugin}Connector",
+            }
+        )
+    )
+
+
+@pytest.fixture
+def config_service(settings_for, tmp_path: Path) -> Iterator[tuple[Stack, Settings]]:  # type: ignore[no-untyped-def]
+    plugins = tmp_path / "plugins"
+    install(plugins, "Gen", "1.0.0", "source")
+    install(plugins, "Lake", "1.0.0", "sink")
+    install(plugins, "Lake", "2.0.0", "sink")
+    settings = settings_for(plugins)
+    stack = Stack(settings)
+    stack.start("config")
+    try:
+        yield stack, settings
+    finally:
+        stack.down()
+
+
+CONFIGS = {
+    "gen-1": {"connector.class": "Gen", "tasks.max": "2", "topic": "t1"},
+    "lake-a": {
+        "connector.class": "com.example.LakeConnector",
+        "topics": "t1",
+        "connector.plugin.version": "1.0.0",
+    },
+    "with-dashes-2": {"connector.class": "LakeConnector", "topics.regex": "t.*", "tasks.max": "3"},
+}
+
+
+def test_configs_survive_sigkill_and_replay(config_service: tuple[Stack, Settings]) -> None:
+    stack, settings = config_service
+    with ConfigClient(settings.config_addr) as client:
+        for name, config in CONFIGS.items():
+            created = client.create(name, config)
+            assert dict(created.config) == {**config, "name": name}  # read back before answering
+        client.create("doomed", {"connector.class": "Gen"})
+        client.delete("doomed")
+        assert client.list() == sorted(CONFIGS)
+
+    stack.stop("config", sig=signal.SIGKILL)
+    stack.start("config")
+
+    with ConfigClient(settings.config_addr) as client:
+        assert client.list() == sorted(CONFIGS)
+        for name, config in CONFIGS.items():
+            assert dict(client.get(name).config) == {**config, "name": name}
+        with pytest.raises(grpc.RpcError) as info:
+            client.get("doomed")
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+BAD = [
+    (
+        "unknown plugin",
+        "x",
+        {"connector.class": "NoSuchConnector"},
+        grpc.StatusCode.NOT_FOUND,
+        "NoSuchConnector",
+    ),
+    (
+        "unknown version",
+        "x",
+        {"connector.class": "Lake", "topics": "t", "connector.plugin.version": "9.9"},
+        grpc.StatusCode.NOT_FOUND,
+        "2.0.0",
+    ),
+    ("no class", "x", {"tasks.max": "1"}, grpc.StatusCode.INVALID_ARGUMENT, "connector.class"),
+    (
+        "tasks.max 0",
+        "x",
+        {"connector.class": "Gen", "tasks.max": "0"},
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "tasks.max",
+    ),
+    (
+        "duplicate",
+        "existing",
+        {"connector.class": "Gen"},
+        grpc.StatusCode.ALREADY_EXISTS,
+        "existing",
+    ),
+]
+
+
+def test_bad_input_is_refused_and_changes_nothing(config_service: tuple[Stack, Settings]) -> None:
+    _, settings = config_service
+    with ConfigClient(settings.config_addr) as client:
+        client.create("existing", {"connector.class": "Gen", "topic": "keep"})
+        for label, name, config, code, mentioned in BAD:
+            with pytest.raises(grpc.RpcError) as info:
+                client.create(name, config)
+            assert info.value.code() == code, label
+            assert mentioned in info.value.details(), label
+        assert client.list() == ["existing"]
+        assert dict(client.get("existing").config)["topic"] == "keep"
+        with pytest.raises(grpc.RpcError) as info:
+            client.delete("never-created")
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
