@@ -1,16 +1,14 @@
 """Plugin processes: one OS process per plugin version, spoken to over gRPC on a Unix socket.
 
 A crash in a plugin process is reported to the worker (``on_exit``) and fails only the units it
-hosted; the worker itself goes on. Plugin processes die with their worker (PR_SET_PDEATHSIG), so a
-worker killed with SIGKILL leaves no orphan running its tasks twice.
+hosted; the worker itself goes on. Plugin processes watch their worker's pid and exit when it is
+gone, so a worker killed with SIGKILL leaves no orphan running its tasks twice.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -23,14 +21,6 @@ from headrace.core.plugins import PluginDescriptor
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
 from headrace.v1 import plugin_pb2, plugin_pb2_grpc
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
 
 def plugin_key(plugin: PluginDescriptor) -> str:
     return f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
@@ -82,11 +72,14 @@ class PluginProcess:
                 str(self.plugin.manifest),
                 "--socket",
                 str(self._socket),
+                # The host exits when this worker is gone, even after a SIGKILL, so no orphan
+                # runs its tasks a second time.
+                "--parent-pid",
+                str(os.getpid()),
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
-                preexec_fn=_die_with_parent,
             )
         self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}")
         deadline = time.monotonic() + wait_s

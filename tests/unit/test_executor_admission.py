@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 import pytest
+
 from headrace.executor.admission import Admission, Busy, Limits
 
 

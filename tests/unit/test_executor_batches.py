@@ -6,6 +6,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from headrace.executor.batches import (
     InvalidRequest,
     check_format,
@@ -15,8 +18,6 @@ from headrace.executor.batches import (
 )
 from headrace.executor.client import ipc_stream
 from headrace.executor.layout import OffsetRange
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def table(offsets: list[int], **extra: list[Any]) -> pa.Table:

@@ -6,6 +6,7 @@ import itertools
 
 import pyarrow as pa
 import pytest
+
 from headrace.executor.client import encode_batches, ipc_stream, retry_after_s
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from headrace.executor.layout import (
     OffsetRange,
     batch_dir_name,
@@ -11,8 +14,6 @@ from headrace.executor.layout import (
     stale_temp_dirs,
     temp_dir_name,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 offsets = st.integers(min_value=0, max_value=10**19 - 1)
 

@@ -1,0 +1,1 @@
+"""The ``datagen`` source plugin: deterministic test data, one folder per version."""

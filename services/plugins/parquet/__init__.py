@@ -1,0 +1,1 @@
+"""The ``parquet`` sink plugin: Kafka into Parquet through the Spark executor."""

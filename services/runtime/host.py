@@ -1,0 +1,118 @@
+"""The plugin host: one OS process per plugin version, serving ``PluginHost`` on a Unix socket.
+
+    python -m headrace.runtime.host --manifest PATH --socket PATH [--stop-timeout 10]
+                                    [--parent-pid PID]
+
+Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, ``HEADRACE_CLUSTER``,
+``HEADRACE_EXECUTOR_ADDR``; see ``headrace.core.settings``) and tags its JSON logs on stderr with
+``HEADRACE_WORKER_ID``. Logs ``plugin_host_ready`` once serving. On SIGTERM or SIGINT (or when
+``--parent-pid`` is gone) it stops every task and connector with ``deleted=False`` and exits 0.
+It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import grpc
+
+from headrace.core import log
+from headrace.core.plugins import read_manifest
+from headrace.core.settings import Settings
+from headrace.runtime.hosted import HostedPlugin
+from headrace.runtime.lifecycle import format_trace
+from headrace.runtime.loader import load_connector_class
+from headrace.runtime.service import PluginHostService
+from headrace.v1 import plugin_pb2_grpc as pb_grpc
+
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+PARENT_CHECK_S = 1.0
+GRPC_GRACE_S = 2.0
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="headrace.runtime.host", description=__doc__)
+    parser.add_argument(
+        "--manifest", required=True, type=Path, help="the plugin version's manifest"
+    )
+    parser.add_argument("--socket", required=True, type=Path, help="the Unix socket to serve on")
+    parser.add_argument(
+        "--stop-timeout", type=float, default=10.0,
+        help="seconds a plugin's stop (or a task's last batch) may take before it is abandoned",
+    )
+    parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
+    return parser.parse_args(argv)
+
+
+async def _watch_parent(pid: int, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            stop.set()
+            return
+        except PermissionError:
+            pass  # exists, owned by someone else
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), PARENT_CHECK_S)
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Loads the plugin, serves until told to stop, stops everything; the exit code."""
+    descriptor = read_manifest(args.manifest)
+    log.configure(
+        "plugin",
+        plugin=descriptor.class_name,
+        version=descriptor.version,
+        worker=os.environ.get("HEADRACE_WORKER_ID"),
+    )
+    logger = log.get()
+    socket_path = str(args.socket.resolve())
+    if len(socket_path) > MAX_SOCKET_PATH:
+        logger.error("plugin_load_failed", error=f"socket path too long: {socket_path}")
+        return 2
+    try:
+        connector_class = load_connector_class(descriptor)
+    except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
+        logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
+        return 2
+    plugin = HostedPlugin(descriptor, connector_class, Settings(), args.stop_timeout)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(socket_path)  # a stale socket from a killed predecessor
+    server = grpc.aio.server()
+    pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin), server)
+    server.add_insecure_port(f"unix:{socket_path}")
+    await server.start()
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    watcher = asyncio.create_task(_watch_parent(args.parent_pid, stop)) if args.parent_pid else None
+    logger.info("plugin_host_ready", socket=socket_path, pid=os.getpid(), type=descriptor.type)
+
+    await stop.wait()
+    logger.info("plugin_host_stopping")
+    await plugin.shutdown()
+    await server.stop(GRPC_GRACE_S)
+    if watcher is not None:
+        await watcher
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(socket_path)
+    logger.info("plugin_host_stopped")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    sys.exit(asyncio.run(serve(parse_args(argv))))
+
+
+if __name__ == "__main__":
+    main()

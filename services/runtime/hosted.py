@@ -1,0 +1,170 @@
+"""The units of one plugin version living in this process, and the rules for starting and
+stopping them. The gRPC service (``service.py``) is a thin edge over this.
+
+Rules the worker can rely on:
+
+- Starting a unit that already runs with the same config answers as if it had just started
+  (a retried call is harmless); with a different config it is a ``UnitConflict``.
+  Starting a FAILED unit replaces it (the old one is stopped with ``deleted=False`` first).
+- Stopping an unknown unit does nothing (idempotent).
+- Calls for one unit are serialised; calls for different units run concurrently.
+- A task's start failure is not an error of ``start_task``: it is reported as FAILED on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Mapping
+
+from headrace.core import log
+from headrace.core.plugins import PluginDescriptor
+from headrace.core.settings import Settings
+from headrace.runtime.events import CONNECTOR, EventBus
+from headrace.runtime.sink import SinkRunner
+from headrace.runtime.source import SourceRunner
+from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit
+from headrace.sdk.connector import Connector
+from headrace.sdk.errors import ConnectError
+from headrace.sdk.task import SinkTask, SourceTask
+
+FRAMEWORK_SINK_KEYS = ("topics", "topics.regex")
+
+
+class UnitConflict(ConnectError):
+    """A unit with that name already runs with another config."""
+
+
+class HostClosing(ConnectError):
+    """The process is shutting down and starts nothing new."""
+
+
+class HostedPlugin:
+    """Connectors and tasks of one plugin version."""
+
+    def __init__(
+        self,
+        descriptor: PluginDescriptor,
+        connector_class: type[Connector],
+        settings: Settings,
+        stop_timeout: float = 10.0,
+    ) -> None:
+        self.descriptor = descriptor
+        self.connector_class = connector_class
+        self.settings = settings
+        self.stop_timeout = stop_timeout
+        self.bus = EventBus()
+        self._connectors: dict[str, ConnectorUnit] = {}
+        self._tasks: dict[tuple[str, int], TaskUnit] = {}
+        self._locks: defaultdict[tuple[str, int], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._closing = False
+        self._log = log.get()
+
+    async def start_connector(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        """Starts the connector; its task configs. ConfigException, UnitConflict, or the
+        plugin's own exception (already reported as FAILED) on failure."""
+        async with self._locks[(name, CONNECTOR)]:
+            self._refuse_when_closing()
+            existing = self._connectors.get(name)
+            if existing is not None and not existing.failed:
+                if existing.config != dict(config):
+                    raise UnitConflict(f"connector {name} already runs with another config")
+                return self._with_framework_keys(
+                    existing.connector.task_configs(int(config.get("tasks.max", "1"))), config
+                )
+            if existing is not None:
+                await existing.stop(deleted=False)
+                del self._connectors[name]
+            unit = ConnectorUnit(name, self.connector_class(), config, self.bus, self.stop_timeout)
+            self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
+            return self._with_framework_keys(await unit.start(), config)
+
+    async def stop_connector(self, name: str, deleted: bool) -> None:
+        """Stops the connector with the deleted flag; nothing happens for an unknown name."""
+        async with self._locks[(name, CONNECTOR)]:
+            unit = self._connectors.pop(name, None)
+            if unit is not None:
+                await unit.stop(deleted)
+
+    async def start_task(
+        self,
+        connector: str,
+        task_id: int,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+    ) -> None:
+        """Starts one task and its loop; its failures are reported on the bus."""
+        async with self._locks[(connector, task_id)]:
+            self._refuse_when_closing()
+            existing = self._tasks.get((connector, task_id))
+            if existing is not None and not existing.failed:
+                if existing.task_config != dict(task_config):
+                    raise UnitConflict(f"task {connector}-{task_id} already runs another config")
+                return
+            if existing is not None:
+                await existing.stop(deleted=False)
+                del self._tasks[(connector, task_id)]
+            unit = self._task_unit(connector, task_id, connector_config, task_config)
+            self._tasks[(connector, task_id)] = unit
+            await unit.start()
+
+    async def stop_task(self, connector: str, task_id: int, deleted: bool) -> None:
+        """Stops one task with the deleted flag; nothing happens for an unknown task."""
+        async with self._locks[(connector, task_id)]:
+            unit = self._tasks.pop((connector, task_id), None)
+            if unit is not None:
+                await unit.stop(deleted)
+
+    async def shutdown(self) -> None:
+        """Stops every task, then every connector, all with ``deleted=False``."""
+        self._closing = True
+        await asyncio.gather(*(self.stop_task(c, t, False) for c, t in list(self._tasks)))
+        await asyncio.gather(*(self.stop_connector(n, False) for n in list(self._connectors)))
+        self.bus.close()
+
+    def _refuse_when_closing(self) -> None:
+        if self._closing:
+            raise HostClosing("the plugin process is shutting down")
+
+    def _task_unit(
+        self,
+        connector: str,
+        task_id: int,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+    ) -> TaskUnit:
+        unit = TaskUnit(connector, task_id, None, self.bus, self.stop_timeout, task_config)
+        try:
+            unit.runner = self._runner(connector, task_id, connector_config, task_config)
+        except Exception as exc:  # noqa: BLE001 - a task that cannot be created is FAILED
+            unit.fail(exc)
+        return unit
+
+    def _runner(
+        self,
+        connector: str,
+        task_id: int,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+    ) -> Runner:
+        task = self.connector_class().task_class()()
+        if isinstance(task, SourceTask):
+            return SourceRunner(
+                connector=connector, task_id=task_id, task=task, settings=self.settings,
+                connector_config=connector_config, task_config=task_config,
+            )
+        if isinstance(task, SinkTask):
+            return SinkRunner(
+                connector=connector, task_id=task_id, task=task, settings=self.settings,
+                connector_config=connector_config, task_config=task_config,
+            )
+        raise TypeError(f"{type(task).__qualname__} is neither a SourceTask nor a SinkTask")
+
+    def _with_framework_keys(
+        self, configs: list[dict[str, str]], config: Mapping[str, str]
+    ) -> list[dict[str, str]]:
+        """Sink tasks get the connector's subscription, as Connect hands it to them."""
+        if self.descriptor.type != "sink":
+            return configs
+        extra = {k: config[k] for k in FRAMEWORK_SINK_KEYS if k in config}
+        return [{**extra, **c} for c in configs]

@@ -1,0 +1,107 @@
+"""The ``PluginHost`` gRPC service: protobuf in, domain calls on ``HostedPlugin``, protobuf out.
+
+Errors cross the socket as status codes with text, never as pickles:
+
+| failure | status | details |
+| --- | --- | --- |
+| invalid connector config (``ConfigException``) | INVALID_ARGUMENT | the message |
+| unit already runs with another config | ALREADY_EXISTS | the message |
+| the process is shutting down | UNAVAILABLE | the message |
+| the plugin raised | INTERNAL | the traceback text |
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import NoReturn
+
+import grpc
+
+from headrace.runtime.events import UnitEvent
+from headrace.runtime.hosted import HostClosing, HostedPlugin, UnitConflict
+from headrace.runtime.lifecycle import format_trace
+from headrace.sdk.errors import ConfigException
+from headrace.v1 import plugin_pb2 as pb
+from headrace.v1 import plugin_pb2_grpc as pb_grpc
+
+MAX_DETAILS = 6000
+"""gRPC carries status details in trailers (8 KiB by default); keep a trace's end, its most
+telling part, within that."""
+
+
+def _details(text: str) -> str:
+    return text if len(text) <= MAX_DETAILS else "...\n" + text[-MAX_DETAILS:]
+
+
+async def _abort(context: grpc.aio.ServicerContext, exc: Exception) -> NoReturn:
+    if isinstance(exc, ConfigException):
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, _details(str(exc)))
+    if isinstance(exc, UnitConflict):
+        await context.abort(grpc.StatusCode.ALREADY_EXISTS, _details(str(exc)))
+    if isinstance(exc, HostClosing):
+        await context.abort(grpc.StatusCode.UNAVAILABLE, _details(str(exc)))
+    await context.abort(grpc.StatusCode.INTERNAL, _details(format_trace(exc)))
+    raise AssertionError("context.abort raises")  # for the type checker: abort never returns
+
+
+def event_to_proto(event: UnitEvent) -> pb.UnitEvent:
+    """The wire form of a unit event."""
+    return pb.UnitEvent(
+        connector=event.connector, task=event.task, state=event.state.value, trace=event.trace
+    )
+
+
+class PluginHostService(pb_grpc.PluginHostServicer):
+    """Serves one ``HostedPlugin``."""
+
+    def __init__(self, plugin: HostedPlugin) -> None:
+        self.plugin = plugin
+
+    async def Describe(
+        self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DescribeResponse:
+        d = self.plugin.descriptor
+        return pb.DescribeResponse(plugin_class=d.class_name, version=d.version, type=d.type)
+
+    async def StartConnector(
+        self, request: pb.StartConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> pb.StartConnectorResponse:
+        try:
+            configs = await self.plugin.start_connector(request.name, dict(request.config))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
+            await _abort(context, exc)
+        return pb.StartConnectorResponse(tasks=[pb.TaskConfig(config=c) for c in configs])
+
+    async def StopConnector(
+        self, request: pb.StopRequest, context: grpc.aio.ServicerContext
+    ) -> pb.StopResponse:
+        await self.plugin.stop_connector(request.connector, request.deleted)
+        return pb.StopResponse()
+
+    async def StartTask(
+        self, request: pb.StartTaskRequest, context: grpc.aio.ServicerContext
+    ) -> pb.StartTaskResponse:
+        if request.task < 0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "task must be >= 0")
+        try:
+            await self.plugin.start_task(
+                request.connector,
+                request.task,
+                dict(request.connector_config),
+                dict(request.task_config),
+            )
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
+            await _abort(context, exc)
+        return pb.StartTaskResponse()
+
+    async def StopTask(
+        self, request: pb.StopRequest, context: grpc.aio.ServicerContext
+    ) -> pb.StopResponse:
+        await self.plugin.stop_task(request.connector, request.task, request.deleted)
+        return pb.StopResponse()
+
+    async def Watch(
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.UnitEvent]:
+        async for event in self.plugin.bus.subscribe():
+            yield event_to_proto(event)

@@ -1,0 +1,267 @@
+"""The sink task loop: consume -> convert -> put -> pre_commit (flush) -> commit group offsets.
+
+The consumer group is ``<cluster>-connect-<connector>`` (Connect's ``connect-<name>``, prefixed by
+the cluster), with auto-commit off and ``earliest`` reset, subscribed to ``topics`` or
+``topics.regex``. Records are delivered in batches (one ``put`` per ``getmany``). Offsets are
+committed only after ``pre_commit`` (by default ``flush``) returned, so a record is never marked
+consumed before the plugin made it durable: at-least-once, or exactly-once for idempotent sinks.
+
+When to flush: by default after every non-empty batch. ``flush.max.records`` (flush once that many
+records are pending) and ``offset.flush.interval.ms`` (flush once that long passed since the last
+flush) make flushes rarer, for sinks that prefer larger writes. A task may also ask for one with
+``context.request_commit()``. Partitions revoked by a rebalance are flushed and committed first,
+then the task's ``close`` is called; ``open`` is called on assignment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import TopicPartition as KafkaTopicPartition
+from aiokafka.errors import CommitFailedError
+
+from headrace.core import log
+from headrace.core.settings import Settings
+from headrace.runtime import kafka
+from headrace.runtime.converters import converter_for
+from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
+from headrace.runtime.lifecycle import unless_stopped
+from headrace.runtime.sinkrecords import FlushPolicy, Message, subscription, to_sink_record
+from headrace.sdk.errors import ConfigException
+from headrace.sdk.records import SinkRecord, TopicPartition
+from headrace.sdk.task import SinkTask, SinkTaskContext
+
+FETCH_TIMEOUT_MS = 1000
+DEFAULT_MAX_POLL_RECORDS = 1000
+
+
+class SinkRunner:
+    """Runs one sink task inside the plugin process."""
+
+    def __init__(
+        self,
+        *,
+        connector: str,
+        task_id: int,
+        task: SinkTask,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+        settings: Settings,
+    ) -> None:
+        self.connector = connector
+        self.task_id = task_id
+        self.task = task
+        self.connector_config = dict(connector_config)
+        self.task_config = dict(task_config)
+        self.settings = settings
+        self.stop_requested = asyncio.Event()
+        self.delivered = 0
+        self.skipped = 0
+        self._consumer: AIOKafkaConsumer | None = None
+        self._dlq: AIOKafkaProducer | None = None
+        self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
+        self._positions: dict[TopicPartition, int] = {}
+        self._committed: dict[TopicPartition, int] = {}
+        self._pending = 0
+        self._last_flush = time.monotonic()
+        self._commit_requested = False
+        self._listener_error: BaseException | None = None
+        self._closed = False
+        self._log = log.get(connector=connector, task=task_id)
+
+    async def start(self) -> None:
+        """Reads the framework config, starts the plugin's task, then joins the group."""
+        config = {**self.connector_config, **self.task_config}
+        topics, pattern = subscription(config)
+        self._policy = ErrorPolicy.from_config(self.connector_config)
+        if self._policy.dlq_topic and self._policy.dlq_topic in topics:
+            raise ConfigException("errors.deadletterqueue.topic.name must not be a consumed topic")
+        self._flush_policy = FlushPolicy.from_config(config)
+        self._key_converter = converter_for(self.connector_config, "key")
+        self._value_converter = converter_for(self.connector_config, "value")
+        max_records = int(
+            config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
+        )
+        self.task.initialize(
+            SinkTaskContext(self.connector, self.task_id, self.assignment, self._request_commit)
+        )
+        await self.task.start(self.task_config)
+        client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
+        if self._policy.dlq_topic:
+            await kafka.ensure_topic(self.settings.bootstrap_servers, self._policy.dlq_topic, 1)
+            self._dlq = kafka.producer(self.settings, f"{client_id}-dlq")
+            await self._dlq.start()
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.settings.bootstrap_servers,
+            group_id=f"{self.settings.cluster}-connect-{self.connector}",
+            client_id=client_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=max_records,
+        )
+        await self._consumer.start()
+        listener = _Rebalance(self)
+        if pattern is not None:
+            self._consumer.subscribe(pattern=pattern, listener=listener)
+        else:
+            self._consumer.subscribe(topics=topics, listener=listener)
+
+    def assignment(self) -> set[TopicPartition]:
+        """The partitions this task consumes now."""
+        if self._consumer is None:
+            return set()
+        return {TopicPartition(tp.topic, tp.partition) for tp in self._consumer.assignment()}
+
+    def _request_commit(self) -> None:
+        self._commit_requested = True
+
+    async def run(self) -> None:
+        """Consumes and delivers until a stop is requested; a raising plugin ends it."""
+        assert self._consumer is not None
+        while not self.stop_requested.is_set():
+            batch = await unless_stopped(
+                self.stop_requested, self._consumer.getmany(timeout_ms=FETCH_TIMEOUT_MS)
+            )
+            if self._listener_error is not None:
+                raise self._listener_error
+            if batch is None:
+                break
+            async with self._lock:
+                if batch:
+                    await self._deliver(batch)
+                since_ms = (time.monotonic() - self._last_flush) * 1000
+                if self._flush_policy.due(self._pending, since_ms, self._commit_requested):
+                    await self._commit()
+
+    def request_stop(self) -> None:
+        self.stop_requested.set()
+
+    async def finish(self) -> None:
+        """Flushes and commits what was delivered, then closes the task's partitions."""
+        async with self._lock:
+            await self._commit()
+            assigned = self.assignment()
+            if assigned:
+                await self.task.close(assigned)
+
+    async def close(self) -> None:
+        """Leaves the group and closes the Kafka clients (after the task was stopped)."""
+        self._closed = True  # leaving the group must not call back into a stopped task
+        if self._consumer is not None:
+            await self._consumer.stop()
+            self._consumer = None
+        if self._dlq is not None:
+            await self._dlq.stop()
+            self._dlq = None
+
+    async def _deliver(self, batch: dict[KafkaTopicPartition, list[Message]]) -> None:
+        records: list[SinkRecord] = []
+        for tp, messages in batch.items():
+            for message in messages:
+                try:
+                    records.append(
+                        to_sink_record(message, self._key_converter, self._value_converter)
+                    )
+                except RecordError as exc:
+                    if not self._policy.tolerate_all:
+                        raise
+                    await self._skip(message, exc)
+            self._positions[TopicPartition(tp.topic, tp.partition)] = messages[-1].offset + 1
+            self._pending += len(messages)
+        if records:
+            await self.task.put(records)
+            self.delivered += len(records)
+
+    async def _skip(self, message: Message, error: RecordError) -> None:
+        self.skipped += 1
+        if self._dlq is not None and self._policy.dlq_topic:
+            headers = list(message.headers or ())
+            if self._policy.dlq_context_headers:
+                headers += dlq_headers(
+                    error, message.topic, message.partition, message.offset,
+                    self.connector, self.task_id,
+                )
+            await self._dlq.send_and_wait(
+                self._policy.dlq_topic, value=message.value, key=message.key, headers=headers
+            )
+        self._log.warning(
+            "record_skipped",
+            error=str(error),
+            topic=message.topic,
+            partition=message.partition,
+            offset=message.offset,
+            dead_letter_topic=self._policy.dlq_topic,
+            skipped_total=self.skipped,
+            record=repr(message.value) if self._policy.log_messages else None,
+        )
+
+    async def _commit(self, only: set[TopicPartition] | None = None) -> None:
+        """pre_commit (which flushes) the current positions, then commits what it returned."""
+        assert self._consumer is not None
+        assigned = self.assignment()
+        positions = {tp: o for tp, o in self._positions.items() if tp in assigned}
+        if only is not None:
+            positions = {tp: o for tp, o in positions.items() if tp in only}
+        committable = await self.task.pre_commit(dict(positions))
+        offsets = {
+            KafkaTopicPartition(tp.topic, tp.partition): o
+            for tp, o in committable.items()
+            if tp in assigned and self._committed.get(tp) != o
+        }
+        self._pending = 0
+        self._commit_requested = False
+        self._last_flush = time.monotonic()
+        if not offsets:
+            return
+        try:
+            await self._consumer.commit(offsets)
+        except CommitFailedError as exc:
+            # The group moved on; the new owner re-reads from the last commit (at-least-once).
+            self._log.warning("offset_commit_failed", error=str(exc))
+            return
+        self._committed.update(
+            {TopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}
+        )
+
+    async def on_revoked(self, revoked: set[TopicPartition]) -> None:
+        """Flushes and commits revoked partitions, then closes them in the task."""
+        if not revoked or self._closed:
+            return
+        async with self._lock:
+            await self._commit(only=revoked)
+            await self.task.close(revoked)
+        for tp in revoked:
+            self._positions.pop(tp, None)
+            self._committed.pop(tp, None)
+
+    async def on_assigned(self, assigned: set[TopicPartition]) -> None:
+        """Opens newly assigned partitions in the task."""
+        if assigned and not self._closed:
+            await self.task.open(assigned)
+
+
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base
+    """Forwards rebalances to the runner; keeps their errors, which aiokafka would only log."""
+
+    def __init__(self, runner: SinkRunner) -> None:
+        self.runner = runner
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        await self._guard(self.runner.on_revoked(_ours(revoked)))
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        await self._guard(self.runner.on_assigned(_ours(assigned)))
+
+    async def _guard(self, work: Any) -> None:
+        try:
+            await work
+        except Exception as exc:  # noqa: BLE001 - re-raised from the task's own loop
+            self.runner._listener_error = exc
+
+
+def _ours(partitions: Any) -> set[TopicPartition]:
+    return {TopicPartition(tp.topic, tp.partition) for tp in partitions}

@@ -1,0 +1,203 @@
+"""A running connector or task inside the plugin process, with a lifecycle that never hangs.
+
+``TaskUnit`` owns one task and its runner: ``start`` starts it and launches its loop, any failure
+becomes a FAILED event with the traceback; ``stop`` asks the loop to finish its batch, commits,
+calls the plugin's ``stop(deleted=...)`` once, and closes the Kafka clients. Every plugin call on
+the way out is bounded by ``stop_timeout`` so a hung plugin cannot wedge the process.
+``ConnectorUnit`` does the same for the connector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping
+from typing import Protocol
+
+from headrace.core import log
+from headrace.runtime.events import CONNECTOR, EventBus, UnitEvent, UnitState
+from headrace.runtime.lifecycle import bounded, format_trace
+from headrace.sdk.config import ConfigValue
+from headrace.sdk.connector import Connector, ConnectorContext
+from headrace.sdk.errors import ConfigException
+from headrace.sdk.task import Task
+
+
+class Runner(Protocol):
+    """What a task loop offers its unit (``SourceRunner``, ``SinkRunner``)."""
+
+    task: Task
+
+    async def start(self) -> None: ...
+    async def run(self) -> None: ...
+    def request_stop(self) -> None: ...
+    async def finish(self) -> None: ...
+    async def close(self) -> None: ...
+
+
+class TaskUnit:
+    """One task: its runner, its loop, and whether it failed."""
+
+    def __init__(
+        self,
+        connector: str,
+        task_id: int,
+        runner: Runner | None,
+        bus: EventBus,
+        stop_timeout: float,
+        task_config: Mapping[str, str],
+    ) -> None:
+        self.connector = connector
+        self.task_id = task_id
+        self.runner = runner
+        self.bus = bus
+        self.stop_timeout = stop_timeout
+        self.task_config = dict(task_config)
+        self.failed = False
+        self._loop: asyncio.Task[None] | None = None
+        self._log = log.get(connector=connector, task=task_id)
+
+    async def start(self) -> None:
+        """Starts the runner and its loop; failures are reported, never raised."""
+        if self.runner is None:
+            return  # creating the task already failed and was reported
+        try:
+            await self.runner.start()
+        except Exception as exc:  # noqa: BLE001 - any plugin error fails the task, with its trace
+            self.fail(exc)
+            return
+        self._log.info("task_started")
+        self.bus.publish(UnitEvent(self.connector, self.task_id, UnitState.RUNNING))
+        self._loop = asyncio.create_task(self._run(), name=f"{self.connector}-{self.task_id}")
+
+    def fail(self, exc: BaseException) -> None:
+        """Marks the task FAILED and reports the traceback."""
+        self.failed = True
+        trace = format_trace(exc)
+        self._log.error("task_failed", error=str(exc), trace=trace)
+        self.bus.publish(UnitEvent(self.connector, self.task_id, UnitState.FAILED, trace))
+
+    async def _run(self) -> None:
+        assert self.runner is not None
+        try:
+            await self.runner.run()
+        except Exception as exc:  # noqa: BLE001 - reported as FAILED, the worker decides next
+            self.fail(exc)
+
+    async def stop(self, deleted: bool) -> None:
+        """Finishes the loop, commits, stops the plugin's task once, closes the clients."""
+        if self.runner is not None:
+            await self._stop_runner(self.runner, deleted)
+        self._log.info("task_stopped", deleted=deleted)
+        self.bus.publish(UnitEvent(self.connector, self.task_id, UnitState.STOPPED))
+
+    async def _stop_runner(self, runner: Runner, deleted: bool) -> None:
+        runner.request_stop()
+        if self._loop is not None:
+            done, _ = await asyncio.wait({self._loop}, timeout=self.stop_timeout)
+            if not done:
+                self._log.warning("task_loop_stop_timeout", timeout_s=self.stop_timeout)
+                self._loop.cancel()
+                await asyncio.wait({self._loop}, timeout=1.0)
+                self.failed = True  # its batch may be half done: do not commit it
+        if self._loop is not None and not self.failed:
+            await self._call(runner.finish(), "task_commit_failed", "task_commit_timeout")
+        await self._call(
+            runner.task.stop(deleted=deleted), "task_stop_failed", "task_stop_timeout"
+        )
+        await self._call(runner.close(), "task_close_failed", "task_close_timeout")
+
+    async def _call(self, work: Awaitable[None], failed_event: str, timeout_event: str) -> None:
+        try:
+            finished, _ = await bounded(work, self.stop_timeout)
+        except Exception as exc:  # noqa: BLE001 - stopping goes on; the error is logged
+            self._log.error(failed_event, error=str(exc), trace=format_trace(exc))
+            return
+        if not finished:
+            self._log.warning(timeout_event, timeout_s=self.stop_timeout)
+
+
+class ConnectorUnit:
+    """One connector instance."""
+
+    def __init__(
+        self,
+        name: str,
+        connector: Connector,
+        config: Mapping[str, str],
+        bus: EventBus,
+        stop_timeout: float,
+    ) -> None:
+        self.name = name
+        self.connector = connector
+        self.config = dict(config)
+        self.bus = bus
+        self.stop_timeout = stop_timeout
+        self.failed = False
+        self._log = log.get(connector=name)
+
+    async def start(self) -> list[dict[str, str]]:
+        """Validates and starts the connector; returns its task configs.
+
+        ConfigException for a bad config; other plugin errors propagate (the caller reports
+        them). Both leave the unit FAILED and reported on the bus.
+        """
+        self.connector.initialize(
+            ConnectorContext(self.name, self._request_reconfiguration, self.fail)
+        )
+        try:
+            max_tasks = tasks_max(self.config)
+            raise_errors(self.connector.validate(self.config))
+            await self.connector.start(self.config)
+            configs = [dict(c) for c in self.connector.task_configs(max_tasks)]
+            if len(configs) > max_tasks:
+                raise RuntimeError(
+                    f"task_configs({max_tasks}) returned {len(configs)} configs, "
+                    "more than tasks.max"
+                )
+        except Exception as exc:
+            self.fail(exc)
+            raise
+        self._log.info("connector_started", tasks=len(configs))
+        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.RUNNING))
+        return configs
+
+    def fail(self, exc: BaseException) -> None:
+        """Marks the connector FAILED (also what ``context.raise_error`` does)."""
+        self.failed = True
+        trace = format_trace(exc)
+        self._log.error("connector_failed", error=str(exc), trace=trace)
+        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.FAILED, trace))
+
+    def _request_reconfiguration(self) -> None:
+        self._log.info("task_reconfiguration_requested")
+        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.RECONFIGURATION_REQUESTED))
+
+    async def stop(self, deleted: bool) -> None:
+        """Calls the plugin's ``stop(deleted=...)`` once, bounded by ``stop_timeout``."""
+        try:
+            finished, _ = await bounded(self.connector.stop(deleted=deleted), self.stop_timeout)
+            if not finished:
+                self._log.warning("connector_stop_timeout", timeout_s=self.stop_timeout)
+        except Exception as exc:  # noqa: BLE001 - stopping goes on; the error is logged
+            self._log.error("connector_stop_failed", error=str(exc), trace=format_trace(exc))
+        self._log.info("connector_stopped", deleted=deleted)
+        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.STOPPED))
+
+
+def tasks_max(config: Mapping[str, str]) -> int:
+    """``tasks.max`` (default 1) as a positive int; ConfigException otherwise."""
+    raw = config.get("tasks.max", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigException(f"tasks.max must be an integer, not {raw!r}") from None
+    if value < 1:
+        raise ConfigException(f"tasks.max must be at least 1, not {value}")
+    return value
+
+
+def raise_errors(results: list[ConfigValue]) -> None:
+    """ConfigException listing every per-key error of a validation."""
+    errors = [f"{r.name}: {e}" for r in results for e in r.errors]
+    if errors:
+        raise ConfigException("; ".join(errors))

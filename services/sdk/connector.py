@@ -1,0 +1,100 @@
+"""The connector side of the plugin API: ``SourceConnector`` and ``SinkConnector``.
+
+A connector does not move data. It reads its configuration, decides how many tasks to run and
+what each one does (``task_configs``), and may watch the external system to ask for new task
+configs (``context.request_task_reconfiguration()``). Lifecycle, driven by the plugin host:
+
+    connector = MyConnector(); connector.initialize(context)
+    await connector.start(config)          # once
+    connector.task_configs(max_tasks)      # the configs the framework hands to tasks
+    await connector.stop(deleted=...)      # once; deleted=True only when the connector was deleted
+
+``stop(deleted=True)`` is the place to clean up what ``start`` provisioned in the external
+system; every other stop (rebalance, pause, restart, shutdown, update) passes ``deleted=False``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from headrace.sdk.config import ConfigDef, ConfigValue
+
+if TYPE_CHECKING:
+    from headrace.sdk.task import SinkTask, SourceTask, Task
+
+
+def _ignore(*_: Any) -> None:
+    return None
+
+
+@dataclass
+class ConnectorContext:
+    """What the framework offers a running connector."""
+
+    name: str = ""
+    _on_reconfigure: Callable[[], None] = field(default=_ignore, repr=False)
+    _on_error: Callable[[BaseException], None] = field(default=_ignore, repr=False)
+
+    def request_task_reconfiguration(self) -> None:
+        """Asks the framework to call ``task_configs`` again and restart the tasks with them."""
+        self._on_reconfigure()
+
+    def raise_error(self, error: BaseException) -> None:
+        """Reports an error from a connector's own background work: the connector FAILS."""
+        self._on_error(error)
+
+
+class Connector(abc.ABC):
+    """Base of every connector. Subclass ``SourceConnector`` or ``SinkConnector``."""
+
+    context: ConnectorContext
+
+    def initialize(self, context: ConnectorContext) -> None:
+        """Called by the framework before ``start``."""
+        self.context = context
+
+    def version(self) -> str:
+        """The plugin version; by default the class attribute ``VERSION`` if set."""
+        return str(getattr(self, "VERSION", "unknown"))
+
+    @abc.abstractmethod
+    async def start(self, config: Mapping[str, str]) -> None:
+        """Reads the configuration; raise ConfigException for a bad one."""
+
+    @abc.abstractmethod
+    def task_class(self) -> type[Task]:
+        """The Task class this connector runs."""
+
+    @abc.abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """At most ``max_tasks`` configurations, one per task to run."""
+
+    async def stop(self, deleted: bool = False) -> None:  # noqa: B027 - optional hook
+        """Releases what ``start`` acquired; ``deleted`` says the connector is gone for good."""
+
+    def config(self) -> ConfigDef:
+        """The definition of this connector's own configuration keys."""
+        return ConfigDef()
+
+    def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
+        """Per-key results (value, errors, recommended values); by default, ``config()``'s."""
+        return self.config().validate(config)
+
+
+class SourceConnector(Connector):
+    """A connector whose tasks read from an external system into Kafka."""
+
+    @abc.abstractmethod
+    def task_class(self) -> type[SourceTask]:
+        """The SourceTask class this connector runs."""
+
+
+class SinkConnector(Connector):
+    """A connector whose tasks write from Kafka into an external system."""
+
+    @abc.abstractmethod
+    def task_class(self) -> type[SinkTask]:
+        """The SinkTask class this connector runs."""

@@ -1,0 +1,164 @@
+"""The task side of the plugin API: ``SourceTask`` and ``SinkTask``, the units that move data.
+
+Tasks are async: the plugin process runs every task of a plugin version on one event loop, so a
+task must never block it (wrap blocking client calls in ``asyncio.to_thread``).
+
+Source task, driven by the runtime's loop:
+
+    await task.start(config)
+    while running:
+        records = await task.poll()           # may wait a little; [] when nothing is ready
+        ... produced to Kafka ...
+        await task.commit_record(record, metadata)   # per record, once it is in Kafka
+        ... source offsets written ...
+        await task.commit()                   # once the batch's offsets are stored
+    await task.stop(deleted=...)
+
+Sink task:
+
+    await task.start(config); await task.open(assigned partitions)
+    while running:
+        await task.put(records)               # may buffer
+        committable = await task.pre_commit(offsets)   # by default: await flush(offsets)
+        ... committable offsets committed to the consumer group ...
+    await task.close(partitions); await task.stop(deleted=...)
+
+Offsets handed to ``flush``/``pre_commit`` are the *next* offset to consume per partition
+(last processed + 1), as in Connect.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+
+
+class OffsetReader(Protocol):
+    """Reads the stored source offsets of this connector."""
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The latest stored offset of one source partition, or None if there is none."""
+        ...
+
+    def offsets(
+        self, partitions: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[Mapping[str, Any], dict[str, Any] | None]]:
+        """The latest offsets of several source partitions at once, in order."""
+        ...
+
+
+class _NoOffsets:
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def offsets(
+        self, partitions: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[Mapping[str, Any], dict[str, Any] | None]]:
+        return [(p, None) for p in partitions]
+
+
+@dataclass
+class SourceTaskContext:
+    """What the framework offers a running source task."""
+
+    connector: str = ""
+    task: int = 0
+    offset_reader: OffsetReader = field(default_factory=_NoOffsets)
+
+
+@dataclass
+class SinkTaskContext:
+    """What the framework offers a running sink task."""
+
+    connector: str = ""
+    task: int = 0
+    _assignment: Callable[[], set[TopicPartition]] = field(default=set, repr=False)
+    _request_commit: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    def assignment(self) -> set[TopicPartition]:
+        """The partitions this task currently consumes."""
+        return self._assignment()
+
+    def request_commit(self) -> None:
+        """Asks for a flush and offset commit after the current batch."""
+        self._request_commit()
+
+
+class Task(abc.ABC):
+    """Base of every task."""
+
+    def version(self) -> str:
+        """The plugin version; by default the class attribute ``VERSION`` if set."""
+        return str(getattr(self, "VERSION", "unknown"))
+
+    @abc.abstractmethod
+    async def start(self, config: Mapping[str, str]) -> None:
+        """Acquires what the task needs; raising here FAILS the task."""
+
+    @abc.abstractmethod
+    async def stop(self, deleted: bool = False) -> None:
+        """Releases what ``start`` acquired; ``deleted`` says the connector is gone for good."""
+
+
+class SourceTask(Task):
+    """Reads from an external system; the runtime produces what ``poll`` returns."""
+
+    context: SourceTaskContext
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        """Called by the framework before ``start``."""
+        self.context = context
+
+    @abc.abstractmethod
+    async def poll(self) -> list[SourceRecord]:
+        """The next batch of records; [] when none is ready (after waiting a little).
+
+        A stop cancels a pending ``poll`` (nothing it has not returned is lost to the framework),
+        so keep it cancellation-safe: advance your own position only as you return records.
+        """
+
+    async def commit(self) -> None:
+        """Called once the offsets of everything polled so far are stored."""
+
+    async def commit_record(
+        self, record: SourceRecord, metadata: RecordMetadata | None
+    ) -> None:
+        """Called per record once Kafka acknowledged it; metadata None if it was filtered out."""
+
+    async def stop(self, deleted: bool = False) -> None:
+        """Releases what ``start`` acquired; ``deleted`` says the connector is gone for good."""
+
+
+class SinkTask(Task):
+    """Writes records consumed from Kafka into an external system."""
+
+    context: SinkTaskContext
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        """Called by the framework before ``start``."""
+        self.context = context
+
+    @abc.abstractmethod
+    async def put(self, records: list[SinkRecord]) -> None:
+        """Takes a batch of records; may buffer them until ``flush``."""
+
+    async def flush(self, offsets: dict[TopicPartition, int]) -> None:
+        """Writes out everything ``put`` buffered, and returns once it is durable."""
+
+    async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """The offsets safe to commit; by default flushes and returns ``offsets`` unchanged."""
+        await self.flush(offsets)
+        return offsets
+
+    async def open(self, partitions: set[TopicPartition]) -> None:
+        """Called when partitions are assigned to this task (before their records arrive)."""
+
+    async def close(self, partitions: set[TopicPartition]) -> None:
+        """Called when partitions are taken away, after their last offsets were committed."""
+
+    async def stop(self, deleted: bool = False) -> None:
+        """Releases what ``start`` acquired; ``deleted`` says the connector is gone for good."""

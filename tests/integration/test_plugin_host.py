@@ -1,0 +1,421 @@
+"""The plugin host as a real process, against the real broker the suite starts.
+
+Each test spawns ``python -m headrace.runtime.host`` for one plugin version, drives it over its
+Unix socket with the generated gRPC stub, and checks what landed in Kafka, in the test plugins'
+files and in the host's JSON log. No fixed sleeps: every wait polls a condition under a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.runtime.kafka import ensure_topic
+from headrace.runtime.offsets import OffsetStore
+from headrace.v1 import plugin_pb2 as pb
+from headrace.v1 import plugin_pb2_grpc as pb_grpc
+
+pytestmark = pytest.mark.kafka
+
+TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
+DATAGEN = BUILTIN_PLUGINS / "datagen" / "v1_0_0" / "manifest.json"
+DEADLINE_S = 60.0
+T = TypeVar("T")
+
+
+async def eventually(check: Callable[[], T | None], what: str, within: float = DEADLINE_S) -> T:
+    """The first truthy result of ``check``, polled for at most ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while not (result := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within} s waiting for {what}")
+        await asyncio.sleep(0.05)
+    return result
+
+
+@dataclass
+class Host:
+    """A running plugin host process and a client for it."""
+
+    process: asyncio.subprocess.Process
+    log_path: Path
+    stub: pb_grpc.PluginHostStub
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        """The host's log lines with event ``name``."""
+        found = []
+        for line in self.log_path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("event") == name:
+                found.append(entry)
+        return found
+
+
+@asynccontextmanager
+async def plugin_host(
+    manifest: Path, kafka: str, cluster: str, workdir: Path, stop_timeout: float = 10.0
+) -> AsyncIterator[Host]:
+    """Spawns a host, waits until it logs readiness, and always ends it (and waits for that)."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="hr-", dir="/tmp"))  # sun_path is 108 bytes
+    socket = socket_dir / "plugin.sock"
+    log_path = workdir / f"host-{manifest.parent.parent.name}-{manifest.parent.name}.log"
+    env = {
+        **os.environ,
+        "KAFKA_BOOTSTRAP_SERVERS": kafka,
+        "HEADRACE_CLUSTER": cluster,
+        "HEADRACE_WORKER_ID": "test-worker",
+    }
+    with log_path.open("w") as log_file:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "headrace.runtime.host", "--manifest", str(manifest),
+            "--socket", str(socket), "--stop-timeout", str(stop_timeout),
+            stdout=asyncio.subprocess.DEVNULL, stderr=log_file, env=env,
+        )
+    try:
+        host = Host(process, log_path, None)  # type: ignore[arg-type]  # stub set below
+
+        def ready() -> bool:
+            if process.returncode is not None:
+                raise AssertionError(f"host exited {process.returncode}:\n{log_path.read_text()}")
+            return bool(host.events("plugin_host_ready"))
+
+        await eventually(ready, "plugin_host_ready")
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+            host.stub = pb_grpc.PluginHostStub(channel)
+            yield host
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 60)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+async def consume(kafka: str, topic: str, count: int) -> list[ConsumerRecord[bytes, bytes]]:
+    """Reads ``topic`` from the beginning until ``count`` records arrived."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=kafka, auto_offset_reset="earliest", enable_auto_commit=False
+    )
+    await consumer.start()
+    records: list[ConsumerRecord[bytes, bytes]] = []
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while len(records) < count:
+            assert time.monotonic() < deadline, f"{len(records)} of {count} records in {topic}"
+            for batch in (await consumer.getmany(timeout_ms=500)).values():
+                records += batch
+    finally:
+        await consumer.stop()
+    return records
+
+
+async def end_offset(kafka: str, topic: str) -> int:
+    """The number of records written to a one-partition topic."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka)
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, 0)
+        return int((await consumer.end_offsets([tp]))[tp])
+    finally:
+        await consumer.stop()
+
+
+async def stored_offset(kafka: str, cluster: str, connector: str, task: int) -> Any:
+    store = OffsetStore(Settings(bootstrap_servers=kafka, cluster=cluster), connector)
+    await store.load()
+    return store.offset({"generator": connector, "task": task})
+
+
+async def produce(kafka: str, topic: str, messages: list[tuple[bytes, bytes]]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=kafka)
+    await producer.start()
+    try:
+        for key, value in messages:
+            await producer.send(topic, value=value, key=key)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def next_event(
+    watch: Any, matches: Callable[[pb.UnitEvent], bool], within: float = DEADLINE_S
+) -> pb.UnitEvent:
+    """The next Watch event that ``matches``."""
+    deadline = time.monotonic() + within
+    while True:
+        event = await asyncio.wait_for(watch.read(), max(0.1, deadline - time.monotonic()))
+        assert event is not grpc.aio.EOF, "the Watch stream ended"
+        if matches(event):
+            return event  # type: ignore[no-any-return]
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def at_least(path: Path, count: int) -> Callable[[], list[dict[str, Any]] | None]:
+    """A check for ``eventually``: the JSON lines of ``path`` once there are ``count``."""
+
+    def check() -> list[dict[str, Any]] | None:
+        found = lines(path)
+        return found if len(found) >= count else None
+
+    return check
+
+
+def stops(path: Path) -> list[tuple[str, int | None, bool]]:
+    """(unit, task, deleted) of every stop in a recording sink's lifecycle file."""
+    return sorted(
+        ((e["unit"], e.get("task"), e["deleted"]) for e in lines(path) if e["event"] == "stop"),
+        key=str,
+    )
+
+
+async def start_all(host: Host, name: str, config: dict[str, str]) -> list[dict[str, str]]:
+    """StartConnector, then StartTask for every task config it returned."""
+    started = await host.stub.StartConnector(pb.StartConnectorRequest(name=name, config=config))
+    for k, task_config in enumerate(started.tasks):
+        await host.stub.StartTask(start_task(name, k, config, task_config))
+    return [dict(t.config) for t in started.tasks]
+
+
+def start_task(
+    name: str, task: int, config: dict[str, str], task_config: Any
+) -> pb.StartTaskRequest:
+    return pb.StartTaskRequest(
+        connector=name, task=task, connector_config=config, task_config=dict(task_config.config)
+    )
+
+
+async def test_datagen_tasks_produce_every_id_once_and_stop_with_the_flag(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, n = f"{cluster}-data", 200
+    config = {"name": "gen", "connector.class": "DatagenSource", "tasks.max": "2",
+              "topic": topic, "records": str(n), "batch.size": "50"}
+    async with plugin_host(DATAGEN, kafka, cluster, tmp_path) as host:
+        described = await host.stub.Describe(pb.DescribeRequest())
+        assert (described.version, described.type) == ("1.0.0", "source")
+        assert len(await start_all(host, "gen", config)) == 2
+
+        records = await consume(kafka, topic, n)
+        assert sorted(int(json.loads(r.key or b"")) for r in records) == list(range(n))
+        for r in records:
+            value = json.loads(r.value or b"")
+            assert value == {"id": value["id"], "name": f"record-{value['id']}",
+                             "amount": value["id"] * 0.25}
+
+        await host.stub.StopTask(pb.StopRequest(connector="gen", task=0, deleted=False))
+        await host.stub.StopTask(pb.StopRequest(connector="gen", task=1, deleted=True))
+        await host.stub.StopConnector(pb.StopRequest(connector="gen", task=-1, deleted=True))
+        await host.stub.StopTask(pb.StopRequest(connector="gen", task=7, deleted=True))  # unknown
+        await host.stub.StopConnector(pb.StopRequest(connector="nope", task=-1, deleted=True))
+
+        stops = {(e["connector"], e["task"], e["deleted"]) for e in host.events("task_stopped")}
+        assert stops == {("gen", 0, False), ("gen", 1, True)}
+        assert [(e["connector"], e["deleted"]) for e in host.events("connector_stopped")] == [
+            ("gen", True)
+        ]
+        assert all(e["worker"] == "test-worker" for e in host.events("task_stopped"))
+    assert await end_offset(kafka, topic) == n  # nothing produced twice
+
+
+async def test_a_restarted_task_resumes_from_its_stored_offset(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, n = f"{cluster}-data", 300
+    config = {"name": "slow", "tasks.max": "1", "topic": topic, "records": str(n),
+              "batch.size": "10", "interval.ms": "50"}
+    async with plugin_host(DATAGEN, kafka, cluster, tmp_path) as host:
+        started = await host.stub.StartConnector(
+            pb.StartConnectorRequest(name="slow", config=config)
+        )
+        request = start_task("slow", 0, config, started.tasks[0])
+        await host.stub.StartTask(request)
+        await consume(kafka, topic, 30)
+        await host.stub.StopTask(pb.StopRequest(connector="slow", task=0))
+
+        stored = await stored_offset(kafka, cluster, "slow", 0)
+        produced = await end_offset(kafka, topic)
+        assert 30 <= produced < n and stored == {"next": produced}  # a graceful stop commits all
+
+        await host.stub.StartTask(request)
+        records = await consume(kafka, topic, n)
+        assert sorted(json.loads(r.value or b"")["id"] for r in records) == list(range(n))
+
+        deadline = time.monotonic() + DEADLINE_S
+        while await stored_offset(kafka, cluster, "slow", 0) != {"next": n}:
+            assert time.monotonic() < deadline, "the task never stored its final offset"
+            await asyncio.sleep(0.1)
+        assert await end_offset(kafka, topic) == n  # no duplicates, no gaps
+
+
+@pytest.mark.parametrize("version", ["v1_0_0", "v2_0_0"])
+async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
+    kafka: str, cluster: str, tmp_path: Path, version: str
+) -> None:
+    topic, out, n = f"{cluster}-in", tmp_path / "out", 50
+    await ensure_topic(kafka, topic, 2)
+    expected = {(str(i), json.dumps({"id": i, "tag": f"r{i}"})) for i in range(n)}
+    await produce(kafka, topic, [(json.dumps(k).encode(), v.encode()) for k, v in expected])
+    config = {"name": "rec", "tasks.max": "2", "topics": topic, "path": str(out)}
+    manifest = TEST_PLUGINS / "recording" / version / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        configs = await start_all(host, "rec", config)
+        assert [c["topics"] for c in configs] == [topic, topic]  # as Connect hands them down
+        got = await eventually(at_least(out / "records.jsonl", n), "every record")
+        assert {(r["key"], json.dumps(r["value"])) for r in got} == expected
+        tagged = {r.get("version") for r in got}
+        assert tagged == ({"2.0.0"} if version == "v2_0_0" else {None})
+
+        for k in (0, 1):
+            await host.stub.StopTask(pb.StopRequest(connector="rec", task=k, deleted=True))
+        await host.stub.StopConnector(pb.StopRequest(connector="rec", task=-1, deleted=True))
+
+    assert stops(out / "lifecycle.jsonl") == [
+        ("connector", None, True), ("task", 0, True), ("task", 1, True)
+    ]
+    assert len(lines(out / "records.jsonl")) == n
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        committed = await admin.list_consumer_group_offsets(f"{cluster}-connect-rec")
+    finally:
+        await admin.close()
+    assert sum(meta.offset for meta in committed.values()) == n
+
+
+@pytest.mark.parametrize("tolerance", ["none", "all"])
+async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
+    kafka: str, cluster: str, tmp_path: Path, tolerance: str
+) -> None:
+    topic, dlq, out = f"{cluster}-in", f"{cluster}-dlq", tmp_path / "out"
+    good, bad = (b'"0"', b'{"id": 0}'), (b'"1"', b"{oops")
+    await produce(kafka, topic, [good, bad, (b'"2"', b'{"id": 2}')])
+    config = {"name": "rec", "tasks.max": "1", "topics": topic, "path": str(out),
+              "errors.tolerance": tolerance, "errors.deadletterqueue.topic.name": dlq,
+              "errors.deadletterqueue.context.headers.enable": "true"}
+    manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        watch = host.stub.Watch(pb.WatchRequest())
+        await start_all(host, "rec", config)
+        if tolerance == "none":
+            failed = await next_event(watch, lambda e: e.state == "FAILED")
+            assert (failed.connector, failed.task) == ("rec", 0)
+            assert f"value converter failed for the record at topic {topic} partition 0 offset 1" \
+                in failed.trace
+        else:
+            got = await eventually(at_least(out / "records.jsonl", 2), "the good records")
+            assert [r["offset"] for r in got] == [0, 2]
+            [dead] = await consume(kafka, dlq, 1)
+            assert dead.value == b"{oops"
+            assert dict(dead.headers)["__connect.errors.offset"] == b"1"
+            assert [e["offset"] for e in host.events("record_skipped")] == [1]
+        watch.cancel()
+
+
+@pytest.mark.parametrize("fail_in", ["start", "poll"])
+async def test_a_failing_task_is_reported_failed_on_watch_with_its_trace(
+    kafka: str, cluster: str, tmp_path: Path, fail_in: str
+) -> None:
+    topic = f"{cluster}-out"
+    config = {"name": "bad", "tasks.max": "1", "topic": topic, "fail.in": fail_in,
+              "fail.after.records": "3"}
+    manifest = TEST_PLUGINS / "failing" / "v1_0_0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        watch = host.stub.Watch(pb.WatchRequest())
+        await start_all(host, "bad", config)
+        failed = await next_event(watch, lambda e: e.task == 0 and e.state == "FAILED")
+        assert failed.trace.startswith("Traceback")
+        assert f"RuntimeError: failing on purpose in {fail_in}" in failed.trace
+        if fail_in == "poll":
+            assert await end_offset(kafka, topic) == 3  # what came before the failure is kept
+        await host.stub.StopTask(pb.StopRequest(connector="bad", task=0))
+        assert await next_event(watch, lambda e: e.task == 0 and e.state == "STOPPED")
+        watch.cancel()
+
+
+async def test_connector_errors_cross_the_socket_as_status_and_text(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    async with plugin_host(DATAGEN, kafka, cluster, tmp_path) as host:
+        with pytest.raises(grpc.aio.AioRpcError) as invalid:
+            await host.stub.StartConnector(
+                pb.StartConnectorRequest(name="g", config={"records": "-1"})
+            )
+        assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert 'Missing required configuration "topic"' in (invalid.value.details() or "")
+    manifest = TEST_PLUGINS / "failing" / "v1_0_0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        with pytest.raises(grpc.aio.AioRpcError) as internal:
+            await host.stub.StartConnector(
+                pb.StartConnectorRequest(name="f", config={"fail.in": "connector"})
+            )
+        assert internal.value.code() == grpc.StatusCode.INTERNAL
+        details = internal.value.details() or ""
+        assert details.startswith("Traceback") and "failing on purpose" in details
+
+
+async def test_a_hung_stop_is_abandoned_after_the_timeout(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    manifest = TEST_PLUGINS / "hanging" / "v1_0_0" / "manifest.json"
+    config = {"name": "hang", "tasks.max": "1"}
+    async with plugin_host(manifest, kafka, cluster, tmp_path, stop_timeout=1.0) as host:
+        watch = host.stub.Watch(pb.WatchRequest())
+        await start_all(host, "hang", config)
+        await next_event(watch, lambda e: e.task == 0 and e.state == "RUNNING")
+        began = time.monotonic()
+        await host.stub.StopTask(pb.StopRequest(connector="hang", task=0, deleted=True), timeout=30)
+        assert time.monotonic() - began < 10
+        assert [e["task"] for e in host.events("task_stop_timeout")] == [0]
+        assert [e["deleted"] for e in host.events("task_stopped")] == [True]
+        watch.cancel()
+
+
+async def test_a_crashing_plugin_takes_only_its_own_process_down(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    manifest = TEST_PLUGINS / "crashing" / "v1_0_0" / "manifest.json"
+    config = {"name": "boom", "tasks.max": "1"}
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        await start_all(host, "boom", config)
+        assert await asyncio.wait_for(host.process.wait(), DEADLINE_S) == 3
+
+
+async def test_sigterm_stops_everything_without_the_deleted_flag(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, out = f"{cluster}-in", tmp_path / "out"
+    await ensure_topic(kafka, topic, 1)
+    config = {"name": "rec", "tasks.max": "1", "topics": topic, "path": str(out)}
+    manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        await start_all(host, "rec", config)
+        host.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(host.process.wait(), DEADLINE_S) == 0
+        assert host.events("plugin_host_stopped")
+    assert stops(out / "lifecycle.jsonl") == [("connector", None, False), ("task", 0, False)]

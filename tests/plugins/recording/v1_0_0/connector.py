@@ -1,0 +1,89 @@
+"""recording sink 1.0.0: writes what it receives and every lifecycle call to JSON lines files.
+
+``<path>/records.jsonl``: one line per record (topic, partition, offset, key, value).
+``<path>/lifecycle.jsonl``: one line per call (unit connector|task, event, deleted, version).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from headrace.sdk import SinkConnector, SinkRecord, SinkTask, Struct, TopicPartition
+
+VERSION = "1.0.0"
+TAG_RECORDS = False  # 2.0.0 tags each record line with its version
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, Struct):
+        return value.to_dict()
+    raise TypeError(f"cannot record {type(value).__name__}")
+
+
+def _append(path: Path, entries: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as out:
+        out.write("".join(json.dumps(e, default=_jsonable) + "\n" for e in entries))
+
+
+def _lifecycle(folder: str, **entry: Any) -> None:
+    _append(Path(folder) / "lifecycle.jsonl", [{**entry, "version": VERSION}])
+
+
+class RecordingSinkConnector(SinkConnector):
+    VERSION = VERSION
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        self.path = config["path"]
+        self.name = config.get("name") or self.context.name
+        self._config = dict(config)
+        _lifecycle(self.path, unit="connector", connector=self.name, event="start")
+
+    def task_class(self) -> type[RecordingSinkTask]:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._config) for _ in range(max_tasks)]
+
+    async def stop(self, deleted: bool = False) -> None:
+        _lifecycle(self.path, unit="connector", connector=self.name, event="stop", deleted=deleted)
+
+
+class RecordingSinkTask(SinkTask):
+    VERSION = VERSION
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        self.path = config["path"]
+        self._log(event="start")
+
+    def _log(self, **entry: Any) -> None:
+        _lifecycle(
+            self.path, unit="task", connector=self.context.connector, task=self.context.task,
+            **entry,
+        )
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        lines = [
+            {
+                "topic": r.topic, "partition": r.partition, "offset": r.offset,
+                "key": r.key, "value": r.value, "task": self.context.task,
+                **({"version": VERSION} if TAG_RECORDS else {}),
+            }
+            for r in records
+        ]
+        _append(Path(self.path) / "records.jsonl", lines)
+
+    async def open(self, partitions: set[TopicPartition]) -> None:
+        self._log(event="open", partitions=sorted(str(p) for p in partitions))
+
+    async def close(self, partitions: set[TopicPartition]) -> None:
+        self._log(event="close", partitions=sorted(str(p) for p in partitions))
+
+    async def stop(self, deleted: bool = False) -> None:
+        self._log(event="stop", deleted=deleted)

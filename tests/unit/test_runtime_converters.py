@@ -1,0 +1,222 @@
+"""Converters: round trips (property-tested), Connect's wire formats, clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headrace.runtime.converters import (
+    ByteArrayConverter,
+    JsonConverter,
+    StringConverter,
+    converter_for,
+)
+from headrace.sdk import ConfigException, DataError, Schema, SchemaType, Struct
+from headrace.sdk.data import INT64_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
+
+INT_RANGES = {
+    SchemaType.INT8: 2**7, SchemaType.INT16: 2**15,
+    SchemaType.INT32: 2**31, SchemaType.INT64: 2**63,
+}
+PRIMITIVES = [t for t in SchemaType if t.is_primitive]
+MAP_KEYS = [SchemaType.STRING, SchemaType.INT32, SchemaType.INT64, SchemaType.BOOLEAN]
+field_names = st.text(st.characters(categories=("L", "N")), min_size=1, max_size=8)
+
+
+def schemas() -> st.SearchStrategy[Schema]:
+    primitive = st.builds(Schema, st.sampled_from(PRIMITIVES), optional=st.booleans())
+    return st.recursive(
+        primitive,
+        lambda inner: st.one_of(
+            st.builds(Schema.array, inner, optional=st.booleans()),
+            st.builds(
+                Schema.map,
+                st.builds(Schema, st.sampled_from(MAP_KEYS)),
+                inner,
+                optional=st.booleans(),
+            ),
+            st.lists(st.tuples(field_names, inner), max_size=4, unique_by=lambda f: f[0]).flatmap(
+                lambda fields: st.builds(
+                    Schema.struct, st.just(fields), name=st.none() | field_names,
+                    optional=st.booleans(),
+                )
+            ),
+        ),
+        max_leaves=8,
+    )
+
+
+def values(schema: Schema) -> st.SearchStrategy[Any]:
+    required = _required_values(schema)
+    return st.none() | required if schema.optional else required
+
+
+def _required_values(schema: Schema) -> st.SearchStrategy[Any]:
+    t = schema.type
+    if t in INT_RANGES:
+        return st.integers(-INT_RANGES[t], INT_RANGES[t] - 1)
+    if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if t is SchemaType.BOOLEAN:
+        return st.booleans()
+    if t is SchemaType.STRING:
+        return st.text()
+    if t is SchemaType.BYTES:
+        return st.binary(max_size=16)
+    if t is SchemaType.ARRAY:
+        assert schema.value_schema is not None
+        return st.lists(values(schema.value_schema), max_size=3)
+    if t is SchemaType.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        return st.dictionaries(
+            _required_values(schema.key_schema), values(schema.value_schema), max_size=3
+        )
+    return st.fixed_dictionaries({f.name: values(f.schema) for f in schema.fields}).map(
+        lambda fields: Struct(schema, fields)
+    )
+
+
+schema_and_value = schemas().flatmap(lambda s: st.tuples(st.just(s), values(s)))
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(schema_and_value)
+def test_json_with_schemas_round_trips_schema_and_value(pair: tuple[Schema, Any]) -> None:
+    schema, value = pair
+    converter = JsonConverter({"schemas.enable": "true"})
+    data = converter.from_connect_data("t", schema, value)
+    assert data is not None or value is None
+    back = converter.to_connect_data("t", data)
+    if data is None:
+        return  # a null value is a tombstone in both modes
+    assert back.schema == schema
+    assert back.value == value
+
+
+@given(json_values)
+def test_json_without_schemas_round_trips_plain_values(value: Any) -> None:
+    converter = JsonConverter()
+    back = converter.to_connect_data("t", converter.from_connect_data("t", None, value))
+    assert back.schema is None
+    assert back.value == value
+
+
+@given(st.text(st.characters(codec="utf-8")))
+def test_string_round_trips(text: str) -> None:
+    converter = StringConverter()
+    data = converter.from_connect_data("t", None, text)
+    assert converter.to_connect_data("t", data).value == text
+
+
+@given(st.binary())
+def test_bytes_round_trip_untouched(data: bytes) -> None:
+    converter = ByteArrayConverter()
+    assert converter.from_connect_data("t", None, data) == data
+    assert converter.to_connect_data("t", data).value == data
+
+
+def test_json_envelope_is_connects_format() -> None:
+    schema = Schema.struct([("id", INT64_SCHEMA), ("name", OPTIONAL_STRING_SCHEMA)], name="r")
+    data = JsonConverter({"schemas.enable": "true"}).from_connect_data(
+        "t", schema, Struct(schema, {"id": 1})
+    )
+    assert json.loads(data or b"") == {
+        "schema": {
+            "type": "struct", "optional": False, "name": "r",
+            "fields": [
+                {"field": "id", "type": "int64", "optional": False},
+                {"field": "name", "type": "string", "optional": True},
+            ],
+        },
+        "payload": {"id": 1, "name": None},
+    }
+
+
+def test_json_reads_what_connect_writes() -> None:
+    connect = b'{"schema":{"type":"bytes","optional":false},"payload":"aGk="}'
+    back = JsonConverter({"schemas.enable": "true"}).to_connect_data("t", connect)
+    assert back.value == b"hi"
+
+
+def test_null_is_a_tombstone() -> None:
+    for converter in (JsonConverter({"schemas.enable": "true"}), JsonConverter(),
+                      StringConverter(), ByteArrayConverter()):
+        assert converter.from_connect_data("t", None, None) is None
+        assert converter.to_connect_data("t", None).value is None
+
+
+@pytest.mark.parametrize(
+    ("converter", "data", "message"),
+    [
+        (JsonConverter(), b"{not json", "not valid JSON"),
+        (JsonConverter({"schemas.enable": "true"}), b'{"id": 1}',
+         'requires "schema" and "payload"'),
+        (JsonConverter({"schemas.enable": "true"}),
+         b'{"schema": {"type": "int32"}, "payload": "x"}', "not a valid int32"),
+        (JsonConverter({"schemas.enable": "true"}),
+         b'{"schema": {"type": "decimal"}, "payload": 1}', "unknown schema type"),
+        (JsonConverter({"schemas.enable": "true"}),
+         b'{"schema": {"type": "string"}, "payload": null}', "null value for a required"),
+        (StringConverter(), b"\xff\xfe", "not valid utf-8"),
+    ],
+)
+def test_malformed_input_is_a_data_error_that_says_why(
+    converter: Any, data: bytes, message: str
+) -> None:
+    with pytest.raises(DataError, match=message):
+        converter.to_connect_data("t", data)
+
+
+def test_values_that_do_not_fit_are_data_errors() -> None:
+    with pytest.raises(DataError):
+        JsonConverter({"schemas.enable": "true"}).from_connect_data("t", STRING_SCHEMA, 1)
+    with pytest.raises(DataError):
+        ByteArrayConverter().from_connect_data("t", None, "text")
+    with pytest.raises(DataError):
+        JsonConverter().from_connect_data("t", None, object())
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        (None, JsonConverter),
+        ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
+        ("json", JsonConverter),
+        ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
+        ("string", StringConverter),
+        ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
+        ("bytes", ByteArrayConverter),
+    ],
+)
+def test_converters_are_chosen_by_connect_class_or_short_name(name: str | None, kind: type) -> None:
+    config = {"value.converter": name} if name else {}
+    assert isinstance(converter_for(config, "value"), kind)
+
+
+def test_default_is_json_without_schemas_and_sub_keys_configure_it() -> None:
+    default = converter_for({}, "value")
+    assert isinstance(default, JsonConverter) and not default.schemas_enable
+    enabled = converter_for(
+        {"value.converter": "json", "value.converter.schemas.enable": "true",
+         "key.converter.schemas.enable": "false"},
+        "value",
+    )
+    assert isinstance(enabled, JsonConverter) and enabled.schemas_enable
+    key = converter_for({"key.converter.schemas.enable": "true"}, "key")
+    assert isinstance(key, JsonConverter) and key.schemas_enable and key.is_key
+
+
+def test_unknown_converter_names_the_key_and_the_choices() -> None:
+    with pytest.raises(ConfigException, match=r"value.converter: unknown converter .*json"):
+        converter_for({"value.converter": "avro"}, "value")
+    with pytest.raises(ConfigException, match=r"schemas\.enable"):
+        converter_for({"key.converter.schemas.enable": "maybe"}, "key")
