@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 KAFKA_LIB := deploy/kafka/lib
 STAMP := $(VENV)/.installed
 
-.PHONY: install proto kafka-jars kafka-up kafka-down run down test unit lint bench clean
+.PHONY: install proto kafka-jars kafka-up kafka-down run down test unit lint typecheck bench clean
 
 install: $(STAMP)
 
@@ -38,7 +38,7 @@ run: install kafka-jars
 down: $(STAMP)
 	$(BIN)/headrace stack down
 
-test: install kafka-jars
+test: install kafka-jars typecheck lint
 	$(BIN)/python -m pytest
 
 unit: install
@@ -46,6 +46,11 @@ unit: install
 
 lint: install
 	$(BIN)/ruff check .
+
+# mypy resolves `headrace` through a link to services/, the way the interpreter maps it.
+typecheck: install
+	mkdir -p $(VENV)/typing && ln -sfn ../../services $(VENV)/typing/headrace
+	MYPYPATH=$(VENV)/typing $(BIN)/mypy -p headrace
 
 bench: install kafka-jars
 	$(BIN)/python -m bench.throughput

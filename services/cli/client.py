@@ -29,7 +29,7 @@ class ConfigClient:
     def get(self, name: str) -> config_pb2.ConnectorInfo:
         return self._stub.GetConnector(config_pb2.ConnectorRequest(name=name))
 
-    def list(self) -> list[str]:
+    def names(self) -> list[str]:
         return list(self._stub.ListConnectors(config_pb2.ListConnectorsRequest()).names)
 
     def delete(self, name: str) -> None:

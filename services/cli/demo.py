@@ -60,7 +60,7 @@ def read_rows(path: Path) -> ds.Dataset:
 def run_pipeline(settings: Settings, timeout: float = 180.0) -> None:
     output = (settings.var_dir / "demo" / "parquet").resolve()
     with ConfigClient(settings.config_addr) as client:
-        existing = set(client.list())
+        existing = set(client.names())
         for name, config in demo_configs(output).items():
             if name in existing:
                 _say(f"connector {name} exists already (its config replayed from Kafka)")

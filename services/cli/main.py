@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import cast
 
 import grpc
 
@@ -30,7 +31,7 @@ def _print(obj: object) -> None:
 def connectors(args: argparse.Namespace, settings: Settings) -> None:
     with ConfigClient(args.address or settings.config_addr) as client:
         if args.action == "list":
-            _print(client.list())
+            _print(client.names())
         elif args.action == "create":
             config = json.loads(Path(args.file).read_text()) if args.file else {}
             if isinstance(config.get("config"), dict):  # Connect's {"name":…, "config":{…}} body
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         args.func(args, Settings())
     except grpc.RpcError as exc:
-        sys.stderr.write(f"error: {exc.code().name}: {exc.details()}\n")  # type: ignore[attr-defined]
+        call = cast(grpc.Call, exc)  # a failed call raises an RpcError that is also its Call
+        sys.stderr.write(f"error: {call.code().name}: {call.details()}\n")
         raise SystemExit(1) from None
 
 

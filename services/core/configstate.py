@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import singledispatch
 from types import MappingProxyType
+from typing import Any
 
 Config = Mapping[str, str]
 
@@ -67,13 +68,13 @@ class ConfigState:
         return self.tasks.get(name, ())
 
 
-def _with(mapping: Mapping[str, object], key: str, value: object) -> MappingProxyType:  # type: ignore[type-arg]
+def _with(mapping: Mapping[str, Any], key: str, value: Any) -> MappingProxyType[str, Any]:
     updated = dict(mapping)
     updated[key] = value
     return MappingProxyType(updated)
 
 
-def _without(mapping: Mapping[str, object], key: str) -> MappingProxyType:  # type: ignore[type-arg]
+def _without(mapping: Mapping[str, Any], key: str) -> MappingProxyType[str, Any]:
     return MappingProxyType({k: v for k, v in mapping.items() if k != key})
 
 

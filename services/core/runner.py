@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import grpc
 
@@ -45,7 +46,7 @@ async def until_signalled() -> None:
     await stop.wait()
 
 
-def run(main: Callable[[], Awaitable[None]]) -> None:
+def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Runs a service's async main, logging a crash before the process exits non-zero."""
     try:
         asyncio.run(main())

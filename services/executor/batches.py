@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from headrace.executor.layout import OffsetRange
 
 OFFSET_COLUMN = "kafka_offset"

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from headrace.executor.admission import MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
 from headrace.executor.batches import OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc

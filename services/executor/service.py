@@ -13,6 +13,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
+from pyspark.sql import SparkSession
+
 from headrace.core import log
 from headrace.executor.admission import MAX_MESSAGE_BYTES, RETRY_AFTER_KEY, Admission, Busy, Limits
 from headrace.executor.batches import (
@@ -24,7 +26,6 @@ from headrace.executor.batches import (
 )
 from headrace.executor.writer import BatchWriter, count_rows
 from headrace.v1 import executor_pb2, executor_pb2_grpc
-from pyspark.sql import SparkSession
 
 # Threads beyond the batch limit, so that reads and "busy" answers never wait behind writes.
 _SPARE_THREADS = 4

@@ -21,6 +21,9 @@ import threading
 import time
 
 import pyarrow as pa
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+
 from headrace.core import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, rows_after
 from headrace.executor.layout import (
@@ -31,8 +34,6 @@ from headrace.executor.layout import (
     stale_temp_dirs,
     temp_dir_name,
 )
-from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
 
 # Long enough that no live write (batches are at most 64 MiB) is still running in a temp dir.
 STALE_TEMP_AGE_S = 3600.0

@@ -244,7 +244,7 @@ class SinkRunner:
             await self.task.open(assigned)
 
 
-class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # untyped base
+class _Rebalance(ConsumerRebalanceListener):
     """Forwards rebalances to the runner; keeps their errors, which aiokafka would only log."""
 
     def __init__(self, runner: SinkRunner) -> None:

@@ -25,7 +25,8 @@ from headrace.sdk.task import Task
 class Runner(Protocol):
     """What a task loop offers its unit (``SourceRunner``, ``SinkRunner``)."""
 
-    task: Task
+    @property
+    def task(self) -> Task: ...  # read-only, so a runner may hold a SourceTask or a SinkTask
 
     async def start(self) -> None: ...
     async def run(self) -> None: ...

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 
@@ -99,7 +100,9 @@ class Membership:
                 coordinator_pb2.WorkerMessage(heartbeat=coordinator_pb2.Heartbeat())
             )
 
-    async def _write(self, call: grpc.aio.StreamStreamCall) -> None:  # type: ignore[type-arg]
+    async def _write(
+        self, call: grpc.aio.StreamStreamCall[coordinator_pb2.WorkerMessage, Any]
+    ) -> None:
         while (message := await self._outgoing.get()) is not None:
             await call.write(message)
         await call.done_writing()

@@ -22,6 +22,7 @@ from headrace.core.runner import cancel
 from headrace.core.settings import Settings
 from headrace.v1 import plugin_pb2, plugin_pb2_grpc
 
+
 def plugin_key(plugin: PluginDescriptor) -> str:
     return f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
 

@@ -68,13 +68,13 @@ def test_configs_survive_sigkill_and_replay(config_service: tuple[Stack, Setting
             assert dict(created.config) == {**config, "name": name}  # read back before answering
         client.create("doomed", {"connector.class": "Gen"})
         client.delete("doomed")
-        assert client.list() == sorted(CONFIGS)
+        assert client.names() == sorted(CONFIGS)
 
     stack.stop("config", sig=signal.SIGKILL)
     stack.start("config")
 
     with ConfigClient(settings.config_addr) as client:
-        assert client.list() == sorted(CONFIGS)
+        assert client.names() == sorted(CONFIGS)
         for name, config in CONFIGS.items():
             assert dict(client.get(name).config) == {**config, "name": name}
         with pytest.raises(grpc.RpcError) as info:
@@ -124,7 +124,7 @@ def test_bad_input_is_refused_and_changes_nothing(config_service: tuple[Stack, S
                 client.create(name, config)
             assert info.value.code() == code, label
             assert mentioned in info.value.details(), label
-        assert client.list() == ["existing"]
+        assert client.names() == ["existing"]
         assert dict(client.get("existing").config)["topic"] == "keep"
         with pytest.raises(grpc.RpcError) as info:
             client.delete("never-created")

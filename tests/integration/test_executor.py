@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+
 from headrace.cli.kafka import free_port
 from headrace.executor.client import ExecutorClient, ipc_stream
 from headrace.v1 import executor_pb2, executor_pb2_grpc
