@@ -230,8 +230,17 @@ class Worker:
 
     async def _reported(self, process: PluginProcess, event: plugin_pb2.UnitEvent) -> None:
         unit = (event.connector, event.task)
-        if unit in self.running and event.state != State.RUNNING.value:
-            await self._report(unit, State(event.state), trace=event.trace)
+        running = self.running.get(unit)
+        if running is None:
+            return
+        if event.state == State.FAILED.value:
+            await self._report(unit, State.FAILED, trace=event.trace)
+        elif event.state == "RECONFIGURATION_REQUESTED":
+            # The connector wants new task configs: restarting it asks it for them again, and
+            # the config service keeps the old set when nothing changed.
+            await self._stop(unit, deleted=False)
+            await self._start(unit, dict(running.connector_config), dict(running.task_config))
+        # RUNNING is reported when a start returns, STOPPED when a stop does.
 
     async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
         if self._processes.get(process.key) is not process:

@@ -169,3 +169,38 @@ def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Pa
         )
         stack.start("worker-1")
         client.delete("survivor")
+
+
+def test_a_crashing_plugin_fails_only_its_own_task(stack: Stack, tmp_path: Path) -> None:
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "steady",
+            {
+                "connector.class": "headrace.testing.RecordingSinkConnector",
+                "connector.plugin.version": "2.0.0",
+                "tasks.max": "2",
+                "topics": "steady-in",
+                "path": str(tmp_path / "steady"),
+            },
+        )
+        client.create(
+            "crasher",
+            {
+                "connector.class": "headrace.testing.CrashingSourceConnector",
+                "tasks.max": "1",
+                "crash.after.records": "5",
+            },
+        )
+
+        def crashed() -> dict | None:
+            status = status_json(client.status("crasher"))
+            tasks = status["tasks"]
+            return status if tasks and tasks[0]["state"] == "FAILED" else None
+
+        status = wait_for("the crashing task FAILED", crashed)
+        assert "exited with code 3" in status["tasks"][0]["trace"]
+        steady = wait_for("steady still running", lambda: all_running(client, "steady", 2))
+        assert {t["version"] for t in steady["tasks"]} == {"2.0.0"}  # the version asked for
+        assert all(stack.pid(w) for w in ("worker-1", "worker-2"))  # no worker went down
+        client.delete("crasher")
+        client.delete("steady")
