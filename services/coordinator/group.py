@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import structlog
+
 from headrace.coordinator import assignmentlog
 from headrace.coordinator.assignor import Assignment, Plan, Unit, assign, desired_units
 from headrace.core import log
@@ -181,6 +183,7 @@ class Group:
         if not plan.moved() and self._messages(plan.assignment) == self._last_sent_units():
             return
         self.generation += 1
+        structlog.contextvars.bind_contextvars(generation=self.generation)
         await self.append(assignmentlog.Generation(self.generation, plan))
         log.get().info(
             "rebalance_started",

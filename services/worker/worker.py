@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+import structlog
 
 from headrace.coordinator.assignmentlog import unit_of
 from headrace.coordinator.assignor import Unit
@@ -109,6 +110,7 @@ class Worker:
 
     async def _apply(self, message: coordinator_pb2.Assignment) -> None:
         self.generation = message.generation
+        structlog.contextvars.bind_contextvars(generation=message.generation)
         log.get().info(
             "assignment_received",
             worker=self.worker_id,
