@@ -31,7 +31,7 @@ async def serve(settings: Settings, address: str) -> None:
         plugins=len(commands.catalog.plugins),
     )
     try:
-        await runner.until_signalled()
+        await runner.until_stopped(*store.readers())
     finally:
         await server.stop(grace=2)
         await store.close()

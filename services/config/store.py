@@ -43,6 +43,10 @@ class ConfigStore:
         await self._config_log.start()
         await self._status_log.start(writer=False)
 
+    def readers(self) -> list[asyncio.Task[None] | None]:
+        """The tasks that keep the state current; the service stops if one of them ends."""
+        return [self._config_log.reader, self._status_log.reader]
+
     async def close(self) -> None:
         await self._config_log.close()
         await self._status_log.close()

@@ -61,7 +61,7 @@ async def serve(settings: Settings, address: str, session_timeout: float) -> Non
     )
     logger.info("coordinator_ready", address=address, generation=group.generation)
     try:
-        await runner.until_signalled()
+        await runner.until_stopped(loop_task, ticker, config_log.reader, assignments.reader)
     finally:
         await server.stop(grace=1)
         await runner.cancel(ticker)

@@ -1,10 +1,10 @@
-"""The protocol of the assignments topic (``<cluster>-assignments``): one partition.
+"""The protocol of the assignments topic (``<cluster>-assignments``): one partition, compacted.
 
-Each record is keyed by its generation number and holds ``AssignmentGenerated``: every member's
-units in that generation and the revocations it began with, deletion markers included. The
-coordinator appends a generation *before* it tells any worker about it, so what a crash
-interrupts is found again on replay. Only the coordinator writes; the last record is the state
-a restarted coordinator resumes from.
+Every record has the key ``generation`` and holds ``AssignmentGenerated``: the generation's
+number, every member's units in it and the revocations it began with, deletion markers included.
+The coordinator appends a generation *before* it tells any worker about it, so what a crash
+interrupts is found again on replay. Only the coordinator writes. Compaction keeps the latest
+record, which is all a restarted coordinator needs to resume from (no retention can expire it).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from headrace.coordinator.assignor import Plan, Revoked, Unit
 from headrace.v1 import events_pb2
+
+KEY = "generation"
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def encode(generation: Generation) -> tuple[str, bytes]:
             for m in members
         ],
     )
-    return str(generation.number), msg.SerializeToString()
+    return KEY, msg.SerializeToString()
 
 
 def decode(value: bytes) -> Generation:

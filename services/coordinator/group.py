@@ -4,13 +4,19 @@ One asyncio task (:meth:`Group.run`) owns all of the group's state and changes i
 response to events from its queue: members joining, heartbeating, acknowledging revocations or
 leaving; the configs changing; the clock ticking. A rebalance appends the new generation to the
 assignments log, then sends revocations, waits until every member that lost units has stopped
-them (or is dropped after the session timeout), and only then sends the new assignments, so a
-unit never runs in two places.
+them, and only then sends the new assignments, so a unit never runs in two places.
+
+A member is dropped only when its heartbeats stop (the session timeout) or its stream ends: a
+live worker that is slow to stop its units is waited for, never handed around behind its back.
+A rebalance is computed against one snapshot of the configs, and its hand-over finishes with
+that same snapshot, so a config that changes meanwhile (a deletion, say) is dealt with by the
+next rebalance, with its own revocations, rather than slipped into this one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,7 +24,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from headrace.coordinator import assignmentlog
-from headrace.coordinator.assignor import Assignment, Plan, Unit, assign, desired_units
+from headrace.coordinator.assignor import Assignment, Plan, Revoked, Unit, assign, desired_units
 from headrace.core import log
 from headrace.core.configstate import ConfigState
 from headrace.v1 import coordinator_pb2, events_pb2
@@ -67,6 +73,7 @@ Event = Joined | Left | Beat | RevocationsDone | ConfigsChanged | Tick
 class Member:
     outbox: Outbox
     last_seen: float
+    session: int  # which join of this worker id this is
 
 
 @dataclass
@@ -75,8 +82,37 @@ class Handover:
 
     generation: int
     plan: Plan
+    configs: ConfigState
+    sessions: dict[str, int]  # each member's session when the plan was made
     waiting: set[str]
-    deadline: float
+
+
+def assignment_message(
+    units: frozenset[Unit], generation: int, configs: ConfigState
+) -> coordinator_pb2.Assignment:
+    """What one member runs, with the configs to run it with."""
+    message = coordinator_pb2.Assignment(generation=generation)
+    for name, task in sorted(units):
+        tasks = configs.tasks_of(name)
+        message.units.append(
+            coordinator_pb2.AssignedUnit(
+                unit=assignmentlog.unit_pb((name, task)),
+                connector_config=dict(configs.connectors.get(name, {})),
+                task_config=dict(tasks[task]) if 0 <= task < len(tasks) else {},
+            )
+        )
+    return message
+
+
+def revocation_message(
+    keep: frozenset[Unit], revoked: frozenset[Revoked], generation: int, configs: ConfigState
+) -> coordinator_pb2.Assignment:
+    message = assignment_message(keep, generation, configs)
+    message.revoked.extend(
+        events_pb2.Revocation(unit=assignmentlog.unit_pb(r.unit), deleted=r.deleted)
+        for r in sorted(revoked)
+    )
+    return message
 
 
 @dataclass
@@ -91,12 +127,13 @@ class Group:
     current: dict[str, frozenset[Unit]] = field(default_factory=dict)
     handover: Handover | None = None
     dirty: bool = False
-    last_sent: dict[str, coordinator_pb2.Assignment] = field(default_factory=dict)
+    last_sent: dict[str, bytes] = field(default_factory=dict)
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     # After a restart: the members of the last generation, given a session to rejoin before
     # anything is handed out, so that units still running on them are not started twice.
     awaited: set[str] = field(default_factory=set)
     hold_until: float = 0.0
+    _sessions: itertools.count[int] = field(default_factory=itertools.count)
 
     def resume(self, last: assignmentlog.Generation) -> None:
         """Continues from the last generation in the log."""
@@ -114,30 +151,30 @@ class Group:
         self.queue.put_nowait(event)
 
     async def run(self) -> None:
+        """Acts on queued events until cancelled; what queued up meanwhile is taken at once."""
         while True:
             events = [await self.queue.get()]
             while not self.queue.empty():
                 events.append(self.queue.get_nowait())
-            for event in events:
-                self._handle(event)
+            await self.process(events)
+
+    async def process(self, events: list[Event]) -> None:
+        """Applies events, then finishes a hand-over or starts a rebalance if one is due."""
+        for event in events:
+            self._handle(event)
+        if self.handover is not None and not self.handover.waiting:
+            self._finish(self.handover)
+        if self.handover is None and self.dirty and not self._holding():
+            self.dirty = False
+            await self._rebalance()
             if self.handover is not None and not self.handover.waiting:
-                await self._finish(self.handover)
-            if self.handover is None and self.dirty and not self._holding():
-                self.dirty = False
-                await self._rebalance()
+                self._finish(self.handover)  # nothing to revoke: hand out at once
 
     def _handle(self, event: Event) -> None:
         now = time.monotonic()
         match event:
             case Joined(worker_id, running, outbox):
-                old = self.members.get(worker_id)
-                if old is not None and old.outbox is not outbox:
-                    old.outbox.put_nowait(None)  # a newer stream of the same worker wins
-                self.members[worker_id] = Member(outbox, now)
-                self.current[worker_id] = running
-                self.last_sent.pop(worker_id, None)
-                self.dirty = True
-                log.get().info("worker_joined", worker=worker_id, running=len(running))
+                self._join(worker_id, running, outbox, now)
             case Left(worker_id, outbox):
                 member = self.members.get(worker_id)
                 if member is not None and member.outbox is outbox:
@@ -155,9 +192,32 @@ class Group:
                 for worker_id, member in list(self.members.items()):
                     if now - member.last_seen > self.session_timeout:
                         self._drop(worker_id, "session_timeout")
-                if self.handover is not None and now > self.handover.deadline:
-                    for worker_id in list(self.handover.waiting):
-                        self._drop(worker_id, "revocation_timeout")
+
+    def _join(self, worker_id: str, running: frozenset[Unit], outbox: Outbox, now: float) -> None:
+        old = self.members.get(worker_id)
+        if old is not None and old.outbox is not outbox:
+            old.outbox.put_nowait(None)  # a newer stream of the same worker wins
+        self.members[worker_id] = Member(outbox, now, next(self._sessions))
+        self.current[worker_id] = running
+        self.last_sent.pop(worker_id, None)
+        self.dirty = True
+        log.get().info("worker_joined", worker=worker_id, running=len(running))
+        handover = self.handover
+        if handover is not None and worker_id in handover.waiting:
+            # Its stream broke before it acknowledged: ask again for what it still runs.
+            revoked = frozenset(
+                r for r in handover.plan.revocations.get(worker_id, ()) if r.unit in running
+            )
+            if not revoked:
+                handover.waiting.discard(worker_id)
+                return
+            keep = running - {r.unit for r in revoked}
+            self.current[worker_id] = keep
+            handover.sessions[worker_id] = self.members[worker_id].session
+            self._send(
+                worker_id,
+                revocation_message(keep, revoked, handover.generation, handover.configs),
+            )
 
     def _drop(self, worker_id: str, reason: str) -> None:
         member = self.members.pop(worker_id, None)
@@ -173,88 +233,67 @@ class Group:
     async def _rebalance(self) -> None:
         if not self.members:
             return
-        counts = {name: len(self.configs.tasks_of(name)) for name in self.configs.connectors}
+        configs = self.configs
+        counts = {name: len(configs.tasks_of(name)) for name in configs.connectors}
         plan = assign(
-            self.current,
-            self.members,
-            desired_units(counts),
-            frozenset(self.configs.connectors),
+            self.current, self.members, desired_units(counts), frozenset(configs.connectors)
         )
-        if not plan.moved() and self._messages(plan.assignment) == self._last_sent_units():
+        if not plan.moved() and self._unchanged(plan.assignment, configs):
             return
         self.generation += 1
         structlog.contextvars.bind_contextvars(generation=self.generation)
+        # Written before anyone hears of it: a revocation with the deletion marker that a crash
+        # interrupts is found again on replay.
         await self.append(assignmentlog.Generation(self.generation, plan))
         log.get().info(
             "rebalance_started",
-            generation=self.generation,
             members=len(self.members),
             revocations=sum(len(r) for r in plan.revocations.values()),
         )
-        if not plan.moved():
-            await self._finish(Handover(self.generation, plan, set(), 0.0))
-            return
-        for worker_id, revoked in plan.revocations.items():
-            keep = self.current.get(worker_id, frozenset()) - {r.unit for r in revoked}
-            message = self._assignment(keep)
-            message.revoked.extend(
-                events_pb2.Revocation(unit=assignmentlog.unit_pb(r.unit), deleted=r.deleted)
-                for r in sorted(revoked)
-            )
-            self.current[worker_id] = keep
-            self._send(worker_id, message)
-        self.handover = Handover(
+        handover = Handover(
             self.generation,
             plan,
+            configs,
+            {m: member.session for m, member in self.members.items()},
             set(plan.revocations),
-            time.monotonic() + self.session_timeout,
         )
+        for worker_id, revoked in plan.revocations.items():
+            keep = self.current.get(worker_id, frozenset()) - {r.unit for r in revoked}
+            self.current[worker_id] = keep
+            self._send(worker_id, revocation_message(keep, revoked, self.generation, configs))
+        self.handover = handover
 
-    async def _finish(self, handover: Handover) -> None:
+    def _finish(self, handover: Handover) -> None:
         self.handover = None
-        assignment = {m: u for m, u in handover.plan.assignment.items() if m in self.members}
-        for worker_id, units in assignment.items():
+        for worker_id, units in handover.plan.assignment.items():
+            member = self.members.get(worker_id)
+            if member is None or member.session != handover.sessions.get(worker_id):
+                self.dirty = True  # gone, or back with a new session: the next plan sees it
+                continue
             self.current[worker_id] = units
-            self._send(worker_id, self._assignment(units, handover.generation))
+            self._send(worker_id, assignment_message(units, handover.generation, handover.configs))
         log.get().info("rebalance_finished", generation=handover.generation)
 
-    def _assignment(
-        self, units: frozenset[Unit], generation: int | None = None
-    ) -> coordinator_pb2.Assignment:
-        message = coordinator_pb2.Assignment(generation=generation or self.generation)
-        for unit in sorted(units):
-            name, task = unit
-            connector_config = self.configs.connectors.get(name, {})
-            tasks = self.configs.tasks_of(name)
-            task_config = tasks[task] if 0 <= task < len(tasks) else {}
-            message.units.append(
-                coordinator_pb2.AssignedUnit(
-                    unit=assignmentlog.unit_pb(unit),
-                    connector_config=dict(connector_config),
-                    task_config=dict(task_config),
-                )
-            )
-        return message
-
-    def _messages(self, assignment: Assignment) -> dict[str, bytes]:
-        return {
-            m: self._assignment(u, 0).SerializeToString(deterministic=True)
+    def _unchanged(self, assignment: Assignment, configs: ConfigState) -> bool:
+        """True when every member already runs exactly this, with these configs."""
+        return set(assignment) == set(self.last_sent) and all(
+            self.last_sent[m] == _fingerprint(assignment_message(u, 0, configs))
             for m, u in assignment.items()
-        }
-
-    def _last_sent_units(self) -> dict[str, bytes]:
-        out = {}
-        for m, msg in self.last_sent.items():
-            copy = coordinator_pb2.Assignment()
-            copy.CopyFrom(msg)
-            copy.generation = 0
-            out[m] = copy.SerializeToString(deterministic=True)
-        return out
+        )
 
     def _send(self, worker_id: str, message: coordinator_pb2.Assignment) -> None:
         member = self.members.get(worker_id)
         if member is None:
             return
-        if not message.revoked:
-            self.last_sent[worker_id] = message
+        if message.revoked:
+            self.last_sent.pop(worker_id, None)
+        else:
+            self.last_sent[worker_id] = _fingerprint(message)
         member.outbox.put_nowait(coordinator_pb2.CoordinatorMessage(assignment=message))
+
+
+def _fingerprint(message: coordinator_pb2.Assignment) -> bytes:
+    copy = coordinator_pb2.Assignment()
+    copy.CopyFrom(message)
+    copy.generation = 0
+    return copy.SerializeToString(deterministic=True)

@@ -65,6 +65,9 @@ class ConfigState:
     staged: Mapping[str, Mapping[int, Config]] = field(default_factory=lambda: MappingProxyType({}))
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
+        """The live task configs of a connector that exists; none for one that does not."""
+        if name not in self.connectors:
+            return ()
         return self.tasks.get(name, ())
 
 
@@ -108,10 +111,12 @@ def _(event: TaskConfigured, state: ConfigState) -> ConfigState:
 @apply.register
 def _(event: TasksCommitted, state: ConfigState) -> ConfigState:
     staged = state.staged.get(event.connector, {})
-    if event.connector not in state.connectors or any(i not in staged for i in range(event.count)):
-        # A commit for a deleted connector, or one whose task records compaction has removed:
-        # Kafka Connect ignores such a commit too, and the connector will write a fresh set.
+    if any(i not in staged for i in range(event.count)):
+        # A commit whose task records compaction has removed (a later, smaller set tombstoned
+        # them): Kafka Connect ignores such a commit too, and the connector writes a fresh set.
         return replace(state, staged=_without(state.staged, event.connector))
+    # The connector's own record need not be there yet: compaction keeps only its latest
+    # record, which an update may have put after this commit.
     live = tuple(staged[i] for i in range(event.count))
     return replace(
         state,

@@ -46,6 +46,22 @@ async def until_signalled() -> None:
     await stop.wait()
 
 
+async def until_stopped(*tasks: asyncio.Task[Any] | None) -> None:
+    """Returns on SIGTERM or SIGINT; raises if one of the service's own tasks ends first, since
+    a service whose state stopped changing must not go on answering as if it were current."""
+    watched = {t for t in tasks if t is not None}
+    signalled = asyncio.create_task(until_signalled())
+    done, _ = await asyncio.wait({signalled, *watched}, return_when=asyncio.FIRST_COMPLETED)
+    if signalled in done:
+        return
+    await cancel(signalled)
+    for task in done:
+        if task.cancelled():
+            raise RuntimeError(f"{task.get_name()} was cancelled")
+        task.result()  # raises what ended it
+        raise RuntimeError(f"{task.get_name()} ended")
+
+
 def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Runs a service's async main, logging a crash before the process exits non-zero."""
     try:

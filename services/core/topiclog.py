@@ -18,7 +18,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import ConsumerRecord
 
+from headrace.core import log
+
 Handler = Callable[["LogRecord"], None]
+
+
+class LogReaderStopped(RuntimeError):
+    """The task reading the topic has ended, so a wait for its progress can never finish."""
 
 
 @dataclass(frozen=True)
@@ -132,20 +138,52 @@ class TopicLog:
         ends = await self._consumer.end_offsets(self._partitions)
         await self.wait_for({tp.partition: off for tp, off in ends.items()})
 
+    @property
+    def reader(self) -> asyncio.Task[None] | None:
+        """The task that tails the topic; a service watches it, since its state stops with it."""
+        return self._reader
+
     async def wait_for(self, positions: dict[int, int]) -> None:
-        """Waits until the reader's position in each named partition is at least the one given."""
+        """Waits until the reader's position in each named partition is at least the one given.
+
+        Raises ``LogReaderStopped`` if the reader ends first: nobody would ever wake the waiter.
+        """
+
+        def reached() -> bool:
+            return all(self._positions.get(p, 0) >= o for p, o in positions.items())
+
         async with self._progress:
-            await self._progress.wait_for(
-                lambda: all(self._positions.get(p, 0) >= o for p, o in positions.items())
-            )
+            await self._progress.wait_for(lambda: reached() or self._reader_ended())
+        if not reached():
+            raise LogReaderStopped(f"the reader of {self._topic} has stopped")
+
+    def _reader_ended(self) -> bool:
+        return self._reader is not None and self._reader.done()
 
     async def _read_forever(self) -> None:
+        try:
+            await self._tail()
+        finally:
+            async with self._progress:
+                self._progress.notify_all()  # waiters find the reader gone
+
+    async def _tail(self) -> None:
         assert self._consumer is not None
+        logger = log.get()
         while True:
             batches = await self._consumer.getmany(timeout_ms=200)
             for tp, records in batches.items():
                 for record in records:
-                    self._on_record(_to_log_record(record))
+                    try:
+                        self._on_record(_to_log_record(record))
+                    except Exception as exc:  # noqa: BLE001 - one bad record must not stop the fold
+                        logger.error(
+                            "log_record_skipped",
+                            topic=self._topic,
+                            partition=tp.partition,
+                            offset=record.offset,
+                            error=repr(exc),
+                        )
                 self._positions[tp.partition] = records[-1].offset + 1
             # Positions also move past transaction markers and compacted gaps.
             for tp in self._partitions:

@@ -29,7 +29,7 @@ TOPICS = (
     TopicSpec("configs", 1, COMPACT),
     TopicSpec("offsets", 10, COMPACT),
     TopicSpec("status", 5, COMPACT),
-    TopicSpec("assignments", 1, {"cleanup.policy": "delete", "retention.ms": str(7 * 86_400_000)}),
+    TopicSpec("assignments", 1, COMPACT),
 )
 
 

@@ -38,6 +38,7 @@ class Membership:
         self._heartbeat = heartbeat
         self._outgoing: asyncio.Queue[coordinator_pb2.WorkerMessage | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._leaving = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="membership")
@@ -51,6 +52,7 @@ class Membership:
 
     async def leave(self) -> None:
         """Ends the stream: the coordinator hands this worker's units to the others."""
+        self._leaving = True
         self._outgoing.put_nowait(None)
         if self._task is not None:
             try:
@@ -60,7 +62,7 @@ class Membership:
 
     async def _run(self) -> None:
         backoff = 0.2
-        while True:
+        while not self._leaving:
             try:
                 if await self._session():
                     return
@@ -84,7 +86,7 @@ class Membership:
                 while True:
                     message = await call.read()
                     if message is grpc.aio.EOF:
-                        return writer.done()
+                        return self._leaving
                     if message.WhichOneof("kind") == "assignment":
                         self._on_assignment(message.assignment)
             finally:

@@ -44,7 +44,9 @@ class PluginProcess:
         self.key = plugin_key(plugin)
         self._settings = settings
         self._worker_id = worker_id
-        self._socket = run_dir / f"{worker_id}-{self.key}.sock"
+        # The worker's pid keeps the name apart from a socket a previous run of this worker
+        # may still be cleaning up.
+        self._socket = run_dir / f"{worker_id}-{os.getpid()}-{self.key}.sock"
         self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
         self._on_event = on_event
         self._on_exit = on_exit

@@ -10,12 +10,14 @@ passes ``deleted=False``.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 import structlog
+from aiokafka.errors import KafkaError
 
 from headrace.coordinator.assignmentlog import unit_of
 from headrace.coordinator.assignor import Unit
@@ -58,6 +60,11 @@ class ProcessExited:
 
 Event = Assigned | UnitReported | ProcessExited | None  # None: shut down
 
+# Bounds every call to a plugin process: the host bounds a plugin's own start and stop more
+# tightly, so this only fires when the process itself is wedged.
+CALL_TIMEOUT_S = 60.0
+PUT_ATTEMPTS = 8
+
 
 class Worker:
     def __init__(
@@ -96,14 +103,20 @@ class Worker:
         self.membership.start()
         self.log.info("worker_ready", plugins=len(self.catalog.plugins))
         while (event := await self._queue.get()) is not None:
-            match event:
-                case Assigned(message):
-                    await self._apply(message)
-                case UnitReported(process, unit_event):
-                    await self._reported(process, unit_event)
-                case ProcessExited(process, code, tail):
-                    await self._exited(process, code, tail)
+            try:
+                await self._handle(event)
+            except Exception:
+                self.log.exception("worker_event_failed", event=type(event).__name__)
         await self._stop_everything()
+
+    async def _handle(self, event: Event) -> None:
+        match event:
+            case Assigned(message):
+                await self._apply(message)
+            case UnitReported(process, unit_event):
+                await self._reported(process, unit_event)
+            case ProcessExited(process, code, tail):
+                await self._exited(process, code, tail)
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
@@ -169,17 +182,10 @@ class Worker:
             assert process.stub is not None
             if task == CONNECTOR:
                 started = await process.stub.StartConnector(
-                    plugin_pb2.StartConnectorRequest(name=name, config=connector_config)
+                    plugin_pb2.StartConnectorRequest(name=name, config=connector_config),
+                    timeout=CALL_TIMEOUT_S,
                 )
-                await self._config.PutTaskConfigs(
-                    config_pb2.PutTaskConfigsRequest(
-                        connector=name,
-                        tasks=[
-                            config_pb2.TaskInfo(task=i, config=t.config)
-                            for i, t in enumerate(started.tasks)
-                        ],
-                    )
-                )
+                await self._put_task_configs(name, [dict(t.config) for t in started.tasks])
             else:
                 await process.stub.StartTask(
                     plugin_pb2.StartTaskRequest(
@@ -187,9 +193,10 @@ class Worker:
                         task=task,
                         connector_config=connector_config,
                         task_config=task_config,
-                    )
+                    ),
+                    timeout=CALL_TIMEOUT_S,
                 )
-        except (PluginError, grpc.aio.AioRpcError, RuntimeError, TimeoutError) as exc:
+        except (PluginError, grpc.aio.AioRpcError, OSError, RuntimeError, TimeoutError) as exc:
             self.running[unit] = Running(plugin, connector_config, task_config)
             detail = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
             self.log.warning("unit_start_failed", connector=name, task=task, error=detail)
@@ -197,6 +204,24 @@ class Worker:
             return
         self.log.info("unit_started", connector=name, task=task, version=plugin.version)
         await self._report(unit, State.RUNNING)
+
+    async def _put_task_configs(self, name: str, tasks: list[dict[str, str]]) -> None:
+        """Hands the connector's task configs to the config service, riding out a short outage."""
+        request = config_pb2.PutTaskConfigsRequest(
+            connector=name,
+            tasks=[config_pb2.TaskInfo(task=i, config=t) for i, t in enumerate(tasks)],
+        )
+        delay = 0.2
+        for attempt in itertools.count(1):
+            try:
+                await self._config.PutTaskConfigs(request, timeout=CALL_TIMEOUT_S)
+                return
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt >= PUT_ATTEMPTS:
+                    raise
+                self.log.warning("task_configs_retry", connector=name, attempt=attempt)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
 
     async def _stop(self, unit: Unit, *, deleted: bool) -> None:
         running = self.running.pop(unit, None)
@@ -208,14 +233,14 @@ class Worker:
             request = plugin_pb2.StopRequest(connector=name, task=task, deleted=deleted)
             try:
                 if task == CONNECTOR:
-                    await process.stub.StopConnector(request)
+                    await process.stub.StopConnector(request, timeout=CALL_TIMEOUT_S)
                 else:
-                    await process.stub.StopTask(request)
+                    await process.stub.StopTask(request, timeout=CALL_TIMEOUT_S)
             except grpc.aio.AioRpcError as exc:
                 self.log.warning("unit_stop_failed", connector=name, task=task, error=exc.details())
         self.log.info("unit_stopped", connector=name, task=task, deleted=deleted)
         if deleted:
-            await self._status.append(status.status_key(name, task), None)
+            await self._write_status(status.status_key(name, task), None)
         else:
             await self._report(unit, State.UNASSIGNED, running=running)
 
@@ -224,11 +249,18 @@ class Worker:
     ) -> None:
         current = running or self.running.get(unit)
         version = current.plugin.version if current and current.plugin else ""
-        await self._status.append(
+        await self._write_status(
             *status.encode(
                 UnitStatus(unit[0], unit[1], state, self.worker_id, trace, self.generation, version)
             )
         )
+
+    async def _write_status(self, key: str, value: bytes | None) -> None:
+        # Status is what the worker observed; failing to record it must not stop the work.
+        try:
+            await self._status.append(key, value)
+        except KafkaError as exc:
+            self.log.error("status_write_failed", key=key, error=repr(exc))
 
     async def _reported(self, process: PluginProcess, event: plugin_pb2.UnitEvent) -> None:
         unit = (event.connector, event.task)

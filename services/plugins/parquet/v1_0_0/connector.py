@@ -50,6 +50,8 @@ META_FIELDS = pa.schema([
     ("kafka_timestamp", pa.int64()),
 ])
 
+FLUSH_DEFAULTS = {"flush.max.records": "20000", "offset.flush.interval.ms": "1000"}
+
 CONFIG = (
     ConfigDef()
     .define("path", ConfigType.STRING, importance=Importance.HIGH, validator=non_empty_string,
@@ -135,7 +137,9 @@ class ParquetSinkConnector(SinkConnector):
         return ParquetSinkTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._config) for _ in range(max_tasks)]
+        # Each flush is a Spark job and a Parquet file: write larger, rarer batches unless the
+        # user chose otherwise.
+        return [{**FLUSH_DEFAULTS, **self._config} for _ in range(max_tasks)]
 
     async def stop(self, deleted: bool = False) -> None:
         provisioned = getattr(self, "_marker", None)  # None when start failed before it
