@@ -68,9 +68,7 @@ def stale_temp_dirs(
     writing a young one.
     """
     return [
-        name
-        for name, mtime in entries
-        if name.startswith(TEMP_PREFIX) and now - mtime > max_age_s
+        name for name, mtime in entries if name.startswith(TEMP_PREFIX) and now - mtime > max_age_s
     ]
 
 

@@ -44,7 +44,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--socket", required=True, type=Path, help="the Unix socket to serve on")
     parser.add_argument(
-        "--stop-timeout", type=float, default=10.0,
+        "--stop-timeout",
+        type=float,
+        default=10.0,
         help="seconds a plugin's stop (or a task's last batch) may take before it is abandoned",
     )
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")

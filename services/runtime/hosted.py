@@ -150,13 +150,21 @@ class HostedPlugin:
         task = self.connector_class().task_class()()
         if isinstance(task, SourceTask):
             return SourceRunner(
-                connector=connector, task_id=task_id, task=task, settings=self.settings,
-                connector_config=connector_config, task_config=task_config,
+                connector=connector,
+                task_id=task_id,
+                task=task,
+                settings=self.settings,
+                connector_config=connector_config,
+                task_config=task_config,
             )
         if isinstance(task, SinkTask):
             return SinkRunner(
-                connector=connector, task_id=task_id, task=task, settings=self.settings,
-                connector_config=connector_config, task_config=task_config,
+                connector=connector,
+                task_id=task_id,
+                task=task,
+                settings=self.settings,
+                connector_config=connector_config,
+                task_config=task_config,
             )
         raise TypeError(f"{type(task).__qualname__} is neither a SourceTask nor a SinkTask")
 

@@ -48,8 +48,10 @@ async def _ready_partitions(admin: AIOKafkaAdminClient, name: str) -> int:
         described = await admin.describe_topics([name])
         found = described[0] if described else {}
         partitions = found.get("partitions") or []
-        if found.get("error_code") == 0 and partitions and all(
-            p["leader"] >= 0 for p in partitions
+        if (
+            found.get("error_code") == 0
+            and partitions
+            and all(p["leader"] >= 0 for p in partitions)
         ):
             return len(partitions)
         if time.monotonic() > deadline:

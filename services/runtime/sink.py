@@ -182,8 +182,12 @@ class SinkRunner:
             headers = list(message.headers or ())
             if self._policy.dlq_context_headers:
                 headers += dlq_headers(
-                    error, message.topic, message.partition, message.offset,
-                    self.connector, self.task_id,
+                    error,
+                    message.topic,
+                    message.partition,
+                    message.offset,
+                    self.connector,
+                    self.task_id,
                 )
             await self._dlq.send_and_wait(
                 self._policy.dlq_topic, value=message.value, key=message.key, headers=headers

@@ -157,8 +157,7 @@ class SourceRunner:
             ) from exc
         value = _convert_value(self._value_converter, record)
         headers = [
-            (name, v.encode() if isinstance(v, str) else (v or b""))
-            for name, v in record.headers
+            (name, v.encode() if isinstance(v, str) else (v or b"")) for name, v in record.headers
         ]
         return key, value, headers
 

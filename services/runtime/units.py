@@ -102,9 +102,7 @@ class TaskUnit:
                 self.failed = True  # its batch may be half done: do not commit it
         if self._loop is not None and not self.failed:
             await self._call(runner.finish(), "task_commit_failed", "task_commit_timeout")
-        await self._call(
-            runner.task.stop(deleted=deleted), "task_stop_failed", "task_stop_timeout"
-        )
+        await self._call(runner.task.stop(deleted=deleted), "task_stop_failed", "task_stop_timeout")
         await self._call(runner.close(), "task_close_failed", "task_close_timeout")
 
     async def _call(self, work: Awaitable[None], failed_event: str, timeout_event: str) -> None:

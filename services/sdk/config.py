@@ -169,9 +169,7 @@ class ConfigDef:
         """A ConfigDef with one more key. A key without a default is required."""
         if name in self.keys:
             raise ConfigException(f"Configuration {name} is defined twice")
-        key = ConfigKey(
-            name, type, default, importance, doc, validator, tuple(recommended_values)
-        )
+        key = ConfigKey(name, type, default, importance, doc, validator, tuple(recommended_values))
         return replace(self, keys={**self.keys, name: key})
 
     def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:

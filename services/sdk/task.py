@@ -124,9 +124,7 @@ class SourceTask(Task):
     async def commit(self) -> None:
         """Called once the offsets of everything polled so far are stored."""
 
-    async def commit_record(
-        self, record: SourceRecord, metadata: RecordMetadata | None
-    ) -> None:
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         """Called per record once Kafka acknowledged it; metadata None if it was filtered out."""
 
     async def stop(self, deleted: bool = False) -> None:

@@ -80,8 +80,10 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
         wait_for("the sink's provisioned markers removed", lambda: not any(markers.iterdir()))
         wait_for(
             "the sink's connector and tasks stopped",
-            lambda: len(log_events(stack.log_dir, "task_stopped", connector="lake")) >= 2
-            and log_events(stack.log_dir, "connector_stopped", connector="lake"),
+            lambda: (
+                len(log_events(stack.log_dir, "task_stopped", connector="lake")) >= 2
+                and log_events(stack.log_dir, "connector_stopped", connector="lake")
+            ),
         )
         stops = log_events(stack.log_dir, "connector_stopped", connector="lake")
         assert [s["deleted"] for s in stops] == [True]

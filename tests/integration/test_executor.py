@@ -60,8 +60,17 @@ def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pa
     address = f"127.0.0.1:{port}"
     log_path = tmp_path_factory.mktemp("executor") / "executor.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
-    command = [sys.executable, "-m", "headrace.executor", "--port", str(port),
-               "--master", "local[2]", "--max-in-flight", str(MAX_IN_FLIGHT)]
+    command = [
+        sys.executable,
+        "-m",
+        "headrace.executor",
+        "--port",
+        str(port),
+        "--master",
+        "local[2]",
+        "--max-in-flight",
+        str(MAX_IN_FLIGHT),
+    ]
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
     try:
@@ -114,12 +123,21 @@ def batch_dirs(root: Path, topic: str, partition: int) -> list[str]:
 
 async def test_batches_land_once_and_read_back_intact(address: str, tmp_path: Path) -> None:
     root = tmp_path / "out"
-    batches = [rows("orders", 0, range(0, 10)), rows("orders", 0, range(10, 25)),
-               rows("orders", 1, range(0, 5))]
+    batches = [
+        rows("orders", 0, range(0, 10)),
+        rows("orders", 0, range(10, 25)),
+        rows("orders", 1, range(0, 5)),
+    ]
     async with ExecutorClient(address) as client:
         results = [
-            await client.write_batch(connector="sink", task=0, topic="orders", partition=int(
-                b.column("kafka_partition")[0].as_py()), table=b, path=str(root))
+            await client.write_batch(
+                connector="sink",
+                task=0,
+                topic="orders",
+                partition=int(b.column("kafka_partition")[0].as_py()),
+                table=b,
+                path=str(root),
+            )
             for b in batches
         ]
         counted = await client.count_rows(str(root))
@@ -154,11 +172,21 @@ async def test_a_resent_batch_writes_nothing(address: str, tmp_path: Path) -> No
 async def test_an_overlapping_batch_writes_only_new_rows(address: str, tmp_path: Path) -> None:
     root = tmp_path / "out"
     async with ExecutorClient(address) as client:
-        await client.write_batch(connector="sink", task=0, topic="clicks", partition=0,
-                                 table=rows("clicks", 0, range(0, 10)), path=str(root))
+        await client.write_batch(
+            connector="sink",
+            task=0,
+            topic="clicks",
+            partition=0,
+            table=rows("clicks", 0, range(0, 10)),
+            path=str(root),
+        )
         overlap = await client.write_batch(
-            connector="sink", task=0, topic="clicks", partition=0,
-            table=rows("clicks", 0, range(5, 15), per_offset=2), path=str(root),
+            connector="sink",
+            task=0,
+            topic="clicks",
+            partition=0,
+            table=rows("clicks", 0, range(5, 15), per_offset=2),
+            path=str(root),
         )
 
     assert overlap == (10, 10)  # offsets 10..14, two rows each, are new
@@ -180,8 +208,14 @@ async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path
     os.utime(old, (0, 0))
     async with ExecutorClient(address) as client:
         assert await client.count_rows(str(root)) == 0
-        written = await client.write_batch(connector="sink", task=0, topic="events", partition=0,
-                                           table=rows("events", 0, range(0, 10)), path=str(root))
+        written = await client.write_batch(
+            connector="sink",
+            task=0,
+            topic="events",
+            partition=0,
+            table=rows("events", 0, range(0, 10)),
+            path=str(root),
+        )
         counted = await client.count_rows(str(root))
 
     assert written == (10, 0)  # the hidden output moved no watermark
@@ -195,8 +229,14 @@ async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path
 
 def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
     fields: dict[str, object] = {
-        "connector": "sink", "task": 0, "topic": "bad", "partition": 0, "first_offset": 0,
-        "last_offset": 9, "format": "parquet", "path": str(root),
+        "connector": "sink",
+        "task": 0,
+        "topic": "bad",
+        "partition": 0,
+        "first_offset": 0,
+        "last_offset": 9,
+        "format": "parquet",
+        "path": str(root),
         "arrow_ipc": ipc_stream(rows("bad", 0, range(0, 10))),
     }
     fields.update(overrides)
@@ -208,15 +248,24 @@ def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
     [
         ({"format": "avro"}, "format"),
         ({"path": ""}, "path"),
-        ({"arrow_ipc": ipc_stream(rows("bad", 0, range(10)).drop_columns(["kafka_offset"]))},
-         "kafka_offset"),
+        (
+            {"arrow_ipc": ipc_stream(rows("bad", 0, range(10)).drop_columns(["kafka_offset"]))},
+            "kafka_offset",
+        ),
         ({"last_offset": 5}, "last_offset=5"),
         ({"first_offset": 3}, "first_offset=3"),
         ({"topic": "other"}, "kafka_topic"),
         ({"arrow_ipc": b"not arrow"}, "arrow_ipc"),
     ],
-    ids=["format", "empty-path", "no-offset-column", "above-range", "below-range",
-         "wrong-topic", "garbage"],
+    ids=[
+        "format",
+        "empty-path",
+        "no-offset-column",
+        "above-range",
+        "below-range",
+        "wrong-topic",
+        "garbage",
+    ],
 )
 async def test_a_bad_request_is_refused_and_writes_nothing(
     address: str, tmp_path: Path, overrides: dict[str, object], named: str
@@ -226,8 +275,9 @@ async def test_a_bad_request_is_refused_and_writes_nothing(
         stub = executor_pb2_grpc.ExecutorStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await stub.WriteBatch(_request(root, **overrides))
-        counted = await stub.CountRows(executor_pb2.CountRowsRequest(format="parquet",
-                                                                     path=str(root)))
+        counted = await stub.CountRows(
+            executor_pb2.CountRowsRequest(format="parquet", path=str(root))
+        )
 
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert named in (refused.value.details() or "")
@@ -248,9 +298,14 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = executor_pb2_grpc.ExecutorStub(channel)
         outcomes = await asyncio.gather(
-            *(stub.WriteBatch(_request(root, topic="load", partition=p, last_offset=19_999,
-                                       arrow_ipc=ipc_stream(b)))
-              for p, b in batches.items()),
+            *(
+                stub.WriteBatch(
+                    _request(
+                        root, topic="load", partition=p, last_offset=19_999, arrow_ipc=ipc_stream(b)
+                    )
+                )
+                for p, b in batches.items()
+            ),
             return_exceptions=True,
         )
     refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
@@ -264,9 +319,12 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
     # The client rides it out: it retries what was refused, and nothing lands twice.
     async with ExecutorClient(address) as client:
         results = await asyncio.gather(
-            *(client.write_batch(connector="sink", task=0, topic="load", partition=p, table=b,
-                                 path=str(root))
-              for p, b in batches.items())
+            *(
+                client.write_batch(
+                    connector="sink", task=0, topic="load", partition=p, table=b, path=str(root)
+                )
+                for p, b in batches.items()
+            )
         )
         counted = await client.count_rows(str(root))
     assert sum(written for written, _ in results) == 20_000 * len(refused)
@@ -276,8 +334,14 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
 async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_path: Path) -> None:
     address, log_path = executor
     async with ExecutorClient(address) as client:
-        await client.write_batch(connector="logged", task=4, topic="audit", partition=2,
-                                 table=rows("audit", 2, range(3)), path=str(tmp_path / "out"))
+        await client.write_batch(
+            connector="logged",
+            task=4,
+            topic="audit",
+            partition=2,
+            table=rows("audit", 2, range(3)),
+            path=str(tmp_path / "out"),
+        )
 
     events = _read_log(log_path)
     ready = [e for e in events if e["event"] == "executor_ready"]

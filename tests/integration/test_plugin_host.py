@@ -87,9 +87,18 @@ async def plugin_host(
     }
     with log_path.open("w") as log_file:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "headrace.runtime.host", "--manifest", str(manifest),
-            "--socket", str(socket), "--stop-timeout", str(stop_timeout),
-            stdout=asyncio.subprocess.DEVNULL, stderr=log_file, env=env,
+            sys.executable,
+            "-m",
+            "headrace.runtime.host",
+            "--manifest",
+            str(manifest),
+            "--socket",
+            str(socket),
+            "--stop-timeout",
+            str(stop_timeout),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log_file,
+            env=env,
         )
     try:
         host = Host(process, log_path, None)  # type: ignore[arg-type]  # stub set below
@@ -214,8 +223,14 @@ async def test_datagen_tasks_produce_every_id_once_and_stop_with_the_flag(
     kafka: str, cluster: str, tmp_path: Path
 ) -> None:
     topic, n = f"{cluster}-data", 200
-    config = {"name": "gen", "connector.class": "DatagenSource", "tasks.max": "2",
-              "topic": topic, "records": str(n), "batch.size": "50"}
+    config = {
+        "name": "gen",
+        "connector.class": "DatagenSource",
+        "tasks.max": "2",
+        "topic": topic,
+        "records": str(n),
+        "batch.size": "50",
+    }
     async with plugin_host(DATAGEN, kafka, cluster, tmp_path) as host:
         described = await host.stub.Describe(pb.DescribeRequest())
         assert (described.version, described.type) == ("1.0.0", "source")
@@ -225,8 +240,11 @@ async def test_datagen_tasks_produce_every_id_once_and_stop_with_the_flag(
         assert sorted(int(json.loads(r.key or b"")) for r in records) == list(range(n))
         for r in records:
             value = json.loads(r.value or b"")
-            assert value == {"id": value["id"], "name": f"record-{value['id']}",
-                             "amount": value["id"] * 0.25}
+            assert value == {
+                "id": value["id"],
+                "name": f"record-{value['id']}",
+                "amount": value["id"] * 0.25,
+            }
 
         await host.stub.StopTask(pb.StopRequest(connector="gen", task=0, deleted=False))
         await host.stub.StopTask(pb.StopRequest(connector="gen", task=1, deleted=True))
@@ -247,8 +265,14 @@ async def test_a_restarted_task_resumes_from_its_stored_offset(
     kafka: str, cluster: str, tmp_path: Path
 ) -> None:
     topic, n = f"{cluster}-data", 300
-    config = {"name": "slow", "tasks.max": "1", "topic": topic, "records": str(n),
-              "batch.size": "10", "interval.ms": "50"}
+    config = {
+        "name": "slow",
+        "tasks.max": "1",
+        "topic": topic,
+        "records": str(n),
+        "batch.size": "10",
+        "interval.ms": "50",
+    }
     async with plugin_host(DATAGEN, kafka, cluster, tmp_path) as host:
         started = await host.stub.StartConnector(
             pb.StartConnectorRequest(name="slow", config=config)
@@ -296,7 +320,9 @@ async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
         await host.stub.StopConnector(pb.StopRequest(connector="rec", task=-1, deleted=True))
 
     assert stops(out / "lifecycle.jsonl") == [
-        ("connector", None, True), ("task", 0, True), ("task", 1, True)
+        ("connector", None, True),
+        ("task", 0, True),
+        ("task", 1, True),
     ]
     assert len(lines(out / "records.jsonl")) == n
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
@@ -315,9 +341,15 @@ async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
     topic, dlq, out = f"{cluster}-in", f"{cluster}-dlq", tmp_path / "out"
     good, bad = (b'"0"', b'{"id": 0}'), (b'"1"', b"{oops")
     await produce(kafka, topic, [good, bad, (b'"2"', b'{"id": 2}')])
-    config = {"name": "rec", "tasks.max": "1", "topics": topic, "path": str(out),
-              "errors.tolerance": tolerance, "errors.deadletterqueue.topic.name": dlq,
-              "errors.deadletterqueue.context.headers.enable": "true"}
+    config = {
+        "name": "rec",
+        "tasks.max": "1",
+        "topics": topic,
+        "path": str(out),
+        "errors.tolerance": tolerance,
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
     manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         watch = host.stub.Watch(pb.WatchRequest())
@@ -325,8 +357,10 @@ async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
         if tolerance == "none":
             failed = await next_event(watch, lambda e: e.state == "FAILED")
             assert (failed.connector, failed.task) == ("rec", 0)
-            assert f"value converter failed for the record at topic {topic} partition 0 offset 1" \
+            assert (
+                f"value converter failed for the record at topic {topic} partition 0 offset 1"
                 in failed.trace
+            )
         else:
             got = await eventually(at_least(out / "records.jsonl", 2), "the good records")
             assert [r["offset"] for r in got] == [0, 2]
@@ -342,8 +376,13 @@ async def test_a_failing_task_is_reported_failed_on_watch_with_its_trace(
     kafka: str, cluster: str, tmp_path: Path, fail_in: str
 ) -> None:
     topic = f"{cluster}-out"
-    config = {"name": "bad", "tasks.max": "1", "topic": topic, "fail.in": fail_in,
-              "fail.after.records": "3"}
+    config = {
+        "name": "bad",
+        "tasks.max": "1",
+        "topic": topic,
+        "fail.in": fail_in,
+        "fail.after.records": "3",
+    }
     manifest = TEST_PLUGINS / "failing" / "v1_0_0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         watch = host.stub.Watch(pb.WatchRequest())

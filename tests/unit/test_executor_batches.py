@@ -26,8 +26,14 @@ def table(offsets: list[int], **extra: list[Any]) -> pa.Table:
 
 def request(**overrides: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {
-        "connector": "sink", "task": 0, "topic": "orders", "partition": 1, "first_offset": 10,
-        "last_offset": 19, "format": "parquet", "path": "/data/out",
+        "connector": "sink",
+        "task": 0,
+        "topic": "orders",
+        "partition": 1,
+        "first_offset": 10,
+        "last_offset": 19,
+        "format": "parquet",
+        "path": "/data/out",
         "arrow_ipc": ipc_stream(table(list(range(10, 20)))),
     }
     return fields | overrides

@@ -19,8 +19,10 @@ from headrace.sdk import ConfigException, DataError, Schema, SchemaType, Struct
 from headrace.sdk.data import INT64_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
 
 INT_RANGES = {
-    SchemaType.INT8: 2**7, SchemaType.INT16: 2**15,
-    SchemaType.INT32: 2**31, SchemaType.INT64: 2**63,
+    SchemaType.INT8: 2**7,
+    SchemaType.INT16: 2**15,
+    SchemaType.INT32: 2**31,
+    SchemaType.INT64: 2**63,
 }
 PRIMITIVES = [t for t in SchemaType if t.is_primitive]
 MAP_KEYS = [SchemaType.STRING, SchemaType.INT32, SchemaType.INT64, SchemaType.BOOLEAN]
@@ -41,7 +43,9 @@ def schemas() -> st.SearchStrategy[Schema]:
             ),
             st.lists(st.tuples(field_names, inner), max_size=4, unique_by=lambda f: f[0]).flatmap(
                 lambda fields: st.builds(
-                    Schema.struct, st.just(fields), name=st.none() | field_names,
+                    Schema.struct,
+                    st.just(fields),
+                    name=st.none() | field_names,
                     optional=st.booleans(),
                 )
             ),
@@ -82,7 +86,10 @@ def _required_values(schema: Schema) -> st.SearchStrategy[Any]:
 
 schema_and_value = schemas().flatmap(lambda s: st.tuples(st.just(s), values(s)))
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text()
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
     | st.floats(allow_nan=False, allow_infinity=False),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
     max_leaves=10,
@@ -131,7 +138,9 @@ def test_json_envelope_is_connects_format() -> None:
     )
     assert json.loads(data or b"") == {
         "schema": {
-            "type": "struct", "optional": False, "name": "r",
+            "type": "struct",
+            "optional": False,
+            "name": "r",
             "fields": [
                 {"field": "id", "type": "int64", "optional": False},
                 {"field": "name", "type": "string", "optional": True},
@@ -148,8 +157,12 @@ def test_json_reads_what_connect_writes() -> None:
 
 
 def test_null_is_a_tombstone() -> None:
-    for converter in (JsonConverter({"schemas.enable": "true"}), JsonConverter(),
-                      StringConverter(), ByteArrayConverter()):
+    for converter in (
+        JsonConverter({"schemas.enable": "true"}),
+        JsonConverter(),
+        StringConverter(),
+        ByteArrayConverter(),
+    ):
         assert converter.from_connect_data("t", None, None) is None
         assert converter.to_connect_data("t", None).value is None
 
@@ -158,14 +171,26 @@ def test_null_is_a_tombstone() -> None:
     ("converter", "data", "message"),
     [
         (JsonConverter(), b"{not json", "not valid JSON"),
-        (JsonConverter({"schemas.enable": "true"}), b'{"id": 1}',
-         'requires "schema" and "payload"'),
-        (JsonConverter({"schemas.enable": "true"}),
-         b'{"schema": {"type": "int32"}, "payload": "x"}', "not a valid int32"),
-        (JsonConverter({"schemas.enable": "true"}),
-         b'{"schema": {"type": "decimal"}, "payload": 1}', "unknown schema type"),
-        (JsonConverter({"schemas.enable": "true"}),
-         b'{"schema": {"type": "string"}, "payload": null}', "null value for a required"),
+        (
+            JsonConverter({"schemas.enable": "true"}),
+            b'{"id": 1}',
+            'requires "schema" and "payload"',
+        ),
+        (
+            JsonConverter({"schemas.enable": "true"}),
+            b'{"schema": {"type": "int32"}, "payload": "x"}',
+            "not a valid int32",
+        ),
+        (
+            JsonConverter({"schemas.enable": "true"}),
+            b'{"schema": {"type": "decimal"}, "payload": 1}',
+            "unknown schema type",
+        ),
+        (
+            JsonConverter({"schemas.enable": "true"}),
+            b'{"schema": {"type": "string"}, "payload": null}',
+            "null value for a required",
+        ),
         (StringConverter(), b"\xff\xfe", "not valid utf-8"),
     ],
 )
@@ -206,8 +231,11 @@ def test_default_is_json_without_schemas_and_sub_keys_configure_it() -> None:
     default = converter_for({}, "value")
     assert isinstance(default, JsonConverter) and not default.schemas_enable
     enabled = converter_for(
-        {"value.converter": "json", "value.converter.schemas.enable": "true",
-         "key.converter.schemas.enable": "false"},
+        {
+            "value.converter": "json",
+            "value.converter.schemas.enable": "true",
+            "key.converter.schemas.enable": "false",
+        },
         "value",
     )
     assert isinstance(enabled, JsonConverter) and enabled.schemas_enable

@@ -56,8 +56,9 @@ def _all_ids(start: int, tasks: int, limit: int, batch: int) -> list[int]:
 
 
 async def test_two_tasks_generate_deterministic_records_with_offsets() -> None:
-    configs = await task_configs({"name": "gen", "topic": "t", "records": "10",
-                                  "batch.size": "3"}, 2)
+    configs = await task_configs(
+        {"name": "gen", "topic": "t", "records": "10", "batch.size": "3"}, 2
+    )
     assert [c["task.id"] for c in configs] == ["0", "1"]
     first = await drain(configs[1])
     assert [r.key for r in first] == ["1", "3", "5", "7", "9"]

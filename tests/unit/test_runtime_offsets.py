@@ -23,8 +23,12 @@ def test_keys_are_connects_json_with_sorted_keys() -> None:
 def test_the_last_value_per_source_partition_wins() -> None:
     a, b = offset_key("c", {"p": "a"}), offset_key("c", {"p": "b"})
     state = replay(
-        "c", [(a, offset_value({"next": 1})), (b, offset_value({"next": 5})),
-              (a, offset_value({"next": 2}))]
+        "c",
+        [
+            (a, offset_value({"next": 1})),
+            (b, offset_value({"next": 5})),
+            (a, offset_value({"next": 2})),
+        ],
     )
     assert state == {'{"p":"a"}': {"next": 2}, '{"p":"b"}': {"next": 5}}
 

@@ -15,26 +15,44 @@ def record(offset: int, value: object, partition: int = 0) -> SinkRecord:
 
 
 def test_value_fields_plus_kafka_columns() -> None:
-    table = parquet.build_table([
-        record(5, {"id": 5, "name": "record-5", "amount": 1.25}),
-        record(6, {"id": 6, "name": "record-6", "amount": 1.5, "extra": True}),
-    ])
-    assert table.schema == pa.schema([
-        ("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64()), ("extra", pa.bool_()),
-        ("kafka_topic", pa.string()), ("kafka_partition", pa.int32()),
-        ("kafka_offset", pa.int64()), ("kafka_timestamp", pa.int64()),
-    ])
+    table = parquet.build_table(
+        [
+            record(5, {"id": 5, "name": "record-5", "amount": 1.25}),
+            record(6, {"id": 6, "name": "record-6", "amount": 1.5, "extra": True}),
+        ]
+    )
+    assert table.schema == pa.schema(
+        [
+            ("id", pa.int64()),
+            ("name", pa.string()),
+            ("amount", pa.float64()),
+            ("extra", pa.bool_()),
+            ("kafka_topic", pa.string()),
+            ("kafka_partition", pa.int32()),
+            ("kafka_offset", pa.int64()),
+            ("kafka_timestamp", pa.int64()),
+        ]
+    )
     assert table.to_pylist()[0] == {
-        "id": 5, "name": "record-5", "amount": 1.25, "extra": None, "kafka_topic": "orders",
-        "kafka_partition": 0, "kafka_offset": 5, "kafka_timestamp": 1005,
+        "id": 5,
+        "name": "record-5",
+        "amount": 1.25,
+        "extra": None,
+        "kafka_topic": "orders",
+        "kafka_partition": 0,
+        "kafka_offset": 5,
+        "kafka_timestamp": 1005,
     }
 
 
 def test_structs_scalars_and_tombstones_become_rows() -> None:
     schema = Schema.struct([("id", INT64_SCHEMA), ("name", STRING_SCHEMA)])
-    rows = parquet.build_table([
-        record(0, Struct(schema, {"id": 1, "name": "a"})), record(1, None),
-    ]).to_pylist()
+    rows = parquet.build_table(
+        [
+            record(0, Struct(schema, {"id": 1, "name": "a"})),
+            record(1, None),
+        ]
+    ).to_pylist()
     assert [(r["id"], r["name"], r["kafka_offset"]) for r in rows] == [(1, "a", 0), (None, None, 1)]
     scalars = parquet.build_table([record(0, "text")])
     assert scalars.column("value").to_pylist() == ["text"]

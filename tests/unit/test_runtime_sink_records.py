@@ -13,8 +13,16 @@ from headrace.sdk import ConfigException, SinkRecord
 
 def message(value: bytes | None, key: bytes | None = b'"k"') -> ConsumerRecord[bytes, bytes]:
     return ConsumerRecord(
-        topic="orders", partition=3, offset=42, timestamp=1700000000000, timestamp_type=0,
-        key=key, value=value, checksum=None, serialized_key_size=0, serialized_value_size=0,
+        topic="orders",
+        partition=3,
+        offset=42,
+        timestamp=1700000000000,
+        timestamp_type=0,
+        key=key,
+        value=value,
+        checksum=None,
+        serialized_key_size=0,
+        serialized_value_size=0,
         headers=[("h", b"v")],
     )
 
@@ -22,15 +30,23 @@ def message(value: bytes | None, key: bytes | None = b'"k"') -> ConsumerRecord[b
 def test_a_message_becomes_a_sink_record() -> None:
     record = to_sink_record(message(b'{"id": 1}'), JsonConverter(), JsonConverter())
     assert record == SinkRecord(
-        topic="orders", partition=3, offset=42, key="k", value={"id": 1},
-        timestamp=1700000000000, headers=(("h", b"v"),),
+        topic="orders",
+        partition=3,
+        offset=42,
+        key="k",
+        value={"id": 1},
+        timestamp=1700000000000,
+        headers=(("h", b"v"),),
     )
 
 
-@pytest.mark.parametrize(("key", "value", "stage"), [
-    (b'"k"', b"{broken", "value converter"),
-    (b"\xff", b"{}", "key converter"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "stage"),
+    [
+        (b'"k"', b"{broken", "value converter"),
+        (b"\xff", b"{}", "key converter"),
+    ],
+)
 def test_malformed_records_name_their_topic_partition_and_offset(
     key: bytes, value: bytes, stage: str
 ) -> None:
@@ -72,10 +88,13 @@ def test_flush_by_count_or_interval_when_configured() -> None:
 
 def test_error_policy_reads_connects_keys() -> None:
     assert ErrorPolicy.from_config({}) == ErrorPolicy()
-    policy = ErrorPolicy.from_config({
-        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq",
-        "errors.deadletterqueue.context.headers.enable": "true",
-    })
+    policy = ErrorPolicy.from_config(
+        {
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": "dlq",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        }
+    )
     assert policy.tolerate_all and policy.dlq_topic == "dlq" and policy.dlq_context_headers
     with pytest.raises(ConfigException, match=r"errors\.tolerance"):
         ErrorPolicy.from_config({"errors.tolerance": "some"})

@@ -55,8 +55,13 @@ class Task(SourceTask):
 class Runner:
     """Stands in for SourceRunner/SinkRunner."""
 
-    def __init__(self, fail_start: bool = False, fail_run: bool = False,
-                 ignore_stop: bool = False, hang_stop: bool = False) -> None:
+    def __init__(
+        self,
+        fail_start: bool = False,
+        fail_run: bool = False,
+        ignore_stop: bool = False,
+        hang_stop: bool = False,
+    ) -> None:
         self.calls: list[str] = []
         self.task = Task(self.calls, hang_stop)
         self.fail_start, self.fail_run, self.ignore_stop = fail_start, fail_run, ignore_stop
@@ -93,7 +98,11 @@ async def test_a_graceful_stop_finishes_then_stops_the_task_once_then_closes() -
     await task.start()
     await task.stop(deleted=True)
     assert runner.calls == [
-        "task.start", "request_stop", "finish", "task.stop(deleted=True)", "close"
+        "task.start",
+        "request_stop",
+        "finish",
+        "task.stop(deleted=True)",
+        "close",
     ]
     assert bus.states() == [UnitState.RUNNING, UnitState.STOPPED]
 

@@ -22,8 +22,13 @@ CONFIG = (
     .define("ratio", ConfigType.DOUBLE, 0.5)
     .define("enabled", ConfigType.BOOLEAN, True)
     .define("fields", ConfigType.LIST, [])
-    .define("mode", ConfigType.STRING, "fast", validator=ValidString(("fast", "safe")),
-            recommended_values=("fast", "safe"))
+    .define(
+        "mode",
+        ConfigType.STRING,
+        "fast",
+        validator=ValidString(("fast", "safe")),
+        recommended_values=("fast", "safe"),
+    )
     .define("secret", ConfigType.PASSWORD, None)
 )
 
@@ -37,8 +42,13 @@ def test_parse_converts_each_type_and_fills_defaults() -> None:
         {"topic": "t", "batch.size": " 7 ", "enabled": "FALSE", "fields": "a, b,,c", "x": "y"}
     )
     assert parsed == {
-        "topic": "t", "batch.size": 7, "ratio": 0.5, "enabled": False,
-        "fields": ["a", "b", "c"], "mode": "fast", "secret": None,
+        "topic": "t",
+        "batch.size": 7,
+        "ratio": 0.5,
+        "enabled": False,
+        "fields": ["a", "b", "c"],
+        "mode": "fast",
+        "secret": None,
     }
 
 
@@ -51,8 +61,9 @@ def test_a_missing_required_key_is_reported_with_connects_message() -> None:
 
 
 def test_validate_reports_every_bad_key_without_raising() -> None:
-    results = by_name({"topic": " ", "batch.size": "0", "ratio": "x", "enabled": "yes",
-                       "mode": "slow"})
+    results = by_name(
+        {"topic": " ", "batch.size": "0", "ratio": "x", "enabled": "yes", "mode": "slow"}
+    )
     bad = {n for n, r in results.items() if r.errors}
     assert bad == {"topic", "batch.size", "ratio", "enabled", "mode"}
     assert "must be in [1, 1000]" in results["batch.size"].errors[0]

@@ -14,8 +14,12 @@ from headrace.sdk.data import (
 )
 
 PERSON = Schema.struct(
-    [("name", STRING_SCHEMA), ("age", INT32_SCHEMA), ("nick", OPTIONAL_STRING_SCHEMA),
-     ("admin", Schema(BOOLEAN_SCHEMA.type, default=False))],
+    [
+        ("name", STRING_SCHEMA),
+        ("age", INT32_SCHEMA),
+        ("nick", OPTIONAL_STRING_SCHEMA),
+        ("admin", Schema(BOOLEAN_SCHEMA.type, default=False)),
+    ],
     name="Person",
 )
 

@@ -76,8 +76,9 @@ def schema_to_json(schema: Schema | None) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {"type": schema.type.value, "optional": schema.optional}
     if schema.type is Type.STRUCT:
-        out["fields"] = [{**_required(schema_to_json(f.schema)), "field": f.name}
-                         for f in schema.fields]
+        out["fields"] = [
+            {**_required(schema_to_json(f.schema)), "field": f.name} for f in schema.fields
+        ]
     elif schema.type is Type.ARRAY:
         out["items"] = schema_to_json(schema.value_schema)
     elif schema.type is Type.MAP:
@@ -94,7 +95,7 @@ def schema_to_json(schema: Schema | None) -> dict[str, Any] | None:
 def schema_from_json(node: Any) -> Schema:
     """Parses Connect's JSON form of a schema; DataError on anything else."""
     if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-        raise DataError(f"schema must be an object with a string \"type\", not {node!r}")
+        raise DataError(f'schema must be an object with a string "type", not {node!r}')
     try:
         type_ = Type(node["type"])
     except ValueError:
@@ -148,8 +149,10 @@ def to_json_value(schema: Schema | None, value: Any) -> Any:
         assert schema.key_schema is not None
         if schema.key_schema.type is Type.STRING:
             return {k: to_json_value(schema.value_schema, v) for k, v in value.items()}
-        return [[to_json_value(schema.key_schema, k), to_json_value(schema.value_schema, v)]
-                for k, v in value.items()]
+        return [
+            [to_json_value(schema.key_schema, k), to_json_value(schema.value_schema, v)]
+            for k, v in value.items()
+        ]
     if schema.type is Type.STRUCT:
         return {f.name: to_json_value(f.schema, value.get(f.name)) for f in schema.fields}
     return value
@@ -183,8 +186,9 @@ def from_json_value(schema: Schema, node: Any) -> Any:
     if t is Type.STRUCT:
         if not isinstance(node, dict):
             raise DataError(f"expected a JSON object for struct, not {node!r}")
-        return Struct(schema, {f.name: from_json_value(f.schema, node.get(f.name))
-                               for f in schema.fields})
+        return Struct(
+            schema, {f.name: from_json_value(f.schema, node.get(f.name)) for f in schema.fields}
+        )
     schema.validate_value(node)
     return node
 
@@ -197,8 +201,10 @@ def _map_from_json(schema: Schema, node: Any) -> dict[Any, Any]:
         pairs = [(p[0], p[1]) for p in node]
     else:
         raise DataError(f"expected a JSON object or [[key, value], ...] for map, not {node!r}")
-    return {from_json_value(schema.key_schema, k): from_json_value(schema.value_schema, v)
-            for k, v in pairs}
+    return {
+        from_json_value(schema.key_schema, k): from_json_value(schema.value_schema, v)
+        for k, v in pairs
+    }
 
 
 def _schemaless_to_json(value: Any) -> Any:

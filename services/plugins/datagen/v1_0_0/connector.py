@@ -32,14 +32,37 @@ IDLE_POLL_S = 0.5  # how long a finished task's poll waits before returning []
 
 CONFIG = (
     ConfigDef()
-    .define("topic", ConfigType.STRING, importance=Importance.HIGH,
-            validator=non_empty_string, doc="The topic records are written to.")
-    .define("records", ConfigType.LONG, None, Importance.MEDIUM, validator=Range(0, None),
-            doc="How many records to generate across all tasks; unbounded when unset.")
-    .define("batch.size", ConfigType.INT, 100, Importance.LOW, validator=Range(1, None),
-            doc="Records per poll.")
-    .define("interval.ms", ConfigType.LONG, 0, Importance.LOW, validator=Range(0, None),
-            doc="Pause between batches, in milliseconds.")
+    .define(
+        "topic",
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        validator=non_empty_string,
+        doc="The topic records are written to.",
+    )
+    .define(
+        "records",
+        ConfigType.LONG,
+        None,
+        Importance.MEDIUM,
+        validator=Range(0, None),
+        doc="How many records to generate across all tasks; unbounded when unset.",
+    )
+    .define(
+        "batch.size",
+        ConfigType.INT,
+        100,
+        Importance.LOW,
+        validator=Range(1, None),
+        doc="Records per poll.",
+    )
+    .define(
+        "interval.ms",
+        ConfigType.LONG,
+        0,
+        Importance.LOW,
+        validator=Range(0, None),
+        doc="Pause between batches, in milliseconds.",
+    )
 )
 
 

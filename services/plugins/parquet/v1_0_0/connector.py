@@ -43,24 +43,41 @@ from headrace.sdk import (
 )
 
 VERSION = "1.0.0"
-META_FIELDS = pa.schema([
-    ("kafka_topic", pa.string()),
-    ("kafka_partition", pa.int32()),
-    ("kafka_offset", pa.int64()),
-    ("kafka_timestamp", pa.int64()),
-])
+META_FIELDS = pa.schema(
+    [
+        ("kafka_topic", pa.string()),
+        ("kafka_partition", pa.int32()),
+        ("kafka_offset", pa.int64()),
+        ("kafka_timestamp", pa.int64()),
+    ]
+)
 
 FLUSH_DEFAULTS = {"flush.max.records": "20000", "offset.flush.interval.ms": "1000"}
 
 CONFIG = (
     ConfigDef()
-    .define("path", ConfigType.STRING, importance=Importance.HIGH, validator=non_empty_string,
-            doc="The dataset folder (resolved by the executor).")
-    .define("executor.address", ConfigType.STRING, None, Importance.LOW,
-            doc="The Spark executor's host:port; default HEADRACE_EXECUTOR_ADDR.")
+    .define(
+        "path",
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        validator=non_empty_string,
+        doc="The dataset folder (resolved by the executor).",
+    )
+    .define(
+        "executor.address",
+        ConfigType.STRING,
+        None,
+        Importance.LOW,
+        doc="The Spark executor's host:port; default HEADRACE_EXECUTOR_ADDR.",
+    )
     .define("topics", ConfigType.LIST, None, Importance.HIGH, doc="Topics to consume.")
-    .define("topics.regex", ConfigType.STRING, None, Importance.HIGH,
-            doc="A pattern of topics to consume, instead of topics.")
+    .define(
+        "topics.regex",
+        ConfigType.STRING,
+        None,
+        Importance.HIGH,
+        doc="A pattern of topics to consume, instead of topics.",
+    )
 )
 
 
@@ -108,9 +125,7 @@ def build_table(records: Sequence[SinkRecord]) -> pa.Table:
     )
     if not names:
         return meta
-    return pa.Table.from_arrays(
-        fields.columns + meta.columns, names=names + META_FIELDS.names
-    )
+    return pa.Table.from_arrays(fields.columns + meta.columns, names=names + META_FIELDS.names)
 
 
 def build_tables(records: Sequence[SinkRecord]) -> dict[TopicPartition, pa.Table]:
@@ -173,13 +188,19 @@ class ParquetSinkTask(SinkTask):
         if not self.buffer:
             return
         tables = build_tables(self.buffer)
-        results = await asyncio.gather(*(
-            self.client.write_batch(
-                connector=self.context.connector, task=self.context.task, topic=tp.topic,
-                partition=tp.partition, table=table, path=self.path,
+        results = await asyncio.gather(
+            *(
+                self.client.write_batch(
+                    connector=self.context.connector,
+                    task=self.context.task,
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    table=table,
+                    path=self.path,
+                )
+                for tp, table in tables.items()
             )
-            for tp, table in tables.items()
-        ))
+        )
         self.buffer = []
         written = sum(w for w, _ in results)
         skipped = sum(s for _, s in results)

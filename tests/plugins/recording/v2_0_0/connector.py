@@ -64,15 +64,22 @@ class RecordingSinkTask(SinkTask):
 
     def _log(self, **entry: Any) -> None:
         _lifecycle(
-            self.path, unit="task", connector=self.context.connector, task=self.context.task,
+            self.path,
+            unit="task",
+            connector=self.context.connector,
+            task=self.context.task,
             **entry,
         )
 
     async def put(self, records: list[SinkRecord]) -> None:
         lines = [
             {
-                "topic": r.topic, "partition": r.partition, "offset": r.offset,
-                "key": r.key, "value": r.value, "task": self.context.task,
+                "topic": r.topic,
+                "partition": r.partition,
+                "offset": r.offset,
+                "key": r.key,
+                "value": r.value,
+                "task": self.context.task,
                 **({"version": VERSION} if TAG_RECORDS else {}),
             }
             for r in records
