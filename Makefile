@@ -46,6 +46,7 @@ unit: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # mypy resolves `headrace` through a link to services/, the way the interpreter maps it.
 typecheck: install

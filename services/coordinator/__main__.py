@@ -6,10 +6,10 @@ import argparse
 import asyncio
 
 from headrace.coordinator import assignmentlog
-from headrace.coordinator.group import ConfigsChanged, Group, Tick
+from headrace.coordinator.group import ConfigsChanged, ConnectorDeleted, Group, Tick
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import configlog, log, runner
-from headrace.core.configstate import ConfigState, apply
+from headrace.core.configstate import ConfigState, ConnectorRemoved, apply
 from headrace.core.settings import Settings
 from headrace.core.topiclog import LogRecord, TopicLog
 from headrace.core.topics import ensure_topics
@@ -42,15 +42,22 @@ async def serve(settings: Settings, address: str, session_timeout: float) -> Non
         group.resume(last[0])
     configs = ConfigState()
 
+    replayed = False
+
     def on_config(record: LogRecord) -> None:
         nonlocal configs
         event = configlog.decode(record.key, record.value)
         if event is not None:
             configs = apply(event, configs)
             group.submit(ConfigsChanged(configs))
+            # Tombstones in the history were acted on before this coordinator started; a new
+            # one may be followed by a re-create the snapshot alone would not show.
+            if replayed and isinstance(event, ConnectorRemoved):
+                group.submit(ConnectorDeleted(event.name))
 
     config_log = TopicLog(settings.bootstrap_servers, settings.topic("configs"), on_config)
     await config_log.start(writer=False)
+    replayed = True
     loop_task = asyncio.create_task(group.run(), name="group")
     ticker = asyncio.create_task(tick(group, min(0.5, session_timeout / 4)), name="tick")
     server = await runner.start_server(

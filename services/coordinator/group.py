@@ -62,11 +62,18 @@ class ConfigsChanged:
 
 
 @dataclass(frozen=True)
+class ConnectorDeleted:
+    """A connector's config tombstone, seen as it was written (not found again on replay)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Tick:
     pass
 
 
-Event = Joined | Left | Beat | RevocationsDone | ConfigsChanged | Tick
+Event = Joined | Left | Beat | RevocationsDone | ConfigsChanged | ConnectorDeleted | Tick
 
 
 @dataclass
@@ -133,6 +140,9 @@ class Group:
     # anything is handed out, so that units still running on them are not started twice.
     awaited: set[str] = field(default_factory=set)
     hold_until: float = 0.0
+    # Connectors deleted since the last plan. One that is back already (deleted and created
+    # again under its name) still has its old units stopped as deleted before the new ones run.
+    tombstoned: set[str] = field(default_factory=set)
     _sessions: itertools.count[int] = field(default_factory=itertools.count)
 
     def resume(self, last: assignmentlog.Generation) -> None:
@@ -188,6 +198,9 @@ class Group:
             case ConfigsChanged(state):
                 self.configs = state
                 self.dirty = True
+            case ConnectorDeleted(name):
+                self.tombstoned.add(name)
+                self.dirty = True
             case Tick():
                 for worker_id, member in list(self.members.items()):
                     if now - member.last_seen > self.session_timeout:
@@ -234,10 +247,13 @@ class Group:
         if not self.members:
             return
         configs = self.configs
-        counts = {name: len(configs.tasks_of(name)) for name in configs.connectors}
-        plan = assign(
-            self.current, self.members, desired_units(counts), frozenset(configs.connectors)
-        )
+        recreated = self.tombstoned & set(configs.connectors)
+        self.tombstoned.clear()
+        if recreated:
+            self.dirty = True  # the new incarnations are handed out by the next plan
+        live = frozenset(configs.connectors) - recreated
+        counts = {name: len(configs.tasks_of(name)) for name in live}
+        plan = assign(self.current, self.members, desired_units(counts), live)
         if not plan.moved() and self._unchanged(plan.assignment, configs):
             return
         self.generation += 1

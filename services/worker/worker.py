@@ -150,6 +150,9 @@ class Worker:
                     continue
                 await self._stop(unit, deleted=False)  # reconfigured: restart it
             await self._start(unit, dict(assigned.connector_config), dict(assigned.task_config))
+        self.log.info(
+            "assignment_applied", generation=message.generation, running=len(self.running)
+        )
 
     async def _process_for(self, plugin: PluginDescriptor) -> PluginProcess:
         key = plugin_key(plugin)

@@ -206,3 +206,61 @@ def test_a_crashing_plugin_fails_only_its_own_task(stack: Stack, tmp_path: Path)
         assert all(stack.pid(w) for w in ("worker-1", "worker-2"))  # no worker went down
         client.delete("crasher")
         client.delete("steady")
+
+
+def test_deleting_and_recreating_at_once_still_stops_the_old_one_as_deleted(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "again"
+    config = {
+        "connector.class": "ParquetSink",
+        "tasks.max": "1",
+        "topics": "again-in",
+        "path": str(out),
+    }
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("again", config)
+        wait_for("again running", lambda: all_running(client, "again", 1))
+        client.delete("again")
+        client.create("again", config)  # right away: the coordinator may see both at once
+
+        def stopped() -> list:
+            return log_events(stack.log_dir, "connector_stopped", connector="again") + log_events(
+                stack.log_dir, "task_stopped", connector="again"
+            )
+
+        wait_for("the old incarnation stopped", lambda: len(stopped()) >= 2)
+        wait_for("the new one running", lambda: all_running(client, "again", 1))
+        assert sorted(s["deleted"] for s in stopped()) == [True, True]
+        markers = sorted(p.name for p in (out / "_provisioned").iterdir())
+        assert markers == ["again-task-0", "connector-again"]  # provisioned afresh
+        client.delete("again")
+
+
+def test_a_restarted_coordinator_resumes_without_stopping_anything(
+    stack: Stack, tmp_path: Path
+) -> None:
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "steadfast",
+            {
+                "connector.class": "ParquetSink",
+                "tasks.max": "2",
+                "topics": "steadfast-in",
+                "path": str(tmp_path / "steadfast"),
+            },
+        )
+        before = wait_for("steadfast running", lambda: all_running(client, "steadfast", 2))
+        applied = len(log_events(stack.log_dir, "assignment_applied"))
+        stack.stop("coordinator", sig=signal.SIGKILL)
+        stack.start("coordinator")
+        # Both workers rejoin, are handed what they already run, and have acted on it.
+        wait_for(
+            "both workers applied an assignment from the new coordinator",
+            lambda: len(log_events(stack.log_dir, "assignment_applied")) >= applied + 2,
+        )
+        after = all_running(client, "steadfast", 2)
+        assert after == before  # same workers, same states
+        assert log_events(stack.log_dir, "task_stopped", connector="steadfast") == []
+        assert log_events(stack.log_dir, "connector_stopped", connector="steadfast") == []
+        client.delete("steadfast")

@@ -13,6 +13,7 @@ from headrace.coordinator.assignor import Plan, Unit
 from headrace.coordinator.group import (
     Beat,
     ConfigsChanged,
+    ConnectorDeleted,
     Group,
     Joined,
     Left,
@@ -197,3 +198,22 @@ async def test_after_a_restart_units_wait_for_their_owners_to_rejoin() -> None:
     assert units(h.received("w1")[-1]) == {("a", -1)}
     assert units(h.received("w2")[-1]) == {("a", 0)}
     assert h.group.generation == 8
+
+
+async def test_a_connector_deleted_and_created_again_is_stopped_as_deleted_first() -> None:
+    h = Harness()
+    state = configs(a=1)
+    await h.send(ConfigsChanged(state))
+    await h.join("w1")
+    h.received("w1")
+    gone = apply(ConnectorRemoved("a"), state)
+    recreated = apply(ConnectorConfigured("a", {"connector.class": "X", "v": "2"}), gone)
+    # The tombstone and the re-create arrive together: the snapshot alone shows no deletion.
+    await h.send(ConfigsChanged(gone), ConnectorDeleted("a"), ConfigsChanged(recreated))
+    (revocation,) = h.received("w1")
+    assert revoked(revocation) == {(("a", -1), True), (("a", 0), True)}
+    await h.send(RevocationsDone("w1", revocation.generation))
+    # Then the new connector runs, and will write its own task configs.
+    assignment = h.received("w1")[-1]
+    assert units(assignment) == {("a", -1)}
+    assert {u.connector_config["v"] for u in assignment.units} == {"2"}
