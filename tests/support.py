@@ -35,3 +35,17 @@ def log_events(log_dir: Path, event: str, **fields: Any) -> list[dict[str, Any]]
             if entry.get("event") == event and all(entry.get(k) == v for k, v in fields.items()):
                 found.append(entry)
     return found
+
+
+def install_manifest(root: Path, plugin: str, version: str, kind: str) -> None:
+    """Writes a plugin manifest (no code) under ``root``, as the config service reads them."""
+    folder = root / plugin / f"v{version.replace('.', '_')}"
+    folder.mkdir(parents=True)
+    manifest = {
+        "class": f"com.example.{plugin}Connector",
+        "version": version,
+        "type": kind,
+        "module": "connector",
+        "attribute": f"{plugin}Connector",
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))

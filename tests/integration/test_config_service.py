@@ -3,7 +3,6 @@ refused with the right gRPC status while nothing changes."""
 
 from __future__ import annotations
 
-import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,32 +13,17 @@ import pytest
 from headrace.cli.client import ConfigClient
 from headrace.cli.stack import Stack
 from headrace.core.settings import Settings
+from tests.support import install_manifest
 
 pytestmark = pytest.mark.kafka
-
-
-def install(root: Path, plugin: str, version: str, kind: str) -> None:
-    folder = root / plugin / f"v{version.replace('.', '_')}"
-    folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text(
-        json.dumps(
-            {
-                "class": f"com.example.{plugin}Connector",
-                "version": version,
-                "type": kind,
-                "module": "connector",
-                "attribute": f"{plugin}Connector",
-            }
-        )
-    )
 
 
 @pytest.fixture
 def config_service(settings_for, tmp_path: Path) -> Iterator[tuple[Stack, Settings]]:  # type: ignore[no-untyped-def]
     plugins = tmp_path / "plugins"
-    install(plugins, "Gen", "1.0.0", "source")
-    install(plugins, "Lake", "1.0.0", "sink")
-    install(plugins, "Lake", "2.0.0", "sink")
+    install_manifest(plugins, "Gen", "1.0.0", "source")
+    install_manifest(plugins, "Lake", "1.0.0", "sink")
+    install_manifest(plugins, "Lake", "2.0.0", "sink")
     settings = settings_for(plugins)
     stack = Stack(settings)
     stack.start("config")

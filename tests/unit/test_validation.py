@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,29 +9,14 @@ import pytest
 from headrace.config.validation import ConfigRejected, Problem, check_create
 from headrace.core.configstate import ConfigState, ConnectorConfigured, fold
 from headrace.core.plugins import PluginCatalog, discover, version_key
-
-
-def install(root: Path, plugin: str, version: str, kind: str = "sink") -> None:
-    folder = root / plugin / f"v{version.replace('.', '_')}"
-    folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text(
-        json.dumps(
-            {
-                "class": f"com.example.{plugin}Connector",
-                "version": version,
-                "type": kind,
-                "module": "connector",
-                "attribute": f"{plugin}Connector",
-            }
-        )
-    )
+from tests.support import install_manifest
 
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> PluginCatalog:
-    install(tmp_path, "File", "1.0.0", "source")
-    install(tmp_path, "Lake", "1.9.0")
-    install(tmp_path, "Lake", "1.10.0")
+    install_manifest(tmp_path, "File", "1.0.0", "source")
+    install_manifest(tmp_path, "Lake", "1.9.0", "sink")
+    install_manifest(tmp_path, "Lake", "1.10.0", "sink")
     return discover([tmp_path])
 
 
