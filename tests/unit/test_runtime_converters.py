@@ -111,7 +111,7 @@ def test_json_with_schemas_round_trips_schema_and_value(pair: tuple[Schema, Any]
 
 @given(json_values)
 def test_json_without_schemas_round_trips_plain_values(value: Any) -> None:
-    converter = JsonConverter()
+    converter = JsonConverter({"schemas.enable": "false"})
     back = converter.to_connect_data("t", converter.from_connect_data("t", None, value))
     assert back.schema is None
     assert back.value == value
@@ -159,7 +159,7 @@ def test_json_reads_what_connect_writes() -> None:
 def test_null_is_a_tombstone() -> None:
     for converter in (
         JsonConverter({"schemas.enable": "true"}),
-        JsonConverter(),
+        JsonConverter({"schemas.enable": "false"}),
         StringConverter(),
         ByteArrayConverter(),
     ):
@@ -170,7 +170,7 @@ def test_null_is_a_tombstone() -> None:
 @pytest.mark.parametrize(
     ("converter", "data", "message"),
     [
-        (JsonConverter(), b"{not json", "not valid JSON"),
+        (JsonConverter({"schemas.enable": "false"}), b"{not json", "not valid JSON"),
         (
             JsonConverter({"schemas.enable": "true"}),
             b'{"id": 1}',
@@ -207,7 +207,7 @@ def test_values_that_do_not_fit_are_data_errors() -> None:
     with pytest.raises(DataError):
         ByteArrayConverter().from_connect_data("t", None, "text")
     with pytest.raises(DataError):
-        JsonConverter().from_connect_data("t", None, object())
+        JsonConverter({"schemas.enable": "false"}).from_connect_data("t", None, object())
 
 
 @pytest.mark.parametrize(
@@ -241,6 +241,16 @@ def test_default_is_json_without_schemas_and_sub_keys_configure_it() -> None:
     assert isinstance(enabled, JsonConverter) and enabled.schemas_enable
     key = converter_for({"key.converter.schemas.enable": "true"}, "key")
     assert isinstance(key, JsonConverter) and key.schemas_enable and key.is_key
+
+
+@pytest.mark.parametrize("name", ["org.apache.kafka.connect.json.JsonConverter", "json"])
+def test_naming_the_json_converter_gives_connects_default_envelope(name: str) -> None:
+    named = converter_for({"value.converter": name}, "value")
+    assert isinstance(named, JsonConverter) and named.schemas_enable
+    plain = converter_for(
+        {"value.converter": name, "value.converter.schemas.enable": "false"}, "value"
+    )
+    assert isinstance(plain, JsonConverter) and not plain.schemas_enable
 
 
 def test_unknown_converter_names_the_key_and_the_choices() -> None:

@@ -28,7 +28,11 @@ def message(value: bytes | None, key: bytes | None = b'"k"') -> ConsumerRecord[b
 
 
 def test_a_message_becomes_a_sink_record() -> None:
-    record = to_sink_record(message(b'{"id": 1}'), JsonConverter(), JsonConverter())
+    record = to_sink_record(
+        message(b'{"id": 1}'),
+        JsonConverter({"schemas.enable": "false"}),
+        JsonConverter({"schemas.enable": "false"}),
+    )
     assert record == SinkRecord(
         topic="orders",
         partition=3,
@@ -51,7 +55,9 @@ def test_malformed_records_name_their_topic_partition_and_offset(
     key: bytes, value: bytes, stage: str
 ) -> None:
     with pytest.raises(RecordError) as info:
-        to_sink_record(message(value, key), StringConverter(), JsonConverter())
+        to_sink_record(
+            message(value, key), StringConverter(), JsonConverter({"schemas.enable": "false"})
+        )
     assert str(info.value).startswith(
         f"{stage} failed for the record at topic orders partition 3 offset 42: "
     )

@@ -8,13 +8,14 @@ names or short names; keys under ``<key|value>.converter.`` configure them::
 
 | name | short | notes |
 | --- | --- | --- |
-| org.apache.kafka.connect.json.JsonConverter | json | ``schemas.enable`` (default **false**) |
+| org.apache.kafka.connect.json.JsonConverter | json | ``schemas.enable`` (default true) |
 | org.apache.kafka.connect.storage.StringConverter | string | ``encoding`` (default UTF-8) |
 | org.apache.kafka.connect.converters.ByteArrayConverter | bytes | bytes as they are |
 
-headrace's default for both key and value is JSON with schemas disabled: plain JSON is what most
-producers write, and Connect's envelope doubles every message's size. Set
-``<prefix>.schemas.enable=true`` to read and write Connect's envelope.
+When a connector names no converter, headrace uses JSON with schemas disabled, for keys and values
+alike: plain JSON is what most producers write, and Connect's envelope doubles every message's
+size. Naming the JSON converter gives Connect's behaviour, envelope included, unless
+``<prefix>.schemas.enable=false`` says otherwise.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ CONVERTERS: dict[str, ConverterFactory] = {
 }
 
 DEFAULT_CONVERTER = "json"
+DEFAULT_SUB_CONFIG = {"schemas.enable": "false"}  # for the converter used when none is named
 
 
 def converter_for(config: Mapping[str, str], role: Literal["key", "value"]) -> Converter:
@@ -51,12 +53,15 @@ def converter_for(config: Mapping[str, str], role: Literal["key", "value"]) -> C
     ConfigException names the key and the converters that exist when the name is unknown.
     """
     prefix = f"{role}.converter"
-    name = (config.get(prefix) or DEFAULT_CONVERTER).strip()
+    named = (config.get(prefix) or "").strip()
+    name = named or DEFAULT_CONVERTER
     factory = CONVERTERS.get(name)
     if factory is None:
         known = ", ".join(k for k in CONVERTERS if "." in k or k.islower())
         raise ConfigException(f"{prefix}: unknown converter {name!r} (known: {known})")
     sub = {k[len(prefix) + 1 :]: v for k, v in config.items() if k.startswith(prefix + ".")}
+    if not named:
+        sub = {**DEFAULT_SUB_CONFIG, **sub}
     return factory(sub, role == "key")
 
 

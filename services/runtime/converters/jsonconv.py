@@ -6,8 +6,9 @@ With ``schemas.enable=true`` every message is Connect's envelope::
         {"field": "id", "type": "int64", "optional": false}]},
      "payload": {"id": 1}}
 
-and reading requires exactly that shape. With ``schemas.enable=false`` (headrace's default,
-unlike Connect's) messages are plain JSON and values come back as dicts, lists and scalars with
+and reading requires exactly that shape; as in Connect, that is this converter's default. With
+``schemas.enable=false`` (what headrace uses when a connector names no converter) messages are plain
+JSON and values come back as dicts, lists and scalars with
 no schema. Bytes travel as base64 text; maps with non-string keys as ``[[key, value], ...]``,
 as Connect writes them. A null value is a null message (a tombstone) in both modes.
 """
@@ -27,10 +28,10 @@ from headrace.sdk.errors import ConfigException, DataError
 
 
 class JsonConverter:
-    """JSON with or without the schema envelope (``schemas.enable``, default false)."""
+    """JSON with or without the schema envelope (``schemas.enable``, default true as in Connect)."""
 
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
-        raw = (config or {}).get("schemas.enable", "false").strip().lower()
+        raw = (config or {}).get("schemas.enable", "true").strip().lower()
         if raw not in ("true", "false"):
             raise ConfigException(f"schemas.enable must be true or false, not {raw!r}")
         self.schemas_enable = raw == "true"
