@@ -63,13 +63,26 @@ class BatchWriter:
             self._remove_stale_temp_dirs(folder, names)
             watermark = high_watermark(names)
             rows, skipped = rows_after(batch.table, watermark)
+            if skipped:
+                # Expected when a batch is retried; anything else (a recreated topic, two
+                # connectors on one path) would drop rows, so it must never pass unseen.
+                self._log.warning(
+                    "rows_skipped_below_watermark",
+                    connector=batch.connector,
+                    topic=batch.topic,
+                    partition=batch.partition,
+                    watermark=watermark,
+                    skipped=skipped,
+                )
             target = range_to_write(batch.offsets, watermark)
             if target is None or rows.num_rows == 0:
                 return WriteResult(rows_written=0, rows_skipped=skipped)
             temp = os.path.join(folder, temp_dir_name())
             try:
                 self._write_parquet(rows, temp)
+                _fsync_tree(temp)  # the files are on disk before the rename commits them
                 os.rename(temp, os.path.join(folder, batch_dir_name(target)))
+                _fsync_dir(folder)  # and the rename is, before the caller commits offsets
             except BaseException:
                 shutil.rmtree(temp, ignore_errors=True)
                 raise
@@ -121,3 +134,22 @@ def count_rows(spark: SparkSession, path: str) -> int:
         # Spark cannot infer a schema from nothing and would raise instead of answering 0.
         return 0
     return int(read_rows(spark, path).count())
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: str) -> None:
+    for folder, _, files in os.walk(root):
+        for name in files:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(folder)

@@ -65,19 +65,28 @@ def decode_key(key: bytes | None) -> tuple[str, dict[str, Any]] | None:
 
 def fold(state: OffsetMap, connector: str, key: bytes | None, value: bytes | None) -> OffsetMap:
     """Applies one offsets-topic record to ``connector``'s offsets (a new map; pure)."""
+    updated = dict(state)
+    fold_into(updated, connector, key, value)
+    return updated
+
+
+def fold_into(
+    state: dict[str, Any], connector: str, key: bytes | None, value: bytes | None
+) -> None:
+    """:func:`fold` in place: a replay of many records must not copy the map for each one."""
     decoded = decode_key(key)
     if decoded is None or decoded[0] != connector:
-        return state
+        return
     partition_id = _canonical(decoded[1])
     if value is None:
-        return {k: v for k, v in state.items() if k != partition_id}
+        state.pop(partition_id, None)
+        return
     try:
         offset = json.loads(value)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return state  # not ours to interpret; a later valid write will replace it
-    if not isinstance(offset, dict):
-        return state
-    return {**state, partition_id: offset}
+        return  # not ours to interpret; a later valid write will replace it
+    if isinstance(offset, dict):
+        state[partition_id] = offset
 
 
 class OffsetStore:
@@ -113,13 +122,13 @@ class OffsetStore:
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
         end = await consumer.end_offsets(partitions)
-        state: OffsetMap = {}
+        state: dict[str, Any] = {}
         remaining = {tp for tp in partitions if end[tp] > 0}
         while remaining:
             batch = await consumer.getmany(*remaining, timeout_ms=1000)
             for messages in batch.values():
                 for m in messages:
-                    state = fold(state, self.connector, m.key, m.value)
+                    fold_into(state, self.connector, m.key, m.value)
             remaining = {tp for tp in remaining if await consumer.position(tp) < end[tp]}
         return state
 
@@ -148,6 +157,8 @@ class OffsetStore:
         ]
         for future in futures:
             await future
+        offsets = dict(self._offsets)
         for partition, offset in latest:
             key = offset_key(self.connector, partition)
-            self._offsets = fold(self._offsets, self.connector, key, offset_value(offset))
+            fold_into(offsets, self.connector, key, offset_value(offset))
+        self._offsets = offsets

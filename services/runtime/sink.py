@@ -71,6 +71,7 @@ class SinkRunner:
         self._commit_requested = False
         self._listener_error: BaseException | None = None
         self._closed = False
+        self._broken = False  # the loop failed: nothing more may be committed
         self._log = log.get(connector=connector, task=task_id)
 
     async def start(self) -> None:
@@ -121,6 +122,15 @@ class SinkRunner:
 
     async def run(self) -> None:
         """Consumes and delivers until a stop is requested; a raising plugin ends it."""
+        try:
+            await self._consume()
+        except BaseException:
+            # Whatever was fetched but not delivered must never be committed, not even by a
+            # rebalance that aiokafka runs while this failed task still holds its partitions.
+            self._broken = True
+            raise
+
+    async def _consume(self) -> None:
         assert self._consumer is not None
         while not self.stop_requested.is_set():
             batch = await unless_stopped(
@@ -160,7 +170,13 @@ class SinkRunner:
 
     async def _deliver(self, batch: dict[KafkaTopicPartition, list[Message]]) -> None:
         records: list[SinkRecord] = []
+        positions: dict[TopicPartition, int] = {}
+        fetched = 0
+        assigned = self.assignment()
         for tp, messages in batch.items():
+            ours = TopicPartition(tp.topic, tp.partition)
+            if ours not in assigned:
+                continue  # revoked since the fetch: its new owner reads these again
             for message in messages:
                 try:
                     records.append(
@@ -170,11 +186,14 @@ class SinkRunner:
                     if not self._policy.tolerate_all:
                         raise
                     await self._skip(message, exc)
-            self._positions[TopicPartition(tp.topic, tp.partition)] = messages[-1].offset + 1
-            self._pending += len(messages)
+            positions[ours] = messages[-1].offset + 1
+            fetched += len(messages)
         if records:
             await self.task.put(records)
             self.delivered += len(records)
+        # Only now that the task holds them may these offsets be committed.
+        self._positions.update(positions)
+        self._pending += fetched
 
     async def _skip(self, message: Message, error: RecordError) -> None:
         self.skipped += 1
@@ -206,6 +225,8 @@ class SinkRunner:
     async def _commit(self, only: set[TopicPartition] | None = None) -> None:
         """pre_commit (which flushes) the current positions, then commits what it returned."""
         assert self._consumer is not None
+        if self._broken:
+            return
         assigned = self.assignment()
         positions = {tp: o for tp, o in self._positions.items() if tp in assigned}
         if only is not None:

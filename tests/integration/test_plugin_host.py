@@ -152,10 +152,10 @@ async def end_offset(kafka: str, topic: str) -> int:
         await consumer.stop()
 
 
-async def stored_offset(kafka: str, cluster: str, connector: str, task: int) -> Any:
+async def stored_offset(kafka: str, cluster: str, connector: str, task: int, tasks: int = 1) -> Any:
     store = OffsetStore(Settings(bootstrap_servers=kafka, cluster=cluster), connector)
     await store.load()
-    return store.offset({"generator": connector, "task": task})
+    return store.offset({"generator": connector, "task": task, "of": tasks})
 
 
 async def produce(kafka: str, topic: str, messages: list[tuple[bytes, bytes]]) -> None:

@@ -63,7 +63,7 @@ async def test_two_tasks_generate_deterministic_records_with_offsets() -> None:
     first = await drain(configs[1])
     assert [r.key for r in first] == ["1", "3", "5", "7", "9"]
     assert first[0].value == {"id": 1, "name": "record-1", "amount": 0.25}
-    assert first[0].source_partition == {"generator": "gen", "task": 1}
+    assert first[0].source_partition == {"generator": "gen", "task": 1, "of": 2}
     assert [r.source_offset["next"] for r in first] == [3, 5, 7, 9, 11]
     assert {r.topic for r in first} == {"t"}
 

@@ -122,7 +122,10 @@ class DatagenSourceTask(SourceTask):
         self.interval_s: float = parsed["interval.ms"] / 1000
         self.tasks = int(config["tasks"])
         self.task = int(config["task.id"])
-        self.partition = {"generator": config["generator"], "task": self.task}
+        # The task count is part of the partition: with another count each task walks another
+        # residue class, and positions stored under the old count would skip ids. A new count
+        # starts over instead, which repeats ids (at-least-once) but never leaves one out.
+        self.partition = {"generator": config["generator"], "task": self.task, "of": self.tasks}
         self.next_id = first_id(self.task, self.context.offset_reader.offset(self.partition))
         self._polled = False
 

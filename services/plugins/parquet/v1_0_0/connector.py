@@ -187,7 +187,8 @@ class ParquetSinkTask(SinkTask):
     async def flush(self, offsets: dict[TopicPartition, int]) -> None:
         if not self.buffer:
             return
-        tables = build_tables(self.buffer)
+        # Building Arrow tables from many records is CPU work: off the loop that runs the tasks.
+        tables = await asyncio.to_thread(build_tables, self.buffer)
         results = await asyncio.gather(
             *(
                 self.client.write_batch(
