@@ -124,11 +124,24 @@ class SinkRunner:
         """Consumes and delivers until a stop is requested; a raising plugin ends it."""
         try:
             await self._consume()
-        except BaseException:
-            # Whatever was fetched but not delivered must never be committed, not even by a
-            # rebalance that aiokafka runs while this failed task still holds its partitions.
+        except Exception:
+            # Whatever was fetched but not delivered must never be committed. The task leaves
+            # the group at once, as Kafka Connect's failed tasks do, so its partitions go to a
+            # healthy task, which reads them again from the last commit.
             self._broken = True
+            await self._leave_group()
             raise
+        except BaseException:
+            self._broken = True  # cancelled mid-batch by a stop that ran out of time
+            raise
+
+    async def _leave_group(self) -> None:
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            try:
+                await consumer.stop()
+            except Exception as exc:  # noqa: BLE001 - the task's own error is the one to report
+                self._log.warning("consumer_close_failed", error=repr(exc))
 
     async def _consume(self) -> None:
         assert self._consumer is not None
@@ -224,9 +237,9 @@ class SinkRunner:
 
     async def _commit(self, only: set[TopicPartition] | None = None) -> None:
         """pre_commit (which flushes) the current positions, then commits what it returned."""
-        assert self._consumer is not None
         if self._broken:
             return
+        assert self._consumer is not None
         assigned = self.assignment()
         positions = {tp: o for tp, o in self._positions.items() if tp in assigned}
         if only is not None:

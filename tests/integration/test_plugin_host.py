@@ -334,6 +334,36 @@ async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
     assert sum(meta.offset for meta in committed.values()) == n
 
 
+async def test_a_failed_sink_task_commits_nothing_it_did_not_deliver(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, out, n = f"{cluster}-in", tmp_path / "out", 40
+    await ensure_topic(kafka, topic, 2)
+    await produce(kafka, topic, [(b'"k"', json.dumps({"id": i}).encode()) for i in range(n)])
+    config = {
+        "name": "rec",
+        "tasks.max": "2",
+        "topics": topic,
+        "path": str(out),
+        "fail.put.task": "0",
+    }
+    manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        watch = host.stub.Watch(pb.WatchRequest())
+        started = await host.stub.StartConnector(
+            pb.StartConnectorRequest(name="rec", config=config)
+        )
+        await host.stub.StartTask(start_task("rec", 0, config, started.tasks[0]))
+        failed = await next_event(watch, lambda e: e.task == 0 and e.state == "FAILED")
+        assert "failing on purpose in put" in failed.trace
+        # Task 1 joins the group: the failed task's partitions are revoked from it, and that
+        # rebalance must not commit the batch its put() never took.
+        await host.stub.StartTask(start_task("rec", 1, config, started.tasks[1]))
+        got = await eventually(at_least(out / "records.jsonl", n), "every record, via task 1")
+        assert sorted(r["value"]["id"] for r in got) == list(range(n))
+        watch.cancel()
+
+
 @pytest.mark.parametrize("tolerance", ["none", "all"])
 async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
     kafka: str, cluster: str, tmp_path: Path, tolerance: str

@@ -60,6 +60,8 @@ class RecordingSinkTask(SinkTask):
 
     async def start(self, config: Mapping[str, str]) -> None:
         self.path = config["path"]
+        # fail.put.task=N: task N raises in every put, to test what a failed sink commits.
+        self.fail_put = config.get("fail.put.task") == str(self.context.task)
         self._log(event="start")
 
     def _log(self, **entry: Any) -> None:
@@ -72,6 +74,8 @@ class RecordingSinkTask(SinkTask):
         )
 
     async def put(self, records: list[SinkRecord]) -> None:
+        if self.fail_put:
+            raise RuntimeError("failing on purpose in put")
         lines = [
             {
                 "topic": r.topic,
