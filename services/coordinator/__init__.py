@@ -1,1 +1,1 @@
-"""headrace."""
+"""The coordinator: worker membership and the incremental, cooperative assignment of work."""
