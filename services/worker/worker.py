@@ -28,6 +28,7 @@ from headrace.core.status import CONNECTOR, State, UnitStatus
 from headrace.core.topiclog import TopicLog
 from headrace.v1 import config_pb2, config_pb2_grpc, coordinator_pb2, plugin_pb2
 from headrace.worker.membership import Membership
+from headrace.worker.reconcile import reconcile
 from headrace.worker.supervisor import PluginProcess, plugin_key
 
 
@@ -131,25 +132,21 @@ class Worker:
             units=len(message.units),
             revoked=len(message.revoked),
         )
-        # Tasks stop before their connector, as Kafka Connect does.
-        for revocation in sorted(message.revoked, key=lambda r: -r.unit.task):
-            await self._stop(unit_of(revocation.unit), deleted=revocation.deleted)
-        if message.revoked:
+        assigned = {
+            unit_of(u.unit): (dict(u.connector_config), dict(u.task_config)) for u in message.units
+        }
+        steps = reconcile(
+            {u: (r.connector_config, r.task_config) for u, r in self.running.items()},
+            {unit_of(r.unit): r.deleted for r in message.revoked},
+            assigned,
+        )
+        for unit, deleted in steps.stops:
+            await self._stop(unit, deleted=deleted)
+        if steps.acknowledge:
             self.membership.acknowledge(message.generation)
             return  # the assignment that follows says what to run now
-        wanted = {unit_of(u.unit): u for u in message.units}
-        for unit in sorted(set(self.running) - set(wanted), key=lambda u: -u[1]):
-            await self._stop(unit, deleted=False)
-        for unit, assigned in sorted(wanted.items()):
-            current = self.running.get(unit)
-            if current is not None:
-                if (dict(current.connector_config), dict(current.task_config)) == (
-                    dict(assigned.connector_config),
-                    dict(assigned.task_config),
-                ):
-                    continue
-                await self._stop(unit, deleted=False)  # reconfigured: restart it
-            await self._start(unit, dict(assigned.connector_config), dict(assigned.task_config))
+        for unit in steps.starts:
+            await self._start(unit, *assigned[unit])
         self.log.info(
             "assignment_applied", generation=message.generation, running=len(self.running)
         )

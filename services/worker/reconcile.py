@@ -1,0 +1,46 @@
+"""What a worker must do with an assignment: a pure function of what it runs and what it is told.
+
+A message with revocations only stops (the revoked units, with the deletion marker as sent) and
+is then acknowledged; the coordinator's next message says what to run. Any other message is the
+whole truth: units not in it stop with ``deleted=False``, units whose configs changed restart,
+units new to the worker start. Tasks always stop before their connector, as in Kafka Connect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from headrace.coordinator.assignor import Unit
+
+Configs = tuple[Mapping[str, str], Mapping[str, str]]  # (connector config, task config)
+
+
+@dataclass(frozen=True)
+class Steps:
+    stops: tuple[tuple[Unit, bool], ...]  # (unit, deleted), in the order to stop them
+    starts: tuple[Unit, ...]
+    acknowledge: bool  # tell the coordinator the revocations are done
+
+
+def _tasks_first(units: Iterable[Unit]) -> list[Unit]:
+    return sorted(units, key=lambda u: (-u[1], u[0]))
+
+
+def _same(a: Configs, b: Configs) -> bool:
+    return (dict(a[0]), dict(a[1])) == (dict(b[0]), dict(b[1]))
+
+
+def reconcile(
+    running: Mapping[Unit, Configs],
+    revoked: Mapping[Unit, bool],
+    assigned: Mapping[Unit, Configs],
+) -> Steps:
+    """The stops and starts that take the worker from ``running`` to what the message says."""
+    if revoked:
+        order = _tasks_first(u for u in revoked if u in running)
+        return Steps(tuple((u, revoked[u]) for u in order), (), acknowledge=True)
+    changed = {u for u in running.keys() & assigned.keys() if not _same(running[u], assigned[u])}
+    stops = _tasks_first((running.keys() - assigned.keys()) | changed)
+    starts = sorted((assigned.keys() - running.keys()) | changed)
+    return Steps(tuple((u, False) for u in stops), tuple(starts), acknowledge=False)
