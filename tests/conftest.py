@@ -9,8 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from headrace.cli.kafka import EmbeddedKafka, free_port
+
+# The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
+hypothesis_settings.register_profile("headrace", deadline=None)
+hypothesis_settings.load_profile("headrace")
 
 
 @pytest.fixture(scope="session")
