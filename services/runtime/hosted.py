@@ -21,6 +21,7 @@ from headrace.core import log
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.runtime.events import CONNECTOR, EventBus
+from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
 from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit
@@ -148,24 +149,13 @@ class HostedPlugin:
         task_config: Mapping[str, str],
     ) -> Runner:
         task = self.connector_class().task_class()()
+        placement = Placement(
+            connector, task_id, connector_config, task_config, settings=self.settings
+        )
         if isinstance(task, SourceTask):
-            return SourceRunner(
-                connector=connector,
-                task_id=task_id,
-                task=task,
-                settings=self.settings,
-                connector_config=connector_config,
-                task_config=task_config,
-            )
+            return SourceRunner(placement, task)
         if isinstance(task, SinkTask):
-            return SinkRunner(
-                connector=connector,
-                task_id=task_id,
-                task=task,
-                settings=self.settings,
-                connector_config=connector_config,
-                task_config=task_config,
-            )
+            return SinkRunner(placement, task)
         raise TypeError(f"{type(task).__qualname__} is neither a SourceTask nor a SinkTask")
 
     def _with_framework_keys(

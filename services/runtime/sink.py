@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
@@ -25,11 +24,11 @@ from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.errors import CommitFailedError
 
 from headrace.core import log
-from headrace.core.settings import Settings
 from headrace.runtime import kafka
 from headrace.runtime.converters import converter_for
 from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
 from headrace.runtime.lifecycle import unless_stopped
+from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.sinkrecords import FlushPolicy, Message, subscription, to_sink_record
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.records import SinkRecord, TopicPartition
@@ -39,28 +38,13 @@ FETCH_TIMEOUT_MS = 1000
 DEFAULT_MAX_POLL_RECORDS = 1000
 
 
-class SinkRunner:
+class SinkRunner(LoopBase):
     """Runs one sink task inside the plugin process."""
 
-    def __init__(
-        self,
-        *,
-        connector: str,
-        task_id: int,
-        task: SinkTask,
-        connector_config: Mapping[str, str],
-        task_config: Mapping[str, str],
-        settings: Settings,
-    ) -> None:
-        self.connector = connector
-        self.task_id = task_id
+    def __init__(self, placement: Placement, task: SinkTask) -> None:
+        super().__init__(placement)
         self.task = task
-        self.connector_config = dict(connector_config)
-        self.task_config = dict(task_config)
-        self.settings = settings
-        self.stop_requested = asyncio.Event()
         self.delivered = 0
-        self.skipped = 0
         self._consumer: AIOKafkaConsumer | None = None
         self._dlq: AIOKafkaProducer | None = None
         self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
@@ -72,7 +56,7 @@ class SinkRunner:
         self._listener_error: BaseException | None = None
         self._closed = False
         self._broken = False  # the loop failed: nothing more may be committed
-        self._log = log.get(connector=connector, task=task_id)
+        self._log = log.get(connector=self.connector, task=self.task_id)
 
     async def start(self) -> None:
         """Reads the framework config, starts the plugin's task, then joins the group."""
@@ -159,9 +143,6 @@ class SinkRunner:
                 since_ms = (time.monotonic() - self._last_flush) * 1000
                 if self._flush_policy.due(self._pending, since_ms, self._commit_requested):
                     await self._commit()
-
-    def request_stop(self) -> None:
-        self.stop_requested.set()
 
     async def finish(self) -> None:
         """Flushes and commits what was delivered, then closes the task's partitions."""

@@ -16,12 +16,12 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 
 from headrace.core import log
-from headrace.core.settings import Settings
 from headrace.runtime import kafka
 from headrace.runtime.converters import Converter, converter_for
 from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.offsets import OffsetStore, offset_key
+from headrace.runtime.placement import LoopBase, Placement
 from headrace.sdk.errors import DataError
 from headrace.sdk.records import RecordMetadata, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
@@ -33,30 +33,15 @@ event loop (a coroutine that never really awaits would starve every other task).
 Encoded = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
 
 
-class SourceRunner:
+class SourceRunner(LoopBase):
     """Runs one source task inside the plugin process."""
 
-    def __init__(
-        self,
-        *,
-        connector: str,
-        task_id: int,
-        task: SourceTask,
-        connector_config: Mapping[str, str],
-        task_config: Mapping[str, str],
-        settings: Settings,
-    ) -> None:
-        self.connector = connector
-        self.task_id = task_id
+    def __init__(self, placement: Placement, task: SourceTask) -> None:
+        super().__init__(placement)
         self.task = task
-        self.connector_config = dict(connector_config)
-        self.task_config = dict(task_config)
-        self.settings = settings
-        self.stop_requested = asyncio.Event()
         self.produced = 0
-        self.skipped = 0
         self._producer: AIOKafkaProducer | None = None
-        self._log = log.get(connector=connector, task=task_id)
+        self._log = log.get(connector=self.connector, task=self.task_id)
 
     async def start(self) -> None:
         """Reads the framework config, loads stored offsets, then starts the plugin's task."""
@@ -83,9 +68,6 @@ class SourceRunner:
             # A stop request is only checked between batches: once polled, a batch is produced
             # and its offsets stored, so a graceful stop leaves nothing half done.
             await self._process(records)
-
-    def request_stop(self) -> None:
-        self.stop_requested.set()
 
     async def finish(self) -> None:
         """Nothing to do: every batch stores its offsets before the next poll."""
