@@ -63,7 +63,7 @@ def run_pipeline(settings: Settings, timeout: float = 180.0) -> None:
         existing = set(client.names())
         for name, config in demo_configs(output).items():
             if name in existing:
-                _say(f"connector {name} exists already (its config replayed from Kafka)")
+                _say(f"connector {name} exists already; left as it is")
             else:
                 client.create(name, config)
                 _say(f"created connector {name}")
