@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
 from headrace.cli.kafka import EmbeddedKafka, free_port
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
 
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
 hypothesis_settings.register_profile("headrace", deadline=None)
@@ -57,9 +58,8 @@ TEST_PLUGINS = Path(__file__).parent / "plugins"
 
 
 @pytest.fixture
-def settings_for(kafka: str, cluster: str, var_dir: Path):  # type: ignore[no-untyped-def]
+def settings_for(kafka: str, cluster: str, var_dir: Path) -> Callable[..., Settings]:
     """Builds Settings for this test: its own topics, free ports, its own folder."""
-    from headrace.core.settings import BUILTIN_PLUGINS, Settings
 
     def build(*plugin_path: Path) -> Settings:
         return Settings(

@@ -6,7 +6,12 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from headrace.core.plugins import read_manifest
+from headrace.core.settings import BUILTIN_PLUGINS
+from headrace.runtime.loader import load_module
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 90.0) -> Any:
@@ -38,14 +43,16 @@ def log_events(log_dir: Path, event: str, **fields: Any) -> list[dict[str, Any]]
 
 
 def install_manifest(root: Path, plugin: str, version: str, kind: str) -> None:
-    """Writes a plugin manifest (no code) under ``root``, as the config service reads them."""
-    folder = root / plugin / f"v{version.replace('.', '_')}"
+    """Writes a plugin version under ``root`` as the config service reads it: a manifest and an
+    empty module (discovery never imports plugin code)."""
+    folder = root / plugin / version
     folder.mkdir(parents=True)
-    manifest = {
-        "class": f"com.example.{plugin}Connector",
-        "version": version,
-        "type": kind,
-        "module": "connector",
-        "attribute": f"{plugin}Connector",
-    }
+    manifest = {"class": f"com.example.{plugin}Connector", "version": version, "type": kind}
     (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "com").mkdir()
+    (folder / "com" / "example.py").write_text("")
+
+
+def builtin_plugin_module(plugin: str, version: str) -> ModuleType:
+    """A built-in plugin's module, loaded the way the plugin host loads it."""
+    return load_module(read_manifest(BUILTIN_PLUGINS / plugin / version / "manifest.json"))

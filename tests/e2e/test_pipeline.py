@@ -4,6 +4,7 @@ deleting a connector is the one stop that says ``deleted=True``."""
 from __future__ import annotations
 
 import signal
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -50,7 +51,7 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
         client.create(
             "lake",
             {
-                "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+                "connector.class": "headrace_parquet.ParquetSinkConnector",
                 "tasks.max": "2",
                 "topics": topic,
                 "path": str(out),
@@ -65,7 +66,7 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
         ]
 
         for name in ("gen", "lake"):
-            status = wait_for(f"{name} running", lambda n=name: all_running(client, n, 2))
+            status = wait_for(f"{name} running", partial(all_running, client, name, 2))
             assert {status["connector"]["version"], *(t["version"] for t in status["tasks"])} == {
                 "1.0.0"
             }
@@ -103,7 +104,7 @@ def test_shutdown_and_rebalance_stop_with_deleted_false(stack: Stack, tmp_path: 
         client.create(
             "keeper",
             {
-                "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+                "connector.class": "headrace_parquet.ParquetSinkConnector",
                 "tasks.max": "2",
                 "topics": "keeper-in",
                 "path": str(out),
@@ -152,7 +153,7 @@ def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Pa
         client.create(
             "survivor",
             {
-                "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+                "connector.class": "headrace_parquet.ParquetSinkConnector",
                 "tasks.max": "2",
                 "topics": "survivor-in",
                 "path": str(out),
@@ -178,7 +179,7 @@ def test_a_crashing_plugin_fails_only_its_own_task(stack: Stack, tmp_path: Path)
         client.create(
             "steady",
             {
-                "connector.class": "headrace.testing.RecordingSinkConnector",
+                "connector.class": "recording_sink.RecordingSinkConnector",
                 "connector.plugin.version": "2.0.0",
                 "tasks.max": "2",
                 "topics": "steady-in",
@@ -188,7 +189,7 @@ def test_a_crashing_plugin_fails_only_its_own_task(stack: Stack, tmp_path: Path)
         client.create(
             "crasher",
             {
-                "connector.class": "headrace.testing.CrashingSourceConnector",
+                "connector.class": "crashing_source.CrashingSourceConnector",
                 "tasks.max": "1",
                 "crash.after.records": "5",
             },

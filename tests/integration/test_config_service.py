@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -23,7 +23,9 @@ pytestmark = pytest.mark.kafka
 
 
 @pytest.fixture
-def config_service(settings_for, tmp_path: Path) -> Iterator[tuple[Stack, Settings]]:  # type: ignore[no-untyped-def]
+def config_service(
+    settings_for: Callable[..., Settings], tmp_path: Path
+) -> Iterator[tuple[Stack, Settings]]:
     plugins = tmp_path / "plugins"
     install_manifest(plugins, "Gen", "1.0.0", "source")
     install_manifest(plugins, "Lake", "1.0.0", "sink")

@@ -240,7 +240,7 @@ def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
         "arrow_ipc": ipc_stream(rows("bad", 0, range(0, 10))),
     }
     fields.update(overrides)
-    return executor_pb2.WriteBatchRequest(**fields)  # type: ignore[arg-type]
+    return executor_pb2.WriteBatchRequest(**fields)  # type: ignore[arg-type]  # fields of mixed types, by design
 
 
 @pytest.mark.parametrize(

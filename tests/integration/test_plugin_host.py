@@ -35,7 +35,7 @@ from headrace.v1 import plugin_pb2_grpc as pb_grpc
 pytestmark = pytest.mark.kafka
 
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
-DATAGEN = BUILTIN_PLUGINS / "datagen" / "v1_0_0" / "manifest.json"
+DATAGEN = BUILTIN_PLUGINS / "datagen" / "1.0.0" / "manifest.json"
 DEADLINE_S = 60.0
 T = TypeVar("T")
 
@@ -178,7 +178,7 @@ async def next_event(
         event = await asyncio.wait_for(watch.read(), max(0.1, deadline - time.monotonic()))
         assert event is not grpc.aio.EOF, "the Watch stream ended"
         if matches(event):
-            return event  # type: ignore[no-any-return]
+            return event
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -297,7 +297,7 @@ async def test_a_restarted_task_resumes_from_its_stored_offset(
         assert await end_offset(kafka, topic) == n  # no duplicates, no gaps
 
 
-@pytest.mark.parametrize("version", ["v1_0_0", "v2_0_0"])
+@pytest.mark.parametrize("version", ["1.0.0", "2.0.0"])
 async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
     kafka: str, cluster: str, tmp_path: Path, version: str
 ) -> None:
@@ -313,7 +313,7 @@ async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
         got = await eventually(at_least(out / "records.jsonl", n), "every record")
         assert {(r["key"], json.dumps(r["value"])) for r in got} == expected
         tagged = {r.get("version") for r in got}
-        assert tagged == ({"2.0.0"} if version == "v2_0_0" else {None})
+        assert tagged == ({"2.0.0"} if version == "2.0.0" else {None})
 
         for k in (0, 1):
             await host.stub.StopTask(pb.StopRequest(connector="rec", task=k, deleted=True))
@@ -347,7 +347,7 @@ async def test_a_failed_sink_task_commits_nothing_it_did_not_deliver(
         "path": str(out),
         "fail.put.task": "0",
     }
-    manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         watch = host.stub.Watch(pb.WatchRequest())
         started = await host.stub.StartConnector(
@@ -380,7 +380,7 @@ async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
         "errors.deadletterqueue.topic.name": dlq,
         "errors.deadletterqueue.context.headers.enable": "true",
     }
-    manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         watch = host.stub.Watch(pb.WatchRequest())
         await start_all(host, "rec", config)
@@ -413,7 +413,7 @@ async def test_a_failing_task_is_reported_failed_on_watch_with_its_trace(
         "fail.in": fail_in,
         "fail.after.records": "3",
     }
-    manifest = TEST_PLUGINS / "failing" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "failing" / "1.0.0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         watch = host.stub.Watch(pb.WatchRequest())
         await start_all(host, "bad", config)
@@ -437,7 +437,7 @@ async def test_connector_errors_cross_the_socket_as_status_and_text(
             )
         assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert 'Missing required configuration "topic"' in (invalid.value.details() or "")
-    manifest = TEST_PLUGINS / "failing" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "failing" / "1.0.0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         with pytest.raises(grpc.aio.AioRpcError) as internal:
             await host.stub.StartConnector(
@@ -451,7 +451,7 @@ async def test_connector_errors_cross_the_socket_as_status_and_text(
 async def test_a_hung_stop_is_abandoned_after_the_timeout(
     kafka: str, cluster: str, tmp_path: Path
 ) -> None:
-    manifest = TEST_PLUGINS / "hanging" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "hanging" / "1.0.0" / "manifest.json"
     config = {"name": "hang", "tasks.max": "1"}
     async with plugin_host(manifest, kafka, cluster, tmp_path, stop_timeout=1.0) as host:
         watch = host.stub.Watch(pb.WatchRequest())
@@ -468,7 +468,7 @@ async def test_a_hung_stop_is_abandoned_after_the_timeout(
 async def test_a_crashing_plugin_takes_only_its_own_process_down(
     kafka: str, cluster: str, tmp_path: Path
 ) -> None:
-    manifest = TEST_PLUGINS / "crashing" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "crashing" / "1.0.0" / "manifest.json"
     config = {"name": "boom", "tasks.max": "1"}
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         await start_all(host, "boom", config)
@@ -481,7 +481,7 @@ async def test_sigterm_stops_everything_without_the_deleted_flag(
     topic, out = f"{cluster}-in", tmp_path / "out"
     await ensure_topic(kafka, topic, 1)
     config = {"name": "rec", "tasks.max": "1", "topics": topic, "path": str(out)}
-    manifest = TEST_PLUGINS / "recording" / "v1_0_0" / "manifest.json"
+    manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         await start_all(host, "rec", config)
         host.process.send_signal(signal.SIGTERM)

@@ -58,7 +58,9 @@ counts = st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(0, 4))
 
 
 @given(members, members, counts, counts)
-def test_every_desired_unit_runs_exactly_once_and_load_is_even(before, after, c1, c2) -> None:
+def test_every_desired_unit_runs_exactly_once_and_load_is_even(
+    before: list[str], after: list[str], c1: dict[str, int], c2: dict[str, int]
+) -> None:
     first = assign({}, before, desired_units(c1), frozenset(c1))
     desired = desired_units(c2)
     plan = assign(first.assignment, after, desired, frozenset(c2))
@@ -76,7 +78,7 @@ def test_every_desired_unit_runs_exactly_once_and_load_is_even(before, after, c1
 
 
 @given(members, counts)
-def test_a_stable_group_is_left_alone(group, c) -> None:
+def test_a_stable_group_is_left_alone(group: list[str], c: dict[str, int]) -> None:
     desired = desired_units(c)
     first = assign({}, group, desired, frozenset(c))
     again = assign(first.assignment, group, desired, frozenset(c))

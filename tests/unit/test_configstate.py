@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from headrace.core import configlog
 from headrace.core.configstate import (
+    ConfigEvent,
     ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
@@ -108,8 +109,10 @@ names = st.text(alphabet="abc-", min_size=1, max_size=4)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["create", "delete"]), names), max_size=30))
-def test_the_fold_keeps_exactly_the_connectors_created_and_not_deleted_since(ops) -> None:
-    events = []
+def test_the_fold_keeps_exactly_the_connectors_created_and_not_deleted_since(
+    ops: list[tuple[str, str]],
+) -> None:
+    events: list[ConfigEvent] = []
     expected: set[str] = set()
     for op, name in ops:
         if op == "create":

@@ -1,4 +1,4 @@
-"""The generated protobuf code under services/v1 must match protos/ (run `make proto`)."""
+"""The generated protobuf code under services/headrace/v1 must match protos/ (run `make proto`)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from headrace.coordinator.group import (
     Beat,
     ConfigsChanged,
     ConnectorDeleted,
+    Event,
     Group,
     Joined,
     Left,
@@ -52,8 +53,8 @@ class Harness:
         self.group = Group(append, session_timeout=session_timeout)
         self.outboxes: dict[str, Outbox] = {}
 
-    async def send(self, *events: object) -> None:
-        await self.group.process(list(events))  # type: ignore[arg-type]
+    async def send(self, *events: Event) -> None:
+        await self.group.process(list(events))
 
     async def join(self, worker: str, running: frozenset[Unit] = frozenset()) -> None:
         self.outboxes[worker] = asyncio.Queue()

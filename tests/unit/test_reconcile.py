@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from headrace.worker.reconcile import reconcile
+from headrace.worker.reconcile import Configs, reconcile
 
-CONN = ({"connector.class": "X"}, {})
-TASK = ({"connector.class": "X"}, {"t": "0"})
+CONN: Configs = ({"connector.class": "X"}, {})
+TASK: Configs = ({"connector.class": "X"}, {"t": "0"})
 
 
 def test_revocations_stop_tasks_before_connectors_and_are_acknowledged() -> None:

@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.plugins.datagen.v1_0_0 import connector as datagen
 from headrace.sdk import ConfigException, ConnectorContext, SourceTaskContext
+from tests.support import builtin_plugin_module
+
+datagen = builtin_plugin_module("datagen", "1.0.0")
 
 
 class Offsets:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from headrace.plugins.parquet.v1_0_0 import connector as parquet
 from headrace.sdk import DataError, Schema, SinkRecord, Struct, TopicPartition
 from headrace.sdk.data import INT64_SCHEMA, STRING_SCHEMA
+from tests.support import builtin_plugin_module
+
+parquet = builtin_plugin_module("parquet", "1.0.0")
 
 
 def record(offset: int, value: object, partition: int = 0) -> SinkRecord:

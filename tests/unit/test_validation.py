@@ -78,7 +78,7 @@ def test_duplicate_name_is_a_conflict(catalog: PluginCatalog) -> None:
 
 @pytest.mark.parametrize("config", [{}, {"topics": "a", "topics.regex": "a.*"}])
 def test_a_sink_needs_exactly_one_of_topics_and_topics_regex(
-    catalog: PluginCatalog, config
+    catalog: PluginCatalog, config: dict[str, str]
 ) -> None:
     err = rejected("s", {"connector.class": "Lake", **config}, catalog)
     assert "topics" in err.message

@@ -10,15 +10,38 @@
 | HEADRACE_PLUGIN_PATH | the built-in plugins | folders holding plugins, separated by ``:`` |
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
+| HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
-BUILTIN_PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+# The built-in plugins ship inside the distribution as data: plugin-path folders, loaded like any
+# other plugin.
+BUILTIN_PLUGINS = Path(str(resources.files("headrace") / "plugins"))
+
+# What marks the checkout (or unpacked source tree) that holds deploy/ and protos/.
+HOME_MARKER = Path("deploy") / "kafka" / "pom.xml"
+
+
+def project_home() -> Path:
+    """The folder holding ``deploy/`` and ``protos/``: ``HEADRACE_HOME`` when set, else the
+    nearest folder, from the working directory up, then from this package up, with the marker."""
+    configured = os.environ.get("HEADRACE_HOME")
+    if configured:
+        return Path(configured).resolve()
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for folder in (start, *start.parents):
+            if (folder / HOME_MARKER).is_file():
+                return folder
+    raise FileNotFoundError(
+        f"no folder with {HOME_MARKER} above {Path.cwd()}: "
+        "run from the checkout, or set HEADRACE_HOME"
+    )
 
 
 def _plugin_path() -> tuple[Path, ...]:

@@ -1,7 +1,7 @@
-"""Regenerates the protobuf and gRPC code under services/v1 from protos/headrace/v1.
+"""Regenerates the protobuf and gRPC code under services/headrace/v1 from protos/headrace/v1.
 
-The generated modules import each other as ``headrace.v1``, which is where the distribution maps
-``services/v1``. Run through ``make proto``; a unit test fails when the committed code is stale.
+The generated modules import each other as ``headrace.v1``. Run through ``make proto``; a unit
+test fails when the committed code is stale.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from pathlib import Path
 
 from grpc_tools import protoc
 
-ROOT = Path(__file__).resolve().parents[2]
+from headrace.core.settings import project_home
+
+ROOT = project_home()
 PROTO_ROOT = ROOT / "protos"
-TARGET = ROOT / "services" / "v1"
+TARGET = ROOT / "services" / "headrace" / "v1"
 INIT = '"""Generated protobuf and gRPC code (make proto). Do not edit."""\n'
 
 

@@ -1,15 +1,18 @@
 """Plugin discovery: what is installed on the plugin path, read from manifests, no code imported.
 
-Layout: ``<plugin path entry>/<plugin>/<version folder>/manifest.json``, one folder per version::
+Layout: ``<plugin path entry>/<plugin>/<version folder>/``, one folder per version, holding a
+``manifest.json`` and the plugin's Python module(s)::
 
-    {"class": "headrace.plugins.datagen.DatagenSourceConnector",
-     "version": "1.0.0", "type": "source",
-     "module": "connector", "attribute": "DatagenSourceConnector"}
+    datagen/1.0.0/manifest.json         {"class": "headrace_datagen.DatagenSourceConnector",
+                                         "version": "1.0.0", "type": "source"}
+    datagen/1.0.0/headrace_datagen.py   class DatagenSourceConnector(SourceConnector): ...
 
-``module`` is imported with the version folder first on ``sys.path``, inside the plugin process
-that hosts that one version, so two versions of one plugin never meet in one interpreter.
-A connector is named by its full class, its simple class name, or that name without the
-``Connector`` suffix (the aliases Kafka Connect accepts).
+``class`` is where the connector class really is: the module before the last dot (a file or a
+package in the version folder), the class after it. The module is imported with the version
+folder first on ``sys.path``, inside the plugin process that hosts that one version, so two
+versions of one plugin never meet in one interpreter. A connector is named by its full class, its
+simple class name, or that name without the ``Connector`` suffix (the aliases Kafka Connect
+accepts).
 """
 
 from __future__ import annotations
@@ -60,19 +63,32 @@ def read_manifest(path: Path) -> PluginDescriptor:
         raw = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise PluginError(f"{path}: unreadable manifest: {exc}") from exc
-    missing = [k for k in ("class", "version", "type", "module", "attribute") if not raw.get(k)]
+    missing = [k for k in ("class", "version", "type") if not raw.get(k)]
     if missing:
         raise PluginError(f"{path}: manifest lacks {', '.join(missing)}")
     if raw["type"] not in PLUGIN_TYPES:
         raise PluginError(f"{path}: type must be one of {PLUGIN_TYPES}, not {raw['type']!r}")
+    module, _, attribute = str(raw["class"]).rpartition(".")
+    if not module or not attribute:
+        raise PluginError(f"{path}: class must be module.Class, not {raw['class']!r}")
+    if not _module_exists(path.parent, module):
+        raise PluginError(
+            f"{path}: class {raw['class']} names module {module}, which is not in {path.parent}"
+        )
     return PluginDescriptor(
         class_name=raw["class"],
         version=str(raw["version"]),
         type=raw["type"],
-        module=raw["module"],
-        attribute=raw["attribute"],
+        module=module,
+        attribute=attribute,
         folder=path.parent,
     )
+
+
+def _module_exists(folder: Path, module: str) -> bool:
+    """Whether ``module`` (dotted) is a file or a package under ``folder``, without importing it."""
+    base = folder.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 def discover(plugin_path: Iterable[Path]) -> PluginCatalog:

@@ -44,7 +44,7 @@ def demo_configs(output: Path) -> dict[str, dict[str, str]]:
             "batch.size": "100",
         },
         "demo-sink": {
-            "connector.class": "headrace.plugins.parquet.ParquetSinkConnector",
+            "connector.class": "headrace_parquet.ParquetSinkConnector",
             "tasks.max": "2",
             "topics": "demo-records",
             "path": str(output),

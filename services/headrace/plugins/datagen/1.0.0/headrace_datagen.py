@@ -6,8 +6,8 @@ tasks together produce every id exactly once. Record ``id`` has key ``str(id)`` 
 ``{"generator": <connector name>, "task": k}`` with offset ``{"next": <next id>}``, so a restarted
 task resumes where its last stored offset left it.
 
-This module is self-contained: the plugin host imports it as ``connector`` with this folder first
-on ``sys.path``, so it must not import its siblings.
+This module is self-contained: the plugin host imports it as ``headrace_datagen`` with this folder
+first on ``sys.path``, so it must not import its siblings.
 """
 
 from __future__ import annotations

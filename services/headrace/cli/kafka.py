@@ -22,9 +22,11 @@ from pathlib import Path
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
-ROOT = Path(__file__).resolve().parents[2]
-LIB = ROOT / "deploy" / "kafka" / "lib"
-LOG4J = ROOT / "deploy" / "kafka" / "log4j.properties"
+from headrace.core.settings import project_home
+
+
+def _kafka_dir() -> Path:
+    return project_home() / "deploy" / "kafka"
 
 
 def free_port() -> int:
@@ -35,16 +37,17 @@ def free_port() -> int:
 
 
 def _java_cmd(main: str, heap: str, *args: str) -> list[str]:
-    if not any(LIB.glob("kafka_2.13-*.jar")):
-        raise SystemExit(f"Kafka jars are missing under {LIB}: run `make kafka-jars`")
+    lib = _kafka_dir() / "lib"
+    if not any(lib.glob("kafka_2.13-*.jar")):
+        raise SystemExit(f"Kafka jars are missing under {lib}: run `make kafka-jars`")
     return [
         "java",
         f"-Xmx{heap}",
         f"-Xms{heap}",
         "-XX:+UseG1GC",
-        f"-Dlog4j.configuration=file:{LOG4J}",
+        f"-Dlog4j.configuration=file:{_kafka_dir() / 'log4j.properties'}",
         "-cp",
-        f"{LIB}/*",
+        f"{lib}/*",
         main,
         *args,
     ]

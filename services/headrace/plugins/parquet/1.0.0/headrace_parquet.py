@@ -14,7 +14,7 @@ Provisioning, so that deletion is observable: the connector's ``start`` creates
 ``<path>/_provisioned/<name>-task-<n>``, and ``stop(deleted=True)`` removes its own marker
 (``stop(deleted=False)`` leaves it). Names starting with ``_`` are ignored by dataset readers.
 
-Self-contained: imported as ``connector`` with this folder first on ``sys.path``.
+Self-contained: imported as ``headrace_parquet`` with this folder first on ``sys.path``.
 """
 
 from __future__ import annotations

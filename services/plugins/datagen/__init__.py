@@ -1,1 +1,0 @@
-"""The ``datagen`` source plugin: deterministic test data, one folder per version."""

@@ -1,1 +1,0 @@
-"""datagen 1.0.0 (loaded by the plugin host as the top-level module ``connector``)."""

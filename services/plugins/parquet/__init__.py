@@ -1,1 +1,0 @@
-"""The ``parquet`` sink plugin: Kafka into Parquet through the Spark executor."""
