@@ -53,6 +53,16 @@ def _java_cmd(main: str, heap: str, *args: str) -> list[str]:
     ]
 
 
+def new_cluster_id() -> str:
+    """A KRaft cluster id: a random UUID in URL-safe base64, as Kafka makes them. Like Kafka's
+    own ``Uuid.randomUuid``, never one starting with ``-``: the storage tool would read it as an
+    option and refuse to format (one id in 64 would)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 async def broker_ready(bootstrap: str) -> bool:
     """True once the broker answers a metadata request and has a controller."""
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # refusals are expected here
@@ -129,7 +139,7 @@ class EmbeddedKafka:
             return
         props = self._write_properties()
         if not (self.data_dir / "logs" / "meta.properties").exists():
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster_id = new_cluster_id()
             subprocess.run(
                 _java_cmd(
                     "kafka.tools.StorageTool",
