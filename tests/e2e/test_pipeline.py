@@ -13,7 +13,7 @@ import pytest
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.stack import Stack
-from tests.support import log_events, wait_for
+from tests.support import lifecycle, log_events, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -34,10 +34,24 @@ def all_running(client: ConfigClient, name: str, tasks: int) -> dict | None:
     return None
 
 
+def recording_sink(folder: Path, topics: str, tasks: int = 2) -> dict[str, str]:
+    """The config of a recording test sink writing its lifecycle calls under ``folder``."""
+    return {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "tasks.max": str(tasks),
+        "topics": topics,
+        "path": str(folder),
+    }
+
+
 def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) -> None:
     out = tmp_path / "parquet"
+    ledger = tmp_path / "ledger"
     topic = "e2e-records"
     with ConfigClient(stack.settings.config_addr) as client:
+        # Beside the Parquet sink, a recording sink on the same topic: it writes down every stop
+        # call it gets, so its deletion can be checked call by call.
+        client.create("ledger", recording_sink(ledger, topic))
         client.create(
             "gen",
             {
@@ -77,23 +91,16 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
             "lake-task-1",
         ]
 
+        wait_for("the ledger running", partial(all_running, client, "ledger", 2))
         client.delete("lake")
+        client.delete("ledger")
         wait_for("the sink's provisioned markers removed", lambda: not any(markers.iterdir()))
-        wait_for(
-            "the sink's connector and tasks stopped",
-            lambda: (
-                len(log_events(stack.log_dir, "task_stopped", connector="lake")) >= 2
-                and log_events(stack.log_dir, "connector_stopped", connector="lake")
-            ),
-        )
-        stops = log_events(stack.log_dir, "connector_stopped", connector="lake")
-        assert [s["deleted"] for s in stops] == [True]
-        for task in (0, 1):
-            stops = log_events(stack.log_dir, "task_stopped", connector="lake", task=task)
-            assert [s["deleted"] for s in stops] == [True]
-        with pytest.raises(grpc.RpcError) as info:
-            client.status("lake")
-        assert info.value.code() == grpc.StatusCode.NOT_FOUND
+        wait_for("the ledger's connector and tasks stopped", lambda: len(stops(ledger)) >= 3)
+        assert stops(ledger) == [("connector", None, True), ("task", 0, True), ("task", 1, True)]
+        for name in ("lake", "ledger"):
+            with pytest.raises(grpc.RpcError) as info:
+                client.status(name)
+            assert info.value.code() == grpc.StatusCode.NOT_FOUND
         assert rows_in(out) == RECORDS  # deletion cleans up what was provisioned, not the data
         client.delete("gen")
 
@@ -101,15 +108,7 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
 def test_shutdown_and_rebalance_stop_with_deleted_false(stack: Stack, tmp_path: Path) -> None:
     out = tmp_path / "recorded"
     with ConfigClient(stack.settings.config_addr) as client:
-        client.create(
-            "keeper",
-            {
-                "connector.class": "headrace_parquet.ParquetSinkConnector",
-                "tasks.max": "2",
-                "topics": "keeper-in",
-                "path": str(out),
-            },
-        )
+        client.create("keeper", recording_sink(out, "keeper-in"))
         before = wait_for("keeper running", lambda: all_running(client, "keeper", 2))
         owners = {before["connector"]["worker_id"], *(t["worker_id"] for t in before["tasks"])}
         assert owners == {"worker-1", "worker-2"}  # three units over two workers
@@ -136,15 +135,19 @@ def test_shutdown_and_rebalance_stop_with_deleted_false(stack: Stack, tmp_path: 
             ),
         )
 
-        stops = log_events(stack.log_dir, "task_stopped", connector="keeper") + log_events(
-            stack.log_dir, "connector_stopped", connector="keeper"
-        )
-        assert stops, "the shutdown and the rebalance stopped units"
-        assert all(s["deleted"] is False for s in stops)
-        markers = sorted(p.name for p in (out / "_provisioned").iterdir())
-        assert markers == ["connector-keeper", "keeper-task-0", "keeper-task-1"]
+        moves = stops(out)
+        assert moves, "the shutdown and the rebalance stopped units"
+        assert all(deleted is False for _, _, deleted in moves)
         client.delete("keeper")
-        wait_for("keeper's markers removed", lambda: not any((out / "_provisioned").iterdir()))
+        wait_for(
+            "keeper stopped as deleted",
+            lambda: sum(deleted for _, _, deleted in stops(out)) >= 3,
+        )
+        assert [(u, t) for u, t, deleted in stops(out) if deleted] == [
+            ("connector", None),
+            ("task", 0),
+            ("task", 1),
+        ]
 
 
 def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Path) -> None:
@@ -213,28 +216,21 @@ def test_deleting_and_recreating_at_once_still_stops_the_old_one_as_deleted(
     stack: Stack, tmp_path: Path
 ) -> None:
     out = tmp_path / "again"
-    config = {
-        "connector.class": "ParquetSink",
-        "tasks.max": "1",
-        "topics": "again-in",
-        "path": str(out),
-    }
+    config = recording_sink(out, "again-in", tasks=1)
     with ConfigClient(stack.settings.config_addr) as client:
         client.create("again", config)
         wait_for("again running", lambda: all_running(client, "again", 1))
         client.delete("again")
         client.create("again", config)  # right away: the coordinator may see both at once
 
-        def stopped() -> list:
-            return log_events(stack.log_dir, "connector_stopped", connector="again") + log_events(
-                stack.log_dir, "task_stopped", connector="again"
-            )
-
-        wait_for("the old incarnation stopped", lambda: len(stopped()) >= 2)
+        wait_for("the old incarnation stopped", lambda: len(stops(out)) >= 2)
         wait_for("the new one running", lambda: all_running(client, "again", 1))
-        assert sorted(s["deleted"] for s in stopped()) == [True, True]
-        markers = sorted(p.name for p in (out / "_provisioned").iterdir())
-        assert markers == ["again-task-0", "connector-again"]  # provisioned afresh
+        assert sorted(deleted for _, _, deleted in stops(out)) == [True, True]
+        # The new incarnation started afresh, connector and task, after the old one stopped.
+        calls = [(e["event"], e["unit"]) for e in lifecycle(out)]
+        last_stop = max(i for i, (event, _) in enumerate(calls) if event == "stop")
+        started = {unit for event, unit in calls[last_stop:] if event == "start"}
+        assert started == {"connector", "task"}
         client.delete("again")
 
 
@@ -242,15 +238,7 @@ def test_a_restarted_coordinator_resumes_without_stopping_anything(
     stack: Stack, tmp_path: Path
 ) -> None:
     with ConfigClient(stack.settings.config_addr) as client:
-        client.create(
-            "steadfast",
-            {
-                "connector.class": "ParquetSink",
-                "tasks.max": "2",
-                "topics": "steadfast-in",
-                "path": str(tmp_path / "steadfast"),
-            },
-        )
+        client.create("steadfast", recording_sink(tmp_path / "steadfast", "steadfast-in"))
         before = wait_for("steadfast running", lambda: all_running(client, "steadfast", 2))
         applied = len(log_events(stack.log_dir, "assignment_applied"))
         stack.stop("coordinator", sig=signal.SIGKILL)
@@ -262,6 +250,5 @@ def test_a_restarted_coordinator_resumes_without_stopping_anything(
         )
         after = all_running(client, "steadfast", 2)
         assert after == before  # same workers, same states
-        assert log_events(stack.log_dir, "task_stopped", connector="steadfast") == []
-        assert log_events(stack.log_dir, "connector_stopped", connector="steadfast") == []
+        assert stops(tmp_path / "steadfast") == []
         client.delete("steadfast")

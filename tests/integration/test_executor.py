@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,8 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from headrace.cli.kafka import free_port
-from headrace.executor.client import ExecutorClient, ipc_stream
+from headrace.runtime.executor import ExecutorClient, ipc_stream
 from headrace.v1 import executor_pb2, executor_pb2_grpc
+from tests.support import wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -38,19 +38,19 @@ def _read_log(path: Path) -> list[dict[str, object]]:
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], address: str, log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_DEADLINE_S
     with grpc.insecure_channel(address) as channel:
-        while True:
+
+        def ready() -> bool:
             if proc.poll() is not None:
                 output = log_path.read_text()
                 raise AssertionError(f"executor exited with {proc.returncode}:\n{output}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"executor not ready in time:\n{log_path.read_text()}")
             try:
                 grpc.channel_ready_future(channel).result(timeout=1.0)
-                return
             except grpc.FutureTimeoutError:
-                continue
+                return False
+            return True
+
+        wait_for(f"the executor to answer (its log: {log_path})", ready, STARTUP_DEADLINE_S)
 
 
 @pytest.fixture(scope="module")

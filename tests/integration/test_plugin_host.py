@@ -2,7 +2,9 @@
 
 Each test spawns ``python -m headrace.runtime.host`` for one plugin version, drives it over its
 Unix socket with the generated gRPC stub, and checks what landed in Kafka, in the test plugins'
-files and in the host's JSON log. No fixed sleeps: every wait polls a condition under a deadline.
+files and in the host's JSON log. What a plugin was asked to do (start, stop and its ``deleted``
+flag) is read from what the recording plugin wrote, not from the host's log. No fixed sleeps:
+every wait polls a condition under a deadline.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
-from headrace.runtime.kafka import ensure_topic
+from headrace.core.topics import ensure_topic
 from headrace.runtime.offsets import OffsetStore
 from headrace.v1 import plugin_pb2 as pb
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
+from tests.support import Deadline, eventually, json_lines, stops
 
 pytestmark = pytest.mark.kafka
 
@@ -38,16 +41,6 @@ TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
 DATAGEN = BUILTIN_PLUGINS / "datagen" / "1.0.0" / "manifest.json"
 DEADLINE_S = 60.0
 T = TypeVar("T")
-
-
-async def eventually(check: Callable[[], T | None], what: str, within: float = DEADLINE_S) -> T:
-    """The first truthy result of ``check``, polled for at most ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while not (result := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what}")
-        await asyncio.sleep(0.05)
-    return result
 
 
 @dataclass
@@ -58,17 +51,19 @@ class Host:
     log_path: Path
     stub: pb_grpc.PluginHostStub
 
-    def events(self, name: str) -> list[dict[str, Any]]:
-        """The host's log lines with event ``name``."""
+    def entries(self) -> list[dict[str, Any]]:
+        """Every JSON line of the host's log."""
         found = []
         for line in self.log_path.read_text().splitlines():
             try:
-                entry = json.loads(line)
+                found.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
-            if entry.get("event") == name:
-                found.append(entry)
         return found
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        """The host's log lines with event ``name``."""
+        return [e for e in self.entries() if e.get("event") == name]
 
 
 @asynccontextmanager
@@ -108,7 +103,7 @@ async def plugin_host(
                 raise AssertionError(f"host exited {process.returncode}:\n{log_path.read_text()}")
             return bool(host.events("plugin_host_ready"))
 
-        await eventually(ready, "plugin_host_ready")
+        await eventually("plugin_host_ready", ready)
         async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
             host.stub = pb_grpc.PluginHostStub(channel)
             yield host
@@ -131,9 +126,9 @@ async def consume(kafka: str, topic: str, count: int) -> list[ConsumerRecord[byt
     await consumer.start()
     records: list[ConsumerRecord[bytes, bytes]] = []
     try:
-        deadline = time.monotonic() + DEADLINE_S
+        deadline = Deadline(f"{count} records in {topic}", DEADLINE_S)
         while len(records) < count:
-            assert time.monotonic() < deadline, f"{len(records)} of {count} records in {topic}"
+            deadline.check(len(records))
             for batch in (await consumer.getmany(timeout_ms=500)).values():
                 records += batch
     finally:
@@ -154,8 +149,11 @@ async def end_offset(kafka: str, topic: str) -> int:
 
 async def stored_offset(kafka: str, cluster: str, connector: str, task: int, tasks: int = 1) -> Any:
     store = OffsetStore(Settings(bootstrap_servers=kafka, cluster=cluster), connector)
-    await store.load()
-    return store.offset({"generator": connector, "task": task, "of": tasks})
+    try:
+        await store.load()
+        return store.offset({"generator": connector, "task": task, "of": tasks})
+    finally:
+        await store.close()  # the store owns Kafka clients
 
 
 async def produce(kafka: str, topic: str, messages: list[tuple[bytes, bytes]]) -> None:
@@ -173,34 +171,22 @@ async def next_event(
     watch: Any, matches: Callable[[pb.UnitEvent], bool], within: float = DEADLINE_S
 ) -> pb.UnitEvent:
     """The next Watch event that ``matches``."""
-    deadline = time.monotonic() + within
+    deadline = Deadline("a matching Watch event", within)
     while True:
-        event = await asyncio.wait_for(watch.read(), max(0.1, deadline - time.monotonic()))
+        event = await asyncio.wait_for(watch.read(), max(0.1, deadline.remaining()))
         assert event is not grpc.aio.EOF, "the Watch stream ended"
         if matches(event):
             return event
-
-
-def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def at_least(path: Path, count: int) -> Callable[[], list[dict[str, Any]] | None]:
     """A check for ``eventually``: the JSON lines of ``path`` once there are ``count``."""
 
     def check() -> list[dict[str, Any]] | None:
-        found = lines(path)
+        found = json_lines(path)
         return found if len(found) >= count else None
 
     return check
-
-
-def stops(path: Path) -> list[tuple[str, int | None, bool]]:
-    """(unit, task, deleted) of every stop in a recording sink's lifecycle file."""
-    return sorted(
-        ((e["unit"], e.get("task"), e["deleted"]) for e in lines(path) if e["event"] == "stop"),
-        key=str,
-    )
 
 
 async def start_all(host: Host, name: str, config: dict[str, str]) -> list[dict[str, str]]:
@@ -219,7 +205,7 @@ def start_task(
     )
 
 
-async def test_datagen_tasks_produce_every_id_once_and_stop_with_the_flag(
+async def test_datagen_tasks_produce_every_id_once(
     kafka: str, cluster: str, tmp_path: Path
 ) -> None:
     topic, n = f"{cluster}-data", 200
@@ -249,16 +235,32 @@ async def test_datagen_tasks_produce_every_id_once_and_stop_with_the_flag(
         await host.stub.StopTask(pb.StopRequest(connector="gen", task=0, deleted=False))
         await host.stub.StopTask(pb.StopRequest(connector="gen", task=1, deleted=True))
         await host.stub.StopConnector(pb.StopRequest(connector="gen", task=-1, deleted=True))
-        await host.stub.StopTask(pb.StopRequest(connector="gen", task=7, deleted=True))  # unknown
+        logged = host.entries()
+        assert logged and all(e.get("worker") == "test-worker" for e in logged)
+    assert await end_offset(kafka, topic) == n  # nothing produced twice
+
+
+async def test_stops_reach_the_plugin_once_with_their_deleted_flag(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, out = f"{cluster}-in", tmp_path / "out"
+    await ensure_topic(kafka, topic, 1)
+    config = {"name": "rec", "tasks.max": "2", "topics": topic, "path": str(out)}
+    manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        assert len(await start_all(host, "rec", config)) == 2
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=0, deleted=False))
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=1, deleted=True))
+        await host.stub.StopConnector(pb.StopRequest(connector="rec", task=-1, deleted=True))
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=7, deleted=True))  # unknown
         await host.stub.StopConnector(pb.StopRequest(connector="nope", task=-1, deleted=True))
 
-        stops = {(e["connector"], e["task"], e["deleted"]) for e in host.events("task_stopped")}
-        assert stops == {("gen", 0, False), ("gen", 1, True)}
-        assert [(e["connector"], e["deleted"]) for e in host.events("connector_stopped")] == [
-            ("gen", True)
-        ]
-        assert all(e["worker"] == "test-worker" for e in host.events("task_stopped"))
-    assert await end_offset(kafka, topic) == n  # nothing produced twice
+    # After the host's own shutdown too: nothing was stopped twice, nothing unknown was stopped.
+    assert stops(out) == [
+        ("connector", None, True),
+        ("task", 0, False),
+        ("task", 1, True),
+    ]
 
 
 async def test_a_restarted_task_resumes_from_its_stored_offset(
@@ -290,10 +292,10 @@ async def test_a_restarted_task_resumes_from_its_stored_offset(
         records = await consume(kafka, topic, n)
         assert sorted(json.loads(r.value or b"")["id"] for r in records) == list(range(n))
 
-        deadline = time.monotonic() + DEADLINE_S
-        while await stored_offset(kafka, cluster, "slow", 0) != {"next": n}:
-            assert time.monotonic() < deadline, "the task never stored its final offset"
-            await asyncio.sleep(0.1)
+        async def final_offset_stored() -> bool:
+            return await stored_offset(kafka, cluster, "slow", 0) == {"next": n}
+
+        await eventually("the task's final offset stored", final_offset_stored)
         assert await end_offset(kafka, topic) == n  # no duplicates, no gaps
 
 
@@ -310,7 +312,7 @@ async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
         configs = await start_all(host, "rec", config)
         assert [c["topics"] for c in configs] == [topic, topic]  # as Connect hands them down
-        got = await eventually(at_least(out / "records.jsonl", n), "every record")
+        got = await eventually("every record", at_least(out / "records.jsonl", n))
         assert {(r["key"], json.dumps(r["value"])) for r in got} == expected
         tagged = {r.get("version") for r in got}
         assert tagged == ({"2.0.0"} if version == "2.0.0" else {None})
@@ -319,12 +321,12 @@ async def test_recording_sink_gets_every_record_and_one_deleted_stop_per_task(
             await host.stub.StopTask(pb.StopRequest(connector="rec", task=k, deleted=True))
         await host.stub.StopConnector(pb.StopRequest(connector="rec", task=-1, deleted=True))
 
-    assert stops(out / "lifecycle.jsonl") == [
+    assert stops(out) == [
         ("connector", None, True),
         ("task", 0, True),
         ("task", 1, True),
     ]
-    assert len(lines(out / "records.jsonl")) == n
+    assert len(json_lines(out / "records.jsonl")) == n
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
     await admin.start()
     try:
@@ -359,7 +361,9 @@ async def test_a_failed_sink_task_commits_nothing_it_did_not_deliver(
         # Task 1 joins the group: the failed task's partitions are revoked from it, and that
         # rebalance must not commit the batch its put() never took.
         await host.stub.StartTask(start_task("rec", 1, config, started.tasks[1]))
-        got = await eventually(at_least(out / "records.jsonl", n), "every record, via task 1")
+        got = await eventually(
+            "every record, via task 1", at_least(out / "records.jsonl", n), DEADLINE_S
+        )
         assert sorted(r["value"]["id"] for r in got) == list(range(n))
         watch.cancel()
 
@@ -392,7 +396,9 @@ async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
                 in failed.trace
             )
         else:
-            got = await eventually(at_least(out / "records.jsonl", 2), "the good records")
+            got = await eventually(
+                "the good records", at_least(out / "records.jsonl", 2), DEADLINE_S
+            )
             assert [r["offset"] for r in got] == [0, 2]
             [dead] = await consume(kafka, dlq, 1)
             assert dead.value == b"{oops"
@@ -487,4 +493,4 @@ async def test_sigterm_stops_everything_without_the_deleted_flag(
         host.process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(host.process.wait(), DEADLINE_S) == 0
         assert host.events("plugin_host_stopped")
-    assert stops(out / "lifecycle.jsonl") == [("connector", None, False), ("task", 0, False)]
+    assert stops(out) == [("connector", None, False), ("task", 0, False)]

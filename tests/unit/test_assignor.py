@@ -5,7 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.coordinator.assignor import Revoked, assign, desired_units
+from headrace.coordinator.assignor import assign, desired_units
+from headrace.core.structs import Revocation, WorkUnit
+
+A, A0, A1, A2 = WorkUnit.of("a"), WorkUnit("a", 0), WorkUnit("a", 1), WorkUnit("a", 2)
+B = WorkUnit.of("b")
 
 
 def test_first_assignment_spreads_units_evenly_without_revocations() -> None:
@@ -29,23 +33,23 @@ def test_a_new_member_takes_work_only_from_the_fullest() -> None:
 
 def test_units_of_a_departed_member_move_without_touching_the_others() -> None:
     desired = desired_units({"a": 3})
-    current = {"w1": frozenset({("a", -1), ("a", 0)}), "w2": frozenset({("a", 1), ("a", 2)})}
+    current = {"w1": frozenset({A, A0}), "w2": frozenset({A1, A2})}
     plan = assign(current, ["w1"], desired, frozenset({"a"}))
     assert plan.assignment["w1"] == desired
     assert not plan.moved()
 
 
 def test_a_deleted_connector_is_revoked_with_the_deletion_marker() -> None:
-    current = {"w1": frozenset({("a", -1), ("a", 0), ("b", -1)})}
+    current = {"w1": frozenset({A, A0, B})}
     plan = assign(current, ["w1"], desired_units({"b": 0}), frozenset({"b"}))
-    assert plan.revocations["w1"] == {Revoked(("a", -1), True), Revoked(("a", 0), True)}
-    assert plan.assignment["w1"] == {("b", -1)}
+    assert plan.revocations["w1"] == {Revocation(A, True), Revocation(A0, True)}
+    assert plan.assignment["w1"] == {B}
 
 
 def test_fewer_tasks_revoke_the_surplus_without_the_deletion_marker() -> None:
-    current = {"w1": frozenset({("a", -1), ("a", 0), ("a", 1)})}
+    current = {"w1": frozenset({A, A0, A1})}
     plan = assign(current, ["w1"], desired_units({"a": 1}), frozenset({"a"}))
-    assert plan.revocations["w1"] == {Revoked(("a", 1), False)}
+    assert plan.revocations["w1"] == {Revocation(A1, False)}
 
 
 def test_no_members_means_no_assignment() -> None:
@@ -74,7 +78,7 @@ def test_every_desired_unit_runs_exactly_once_and_load_is_even(
             # the deletion marker is set exactly when the connector is gone.
             assert r.unit in first.assignment.get(member, frozenset())
             assert r.unit not in plan.assignment[member]
-            assert r.deleted == (r.unit[0] not in c2)
+            assert r.deleted == (r.unit.connector not in c2)
 
 
 @given(members, counts)

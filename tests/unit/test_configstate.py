@@ -41,7 +41,7 @@ def test_tasks_become_live_only_when_committed() -> None:
         ]
     )
     assert state.tasks_of("a") == ()
-    state = apply(TasksCommitted("a", 2), state)
+    state = apply(state, TasksCommitted("a", 2))
     assert [dict(t) for t in state.tasks_of("a")] == [{"t": "0"}, {"t": "1"}]
 
 

@@ -16,8 +16,8 @@ from headrace.executor.batches import (
     rows_after,
     validate_write,
 )
-from headrace.executor.client import ipc_stream
 from headrace.executor.layout import OffsetRange
+from headrace.runtime.executor import ipc_stream
 
 
 def table(offsets: list[int], **extra: list[Any]) -> pa.Table:

@@ -7,7 +7,8 @@ import itertools
 import pyarrow as pa
 import pytest
 
-from headrace.executor.client import encode_batches, ipc_stream, retry_after_s
+from headrace.core.rpc import retry_after_s
+from headrace.runtime.executor import encode_batches, ipc_stream
 
 
 def table(offsets: list[int]) -> pa.Table:

@@ -1,7 +1,7 @@
 """The coordinator's group as scenarios: joins, hand-overs, deletions mid-rebalance, rejoins.
 
 The group is driven event by event, without gRPC or Kafka; generations it would append are
-collected in a list.
+collected in a list, and its clock is one the tests move by hand.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from headrace.coordinator import assignmentlog
-from headrace.coordinator.assignor import Plan, Unit
+from headrace.coordinator.assignor import Plan
 from headrace.coordinator.group import (
     Beat,
     ConfigsChanged,
@@ -31,7 +31,9 @@ from headrace.core.configstate import (
     apply,
     fold,
 )
-from headrace.v1 import coordinator_pb2
+from headrace.core.structs import AssignmentUpdate, Revocation, WorkUnit
+
+A, A0, A1, A2 = WorkUnit.of("a"), WorkUnit("a", 0), WorkUnit("a", 1), WorkUnit("a", 2)
 
 
 def configs(**task_counts: int) -> ConfigState:
@@ -43,6 +45,19 @@ def configs(**task_counts: int) -> ConfigState:
     return fold(events)
 
 
+class Clock:
+    """A monotonic clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 class Harness:
     def __init__(self, session_timeout: float = 10.0) -> None:
         self.log: list[assignmentlog.Generation] = []
@@ -50,31 +65,32 @@ class Harness:
         async def append(generation: assignmentlog.Generation) -> None:
             self.log.append(generation)
 
-        self.group = Group(append, session_timeout=session_timeout)
+        self.clock = Clock()
+        self.group = Group(append, session_timeout=session_timeout, clock=self.clock)
         self.outboxes: dict[str, Outbox] = {}
 
     async def send(self, *events: Event) -> None:
         await self.group.process(list(events))
 
-    async def join(self, worker: str, running: frozenset[Unit] = frozenset()) -> None:
+    async def join(self, worker: str, running: frozenset[WorkUnit] = frozenset()) -> None:
         self.outboxes[worker] = asyncio.Queue()
         await self.send(Joined(worker, running, self.outboxes[worker]))
 
-    def received(self, worker: str) -> list[coordinator_pb2.Assignment]:
+    def received(self, worker: str) -> list[AssignmentUpdate]:
         out = []
         while not self.outboxes[worker].empty():
-            message = self.outboxes[worker].get_nowait()
-            if message is not None:
-                out.append(message.assignment)
+            update = self.outboxes[worker].get_nowait()
+            if update is not None:
+                out.append(update)
         return out
 
 
-def units(message: coordinator_pb2.Assignment) -> set[Unit]:
-    return {(u.unit.connector, u.unit.task) for u in message.units}
+def units(update: AssignmentUpdate) -> set[WorkUnit]:
+    return {u.unit for u in update.units}
 
 
-def revoked(message: coordinator_pb2.Assignment) -> set[tuple[Unit, bool]]:
-    return {((r.unit.connector, r.unit.task), r.deleted) for r in message.revoked}
+def revoked(update: AssignmentUpdate) -> set[Revocation]:
+    return set(update.revoked)
 
 
 async def test_two_workers_share_the_units_and_each_generation_is_logged_first() -> None:
@@ -83,10 +99,11 @@ async def test_two_workers_share_the_units_and_each_generation_is_logged_first()
     await h.join("w1")
     first = h.received("w1")
     await h.join("w2")
-    assert units(first[0]) == {("a", -1), ("a", 0), ("a", 1), ("a", 2)}
+    assert units(first[0]) == {A, A0, A1, A2}
     # w2's arrival moves half of w1's units: revoked first, then handed over.
     revocation = h.received("w1")
-    assert revocation and revoked(revocation[0]) and not any(d for _, d in revoked(revocation[0]))
+    assert revocation and revoked(revocation[0])
+    assert not any(r.deleted for r in revoked(revocation[0]))
     assert h.received("w2") == []  # nothing is handed out before w1 acknowledged
     await h.send(RevocationsDone("w1", h.group.generation))
     w1, w2 = units(h.received("w1")[-1]), units(h.received("w2")[-1])
@@ -111,8 +128,8 @@ async def test_a_changed_task_config_is_sent_again() -> None:
     await h.send(ConfigsChanged(state))
     await h.join("w1")
     h.received("w1")
-    state = apply(TaskConfigured("a", 0, {"task": "new"}), state)
-    await h.send(ConfigsChanged(apply(TasksCommitted("a", 1), state)))
+    state = apply(state, TaskConfigured("a", 0, {"task": "new"}))
+    await h.send(ConfigsChanged(apply(state, TasksCommitted("a", 1))))
     (message,) = h.received("w1")
     assert [dict(u.task_config) for u in message.units if u.unit.task == 0] == [{"task": "new"}]
 
@@ -123,9 +140,9 @@ async def test_deletion_revokes_with_the_marker() -> None:
     await h.send(ConfigsChanged(state))
     await h.join("w1")
     h.received("w1")
-    await h.send(ConfigsChanged(apply(ConnectorRemoved("a"), state)))
+    await h.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
     (revocation,) = h.received("w1")
-    assert revoked(revocation) == {(("a", -1), True), (("a", 0), True)}
+    assert revoked(revocation) == {Revocation(A, True), Revocation(A0, True)}
     assert h.log[-1].plan.revocations["w1"]  # the marker is in the log before it is sent
 
 
@@ -136,13 +153,13 @@ async def test_a_deletion_during_a_hand_over_still_gets_its_marker() -> None:
     await h.join("w1")
     await h.join("w2")  # w1 must give up two units: the hand-over waits for it
     h.received("w1"), h.received("w2")
-    await h.send(ConfigsChanged(apply(ConnectorRemoved("a"), state)))
+    await h.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
     await h.send(RevocationsDone("w1", h.group.generation))
     # The hand-over finishes with the configs it was planned with; then the deletion follows.
     sent = h.received("w1") + h.received("w2")
     assert all(dict(u.connector_config) for m in sent for u in m.units)
-    deletions = {unit for m in sent for unit, deleted in revoked(m) if deleted}
-    assert deletions == {("a", -1), ("a", 0)}
+    deletions = {r.unit for m in sent for r in revoked(m) if r.deleted}
+    assert deletions == {A, A0}
 
 
 async def test_a_worker_that_rejoins_mid_hand_over_is_asked_again() -> None:
@@ -152,7 +169,7 @@ async def test_a_worker_that_rejoins_mid_hand_over_is_asked_again() -> None:
     h.received("w1")
     await h.join("w2")
     (revocation,) = h.received("w1")
-    running = frozenset({("a", -1), ("a", 0), ("a", 1), ("a", 2)})
+    running = frozenset({A, A0, A1, A2})
     await h.join("w1", running)  # its stream broke before it acknowledged
     (again,) = h.received("w1")
     assert revoked(again) == revoked(revocation)
@@ -162,17 +179,16 @@ async def test_a_worker_that_rejoins_mid_hand_over_is_asked_again() -> None:
 
 
 async def test_a_silent_worker_is_dropped_and_its_units_move_without_revocation() -> None:
-    h = Harness(session_timeout=0.0)
+    h = Harness(session_timeout=10.0)
     await h.send(ConfigsChanged(configs(a=1)))
     await h.join("w1")
     await h.send(RevocationsDone("w1", h.group.generation))
-    h.group.session_timeout = 10.0
-    h.group.members["w1"].last_seen -= 60  # w1 went quiet a minute ago
+    h.clock.advance(60)  # w1 went quiet a minute ago
     h.outboxes["w2"] = asyncio.Queue()
     await h.send(Joined("w2", frozenset(), h.outboxes["w2"]), Tick())
     assert "w1" not in h.group.members
     (message,) = h.received("w2")
-    assert units(message) == {("a", -1), ("a", 0)} and not message.revoked
+    assert units(message) == {A, A0} and not message.revoked
 
 
 async def test_a_stale_stream_closing_does_not_remove_its_successor() -> None:
@@ -189,15 +205,15 @@ async def test_after_a_restart_units_wait_for_their_owners_to_rejoin() -> None:
     h = Harness()
     last = assignmentlog.Generation(
         7,
-        Plan({"w1": frozenset({("a", -1)}), "w2": frozenset({("a", 0)})}, {}),
+        Plan({"w1": frozenset({A}), "w2": frozenset({A0})}, {}),
     )
     h.group.resume(last)
     await h.send(ConfigsChanged(configs(a=1)))
-    await h.join("w1", frozenset({("a", -1)}))
+    await h.join("w1", frozenset({A}))
     assert h.received("w1") == []  # w2 may still run a-0: hold until it is back
-    await h.join("w2", frozenset({("a", 0)}))
-    assert units(h.received("w1")[-1]) == {("a", -1)}
-    assert units(h.received("w2")[-1]) == {("a", 0)}
+    await h.join("w2", frozenset({A0}))
+    assert units(h.received("w1")[-1]) == {A}
+    assert units(h.received("w2")[-1]) == {A0}
     assert h.group.generation == 8
 
 
@@ -207,14 +223,43 @@ async def test_a_connector_deleted_and_created_again_is_stopped_as_deleted_first
     await h.send(ConfigsChanged(state))
     await h.join("w1")
     h.received("w1")
-    gone = apply(ConnectorRemoved("a"), state)
-    recreated = apply(ConnectorConfigured("a", {"connector.class": "X", "v": "2"}), gone)
+    gone = apply(state, ConnectorRemoved("a"))
+    recreated = apply(gone, ConnectorConfigured("a", {"connector.class": "X", "v": "2"}))
     # The tombstone and the re-create arrive together: the snapshot alone shows no deletion.
     await h.send(ConfigsChanged(gone), ConnectorDeleted("a"), ConfigsChanged(recreated))
     (revocation,) = h.received("w1")
-    assert revoked(revocation) == {(("a", -1), True), (("a", 0), True)}
+    assert revoked(revocation) == {Revocation(A, True), Revocation(A0, True)}
     await h.send(RevocationsDone("w1", revocation.generation))
     # Then the new connector runs, and will write its own task configs.
     assignment = h.received("w1")[-1]
-    assert units(assignment) == {("a", -1)}
+    assert units(assignment) == {A}
     assert {u.connector_config["v"] for u in assignment.units} == {"2"}
+
+
+async def test_after_a_restart_an_owner_that_never_rejoins_is_given_up_after_the_timeout() -> None:
+    h = Harness(session_timeout=10.0)
+    h.group.resume(
+        assignmentlog.Generation(7, Plan({"w1": frozenset({A}), "w2": frozenset({A0})}, {}))
+    )
+    await h.send(ConfigsChanged(configs(a=1)))
+    await h.join("w1", frozenset({A}))
+    h.clock.advance(5)
+    await h.send(Beat("w1"), Tick())
+    assert h.received("w1") == []  # w2 still has time to come back
+    h.clock.advance(6)
+    await h.send(Beat("w1"), Tick())
+    assert units(h.received("w1")[-1]) == {A, A0}
+    assert h.group.generation == 8
+
+
+async def test_heartbeats_keep_a_member_past_the_session_timeout() -> None:
+    h = Harness(session_timeout=10.0)
+    await h.send(ConfigsChanged(configs(a=1)))
+    await h.join("w1")
+    for _ in range(3):
+        h.clock.advance(8)
+        await h.send(Beat("w1"), Tick())
+    assert "w1" in h.group.members
+    h.clock.advance(11)
+    await h.send(Tick())
+    assert "w1" not in h.group.members

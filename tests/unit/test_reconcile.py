@@ -2,35 +2,38 @@
 
 from __future__ import annotations
 
+from headrace.core.structs import Revocation, WorkUnit
 from headrace.worker.reconcile import Configs, reconcile
 
 CONN: Configs = ({"connector.class": "X"}, {})
 TASK: Configs = ({"connector.class": "X"}, {"t": "0"})
+A, A0, A1, B = WorkUnit.of("a"), WorkUnit("a", 0), WorkUnit("a", 1), WorkUnit.of("b")
 
 
 def test_revocations_stop_tasks_before_connectors_and_are_acknowledged() -> None:
-    running = {("a", -1): CONN, ("a", 0): TASK, ("a", 1): TASK, ("b", 0): TASK}
-    steps = reconcile(running, {("a", -1): True, ("a", 0): True, ("a", 1): True}, {})
-    assert steps.stops == ((("a", 1), True), (("a", 0), True), (("a", -1), True))
+    running = {A: CONN, A0: TASK, A1: TASK, WorkUnit("b", 0): TASK}
+    revoked = [Revocation(unit, deleted=True) for unit in (A, A0, A1)]
+    steps = reconcile(running, revoked, {})
+    assert steps.stops == (Revocation(A1, True), Revocation(A0, True), Revocation(A, True))
     assert steps.starts == () and steps.acknowledge
 
 
 def test_a_revocation_of_something_not_running_is_still_acknowledged() -> None:
-    steps = reconcile({}, {("a", 0): True}, {})
+    steps = reconcile({}, [Revocation(A0, deleted=True)], {})
     assert steps.stops == () and steps.acknowledge
 
 
 def test_an_assignment_starts_what_is_new_and_stops_what_is_gone_without_the_marker() -> None:
-    running = {("a", -1): CONN, ("a", 0): TASK}
-    steps = reconcile(running, {}, {("a", -1): CONN, ("b", -1): CONN})
-    assert steps.stops == ((("a", 0), False),)
-    assert steps.starts == (("b", -1),)
+    running = {A: CONN, A0: TASK}
+    steps = reconcile(running, [], {A: CONN, B: CONN})
+    assert steps.stops == (Revocation(A0, False),)
+    assert steps.starts == (B,)
     assert not steps.acknowledge
 
 
 def test_a_changed_config_restarts_the_unit_and_an_unchanged_one_is_left_alone() -> None:
-    running = {("a", -1): CONN, ("a", 0): TASK}
+    running = {A: CONN, A0: TASK}
     new_task = ({"connector.class": "X"}, {"t": "new"})
-    steps = reconcile(running, {}, {("a", -1): CONN, ("a", 0): new_task})
-    assert steps.stops == ((("a", 0), False),)
-    assert steps.starts == (("a", 0),)
+    steps = reconcile(running, [], {A: CONN, A0: new_task})
+    assert steps.stops == (Revocation(A0, False),)
+    assert steps.starts == (A0,)

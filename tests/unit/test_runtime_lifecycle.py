@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from headrace.runtime.events import EventBus, UnitEvent, UnitState
+from headrace.core.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
+from headrace.runtime.events import EventBus
 from headrace.runtime.lifecycle import bounded, format_trace, unless_stopped
 
 
@@ -48,14 +49,18 @@ def test_format_trace_keeps_the_whole_traceback() -> None:
 
 async def test_a_new_watcher_first_gets_every_live_unit_then_changes() -> None:
     bus = EventBus()
-    bus.publish(UnitEvent("c", 0, UnitState.RUNNING))
-    bus.publish(UnitEvent("c", 1, UnitState.FAILED, "trace"))
-    bus.publish(UnitEvent("c", 2, UnitState.RUNNING))
-    bus.publish(UnitEvent("c", 2, UnitState.STOPPED))
+    bus.publish(UnitStateChanged(WorkUnit("c", 0), State.RUNNING))
+    bus.publish(UnitStateChanged(WorkUnit("c", 1), State.FAILED, "trace"))
+    bus.publish(UnitStateChanged(WorkUnit("c", 2), State.RUNNING))
+    bus.publish(UnitStateChanged(WorkUnit("c", 2), State.STOPPED))
+    bus.publish(ReconfigurationRequested("c"))  # not a state: a late watcher does not get it
     stream = bus.subscribe()
     seen = [await anext(stream), await anext(stream)]
-    assert {(e.task, e.state) for e in seen} == {(0, UnitState.RUNNING), (1, UnitState.FAILED)}
-    bus.publish(UnitEvent("c", -1, UnitState.RECONFIGURATION_REQUESTED))
-    assert (await anext(stream)).state is UnitState.RECONFIGURATION_REQUESTED
+    assert {(e.unit.task, e.state) for e in seen if isinstance(e, UnitStateChanged)} == {
+        (0, State.RUNNING),
+        (1, State.FAILED),
+    }
+    bus.publish(ReconfigurationRequested("c"))
+    assert await anext(stream) == ReconfigurationRequested("c")
     bus.close()
     assert [e async for e in stream] == []

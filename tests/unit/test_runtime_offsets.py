@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from headrace.runtime.offsets import OffsetMap, decode_key, fold, offset_key, offset_value
+from headrace.runtime.offsets import (
+    EMPTY,
+    OffsetMap,
+    apply,
+    decode,
+    decode_key,
+    offset_key,
+    offset_value,
+)
 
 
 def replay(connector: str, records: list[tuple[bytes | None, bytes | None]]) -> OffsetMap:
-    state: OffsetMap = {}
+    """What one connector's store folds in from these records."""
+    state = EMPTY
     for key, value in records:
-        state = fold(state, connector, key, value)
+        event = decode(key, value)
+        if event is not None and event.connector == connector:
+            state = apply(state, event)
     return state
 
 
@@ -55,5 +66,7 @@ def test_other_connectors_and_foreign_records_are_ignored() -> None:
 
 def test_fold_does_not_mutate_its_input() -> None:
     before: OffsetMap = {}
-    fold(before, "c", offset_key("c", {"p": 1}), offset_value({"n": 1}))
+    event = decode(offset_key("c", {"p": 1}), offset_value({"n": 1}))
+    assert event is not None
+    apply(before, event)
     assert before == {}

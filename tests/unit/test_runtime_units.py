@@ -10,7 +10,14 @@ import pytest
 
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
-from headrace.runtime.events import EventBus, UnitEvent, UnitState
+from headrace.core.structs import (
+    HostEvent,
+    ReconfigurationRequested,
+    State,
+    UnitStateChanged,
+    WorkUnit,
+)
+from headrace.runtime.events import EventBus
 from headrace.runtime.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.units import ConnectorUnit, TaskUnit
 from headrace.sdk import (
@@ -26,14 +33,15 @@ from headrace.sdk import (
 class Bus(EventBus):
     def __init__(self) -> None:
         super().__init__()
-        self.seen: list[UnitEvent] = []
+        self.seen: list[HostEvent] = []
 
-    def publish(self, event: UnitEvent) -> None:
+    def publish(self, event: HostEvent) -> None:
         self.seen.append(event)
         super().publish(event)
 
-    def states(self) -> list[UnitState]:
-        return [e.state for e in self.seen]
+    def states(self) -> list[State | ReconfigurationRequested]:
+        """The state of every change, and reconfiguration requests as they are."""
+        return [e.state if isinstance(e, UnitStateChanged) else e for e in self.seen]
 
 
 class Task(SourceTask):
@@ -89,7 +97,7 @@ class Runner:
 
 
 def unit(runner: Runner, bus: Bus, stop_timeout: float = 5.0) -> TaskUnit:
-    return TaskUnit("c", 0, runner, bus, stop_timeout, {})
+    return TaskUnit(WorkUnit("c", 0), runner, bus, stop_timeout, {})
 
 
 async def test_a_graceful_stop_finishes_then_stops_the_task_once_then_closes() -> None:
@@ -104,7 +112,7 @@ async def test_a_graceful_stop_finishes_then_stops_the_task_once_then_closes() -
         "task.stop(deleted=True)",
         "close",
     ]
-    assert bus.states() == [UnitState.RUNNING, UnitState.STOPPED]
+    assert bus.states() == [State.RUNNING, State.STOPPED]
 
 
 @pytest.mark.parametrize("failure", ["fail_start", "fail_run"])
@@ -113,7 +121,7 @@ async def test_a_failed_task_reports_its_trace_and_is_still_stopped_once(failure
     task = unit(runner, bus)
     await task.start()
     await asyncio.sleep(0)  # let the loop run into its error
-    failed = [e for e in bus.seen if e.state is UnitState.FAILED]
+    failed = [e for e in bus.seen if isinstance(e, UnitStateChanged) and e.state is State.FAILED]
     assert len(failed) == 1 and "RuntimeError" in failed[0].trace
     await task.stop(deleted=False)
     assert "finish" not in runner.calls  # nothing of a failed task is committed
@@ -127,7 +135,7 @@ async def test_hung_plugin_calls_are_abandoned_after_the_stop_timeout() -> None:
     await task.stop(deleted=True)
     assert "finish" not in runner.calls  # the loop never ended: its batch may be half done
     assert runner.calls[-2:] == ["task.stop(deleted=True)", "close"]
-    assert bus.states()[-1] is UnitState.STOPPED
+    assert bus.states()[-1] is State.STOPPED
 
 
 class Connector(SourceConnector):
@@ -158,7 +166,7 @@ async def test_connector_start_returns_task_configs_and_stop_passes_the_flag() -
     assert await unit.start() == [{"k": "0"}, {"k": "1"}]
     await unit.stop(deleted=True)
     assert connector.stop_calls == [True]
-    assert bus.states() == [UnitState.RUNNING, UnitState.STOPPED]
+    assert bus.states() == [State.RUNNING, State.STOPPED]
 
 
 @pytest.mark.parametrize("config", [{"count": "x"}, {"tasks.max": "0"}, {"tasks.max": "a"}])
@@ -166,7 +174,7 @@ async def test_connector_config_errors_are_config_exceptions(config: dict[str, s
     bus = Bus()
     with pytest.raises(ConfigException):
         await ConnectorUnit("c", Connector(), config, bus, 1.0).start()
-    assert bus.states() == [UnitState.FAILED]
+    assert bus.states() == [State.FAILED]
 
 
 async def test_more_task_configs_than_tasks_max_fail_the_connector() -> None:
@@ -177,7 +185,7 @@ async def test_more_task_configs_than_tasks_max_fail_the_connector() -> None:
 async def test_a_reconfiguration_request_is_an_event() -> None:
     bus = Bus()
     await ConnectorUnit("c", Connector(), {"reconfigure": "yes"}, bus, 1.0).start()
-    assert bus.states() == [UnitState.RECONFIGURATION_REQUESTED, UnitState.RUNNING]
+    assert bus.states() == [ReconfigurationRequested("c"), State.RUNNING]
 
 
 def plugin() -> HostedPlugin:
@@ -193,7 +201,7 @@ async def test_starting_a_connector_again_is_harmless_unless_its_config_changed(
         await host.start_connector("c", {"count": "2"})
     await host.stop_connector("c", deleted=True)
     await host.stop_connector("c", deleted=True)  # unknown by now: nothing happens
-    await host.stop_task("c", 3, deleted=True)
+    await host.stop_task(WorkUnit("c", 3), deleted=True)
 
 
 async def test_nothing_starts_once_the_host_shuts_down() -> None:

@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from headrace.core import status
-from headrace.core.status import State, UnitStatus
+from headrace.core.status import State, StatusRemoved, StatusReported, UnitStatus
+from headrace.core.structs import WorkUnit
+
+
+def fold_records(*events: status.StatusEvent) -> status.StatusState:
+    """Folds events as a reader of the topic would: each encoded, then decoded."""
+    state = status.EMPTY
+    for event in events:
+        decoded = status.decode(*status.encode(event))
+        assert decoded is not None
+        state = status.apply(state, decoded)
+    return state
 
 
 def test_latest_report_wins_and_a_tombstone_removes() -> None:
-    state: status.StatusState = MappingProxyType({})
-    for s in (
-        UnitStatus("my-conn", 1, State.RUNNING, "w1", plugin_version="1.0.0"),
-        UnitStatus("my-conn", 1, State.FAILED, "w1", trace="boom"),
-        UnitStatus("my-conn", -1, State.RUNNING, "w2"),
-    ):
-        state = status.apply(state, *status.encode(s))
-    assert state[("my-conn", 1)].state is State.FAILED
-    assert state[("my-conn", 1)].trace == "boom"
-    assert state[("my-conn", -1)].worker_id == "w2"
-    state = status.apply(state, status.status_key("my-conn", 1), None)
-    assert set(state) == {("my-conn", -1)}
+    task, connector = WorkUnit("my-conn", 1), WorkUnit.of("my-conn")
+    state = fold_records(
+        StatusReported(UnitStatus(task, State.RUNNING, "w1", plugin_version="1.0.0")),
+        StatusReported(UnitStatus(task, State.FAILED, "w1", trace="boom")),
+        StatusReported(UnitStatus(connector, State.RUNNING, "w2")),
+    )
+    assert state[task].state is State.FAILED
+    assert state[task].trace == "boom"
+    assert state[connector].worker_id == "w2"
+    state = status.apply(state, StatusRemoved(task))
+    assert set(state) == {connector}
 
 
 def test_keys_parse_back_for_names_with_dashes() -> None:
-    assert status.parse_key(status.status_key("a-b-1", 12)) == ("a-b-1", 12)
-    assert status.parse_key(status.status_key("a-b-1", -1)) == ("a-b-1", -1)
+    assert status.parse_key(status.status_key(WorkUnit("a-b-1", 12))) == WorkUnit("a-b-1", 12)
+    assert status.parse_key(status.status_key(WorkUnit.of("a-b-1"))) == WorkUnit.of("a-b-1")
     assert status.parse_key("something-else") is None

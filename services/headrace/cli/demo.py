@@ -17,6 +17,7 @@ import pyarrow.dataset as ds
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.kafka import EmbeddedKafka
 from headrace.cli.stack import Stack
+from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 
 DEMO_RECORDS = 1000
@@ -30,7 +31,7 @@ def _say(line: str) -> None:
 def _embedded_kafka(settings: Settings) -> EmbeddedKafka | None:
     if "KAFKA_BOOTSTRAP_SERVERS" in os.environ:
         return None  # the user's own cluster
-    port = int(settings.bootstrap_servers.rpartition(":")[2])
+    _, port = split_address(settings.bootstrap_servers)
     return EmbeddedKafka(settings.var_dir.resolve() / "kafka", port=port)
 
 

@@ -11,6 +11,7 @@ from typing import cast
 import grpc
 
 from headrace.cli.client import ConfigClient, info_json, status_json
+from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 
 
@@ -64,8 +65,8 @@ def plugins(args: argparse.Namespace, settings: Settings) -> None:
 def kafka(args: argparse.Namespace, settings: Settings) -> None:
     from headrace.cli.kafka import EmbeddedKafka
 
-    port = settings.bootstrap_servers.partition(",")[0].rpartition(":")[2]
-    broker = EmbeddedKafka(settings.var_dir / "kafka", port=int(port))
+    _, port = split_address(settings.bootstrap_servers)
+    broker = EmbeddedKafka(settings.var_dir / "kafka", port=port)
     if args.action == "start":
         broker.start()
         sys.stdout.write(f"kafka ready on {broker.bootstrap}\n")

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 
 
@@ -28,16 +29,12 @@ class ServiceSpec:
 
 
 def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
+    executor_host, executor_port = split_address(settings.executor_addr)
     specs = [
         ServiceSpec(
             "executor",
             "headrace.executor",
-            (
-                "--host",
-                settings.executor_addr.rpartition(":")[0],
-                "--port",
-                settings.executor_addr.rpartition(":")[2],
-            ),
+            ("--host", executor_host, "--port", str(executor_port)),
             "executor_ready",
         ),
         ServiceSpec(

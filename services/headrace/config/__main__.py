@@ -17,7 +17,7 @@ from headrace.v1 import config_pb2_grpc
 async def serve(settings: Settings, address: str) -> None:
     logger = log.get()
     await ensure_topics(settings)
-    store = ConfigStore(settings)
+    store = ConfigStore.on_kafka(settings)
     await store.start()
     commands = Commands(store, discover(settings.plugin_path))
     server = await runner.start_server(

@@ -13,7 +13,7 @@ from headrace.config.validation import ConfigRejected, Problem, check_create, ch
 from headrace.core import configlog
 from headrace.core.configstate import Config
 from headrace.core.plugins import PluginCatalog
-from headrace.core.status import StatusState
+from headrace.core.status import StatusState, of_connector
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Commands:
     async def status(self, name: str) -> tuple[ConnectorView, StatusState]:
         view = await self.get(name)
         statuses = await self.store.current_status()
-        return view, {unit: s for unit, s in statuses.items() if unit[0] == name}
+        return view, of_connector(statuses, name)
 
 
 __all__ = ["Commands", "ConfigRejected", "ConnectorView", "Problem"]

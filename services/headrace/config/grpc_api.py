@@ -9,7 +9,8 @@ import grpc
 
 from headrace.config.commands import Commands, ConnectorView
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.status import CONNECTOR, UnitStatus
+from headrace.core.status import UnitStatus
+from headrace.core.structs import State, WorkUnit
 from headrace.v1 import config_pb2, config_pb2_grpc
 
 T = TypeVar("T")
@@ -38,11 +39,11 @@ def _info(view: ConnectorView) -> config_pb2.ConnectorInfo:
     )
 
 
-def _unit(status: UnitStatus | None, task: int) -> config_pb2.UnitStatus:
+def _unit(unit: WorkUnit, status: UnitStatus | None) -> config_pb2.UnitStatus:
     if status is None:
-        return config_pb2.UnitStatus(task=task, state="UNASSIGNED")
+        return config_pb2.UnitStatus(task=unit.task, state=State.UNASSIGNED.value)
     return config_pb2.UnitStatus(
-        task=task,
+        task=unit.task,
         state=status.state.value,
         worker_id=status.worker_id,
         trace=status.trace,
@@ -83,8 +84,11 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
         return config_pb2.ConnectorStatus(
             name=view.name,
             type=view.type,
-            connector=_unit(statuses.get((view.name, CONNECTOR)), CONNECTOR),
-            tasks=[_unit(statuses.get((view.name, i)), i) for i in range(len(view.tasks))],
+            connector=_unit(WorkUnit.of(view.name), statuses.get(WorkUnit.of(view.name))),
+            tasks=[
+                _unit(WorkUnit(view.name, i), statuses.get(WorkUnit(view.name, i)))
+                for i in range(len(view.tasks))
+            ],
         )
 
     async def ListPlugins(

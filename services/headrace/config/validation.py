@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from enum import Enum
 
 from headrace.core.configstate import ConfigState
-from headrace.core.plugins import PluginCatalog, PluginDescriptor, PluginError, requested_version
+from headrace.core.connectorconfig import requested_version, tasks_max
+from headrace.core.errors import PluginError
+from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.sdk.errors import ConfigException
 
 
 class Problem(Enum):
@@ -48,17 +51,6 @@ def check_name(name: str) -> None:
         raise ConfigRejected(Problem.INVALID, f"name: {name!r} contains control characters")
 
 
-def _tasks_max(config: Mapping[str, str]) -> int:
-    raw = config.get("tasks.max", "1")
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigRejected(Problem.INVALID, f"tasks.max: {raw!r} is not a whole number") from None
-    if value < 1:
-        raise ConfigRejected(Problem.INVALID, f"tasks.max: must be at least 1, got {value}")
-    return value
-
-
 def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Accepted:
     """Validates a connector's config on its own (no look at other connectors)."""
     check_name(name)
@@ -74,7 +66,10 @@ def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -
         plugin = catalog.resolve(connector_class, requested_version(config))
     except PluginError as exc:
         raise ConfigRejected(Problem.NOT_FOUND, str(exc)) from None
-    _tasks_max(config)
+    try:
+        tasks_max(config)
+    except ConfigException as exc:
+        raise ConfigRejected(Problem.INVALID, str(exc)) from None
     if plugin.type == "sink":
         has_topics = bool(config.get("topics", "").strip())
         has_regex = bool(config.get("topics.regex", "").strip())

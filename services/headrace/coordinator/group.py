@@ -11,6 +11,9 @@ live worker that is slow to stop its units is waited for, never handed around be
 A rebalance is computed against one snapshot of the configs, and its hand-over finishes with
 that same snapshot, so a config that changes meanwhile (a deletion, say) is dealt with by the
 next rebalance, with its own revocations, rather than slipped into this one.
+
+The group speaks the shared vocabulary only: each member's outbox takes ``AssignmentUpdate``s,
+which the gRPC edge (``service``) turns into protobuf.
 """
 
 from __future__ import annotations
@@ -20,22 +23,26 @@ import itertools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import structlog
 
 from headrace.coordinator import assignmentlog
-from headrace.coordinator.assignor import Assignment, Plan, Revoked, Unit, assign, desired_units
+from headrace.coordinator.assignor import Assignment, Plan, assign, desired_units
 from headrace.core import log
-from headrace.core.configstate import ConfigState
-from headrace.v1 import coordinator_pb2, events_pb2
+from headrace.core.configstate import Config, ConfigState
+from headrace.core.structs import AssignedUnit, AssignmentUpdate, Revocation, WorkUnit
 
-Outbox = asyncio.Queue[coordinator_pb2.CoordinatorMessage | None]
+Outbox = asyncio.Queue[AssignmentUpdate | None]
+"""What the group sends one member's stream; None ends the stream."""
+
+NO_CONFIG: Config = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class Joined:
     worker_id: str
-    running: frozenset[Unit]
+    running: frozenset[WorkUnit]
     outbox: Outbox
 
 
@@ -94,32 +101,28 @@ class Handover:
     waiting: set[str]
 
 
-def assignment_message(
-    units: frozenset[Unit], generation: int, configs: ConfigState
-) -> coordinator_pb2.Assignment:
-    """What one member runs, with the configs to run it with."""
-    message = coordinator_pb2.Assignment(generation=generation)
-    for name, task in sorted(units):
-        tasks = configs.tasks_of(name)
-        message.units.append(
-            coordinator_pb2.AssignedUnit(
-                unit=assignmentlog.unit_pb((name, task)),
-                connector_config=dict(configs.connectors.get(name, {})),
-                task_config=dict(tasks[task]) if 0 <= task < len(tasks) else {},
-            )
-        )
-    return message
+def assigned_units(units: frozenset[WorkUnit], configs: ConfigState) -> tuple[AssignedUnit, ...]:
+    """What one member runs, with the configs to run it with, in unit order."""
+    return tuple(_assigned(unit, configs) for unit in sorted(units))
 
 
-def revocation_message(
-    keep: frozenset[Unit], revoked: frozenset[Revoked], generation: int, configs: ConfigState
-) -> coordinator_pb2.Assignment:
-    message = assignment_message(keep, generation, configs)
-    message.revoked.extend(
-        events_pb2.Revocation(unit=assignmentlog.unit_pb(r.unit), deleted=r.deleted)
-        for r in sorted(revoked)
+def _assigned(unit: WorkUnit, configs: ConfigState) -> AssignedUnit:
+    tasks = configs.tasks_of(unit.connector)
+    return AssignedUnit(
+        unit,
+        configs.connectors.get(unit.connector, NO_CONFIG),
+        tasks[unit.task] if 0 <= unit.task < len(tasks) else NO_CONFIG,
     )
-    return message
+
+
+def revocation_update(
+    keep: frozenset[WorkUnit],
+    revoked: frozenset[Revocation],
+    generation: int,
+    configs: ConfigState,
+) -> AssignmentUpdate:
+    """What a member must stop first, with what it keeps meanwhile."""
+    return AssignmentUpdate(generation, assigned_units(keep, configs), tuple(sorted(revoked)))
 
 
 @dataclass
@@ -128,13 +131,18 @@ class Group:
 
     append: Callable[[assignmentlog.Generation], Awaitable[None]]
     session_timeout: float = 10.0
+    # Where "now" comes from, for session timeouts and the hold after a restart; tests pass
+    # a clock they move by hand.
+    clock: Callable[[], float] = time.monotonic
     generation: int = 0
     configs: ConfigState = field(default_factory=ConfigState)
     members: dict[str, Member] = field(default_factory=dict)
-    current: dict[str, frozenset[Unit]] = field(default_factory=dict)
+    current: dict[str, frozenset[WorkUnit]] = field(default_factory=dict)
     handover: Handover | None = None
     dirty: bool = False
-    last_sent: dict[str, bytes] = field(default_factory=dict)
+    # What each member was last told to run (a revocation forgets it): a plan that would tell
+    # every member the same again is not sent, and needs no new generation.
+    last_sent: dict[str, tuple[AssignedUnit, ...]] = field(default_factory=dict)
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     # After a restart: the members of the last generation, given a session to rejoin before
     # anything is handed out, so that units still running on them are not started twice.
@@ -149,10 +157,10 @@ class Group:
         """Continues from the last generation in the log."""
         self.generation = last.number
         self.awaited = set(last.plan.assignment)
-        self.hold_until = time.monotonic() + self.session_timeout
+        self.hold_until = self.clock() + self.session_timeout
 
     def _holding(self) -> bool:
-        if self.awaited - set(self.members) and time.monotonic() < self.hold_until:
+        if self.awaited - set(self.members) and self.clock() < self.hold_until:
             return True
         self.awaited = set()
         return False
@@ -181,7 +189,7 @@ class Group:
                 self._finish(self.handover)  # nothing to revoke: hand out at once
 
     def _handle(self, event: Event) -> None:
-        now = time.monotonic()
+        now = self.clock()
         match event:
             case Joined(worker_id, running, outbox):
                 self._join(worker_id, running, outbox, now)
@@ -206,7 +214,9 @@ class Group:
                     if now - member.last_seen > self.session_timeout:
                         self._drop(worker_id, "session_timeout")
 
-    def _join(self, worker_id: str, running: frozenset[Unit], outbox: Outbox, now: float) -> None:
+    def _join(
+        self, worker_id: str, running: frozenset[WorkUnit], outbox: Outbox, now: float
+    ) -> None:
         old = self.members.get(worker_id)
         if old is not None and old.outbox is not outbox:
             old.outbox.put_nowait(None)  # a newer stream of the same worker wins
@@ -215,22 +225,25 @@ class Group:
         self.last_sent.pop(worker_id, None)
         self.dirty = True
         log.get().info("worker_joined", worker=worker_id, running=len(running))
-        handover = self.handover
-        if handover is not None and worker_id in handover.waiting:
-            # Its stream broke before it acknowledged: ask again for what it still runs.
-            revoked = frozenset(
-                r for r in handover.plan.revocations.get(worker_id, ()) if r.unit in running
-            )
-            if not revoked:
-                handover.waiting.discard(worker_id)
-                return
-            keep = running - {r.unit for r in revoked}
-            self.current[worker_id] = keep
-            handover.sessions[worker_id] = self.members[worker_id].session
-            self._send(
-                worker_id,
-                revocation_message(keep, revoked, handover.generation, handover.configs),
-            )
+        if self.handover is not None and worker_id in self.handover.waiting:
+            self._revoke_again(self.handover, worker_id, running)
+
+    def _revoke_again(
+        self, handover: Handover, worker_id: str, running: frozenset[WorkUnit]
+    ) -> None:
+        """A member's stream broke before it acknowledged: ask again for what it still runs."""
+        revoked = frozenset(
+            r for r in handover.plan.revocations.get(worker_id, ()) if r.unit in running
+        )
+        if not revoked:
+            handover.waiting.discard(worker_id)
+            return
+        keep = running - {r.unit for r in revoked}
+        self.current[worker_id] = keep
+        handover.sessions[worker_id] = self.members[worker_id].session
+        self._send(
+            worker_id, revocation_update(keep, revoked, handover.generation, handover.configs)
+        )
 
     def _drop(self, worker_id: str, reason: str) -> None:
         member = self.members.pop(worker_id, None)
@@ -243,9 +256,8 @@ class Group:
         self.dirty = True
         log.get().info("worker_dropped", worker=worker_id, reason=reason)
 
-    async def _rebalance(self) -> None:
-        if not self.members:
-            return
+    def _plan(self) -> tuple[Plan, ConfigState]:
+        """The next plan, against the configs as they are now."""
         configs = self.configs
         recreated = self.tombstoned & set(configs.connectors)
         self.tombstoned.clear()
@@ -253,7 +265,12 @@ class Group:
             self.dirty = True  # the new incarnations are handed out by the next plan
         live = frozenset(configs.connectors) - recreated
         counts = {name: len(configs.tasks_of(name)) for name in live}
-        plan = assign(self.current, self.members, desired_units(counts), live)
+        return assign(self.current, self.members, desired_units(counts), live), configs
+
+    async def _rebalance(self) -> None:
+        if not self.members:
+            return
+        plan, configs = self._plan()
         if not plan.moved() and self._unchanged(plan.assignment, configs):
             return
         self.generation += 1
@@ -276,7 +293,7 @@ class Group:
         for worker_id, revoked in plan.revocations.items():
             keep = self.current.get(worker_id, frozenset()) - {r.unit for r in revoked}
             self.current[worker_id] = keep
-            self._send(worker_id, revocation_message(keep, revoked, self.generation, configs))
+            self._send(worker_id, revocation_update(keep, revoked, self.generation, configs))
         self.handover = handover
 
     def _finish(self, handover: Handover) -> None:
@@ -287,29 +304,23 @@ class Group:
                 self.dirty = True  # gone, or back with a new session: the next plan sees it
                 continue
             self.current[worker_id] = units
-            self._send(worker_id, assignment_message(units, handover.generation, handover.configs))
+            update = AssignmentUpdate(handover.generation, assigned_units(units, handover.configs))
+            self._send(worker_id, update)
         log.get().info("rebalance_finished", generation=handover.generation)
 
     def _unchanged(self, assignment: Assignment, configs: ConfigState) -> bool:
-        """True when every member already runs exactly this, with these configs."""
+        """True when every member already runs exactly this, with these configs (the
+        generation aside)."""
         return set(assignment) == set(self.last_sent) and all(
-            self.last_sent[m] == _fingerprint(assignment_message(u, 0, configs))
-            for m, u in assignment.items()
+            self.last_sent[m] == assigned_units(u, configs) for m, u in assignment.items()
         )
 
-    def _send(self, worker_id: str, message: coordinator_pb2.Assignment) -> None:
+    def _send(self, worker_id: str, update: AssignmentUpdate) -> None:
         member = self.members.get(worker_id)
         if member is None:
             return
-        if message.revoked:
+        if update.revoked:
             self.last_sent.pop(worker_id, None)
         else:
-            self.last_sent[worker_id] = _fingerprint(message)
-        member.outbox.put_nowait(coordinator_pb2.CoordinatorMessage(assignment=message))
-
-
-def _fingerprint(message: coordinator_pb2.Assignment) -> bytes:
-    copy = coordinator_pb2.Assignment()
-    copy.CopyFrom(message)
-    copy.generation = 0
-    return copy.SerializeToString(deterministic=True)
+            self.last_sent[worker_id] = update.units
+        member.outbox.put_nowait(update)

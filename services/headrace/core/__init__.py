@@ -1,1 +1,4 @@
-"""The core shared by every service: events and their folds, the topic log, settings, logging."""
+"""The core every service shares: the vocabulary (``structs``, ``errors``), events and their pure
+folds (``configstate``/``configlog``, ``status``), the topic log and its in-memory twin
+(``topiclog``), the cluster's topics, settings, logging, and gRPC plumbing (``rpc``, ``wire``,
+``runner``)."""

@@ -7,9 +7,8 @@ events, and every service that needs the configs folds them the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import singledispatch
 from types import MappingProxyType
 from typing import Any
 
@@ -81,53 +80,45 @@ def _without(mapping: Mapping[str, Any], key: str) -> MappingProxyType[str, Any]
     return MappingProxyType({k: v for k, v in mapping.items() if k != key})
 
 
-@singledispatch
-def apply(event: object, state: ConfigState) -> ConfigState:
+def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
     """Folds one config event into the state."""
+    match event:
+        case ConnectorConfigured(name, config):
+            return replace(state, connectors=_with(state.connectors, name, config))
+        case ConnectorRemoved(name):
+            return ConfigState(
+                connectors=_without(state.connectors, name),
+                tasks=_without(state.tasks, name),
+                staged=_without(state.staged, name),
+            )
+        case TaskConfigured(connector, task, config):
+            staged = dict(state.staged.get(connector, {}))
+            staged[task] = config
+            return replace(state, staged=_with(state.staged, connector, MappingProxyType(staged)))
+        case TasksCommitted(connector, count):
+            return _commit(state, connector, count)
     raise TypeError(f"not a config event: {event!r}")
 
 
-@apply.register
-def _(event: ConnectorConfigured, state: ConfigState) -> ConfigState:
-    return replace(state, connectors=_with(state.connectors, event.name, event.config))
-
-
-@apply.register
-def _(event: ConnectorRemoved, state: ConfigState) -> ConfigState:
-    return ConfigState(
-        connectors=_without(state.connectors, event.name),
-        tasks=_without(state.tasks, event.name),
-        staged=_without(state.staged, event.name),
-    )
-
-
-@apply.register
-def _(event: TaskConfigured, state: ConfigState) -> ConfigState:
-    staged = dict(state.staged.get(event.connector, {}))
-    staged[event.task] = event.config
-    return replace(state, staged=_with(state.staged, event.connector, MappingProxyType(staged)))
-
-
-@apply.register
-def _(event: TasksCommitted, state: ConfigState) -> ConfigState:
-    staged = state.staged.get(event.connector, {})
-    if any(i not in staged for i in range(event.count)):
+def _commit(state: ConfigState, connector: str, count: int) -> ConfigState:
+    staged = state.staged.get(connector, {})
+    if any(i not in staged for i in range(count)):
         # A commit whose task records compaction has removed (a later, smaller set tombstoned
         # them): Kafka Connect ignores such a commit too, and the connector writes a fresh set.
-        return replace(state, staged=_without(state.staged, event.connector))
+        return replace(state, staged=_without(state.staged, connector))
     # The connector's own record need not be there yet: compaction keeps only its latest
     # record, which an update may have put after this commit.
-    live = tuple(staged[i] for i in range(event.count))
+    live = tuple(staged[i] for i in range(count))
     return replace(
         state,
-        tasks=_with(state.tasks, event.connector, live),
-        staged=_without(state.staged, event.connector),
+        tasks=_with(state.tasks, connector, live),
+        staged=_without(state.staged, connector),
     )
 
 
-def fold(events: list[ConfigEvent], state: ConfigState | None = None) -> ConfigState:
+def fold(events: Iterable[ConfigEvent], state: ConfigState | None = None) -> ConfigState:
     """Folds events in order, from ``state`` or the empty state."""
     current = state or ConfigState()
     for event in events:
-        current = apply(event, current)
+        current = apply(current, event)
     return current

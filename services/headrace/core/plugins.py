@@ -18,15 +18,13 @@ accepts).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from headrace.core.errors import PluginError
+
 PLUGIN_TYPES = ("source", "sink")
-
-
-class PluginError(ValueError):
-    """A connector class or version that cannot be resolved; the message says what exists."""
 
 
 @dataclass(frozen=True, order=True)
@@ -134,8 +132,3 @@ class PluginCatalog:
             f"connector.plugin.version: {connector_class} has no version {version!r} "
             f"(installed: {', '.join(p.version for p in versions)})"
         )
-
-
-def requested_version(config: Mapping[str, str]) -> str | None:
-    """The connector version a config asks for; ``connector.version`` is KIP-891's first name."""
-    return config.get("connector.plugin.version") or config.get("connector.version") or None

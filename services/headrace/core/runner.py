@@ -1,5 +1,5 @@
-"""What every service process shares: argument parsing of addresses, a gRPC server on a port,
-and running until SIGTERM or SIGINT, then shutting down in order."""
+"""What every service process shares: a gRPC server on an address, and running until SIGTERM or
+SIGINT, then shutting down in order."""
 
 from __future__ import annotations
 
@@ -12,17 +12,7 @@ from typing import Any
 import grpc
 
 from headrace.core import log
-
-MAX_MESSAGE = 64 * 1024 * 1024
-GRPC_OPTIONS = [
-    ("grpc.max_receive_message_length", MAX_MESSAGE),
-    ("grpc.max_send_message_length", MAX_MESSAGE),
-]
-
-
-def split_addr(addr: str) -> tuple[str, int]:
-    host, _, port = addr.rpartition(":")
-    return host or "127.0.0.1", int(port)
+from headrace.core.rpc import GRPC_OPTIONS
 
 
 async def start_server(

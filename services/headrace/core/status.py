@@ -9,36 +9,32 @@ The protocol of the status topic (``<cluster>-status``, several partitions, comp
 | either | tombstone: the unit no longer exists (its connector was deleted) |
 
 Workers write it; the config service and the CLI read it. Records of one key always land on one
-partition, so the latest record per key is the unit's status. The fold keeps no history.
+partition, so the latest record per key is the unit's status. Compaction keeps that latest record
+and, for a while, the tombstone, which is all the fold needs. The fold keeps no history.
+
+``decode`` turns a record into an event, :func:`apply` folds an event into the state (pure), and
+:class:`StatusStore` is the I/O around them, over a Kafka or an in-memory log.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from types import MappingProxyType
 
+from headrace.core.structs import State, WorkUnit
+from headrace.core.topiclog import LogFactory, LogRecord
 from headrace.v1 import events_pb2
 
-CONNECTOR = -1
-
-
-class State(StrEnum):
-    UNASSIGNED = "UNASSIGNED"
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"
-    FAILED = "FAILED"
-    RESTARTING = "RESTARTING"
+__all__ = ["State", "StatusState", "StatusStore", "UnitStatus"]
 
 
 @dataclass(frozen=True)
 class UnitStatus:
-    """The last reported state of a connector (task = -1) or one of its tasks."""
+    """The last reported state of a connector or one of its tasks."""
 
-    connector: str
-    task: int
+    unit: WorkUnit
     state: State
     worker_id: str = ""
     trace: str = ""
@@ -46,56 +42,128 @@ class UnitStatus:
     plugin_version: str = ""
 
 
-Unit = tuple[str, int]
-StatusState = Mapping[Unit, UnitStatus]
+@dataclass(frozen=True)
+class StatusReported:
+    status: UnitStatus
 
 
-def status_key(connector: str, task: int) -> str:
-    if task == CONNECTOR:
-        return f"status-connector-{connector}"
-    return f"status-task-{connector}-{task}"
+@dataclass(frozen=True)
+class StatusRemoved:
+    """The unit's tombstone: its connector was deleted."""
+
+    unit: WorkUnit
 
 
-def parse_key(key: str) -> Unit | None:
+StatusEvent = StatusReported | StatusRemoved
+StatusState = Mapping[WorkUnit, UnitStatus]
+EMPTY: StatusState = MappingProxyType({})
+
+
+def status_key(unit: WorkUnit) -> str:
+    if unit.is_connector:
+        return f"status-connector-{unit.connector}"
+    return f"status-task-{unit.connector}-{unit.task}"
+
+
+def parse_key(key: str) -> WorkUnit | None:
+    """The unit a key is about (connector names may contain ``-``: split at the last one)."""
     if key.startswith("status-connector-"):
-        return key.removeprefix("status-connector-"), CONNECTOR
+        return WorkUnit.of(key.removeprefix("status-connector-"))
     if key.startswith("status-task-"):
         name, _, n = key.removeprefix("status-task-").rpartition("-")
         if name and n.isdigit():
-            return name, int(n)
+            return WorkUnit(name, int(n))
     return None
 
 
-def encode(status: UnitStatus) -> tuple[str, bytes]:
+def encode(event: StatusEvent) -> tuple[str, bytes | None]:
+    """The record that carries an event."""
+    if isinstance(event, StatusRemoved):
+        return status_key(event.unit), None
+    status = event.status
     msg = events_pb2.StatusReported(
-        connector=status.connector,
-        task=status.task,
+        connector=status.unit.connector,
+        task=status.unit.task,
         state=status.state.value,
         worker_id=status.worker_id,
         trace=status.trace,
         generation=status.generation,
         plugin_version=status.plugin_version,
     )
-    return status_key(status.connector, status.task), msg.SerializeToString()
+    return status_key(status.unit), msg.SerializeToString()
 
 
-def apply(state: StatusState, key: str, value: bytes | None) -> StatusState:
-    """Folds one record of the status topic into the state."""
+def decode(key: str, value: bytes | None) -> StatusEvent | None:
+    """The event a record carries; None for a key that is not a status key."""
     unit = parse_key(key)
     if unit is None:
-        return state
-    updated = dict(state)
+        return None
     if value is None:
-        updated.pop(unit, None)
-    else:
-        msg = events_pb2.StatusReported.FromString(value)
-        updated[unit] = UnitStatus(
-            msg.connector,
-            msg.task,
+        return StatusRemoved(unit)
+    msg = events_pb2.StatusReported.FromString(value)
+    return StatusReported(
+        UnitStatus(
+            unit,
             State(msg.state),
             msg.worker_id,
             msg.trace,
             msg.generation,
             msg.plugin_version,
         )
+    )
+
+
+def apply(state: StatusState, event: StatusEvent) -> StatusState:
+    """Folds one status event into the state: the latest report wins, a tombstone removes."""
+    updated = dict(state)
+    match event:
+        case StatusReported(status):
+            updated[status.unit] = status
+        case StatusRemoved(unit):
+            updated.pop(unit, None)
     return MappingProxyType(updated)
+
+
+def of_connector(state: StatusState, name: str) -> StatusState:
+    """The statuses of one connector and its tasks."""
+    return MappingProxyType({u: s for u, s in state.items() if u.connector == name})
+
+
+class StatusStore:
+    """The status topic as a store: workers report, the config service reads.
+
+    ``logs`` makes the log with this store's record handler: a ``TopicLog`` on the status topic
+    (:func:`headrace.core.topiclog.kafka_logs`), or a ``MemoryLog`` (``memory_logs``).
+    """
+
+    def __init__(self, logs: LogFactory) -> None:
+        self.state: StatusState = EMPTY
+        self._log = logs(self._on_record)
+
+    def _on_record(self, record: LogRecord) -> None:
+        event = decode(record.key, record.value)
+        if event is not None:
+            self.state = apply(self.state, event)
+
+    async def start(self, *, writer: bool = True, reader: bool = True) -> None:
+        """Replays the topic (unless ``reader`` is False: a worker only reports)."""
+        await self._log.start(writer=writer, reader=reader)
+
+    @property
+    def reader(self) -> asyncio.Task[None] | None:
+        return self._log.reader
+
+    async def close(self) -> None:
+        await self._log.close()
+
+    async def report(self, status: UnitStatus) -> None:
+        await self._log.append(*encode(StatusReported(status)))
+
+    async def remove(self, unit: WorkUnit) -> None:
+        """Writes the unit's tombstone: it no longer exists."""
+        await self._log.append(*encode(StatusRemoved(unit)))
+
+    async def current(self) -> StatusState:
+        """Every status after reading all that was written so far."""
+        await self._log.catch_up()
+        return self.state

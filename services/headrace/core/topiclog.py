@@ -5,6 +5,9 @@ group, and hands each record to a callback in order. It remembers how far it has
 caller can wait until it has seen a given write (read-your-writes) or everything that was in the
 topic when it asked (read-before-act). The callback is where a service folds records into its
 state; it runs on the one task that reads, so state changes never race.
+
+:class:`MemoryLog` keeps the same promises over a :class:`MemoryTopic` in this process: the
+stores built on a log run on either, and one contract test holds them both to it.
 """
 
 from __future__ import annotations
@@ -12,19 +15,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import ConsumerRecord
 
 from headrace.core import log
+from headrace.core.errors import LogReaderStopped, TopicLayoutError
+from headrace.core.settings import Settings
 
 Handler = Callable[["LogRecord"], None]
-
-
-class LogReaderStopped(RuntimeError):
-    """The task reading the topic has ended, so a wait for its progress can never finish."""
+Record = tuple[str, bytes | None]
+LogFactory = Callable[[Handler], "Log"]
+"""Makes a log that hands each record it reads to the given handler: how a store gets its log."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,25 @@ class LogRecord:
     offset: int
     key: str
     value: bytes | None
+
+
+class Log(Protocol):
+    """What the stores need of a log: append, replay to the end, read their own writes."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def reader(self) -> asyncio.Task[None] | None: ...
+
+    async def start(
+        self, *, writer: bool = True, reader: bool = True, follow: bool = True
+    ) -> None: ...
+    async def close(self) -> None: ...
+    async def append(self, key: str, value: bytes | None) -> tuple[int, int]: ...
+    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]: ...
+    async def write_and_read_back(self, records: list[Record]) -> None: ...
+    async def catch_up(self) -> None: ...
 
 
 class TopicLog:
@@ -55,10 +79,12 @@ class TopicLog:
     def topic(self) -> str:
         return self._topic
 
-    async def start(self, *, writer: bool = True, reader: bool = True) -> None:
+    async def start(self, *, writer: bool = True, reader: bool = True, follow: bool = True) -> None:
         """Connects, replays the topic to its end, then keeps tailing it in the background.
 
-        A log started with ``reader=False`` only appends (a worker writing its status).
+        A log started with ``reader=False`` only appends (a worker writing its status); one
+        started with ``writer=False`` only reads; one started with ``follow=False`` stops
+        reading once it has replayed (a source task, which reads its offsets once).
         """
         if writer:
             self._producer = AIOKafkaProducer(
@@ -77,7 +103,7 @@ class TopicLog:
         await self._consumer.start()
         try:
             parts = await self._partitions_of_topic()
-        except RuntimeError:
+        except TopicLayoutError:
             await self.close()
             raise
         self._partitions = [TopicPartition(self._topic, p) for p in sorted(parts)]
@@ -86,6 +112,18 @@ class TopicLog:
         self._positions = {tp.partition: 0 for tp in self._partitions}
         self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
         await self.catch_up()
+        if not follow:
+            await self._stop_reading()
+
+    async def _stop_reading(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            await consumer.stop()
 
     async def _partitions_of_topic(self, wait_s: float = 15.0) -> set[int]:
         """The topic's partitions, waiting a little for a topic that was just created."""
@@ -99,26 +137,22 @@ class TopicLog:
                 if parts and not described[0].get("error_code"):
                     return parts
                 if asyncio.get_running_loop().time() > deadline:
-                    raise RuntimeError(f"topic {self._topic} does not exist")
+                    raise TopicLayoutError(f"topic {self._topic} does not exist")
                 await asyncio.sleep(0.1)
         finally:
             await admin.close()
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-        if self._producer is not None:
-            await self._producer.stop()
-        if self._consumer is not None:
-            await self._consumer.stop()
+        await self._stop_reading()
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
 
     async def append(self, key: str, value: bytes | None) -> tuple[int, int]:
         """Appends one record and returns its (partition, offset) once the broker has it."""
         return (await self.append_many([(key, value)]))[-1]
 
-    async def append_many(self, records: list[tuple[str, bytes | None]]) -> list[tuple[int, int]]:
+    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
         """Appends records in order, as one batch; returns where each one landed."""
         assert self._producer is not None, "this TopicLog was started read-only"
         futures = [
@@ -127,14 +161,15 @@ class TopicLog:
         metas = [await f for f in futures]
         return [(m.partition, m.offset) for m in metas]
 
-    async def write_and_read_back(self, records: list[tuple[str, bytes | None]]) -> None:
+    async def write_and_read_back(self, records: list[Record]) -> None:
         """Appends and waits until this log's reader has folded the records in."""
         landed = await self.append_many(records)
         await self.wait_for({p: o + 1 for p, o in landed})
 
     async def catch_up(self) -> None:
         """Waits until everything in the topic right now has been read (read-before-act)."""
-        assert self._consumer is not None
+        if self._consumer is None:
+            raise LogReaderStopped(f"{self._topic} is not being read")
         ends = await self._consumer.end_offsets(self._partitions)
         await self.wait_for({tp.partition: off for tp, off in ends.items()})
 
@@ -158,7 +193,7 @@ class TopicLog:
             raise LogReaderStopped(f"the reader of {self._topic} has stopped")
 
     def _reader_ended(self) -> bool:
-        return self._reader is not None and self._reader.done()
+        return self._reader is None or self._reader.done()
 
     async def _read_forever(self) -> None:
         try:
@@ -197,3 +232,83 @@ class TopicLog:
 def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
     key = record.key.decode() if record.key is not None else ""
     return LogRecord(record.partition, record.offset, key, record.value)
+
+
+@dataclass
+class MemoryTopic:
+    """A topic held in this process: one ordered partition that every :class:`MemoryLog` on it
+    reads. Nothing is compacted away, which the folds must tolerate anyway."""
+
+    name: str
+    records: list[LogRecord] = field(default_factory=list)
+    _readers: list[MemoryLog] = field(default_factory=list, repr=False)
+
+    def append(self, key: str, value: bytes | None) -> LogRecord:
+        record = LogRecord(0, len(self.records), key, value)
+        self.records.append(record)
+        for reader in list(self._readers):
+            reader._deliver(record)
+        return record
+
+
+class MemoryLog:
+    """A :class:`TopicLog` over a :class:`MemoryTopic`: a record is folded in by every started
+    reader as it is appended, so each write is read back before ``append_many`` returns."""
+
+    def __init__(self, topic: MemoryTopic, on_record: Handler) -> None:
+        self._memory = topic
+        self._on_record = on_record
+        self._writer = False
+        self._following = False
+
+    @property
+    def topic(self) -> str:
+        return self._memory.name
+
+    @property
+    def reader(self) -> asyncio.Task[None] | None:
+        return None  # nothing runs in the background that could stop
+
+    async def start(self, *, writer: bool = True, reader: bool = True, follow: bool = True) -> None:
+        self._writer = writer
+        if reader:
+            for record in list(self._memory.records):
+                self._deliver(record)
+            if follow:
+                self._memory._readers.append(self)
+        self._following = reader and follow
+
+    async def close(self) -> None:
+        if self in self._memory._readers:
+            self._memory._readers.remove(self)
+
+    def _deliver(self, record: LogRecord) -> None:
+        try:
+            self._on_record(record)
+        except Exception as exc:  # noqa: BLE001 - as TopicLog: one bad record must not stop the fold
+            log.get().error("log_record_skipped", topic=self.topic, error=repr(exc))
+
+    async def append(self, key: str, value: bytes | None) -> tuple[int, int]:
+        return (await self.append_many([(key, value)]))[-1]
+
+    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
+        assert self._writer, "this MemoryLog was started read-only"
+        landed = [self._memory.append(k, v) for k, v in records]
+        return [(r.partition, r.offset) for r in landed]
+
+    async def write_and_read_back(self, records: list[Record]) -> None:
+        await self.append_many(records)
+
+    async def catch_up(self) -> None:
+        if not self._following:
+            raise LogReaderStopped(f"{self.topic} is not being read")
+
+
+def kafka_logs(settings: Settings, role: str) -> LogFactory:
+    """Logs on the cluster's topic for ``role`` (configs, offsets, status, assignments)."""
+    return lambda handler: TopicLog(settings.bootstrap_servers, settings.topic(role), handler)
+
+
+def memory_logs(topic: MemoryTopic) -> LogFactory:
+    """Logs on an in-memory topic."""
+    return lambda handler: MemoryLog(topic, handler)

@@ -1,67 +1,105 @@
-"""The cluster's own topics: names, partition counts and policies, and their creation.
+"""The cluster's own topics, and how any topic headrace needs comes to exist.
 
-Every service calls :func:`ensure_topics` on start. It creates what is missing and refuses to go
-on when the configs topic has more than one partition: the config log's order is the order of
-events, which only a single partition keeps.
+| role | partitions | policy | written by |
+| --- | --- | --- | --- |
+| configs | 1 | compact | the config service (one partition: the order of events) |
+| offsets | 25 | compact | source tasks; the config service when offsets are altered |
+| status | 5 | compact | workers |
+| assignments | 1 | compact | the coordinator |
+
+Partition counts are those of a new cluster; a topic that exists keeps its own (readers ask the
+broker), except the configs topic, which must have exactly one partition: every service refuses
+to start on one with more. The replication factor is min(3, brokers): the embedded single-node
+broker gets 1, a real cluster Connect's default of 3.
 """
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
+from headrace.core.errors import TopicLayoutError
 from headrace.core.settings import Settings
+
+TOPIC_READY_TIMEOUT_S = 30.0
+COMPACT: Mapping[str, str] = {"cleanup.policy": "compact"}
 
 
 @dataclass(frozen=True)
 class TopicSpec:
     role: str
     partitions: int
-    config: dict[str, str]
+    config: Mapping[str, str] = field(default_factory=lambda: COMPACT)
 
 
-COMPACT = {"cleanup.policy": "compact"}
-
-TOPICS = (
-    TopicSpec("configs", 1, COMPACT),
-    TopicSpec("offsets", 10, COMPACT),
-    TopicSpec("status", 5, COMPACT),
-    TopicSpec("assignments", 1, COMPACT),
-)
-
-
-class TopicLayoutError(RuntimeError):
-    """A topic exists with a layout headrace cannot run on."""
+TOPICS = {
+    spec.role: spec
+    for spec in (
+        TopicSpec("configs", 1),
+        TopicSpec("offsets", 25),  # Connect's default for offset.storage.partitions
+        TopicSpec("status", 5),
+        TopicSpec("assignments", 1),
+    )
+}
 
 
 async def ensure_topics(settings: Settings, roles: tuple[str, ...] | None = None) -> None:
     """Creates the cluster's topics that are missing and checks the configs topic's layout."""
-    specs = [t for t in TOPICS if roles is None or t.role in roles]
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    for role in roles or tuple(TOPICS):
+        await ensure_cluster_topic(settings, role)
+
+
+async def ensure_cluster_topic(settings: Settings, role: str) -> int:
+    """Makes one of the cluster's own topics exist; its partition count."""
+    spec = TOPICS[role]
+    name = settings.topic(role)
+    count = await ensure_topic(settings.bootstrap_servers, name, spec.partitions, spec.config)
+    if role == "configs" and count != 1:
+        raise TopicLayoutError(
+            f"{name} has {count} partitions; the config topic must have exactly 1"
+        )
+    return count
+
+
+async def ensure_topic(
+    bootstrap: str, name: str, partitions: int, config: Mapping[str, str] | None = None
+) -> int:
+    """Creates ``name`` unless it exists (another process creating it first is fine), waits
+    until every partition has a leader, and returns the partition count."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        existing = set(await admin.list_topics())
-        missing = [t for t in specs if settings.topic(t.role) not in existing]
-        for spec in missing:
-            # Another service may create it between our listing and now.
-            with contextlib.suppress(TopicAlreadyExistsError):
-                await admin.create_topics(
-                    [
-                        NewTopic(
-                            settings.topic(spec.role), spec.partitions, 1, topic_configs=spec.config
-                        )
-                    ]
-                )
-        if roles is None or "configs" in roles:
-            name = settings.topic("configs")
-            described = await admin.describe_topics([name])
-            count = len(described[0]["partitions"])
-            if count != 1:
-                raise TopicLayoutError(
-                    f"{name} has {count} partitions; the config topic must have exactly 1"
-                )
+        if name not in await admin.list_topics():
+            brokers = len((await admin.describe_cluster())["brokers"])
+            replication = max(1, min(3, brokers))
+            topic = NewTopic(name, partitions, replication, topic_configs=dict(config or {}))
+            response = await admin.create_topics([topic])
+            for entry in response.topic_errors:
+                code = entry[1]
+                if code not in (0, TopicAlreadyExistsError.errno):
+                    raise for_code(code)(f"creating topic {name}: {entry[2:] or ''}")
+        return await _ready_partitions(admin, name)
     finally:
         await admin.close()
+
+
+async def _ready_partitions(admin: AIOKafkaAdminClient, name: str) -> int:
+    deadline = time.monotonic() + TOPIC_READY_TIMEOUT_S
+    while True:
+        described = await admin.describe_topics([name])
+        found = described[0] if described else {}
+        partitions = found.get("partitions") or []
+        if (
+            found.get("error_code") == 0
+            and partitions
+            and all(p["leader"] >= 0 for p in partitions)
+        ):
+            return len(partitions)
+        if time.monotonic() > deadline:
+            raise KafkaError(f"topic {name} has no leaders after {TOPIC_READY_TIMEOUT_S} s")
+        await asyncio.sleep(0.1)

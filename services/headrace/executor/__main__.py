@@ -13,6 +13,7 @@ import threading
 from types import FrameType
 
 from headrace.core import log
+from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.executor.admission import Limits
 from headrace.executor.service import ExecutorService, build_server
@@ -25,11 +26,11 @@ STOP_GRACE_S = 30.0
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, with defaults from :class:`Settings` (the environment)."""
     settings = Settings()
-    host, _, port = settings.executor_addr.rpartition(":")
+    host, port = split_address(settings.executor_addr)
     limits = Limits()
     parser = argparse.ArgumentParser(prog="python -m headrace.executor", description=__doc__)
-    parser.add_argument("--host", default=host or "127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=int(port), help="port (0 picks a free one)")
+    parser.add_argument("--host", default=host, help="address to listen on")
+    parser.add_argument("--port", type=int, default=port, help="port (0 picks a free one)")
     parser.add_argument(
         "--master", default=settings.spark_master, help="Spark master, or sc://host:port"
     )

@@ -13,11 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-# The largest request the server accepts; the client splits bigger batches to fit.
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-# Trailing metadata on RESOURCE_EXHAUSTED: milliseconds to wait before retrying.
-RETRY_AFTER_KEY = "retry-after-ms"
-
 
 @dataclass(frozen=True)
 class Limits:

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from headrace.executor.layout import OffsetRange
+from headrace.sdk.executor import KAFKA_OFFSET_COLUMN as OFFSET_COLUMN
 
-OFFSET_COLUMN = "kafka_offset"
 TOPIC_COLUMN = "kafka_topic"
 PARTITION_COLUMN = "kafka_partition"
 FORMATS = ("parquet",)

@@ -16,7 +16,8 @@ import grpc
 from pyspark.sql import SparkSession
 
 from headrace.core import log
-from headrace.executor.admission import MAX_MESSAGE_BYTES, RETRY_AFTER_KEY, Admission, Busy, Limits
+from headrace.core.rpc import GRPC_OPTIONS, RETRY_AFTER_KEY
+from headrace.executor.admission import Admission, Busy, Limits
 from headrace.executor.batches import (
     InvalidRequest,
     WriteBatch,
@@ -142,10 +143,7 @@ def build_server(
     workers = limits.max_batches + _SPARE_THREADS
     server = grpc.server(
         ThreadPoolExecutor(max_workers=workers, thread_name_prefix="executor-rpc"),
-        options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ],
+        options=GRPC_OPTIONS,
         # Past this gRPC refuses calls itself, so requests cannot queue up in memory unbounded
         # behind busy threads.
         maximum_concurrent_rpcs=workers,

@@ -1,66 +1,53 @@
-"""Unit state changes inside the plugin process, fanned out to every ``Watch`` stream.
+"""What the units of this plugin process report, fanned out to every ``Watch`` stream.
 
-A unit is a connector (task -1) or one of its tasks. States:
+The bus carries the shared vocabulary (``headrace.core.structs``); ``service.py`` converts it to
+protobuf at the edge.
 
-| state | meaning |
+| event | meaning |
 | --- | --- |
-| RUNNING | started; for a task, its loop runs |
-| FAILED | ``start`` or the loop raised; ``trace`` holds the traceback text |
-| STOPPED | stopped on request (the unit is gone from this process) |
-| RECONFIGURATION_REQUESTED | the connector called ``context.request_task_reconfiguration()`` |
+| ``UnitStateChanged(unit, RUNNING)`` | started; for a task, its loop runs |
+| ``UnitStateChanged(unit, FAILED, trace)`` | ``start`` or the loop raised (with the traceback) |
+| ``UnitStateChanged(unit, STOPPED)`` | stopped on request (the unit is gone from this process) |
+| ``ReconfigurationRequested(connector)`` | ``context.request_task_reconfiguration()`` |
 
 A new subscriber first gets the current state of every live unit (RUNNING or FAILED), then every
-change as it happens, so a worker that (re)connects late still learns about an earlier failure.
+event as it happens, so a worker that (re)connects late still learns about an earlier failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from enum import StrEnum
 
-CONNECTOR = -1
-"""The task number that stands for the connector itself."""
+from headrace.core.structs import HostEvent, State, UnitStateChanged, WorkUnit
 
-
-class UnitState(StrEnum):
-    RUNNING = "RUNNING"
-    FAILED = "FAILED"
-    STOPPED = "STOPPED"
-    RECONFIGURATION_REQUESTED = "RECONFIGURATION_REQUESTED"
-
-
-@dataclass(frozen=True)
-class UnitEvent:
-    """A connector (task -1) or task changed state."""
-
-    connector: str
-    task: int
-    state: UnitState
-    trace: str = ""
+LIVE_STATES = (State.RUNNING, State.FAILED)
+"""The states a new subscriber is told about first."""
 
 
 class EventBus:
-    """Latest state per unit, plus a queue per subscriber."""
+    """Latest live state per unit, plus a queue per subscriber."""
 
     def __init__(self) -> None:
-        self._latest: dict[tuple[str, int], UnitEvent] = {}
-        self._queues: set[asyncio.Queue[UnitEvent | None]] = set()
+        self._latest: dict[WorkUnit, UnitStateChanged] = {}
+        self._queues: set[asyncio.Queue[HostEvent | None]] = set()
 
-    def publish(self, event: UnitEvent) -> None:
+    def publish(self, event: HostEvent) -> None:
         """Records the event and hands it to every subscriber."""
-        key = (event.connector, event.task)
-        if event.state in (UnitState.RUNNING, UnitState.FAILED):
-            self._latest[key] = event
-        elif event.state is UnitState.STOPPED:
-            self._latest.pop(key, None)
+        if isinstance(event, UnitStateChanged):
+            self._remember(event)
         for queue in self._queues:
             queue.put_nowait(event)
 
-    async def subscribe(self) -> AsyncIterator[UnitEvent]:
-        """The current states, then every change, until ``close``."""
-        queue: asyncio.Queue[UnitEvent | None] = asyncio.Queue()
+    def _remember(self, event: UnitStateChanged) -> None:
+        if event.state in LIVE_STATES:
+            self._latest[event.unit] = event
+        elif event.state is State.STOPPED:
+            self._latest.pop(event.unit, None)
+
+    async def subscribe(self) -> AsyncIterator[HostEvent]:
+        """The current states, then every event, until ``close``."""
+        queue: asyncio.Queue[HostEvent | None] = asyncio.Queue()
         for event in self._latest.values():
             queue.put_nowait(event)
         self._queues.add(queue)

@@ -25,6 +25,7 @@ import grpc
 
 from headrace.core import log
 from headrace.core.plugins import read_manifest
+from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
 from headrace.runtime.hosted import HostedPlugin
 from headrace.runtime.lifecycle import format_trace
@@ -88,7 +89,7 @@ async def serve(args: argparse.Namespace) -> int:
     plugin = HostedPlugin(descriptor, connector_class, Settings(), args.stop_timeout)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)  # a stale socket from a killed predecessor
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=GRPC_OPTIONS)
     pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin), server)
     server.add_insecure_port(f"unix:{socket_path}")
     await server.start()

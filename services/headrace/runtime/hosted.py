@@ -18,9 +18,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from headrace.core import log
+from headrace.core.connectorconfig import tasks_max
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
-from headrace.runtime.events import CONNECTOR, EventBus
+from headrace.core.structs import WorkUnit
+from headrace.runtime.events import EventBus
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
@@ -56,22 +58,22 @@ class HostedPlugin:
         self.stop_timeout = stop_timeout
         self.bus = EventBus()
         self._connectors: dict[str, ConnectorUnit] = {}
-        self._tasks: dict[tuple[str, int], TaskUnit] = {}
-        self._locks: defaultdict[tuple[str, int], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: dict[WorkUnit, TaskUnit] = {}
+        self._locks: defaultdict[WorkUnit, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._closing = False
         self._log = log.get()
 
     async def start_connector(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
         """Starts the connector; its task configs. ConfigException, UnitConflict, or the
         plugin's own exception (already reported as FAILED) on failure."""
-        async with self._locks[(name, CONNECTOR)]:
+        async with self._locks[WorkUnit.of(name)]:
             self._refuse_when_closing()
             existing = self._connectors.get(name)
             if existing is not None and not existing.failed:
                 if existing.config != dict(config):
                     raise UnitConflict(f"connector {name} already runs with another config")
                 return self._with_framework_keys(
-                    existing.connector.task_configs(int(config.get("tasks.max", "1"))), config
+                    existing.connector.task_configs(tasks_max(config)), config
                 )
             if existing is not None:
                 await existing.stop(deleted=False)
@@ -82,44 +84,43 @@ class HostedPlugin:
 
     async def stop_connector(self, name: str, deleted: bool) -> None:
         """Stops the connector with the deleted flag; nothing happens for an unknown name."""
-        async with self._locks[(name, CONNECTOR)]:
+        async with self._locks[WorkUnit.of(name)]:
             unit = self._connectors.pop(name, None)
             if unit is not None:
                 await unit.stop(deleted)
 
     async def start_task(
         self,
-        connector: str,
-        task_id: int,
+        unit: WorkUnit,
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
     ) -> None:
         """Starts one task and its loop; its failures are reported on the bus."""
-        async with self._locks[(connector, task_id)]:
+        async with self._locks[unit]:
             self._refuse_when_closing()
-            existing = self._tasks.get((connector, task_id))
+            existing = self._tasks.get(unit)
             if existing is not None and not existing.failed:
                 if existing.task_config != dict(task_config):
-                    raise UnitConflict(f"task {connector}-{task_id} already runs another config")
+                    raise UnitConflict(f"task {unit} already runs another config")
                 return
             if existing is not None:
                 await existing.stop(deleted=False)
-                del self._tasks[(connector, task_id)]
-            unit = self._task_unit(connector, task_id, connector_config, task_config)
-            self._tasks[(connector, task_id)] = unit
-            await unit.start()
+                del self._tasks[unit]
+            task = self._task_unit(unit, connector_config, task_config)
+            self._tasks[unit] = task
+            await task.start()
 
-    async def stop_task(self, connector: str, task_id: int, deleted: bool) -> None:
+    async def stop_task(self, unit: WorkUnit, deleted: bool) -> None:
         """Stops one task with the deleted flag; nothing happens for an unknown task."""
-        async with self._locks[(connector, task_id)]:
-            unit = self._tasks.pop((connector, task_id), None)
-            if unit is not None:
-                await unit.stop(deleted)
+        async with self._locks[unit]:
+            task = self._tasks.pop(unit, None)
+            if task is not None:
+                await task.stop(deleted)
 
     async def shutdown(self) -> None:
         """Stops every task, then every connector, all with ``deleted=False``."""
         self._closing = True
-        await asyncio.gather(*(self.stop_task(c, t, False) for c, t in list(self._tasks)))
+        await asyncio.gather(*(self.stop_task(unit, False) for unit in list(self._tasks)))
         await asyncio.gather(*(self.stop_connector(n, False) for n in list(self._connectors)))
         self.bus.close()
 
@@ -129,28 +130,26 @@ class HostedPlugin:
 
     def _task_unit(
         self,
-        connector: str,
-        task_id: int,
+        unit: WorkUnit,
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
     ) -> TaskUnit:
-        unit = TaskUnit(connector, task_id, None, self.bus, self.stop_timeout, task_config)
+        task = TaskUnit(unit, None, self.bus, self.stop_timeout, task_config)
         try:
-            unit.runner = self._runner(connector, task_id, connector_config, task_config)
+            task.runner = self._runner(unit, connector_config, task_config)
         except Exception as exc:  # noqa: BLE001 - a task that cannot be created is FAILED
-            unit.fail(exc)
-        return unit
+            task.fail(exc)
+        return task
 
     def _runner(
         self,
-        connector: str,
-        task_id: int,
+        unit: WorkUnit,
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
     ) -> Runner:
         task = self.connector_class().task_class()()
         placement = Placement(
-            connector, task_id, connector_config, task_config, settings=self.settings
+            unit.connector, unit.task, connector_config, task_config, settings=self.settings
         )
         if isinstance(task, SourceTask):
             return SourceRunner(placement, task)

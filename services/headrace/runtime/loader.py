@@ -13,7 +13,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from headrace.core.plugins import PluginDescriptor, PluginError
+from headrace.core.errors import PluginError
+from headrace.core.plugins import PluginDescriptor
 from headrace.sdk.connector import Connector, SinkConnector, SourceConnector
 
 

@@ -12,7 +12,7 @@ Writers: source tasks (after the batch's records were acknowledged by Kafka, so 
 never runs ahead of the data) and the config service when offsets are altered or reset. Records
 are partitioned by key, so one source partition's offsets stay in order on one Kafka partition.
 Compaction keeps only the last value per key, which is all a reader needs: a task replays the topic
-to its end when it starts and keeps the last value per key of its own connector (``fold``).
+to its end when it starts and keeps the last value per key of its own connector (``apply``).
 Sorted keys matter: the same source partition must always give the same key bytes, or compaction
 and the fold would keep two offsets for it.
 """
@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
-
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from headrace.core import log
 from headrace.core.settings import Settings
-from headrace.runtime.kafka import OFFSETS_PARTITIONS, ensure_topic
+from headrace.core.topiclog import LogFactory, LogRecord, kafka_logs
+from headrace.core.topics import ensure_cluster_topic
 
-OffsetMap = dict[str, dict[str, Any]]
+OffsetMap = Mapping[str, Mapping[str, Any]]
 """Offsets by canonical source partition (its sorted-keys JSON)."""
+
+EMPTY: OffsetMap = MappingProxyType({})
 
 
 def _canonical(value: Any) -> str:
@@ -47,7 +50,7 @@ def offset_value(offset: Mapping[str, Any] | None) -> bytes | None:
     return None if offset is None else _canonical(dict(offset)).encode()
 
 
-def decode_key(key: bytes | None) -> tuple[str, dict[str, Any]] | None:
+def decode_key(key: bytes | str | None) -> tuple[str, dict[str, Any]] | None:
     """(connector, source partition) from a key, or None when the key is not ours."""
     try:
         decoded = json.loads(key) if key is not None else None
@@ -63,78 +66,74 @@ def decode_key(key: bytes | None) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def fold(state: OffsetMap, connector: str, key: bytes | None, value: bytes | None) -> OffsetMap:
-    """Applies one offsets-topic record to ``connector``'s offsets (a new map; pure)."""
-    updated = dict(state)
-    fold_into(updated, connector, key, value)
-    return updated
+@dataclass(frozen=True)
+class OffsetStored:
+    """A source partition's offset was stored; ``offset`` None means it was reset."""
+
+    connector: str
+    partition: Mapping[str, Any]
+    offset: Mapping[str, Any] | None
 
 
-def fold_into(
-    state: dict[str, Any], connector: str, key: bytes | None, value: bytes | None
-) -> None:
-    """:func:`fold` in place: a replay of many records must not copy the map for each one."""
+def decode(key: bytes | str | None, value: bytes | None) -> OffsetStored | None:
+    """The event a record carries; None for a record that is not a well-formed offset."""
     decoded = decode_key(key)
-    if decoded is None or decoded[0] != connector:
-        return
-    partition_id = _canonical(decoded[1])
+    if decoded is None:
+        return None
+    connector, partition = decoded
     if value is None:
-        state.pop(partition_id, None)
-        return
+        return OffsetStored(connector, partition, None)
     try:
         offset = json.loads(value)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return  # not ours to interpret; a later valid write will replace it
-    if isinstance(offset, dict):
-        state[partition_id] = offset
+        return None  # not ours to interpret; a later valid write will replace it
+    return OffsetStored(connector, partition, offset) if isinstance(offset, dict) else None
+
+
+def apply(state: OffsetMap, event: OffsetStored) -> OffsetMap:
+    """Folds one stored offset into one connector's offsets: the last value per partition wins."""
+    partition_id = _canonical(dict(event.partition))
+    updated = {k: v for k, v in state.items() if k != partition_id}
+    if event.offset is not None:
+        updated[partition_id] = MappingProxyType(dict(event.offset))
+    return MappingProxyType(updated)
 
 
 class OffsetStore:
-    """One connector's source offsets: replayed from the topic, then kept current by writes.
+    """One connector's source offsets: replayed from the topic once, then kept current by writes.
 
-    Implements the SDK's ``OffsetReader`` for the task context.
+    Implements the SDK's ``OffsetReader`` for the task context. ``logs`` is the offsets topic
+    on Kafka unless given (a ``memory_logs`` for tests).
     """
 
-    def __init__(self, settings: Settings, connector: str) -> None:
+    def __init__(self, settings: Settings, connector: str, logs: LogFactory | None = None) -> None:
         self.settings = settings
         self.connector = connector
-        self.topic = settings.topic("offsets")
-        self._offsets: OffsetMap = {}
+        self._on_kafka = logs is None
+        self._log = (logs or kafka_logs(settings, "offsets"))(self._on_record)
+        self.state: OffsetMap = EMPTY
+
+    def _on_record(self, record: LogRecord) -> None:
+        event = decode(record.key, record.value)
+        if event is not None and event.connector == self.connector:
+            self.state = apply(self.state, event)
 
     async def load(self) -> None:
         """Creates the topic if needed, then replays it to its current end."""
-        bootstrap = self.settings.bootstrap_servers
-        count = await ensure_topic(
-            bootstrap, self.topic, OFFSETS_PARTITIONS, {"cleanup.policy": "compact"}
-        )
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-        await consumer.start()
-        try:
-            self._offsets = await self._replay(consumer, count)
-        finally:
-            await consumer.stop()
+        if self._on_kafka:
+            await ensure_cluster_topic(self.settings, "offsets")
+        # Read once: this task is the only writer of its source partitions from now on.
+        await self._log.start(follow=False)
         log.get().info(
-            "source_offsets_loaded", connector=self.connector, partitions=len(self._offsets)
+            "source_offsets_loaded", connector=self.connector, partitions=len(self.state)
         )
 
-    async def _replay(self, consumer: AIOKafkaConsumer, count: int) -> OffsetMap:
-        partitions = [TopicPartition(self.topic, p) for p in range(count)]
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        end = await consumer.end_offsets(partitions)
-        state: dict[str, Any] = {}
-        remaining = {tp for tp in partitions if end[tp] > 0}
-        while remaining:
-            batch = await consumer.getmany(*remaining, timeout_ms=1000)
-            for messages in batch.values():
-                for m in messages:
-                    fold_into(state, self.connector, m.key, m.value)
-            remaining = {tp for tp in remaining if await consumer.position(tp) < end[tp]}
-        return state
+    async def close(self) -> None:
+        await self._log.close()
 
     def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
         """The latest stored offset of one source partition, or None."""
-        found = self._offsets.get(_canonical(dict(partition)))
+        found = self.state.get(_canonical(dict(partition)))
         return dict(found) if found is not None else None
 
     def offsets(
@@ -143,22 +142,14 @@ class OffsetStore:
         """The latest offsets of several source partitions, in order."""
         return [(p, self.offset(p)) for p in partitions]
 
-    async def write(
-        self, producer: AIOKafkaProducer, latest: Sequence[tuple[Mapping[str, Any], Any]]
-    ) -> None:
+    async def write(self, latest: Sequence[tuple[Mapping[str, Any], Any]]) -> None:
         """Stores (source partition, offset) pairs and waits for Kafka to acknowledge them."""
-        futures = [
-            await producer.send(
-                self.topic,
-                key=offset_key(self.connector, partition),
-                value=offset_value(offset),
-            )
-            for partition, offset in latest
-        ]
-        for future in futures:
-            await future
-        offsets = dict(self._offsets)
-        for partition, offset in latest:
-            key = offset_key(self.connector, partition)
-            fold_into(offsets, self.connector, key, offset_value(offset))
-        self._offsets = offsets
+        events = [OffsetStored(self.connector, p, o) for p, o in latest]
+        await self._log.append_many(
+            [
+                (offset_key(e.connector, e.partition).decode(), offset_value(e.offset))
+                for e in events
+            ]
+        )
+        for event in events:
+            self.state = apply(self.state, event)

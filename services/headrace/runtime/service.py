@@ -1,5 +1,9 @@
 """The ``PluginHost`` gRPC service: protobuf in, domain calls on ``HostedPlugin``, protobuf out.
 
+``Watch`` streams the bus's events (``headrace.core.structs``) as ``UnitEvent`` messages, converted
+by ``headrace.core.wire``: a state change carries its state, a reconfiguration request the
+``reconfiguration_requested`` flag.
+
 Errors cross the socket as status codes with text, never as pickles:
 
 | failure | status | details |
@@ -17,7 +21,8 @@ from typing import NoReturn
 
 import grpc
 
-from headrace.runtime.events import UnitEvent
+from headrace.core.structs import WorkUnit
+from headrace.core.wire import host_event_to_pb
 from headrace.runtime.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.lifecycle import format_trace
 from headrace.sdk.errors import ConfigException
@@ -42,13 +47,6 @@ async def _abort(context: grpc.aio.ServicerContext, exc: Exception) -> NoReturn:
         await context.abort(grpc.StatusCode.UNAVAILABLE, _details(str(exc)))
     await context.abort(grpc.StatusCode.INTERNAL, _details(format_trace(exc)))
     raise AssertionError("context.abort raises")  # for the type checker: abort never returns
-
-
-def event_to_proto(event: UnitEvent) -> pb.UnitEvent:
-    """The wire form of a unit event."""
-    return pb.UnitEvent(
-        connector=event.connector, task=event.task, state=event.state.value, trace=event.trace
-    )
 
 
 class PluginHostService(pb_grpc.PluginHostServicer):
@@ -85,8 +83,7 @@ class PluginHostService(pb_grpc.PluginHostServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "task must be >= 0")
         try:
             await self.plugin.start_task(
-                request.connector,
-                request.task,
+                WorkUnit(request.connector, request.task),
                 dict(request.connector_config),
                 dict(request.task_config),
             )
@@ -97,11 +94,11 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     async def StopTask(
         self, request: pb.StopRequest, context: grpc.aio.ServicerContext
     ) -> pb.StopResponse:
-        await self.plugin.stop_task(request.connector, request.task, request.deleted)
+        await self.plugin.stop_task(WorkUnit(request.connector, request.task), request.deleted)
         return pb.StopResponse()
 
     async def Watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.UnitEvent]:
         async for event in self.plugin.bus.subscribe():
-            yield event_to_proto(event)
+            yield host_event_to_pb(event)

@@ -11,6 +11,10 @@ records are pending) and ``offset.flush.interval.ms`` (flush once that long pass
 flush) make flushes rarer, for sinks that prefer larger writes. A task may also ask for one with
 ``context.request_commit()``. Partitions revoked by a rebalance are flushed and committed first,
 then the task's ``close`` is called; ``open`` is called on assignment.
+
+The bookkeeping (positions, commits, what is pending) is one immutable ``SinkOffsets`` value
+(``sinkoffsets.py``); this module does the I/O and replaces that value after each step. The task's
+``context.executor`` is bound to this process's executor address and closed with the runner.
 """
 
 from __future__ import annotations
@@ -24,11 +28,14 @@ from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.errors import CommitFailedError
 
 from headrace.core import log
+from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
 from headrace.runtime.converters import converter_for
 from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
+from headrace.runtime.executor import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
+from headrace.runtime.sinkoffsets import SinkOffsets
 from headrace.runtime.sinkrecords import FlushPolicy, Message, subscription, to_sink_record
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.records import SinkRecord, TopicPartition
@@ -47,12 +54,9 @@ class SinkRunner(LoopBase):
         self.delivered = 0
         self._consumer: AIOKafkaConsumer | None = None
         self._dlq: AIOKafkaProducer | None = None
+        self._executor: TaskExecutor | None = None
         self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
-        self._positions: dict[TopicPartition, int] = {}
-        self._committed: dict[TopicPartition, int] = {}
-        self._pending = 0
-        self._last_flush = time.monotonic()
-        self._commit_requested = False
+        self._offsets = SinkOffsets(last_flush=time.monotonic())
         self._listener_error: BaseException | None = None
         self._closed = False
         self._broken = False  # the loop failed: nothing more may be committed
@@ -71,13 +75,23 @@ class SinkRunner(LoopBase):
         max_records = int(
             config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         )
+        self._executor = TaskExecutor(
+            ExecutorClient(self.settings.executor_addr), self.connector, self.task_id
+        )
         self.task.initialize(
-            SinkTaskContext(self.connector, self.task_id, self.assignment, self._request_commit)
+            SinkTaskContext(
+                self.connector,
+                self.task_id,
+                self.assignment,
+                self._request_commit,
+                executor=self._executor,
+                logger=self._log,
+            )
         )
         await self.task.start(self.task_config)
         client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
         if self._policy.dlq_topic:
-            await kafka.ensure_topic(self.settings.bootstrap_servers, self._policy.dlq_topic, 1)
+            await ensure_topic(self.settings.bootstrap_servers, self._policy.dlq_topic, 1)
             self._dlq = kafka.producer(self.settings, f"{client_id}-dlq")
             await self._dlq.start()
         self._consumer = AIOKafkaConsumer(
@@ -102,7 +116,7 @@ class SinkRunner(LoopBase):
         return {TopicPartition(tp.topic, tp.partition) for tp in self._consumer.assignment()}
 
     def _request_commit(self) -> None:
-        self._commit_requested = True
+        self._offsets = self._offsets.with_commit_requested()
 
     async def run(self) -> None:
         """Consumes and delivers until a stop is requested; a raising plugin ends it."""
@@ -140,8 +154,7 @@ class SinkRunner(LoopBase):
             async with self._lock:
                 if batch:
                     await self._deliver(batch)
-                since_ms = (time.monotonic() - self._last_flush) * 1000
-                if self._flush_policy.due(self._pending, since_ms, self._commit_requested):
+                if self._offsets.flush_due(self._flush_policy, time.monotonic()):
                     await self._commit()
 
     async def finish(self) -> None:
@@ -153,7 +166,8 @@ class SinkRunner(LoopBase):
                 await self.task.close(assigned)
 
     async def close(self) -> None:
-        """Leaves the group and closes the Kafka clients (after the task was stopped)."""
+        """Leaves the group, closes the Kafka clients and the executor's connection (after the
+        task was stopped)."""
         self._closed = True  # leaving the group must not call back into a stopped task
         if self._consumer is not None:
             await self._consumer.stop()
@@ -161,6 +175,9 @@ class SinkRunner(LoopBase):
         if self._dlq is not None:
             await self._dlq.stop()
             self._dlq = None
+        if self._executor is not None:
+            await self._executor.close()
+            self._executor = None
 
     async def _deliver(self, batch: dict[KafkaTopicPartition, list[Message]]) -> None:
         records: list[SinkRecord] = []
@@ -186,8 +203,7 @@ class SinkRunner(LoopBase):
             await self.task.put(records)
             self.delivered += len(records)
         # Only now that the task holds them may these offsets be committed.
-        self._positions.update(positions)
-        self._pending += fetched
+        self._offsets = self._offsets.delivered(positions, fetched)
 
     async def _skip(self, message: Message, error: RecordError) -> None:
         self.skipped += 1
@@ -222,29 +238,20 @@ class SinkRunner(LoopBase):
             return
         assert self._consumer is not None
         assigned = self.assignment()
-        positions = {tp: o for tp, o in self._positions.items() if tp in assigned}
-        if only is not None:
-            positions = {tp: o for tp, o in positions.items() if tp in only}
-        committable = await self.task.pre_commit(dict(positions))
-        offsets = {
-            KafkaTopicPartition(tp.topic, tp.partition): o
-            for tp, o in committable.items()
-            if tp in assigned and self._committed.get(tp) != o
-        }
-        self._pending = 0
-        self._commit_requested = False
-        self._last_flush = time.monotonic()
+        committable = await self.task.pre_commit(self._offsets.for_pre_commit(assigned, only))
+        offsets = self._offsets.to_commit(committable, assigned)
+        self._offsets = self._offsets.after_flush(time.monotonic())
         if not offsets:
             return
         try:
-            await self._consumer.commit(offsets)
+            await self._consumer.commit(
+                {KafkaTopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}
+            )
         except CommitFailedError as exc:
             # The group moved on; the new owner re-reads from the last commit (at-least-once).
             self._log.warning("offset_commit_failed", error=str(exc))
             return
-        self._committed.update(
-            {TopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}
-        )
+        self._offsets = self._offsets.after_commit(offsets)
 
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:
         """Flushes and commits revoked partitions, then closes them in the task."""
@@ -253,9 +260,7 @@ class SinkRunner(LoopBase):
         async with self._lock:
             await self._commit(only=revoked)
             await self.task.close(revoked)
-        for tp in revoked:
-            self._positions.pop(tp, None)
-            self._committed.pop(tp, None)
+        self._offsets = self._offsets.after_revocation(revoked)
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
         """Opens newly assigned partitions in the task."""

@@ -41,6 +41,7 @@ class SourceRunner(LoopBase):
         self.task = task
         self.produced = 0
         self._producer: AIOKafkaProducer | None = None
+        self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
 
     async def start(self) -> None:
@@ -53,7 +54,9 @@ class SourceRunner(LoopBase):
         client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
         self._producer = kafka.producer(self.settings, client_id)
         await self._producer.start()
-        self.task.initialize(SourceTaskContext(self.connector, self.task_id, self._offsets))
+        self.task.initialize(
+            SourceTaskContext(self.connector, self.task_id, self._offsets, logger=self._log)
+        )
         await self.task.start(self.task_config)
 
     async def run(self) -> None:
@@ -77,6 +80,9 @@ class SourceRunner(LoopBase):
         if self._producer is not None:
             await self._producer.stop()
             self._producer = None
+        if self._offsets is not None:
+            await self._offsets.close()
+            self._offsets = None
 
     async def _process(self, records: list[SourceRecord]) -> None:
         assert self._producer is not None
@@ -98,7 +104,8 @@ class SourceRunner(LoopBase):
                 record.source_partition,
                 record.source_offset,
             )
-        await self._offsets.write(self._producer, list(latest.values()))
+        assert self._offsets is not None
+        await self._offsets.write(list(latest.values()))
         await self.task.commit()
 
     async def _send(self, record: SourceRecord, enc: Encoded) -> asyncio.Future[Any]:

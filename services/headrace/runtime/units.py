@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Mapping
 from typing import Protocol
 
 from headrace.core import log
-from headrace.runtime.events import CONNECTOR, EventBus, UnitEvent, UnitState
+from headrace.core.connectorconfig import tasks_max
+from headrace.core.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
+from headrace.runtime.events import EventBus
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.sdk.config import ConfigValue
 from headrace.sdk.connector import Connector, ConnectorContext
@@ -40,22 +42,20 @@ class TaskUnit:
 
     def __init__(
         self,
-        connector: str,
-        task_id: int,
+        unit: WorkUnit,
         runner: Runner | None,
         bus: EventBus,
         stop_timeout: float,
         task_config: Mapping[str, str],
     ) -> None:
-        self.connector = connector
-        self.task_id = task_id
+        self.unit = unit
         self.runner = runner
         self.bus = bus
         self.stop_timeout = stop_timeout
         self.task_config = dict(task_config)
         self.failed = False
         self._loop: asyncio.Task[None] | None = None
-        self._log = log.get(connector=connector, task=task_id)
+        self._log = log.get(connector=unit.connector, task=unit.task)
 
     async def start(self) -> None:
         """Starts the runner and its loop; failures are reported, never raised."""
@@ -67,15 +67,15 @@ class TaskUnit:
             self.fail(exc)
             return
         self._log.info("task_started")
-        self.bus.publish(UnitEvent(self.connector, self.task_id, UnitState.RUNNING))
-        self._loop = asyncio.create_task(self._run(), name=f"{self.connector}-{self.task_id}")
+        self.bus.publish(UnitStateChanged(self.unit, State.RUNNING))
+        self._loop = asyncio.create_task(self._run(), name=str(self.unit))
 
     def fail(self, exc: BaseException) -> None:
         """Marks the task FAILED and reports the traceback."""
         self.failed = True
         trace = format_trace(exc)
         self._log.error("task_failed", error=str(exc), trace=trace)
-        self.bus.publish(UnitEvent(self.connector, self.task_id, UnitState.FAILED, trace))
+        self.bus.publish(UnitStateChanged(self.unit, State.FAILED, trace))
 
     async def _run(self) -> None:
         assert self.runner is not None
@@ -89,7 +89,7 @@ class TaskUnit:
         if self.runner is not None:
             await self._stop_runner(self.runner, deleted)
         self._log.info("task_stopped", deleted=deleted)
-        self.bus.publish(UnitEvent(self.connector, self.task_id, UnitState.STOPPED))
+        self.bus.publish(UnitStateChanged(self.unit, State.STOPPED))
 
     async def _stop_runner(self, runner: Runner, deleted: bool) -> None:
         runner.request_stop()
@@ -127,6 +127,7 @@ class ConnectorUnit:
         stop_timeout: float,
     ) -> None:
         self.name = name
+        self.unit = WorkUnit.of(name)
         self.connector = connector
         self.config = dict(config)
         self.bus = bus
@@ -141,7 +142,7 @@ class ConnectorUnit:
         them). Both leave the unit FAILED and reported on the bus.
         """
         self.connector.initialize(
-            ConnectorContext(self.name, self._request_reconfiguration, self.fail)
+            ConnectorContext(self.name, self._request_reconfiguration, self.fail, logger=self._log)
         )
         try:
             max_tasks = tasks_max(self.config)
@@ -157,7 +158,7 @@ class ConnectorUnit:
             self.fail(exc)
             raise
         self._log.info("connector_started", tasks=len(configs))
-        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.RUNNING))
+        self.bus.publish(UnitStateChanged(self.unit, State.RUNNING))
         return configs
 
     def fail(self, exc: BaseException) -> None:
@@ -165,11 +166,11 @@ class ConnectorUnit:
         self.failed = True
         trace = format_trace(exc)
         self._log.error("connector_failed", error=str(exc), trace=trace)
-        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.FAILED, trace))
+        self.bus.publish(UnitStateChanged(self.unit, State.FAILED, trace))
 
     def _request_reconfiguration(self) -> None:
         self._log.info("task_reconfiguration_requested")
-        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.RECONFIGURATION_REQUESTED))
+        self.bus.publish(ReconfigurationRequested(self.name))
 
     async def stop(self, deleted: bool) -> None:
         """Calls the plugin's ``stop(deleted=...)`` once, bounded by ``stop_timeout``."""
@@ -180,19 +181,7 @@ class ConnectorUnit:
         except Exception as exc:  # noqa: BLE001 - stopping goes on; the error is logged
             self._log.error("connector_stop_failed", error=str(exc), trace=format_trace(exc))
         self._log.info("connector_stopped", deleted=deleted)
-        self.bus.publish(UnitEvent(self.name, CONNECTOR, UnitState.STOPPED))
-
-
-def tasks_max(config: Mapping[str, str]) -> int:
-    """``tasks.max`` (default 1) as a positive int; ConfigException otherwise."""
-    raw = config.get("tasks.max", "1")
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigException(f"tasks.max must be an integer, not {raw!r}") from None
-    if value < 1:
-        raise ConfigException(f"tasks.max must be at least 1, not {value}")
-    return value
+        self.bus.publish(UnitStateChanged(self.unit, State.STOPPED))
 
 
 def raise_errors(results: list[ConfigValue]) -> None:

@@ -3,6 +3,10 @@
 An idiomatic async take on Kafka Connect's ``connect-api``::
 
     from headrace.sdk import SourceConnector, SourceTask, SourceRecord, ConfigDef, ConfigType
+
+This package is all of headrace a plugin may import. What else a plugin needs from its host
+comes through its context: ``context.logger`` (a :class:`Logger`) for every connector and task,
+and ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark.
 """
 
 from headrace.sdk.config import (
@@ -20,6 +24,8 @@ from headrace.sdk.connector import Connector, ConnectorContext, SinkConnector, S
 from headrace.sdk.data import Field, Schema, Struct
 from headrace.sdk.data import Type as SchemaType
 from headrace.sdk.errors import ConfigException, ConnectError, DataError, RetriableError
+from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor
+from headrace.sdk.logger import Logger
 from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from headrace.sdk.task import (
     OffsetReader,
@@ -31,6 +37,7 @@ from headrace.sdk.task import (
 )
 
 __all__ = [
+    "KAFKA_OFFSET_COLUMN",
     "NO_DEFAULT",
     "ConfigDef",
     "ConfigException",
@@ -41,8 +48,10 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "DataError",
+    "Executor",
     "Field",
     "Importance",
+    "Logger",
     "OffsetReader",
     "Range",
     "RecordMetadata",

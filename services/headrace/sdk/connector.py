@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from headrace.sdk.config import ConfigDef, ConfigValue
+from headrace.sdk.logger import Logger, StdlibLogger
 
 if TYPE_CHECKING:
     from headrace.sdk.task import SinkTask, SourceTask, Task
@@ -32,11 +33,12 @@ def _ignore(*_: Any) -> None:
 
 @dataclass
 class ConnectorContext:
-    """What the framework offers a running connector."""
+    """What the framework offers a running connector, its ``logger`` included."""
 
     name: str = ""
     _on_reconfigure: Callable[[], None] = field(default=_ignore, repr=False)
     _on_error: Callable[[BaseException], None] = field(default=_ignore, repr=False)
+    logger: Logger = field(default_factory=StdlibLogger, repr=False)
 
     def request_task_reconfiguration(self) -> None:
         """Asks the framework to call ``task_configs`` again and restart the tasks with them."""

@@ -25,6 +25,10 @@ Sink task:
 
 Offsets handed to ``flush``/``pre_commit`` are the *next* offset to consume per partition
 (last processed + 1), as in Connect.
+
+Contexts: every task logs with ``self.context.logger``; a sink task writing through Spark hands
+Arrow tables to ``self.context.executor`` (see ``headrace.sdk.executor``). A context built by hand
+(in a unit test) logs through ``logging`` and has no executor unless one is passed.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from headrace.sdk.executor import Executor, NoExecutor
+from headrace.sdk.logger import Logger, StdlibLogger
 from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 
@@ -63,21 +69,25 @@ class _NoOffsets:
 
 @dataclass
 class SourceTaskContext:
-    """What the framework offers a running source task."""
+    """What the framework offers a running source task: its stored offsets, a logger."""
 
     connector: str = ""
     task: int = 0
     offset_reader: OffsetReader = field(default_factory=_NoOffsets)
+    logger: Logger = field(default_factory=StdlibLogger, repr=False)
 
 
 @dataclass
 class SinkTaskContext:
-    """What the framework offers a running sink task."""
+    """What the framework offers a running sink task: its partitions, commits, the Spark
+    executor and a logger."""
 
     connector: str = ""
     task: int = 0
     _assignment: Callable[[], set[TopicPartition]] = field(default=set, repr=False)
     _request_commit: Callable[[], None] = field(default=lambda: None, repr=False)
+    executor: Executor = field(default_factory=NoExecutor, repr=False)
+    logger: Logger = field(default_factory=StdlibLogger, repr=False)
 
     def assignment(self) -> set[TopicPartition]:
         """The partitions this task currently consumes."""

@@ -1,9 +1,10 @@
 """The worker's side of the group: a Join stream to the coordinator, kept up across outages.
 
 It sends Join (with what the worker runs now), a heartbeat every second, and revocation
-acknowledgements; every assignment that arrives is handed to ``on_assignment``. When the stream
-breaks (the coordinator restarted), it reconnects with backoff and the worker keeps running its
-units meanwhile.
+acknowledgements; every assignment that arrives is handed to ``on_assignment`` as an
+``AssignmentUpdate``, so protobuf goes no further than this module. When the stream breaks (the
+coordinator restarted), it reconnects with backoff and the worker keeps running its units
+meanwhile.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 
 import grpc
 
-from headrace.coordinator.assignmentlog import unit_pb
-from headrace.coordinator.assignor import Unit
-from headrace.core import log
+from headrace.core import log, wire
+from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
+from headrace.core.structs import AssignmentUpdate, WorkUnit
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
 
@@ -27,8 +28,8 @@ class Membership:
         self,
         address: str,
         worker_id: str,
-        running: Callable[[], set[Unit]],
-        on_assignment: Callable[[coordinator_pb2.Assignment], None],
+        running: Callable[[], set[WorkUnit]],
+        on_assignment: Callable[[AssignmentUpdate], None],
         heartbeat: float = 1.0,
     ) -> None:
         self._address = address
@@ -74,11 +75,10 @@ class Membership:
 
     async def _session(self) -> bool:
         """One Join stream; True when the worker left on purpose."""
-        async with grpc.aio.insecure_channel(self._address) as channel:
+        async with grpc.aio.insecure_channel(self._address, options=GRPC_OPTIONS) as channel:
             call = coordinator_pb2_grpc.CoordinatorStub(channel).Join()
-            join = coordinator_pb2.Join(
-                worker_id=self._worker_id, running=[unit_pb(u) for u in sorted(self._running())]
-            )
+            running = [wire.unit_to_pb(u) for u in sorted(self._running())]
+            join = coordinator_pb2.Join(worker_id=self._worker_id, running=running)
             await call.write(coordinator_pb2.WorkerMessage(join=join))
             writer = asyncio.create_task(self._write(call))
             beat = asyncio.create_task(self._beat())
@@ -88,7 +88,7 @@ class Membership:
                     if message is grpc.aio.EOF:
                         return self._leaving
                     if message.WhichOneof("kind") == "assignment":
-                        self._on_assignment(message.assignment)
+                        self._on_assignment(wire.assignment_from_pb(message.assignment))
             finally:
                 await cancel(beat)
                 await cancel(writer)

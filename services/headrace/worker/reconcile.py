@@ -8,23 +8,19 @@ units new to the worker start. Tasks always stop before their connector, as in K
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from headrace.coordinator.assignor import Unit
+from headrace.core.structs import Revocation, WorkUnit, tasks_first
 
 Configs = tuple[Mapping[str, str], Mapping[str, str]]  # (connector config, task config)
 
 
 @dataclass(frozen=True)
 class Steps:
-    stops: tuple[tuple[Unit, bool], ...]  # (unit, deleted), in the order to stop them
-    starts: tuple[Unit, ...]
+    stops: tuple[Revocation, ...]  # each unit to stop, with its deletion marker, in order
+    starts: tuple[WorkUnit, ...]
     acknowledge: bool  # tell the coordinator the revocations are done
-
-
-def _tasks_first(units: Iterable[Unit]) -> list[Unit]:
-    return sorted(units, key=lambda u: (-u[1], u[0]))
 
 
 def _same(a: Configs, b: Configs) -> bool:
@@ -32,15 +28,16 @@ def _same(a: Configs, b: Configs) -> bool:
 
 
 def reconcile(
-    running: Mapping[Unit, Configs],
-    revoked: Mapping[Unit, bool],
-    assigned: Mapping[Unit, Configs],
+    running: Mapping[WorkUnit, Configs],
+    revoked: Collection[Revocation],
+    assigned: Mapping[WorkUnit, Configs],
 ) -> Steps:
     """The stops and starts that take the worker from ``running`` to what the message says."""
     if revoked:
-        order = _tasks_first(u for u in revoked if u in running)
-        return Steps(tuple((u, revoked[u]) for u in order), (), acknowledge=True)
+        deleted = {r.unit: r.deleted for r in revoked}
+        order = tasks_first(u for u in deleted if u in running)
+        return Steps(tuple(Revocation(u, deleted[u]) for u in order), (), acknowledge=True)
     changed = {u for u in running.keys() & assigned.keys() if not _same(running[u], assigned[u])}
-    stops = _tasks_first((running.keys() - assigned.keys()) | changed)
+    stops = tasks_first((running.keys() - assigned.keys()) | changed)
     starts = sorted((assigned.keys() - running.keys()) | changed)
-    return Steps(tuple((u, False) for u in stops), tuple(starts), acknowledge=False)
+    return Steps(tuple(Revocation(u) for u in stops), tuple(starts), acknowledge=False)

@@ -1,8 +1,10 @@
 """Plugin processes: one OS process per plugin version, spoken to over gRPC on a Unix socket.
 
-A crash in a plugin process is reported to the worker (``on_exit``) and fails only the units it
-hosted; the worker itself goes on. Plugin processes watch their worker's pid and exit when it is
-gone, so a worker killed with SIGKILL leaves no orphan running its tasks twice.
+Each event a plugin process sends is handed to the worker (``on_event``) as a ``HostEvent``
+(``UnitStateChanged`` or ``ReconfigurationRequested``). A crash in a plugin process is reported
+to the worker (``on_exit``) and fails only the units it hosted; the worker itself goes on.
+Plugin processes watch their worker's pid and exit when it is gone, so a worker killed with
+SIGKILL leaves no orphan running its tasks twice.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from pathlib import Path
 
 import grpc
 
-from headrace.core import log
+from headrace.core import log, wire
 from headrace.core.plugins import PluginDescriptor
+from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
+from headrace.core.structs import HostEvent
 from headrace.v1 import plugin_pb2, plugin_pb2_grpc
 
 
@@ -37,7 +41,7 @@ class PluginProcess:
         worker_id: str,
         run_dir: Path,
         log_dir: Path,
-        on_event: Callable[[PluginProcess, plugin_pb2.UnitEvent], None],
+        on_event: Callable[[PluginProcess, HostEvent], None],
         on_exit: Callable[[PluginProcess, int, str], None],
     ) -> None:
         self.plugin = plugin
@@ -84,7 +88,7 @@ class PluginProcess:
                 stdout=out,
                 stderr=out,
             )
-        self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}")
+        self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}", options=GRPC_OPTIONS)
         deadline = time.monotonic() + wait_s
         while True:
             if self._proc.returncode is not None:
@@ -106,10 +110,20 @@ class PluginProcess:
     async def _watch_events(self) -> None:
         assert self.stub is not None
         try:
-            async for event in self.stub.Watch(plugin_pb2.WatchRequest()):
-                self._on_event(self, event)
+            async for message in self.stub.Watch(plugin_pb2.WatchRequest()):
+                self._hand_over(message)
         except grpc.aio.AioRpcError:
             pass  # the process went away; _wait_exit reports it
+
+    def _hand_over(self, message: plugin_pb2.UnitEvent) -> None:
+        try:
+            event = wire.host_event_from_pb(message)
+        except ValueError:
+            # A state this worker does not know says nothing it could act on: skip it, as
+            # the worker skips the states it has no use for.
+            log.get().warning("plugin_event_unknown", plugin=self.key, state=message.state)
+            return
+        self._on_event(self, event)
 
     async def _wait_exit(self) -> None:
         assert self._proc is not None

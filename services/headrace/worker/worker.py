@@ -4,14 +4,17 @@ One asyncio task (:meth:`Worker.run`) owns the worker's state and acts on one ev
 from its queue: a new assignment, a unit's event from a plugin process, a plugin process's exit,
 or shutdown. Revoked units are stopped first (with the deletion marker the coordinator sent),
 then the coordinator is told, then newly assigned units start. Every stop other than a deletion
-passes ``deleted=False``.
+passes ``deleted=False``. Status goes to the status topic through a ``StatusStore``.
+
+The worker speaks the shared vocabulary (``headrace.core.structs``) only: membership hands it
+``AssignmentUpdate``s, the plugin processes ``UnitStateChanged`` and ``ReconfigurationRequested``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,14 +22,24 @@ import grpc
 import structlog
 from aiokafka.errors import KafkaError
 
-from headrace.coordinator.assignmentlog import unit_of
-from headrace.coordinator.assignor import Unit
-from headrace.core import log, status
-from headrace.core.plugins import PluginCatalog, PluginDescriptor, PluginError, requested_version
+from headrace.core import log
+from headrace.core.connectorconfig import requested_version
+from headrace.core.errors import PluginError
+from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
-from headrace.core.status import CONNECTOR, State, UnitStatus
-from headrace.core.topiclog import TopicLog
-from headrace.v1 import config_pb2, config_pb2_grpc, coordinator_pb2, plugin_pb2
+from headrace.core.status import StatusStore, UnitStatus, status_key
+from headrace.core.structs import (
+    AssignmentUpdate,
+    HostEvent,
+    ReconfigurationRequested,
+    State,
+    UnitStateChanged,
+    WorkUnit,
+    tasks_first,
+)
+from headrace.core.topiclog import kafka_logs
+from headrace.v1 import config_pb2, config_pb2_grpc, plugin_pb2
 from headrace.worker.membership import Membership
 from headrace.worker.reconcile import reconcile
 from headrace.worker.supervisor import PluginProcess, plugin_key
@@ -43,13 +56,13 @@ class Running:
 
 @dataclass(frozen=True)
 class Assigned:
-    message: coordinator_pb2.Assignment
+    update: AssignmentUpdate
 
 
 @dataclass(frozen=True)
 class UnitReported:
     process: PluginProcess
-    event: plugin_pb2.UnitEvent
+    event: HostEvent
 
 
 @dataclass(frozen=True)
@@ -81,20 +94,18 @@ class Worker:
         self.catalog = catalog
         self._run_dir = run_dir
         self._log_dir = log_dir
-        self.running: dict[Unit, Running] = {}
+        self.running: dict[WorkUnit, Running] = {}
         self.generation = 0
         self._processes: dict[str, PluginProcess] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
-        self._status = TopicLog(
-            settings.bootstrap_servers, settings.topic("status"), lambda r: None
-        )
-        self._config_channel = grpc.aio.insecure_channel(settings.config_addr)
+        self._status = StatusStore(kafka_logs(settings, "status"))
+        self._config_channel = grpc.aio.insecure_channel(settings.config_addr, options=GRPC_OPTIONS)
         self._config = config_pb2_grpc.ConfigServiceStub(self._config_channel)
         self.membership = Membership(
             settings.coordinator_addr,
             worker_id,
             lambda: set(self.running),
-            lambda message: self._queue.put_nowait(Assigned(message)),
+            lambda update: self._queue.put_nowait(Assigned(update)),
         )
         self.log = log.get(worker=worker_id)
 
@@ -112,44 +123,40 @@ class Worker:
 
     async def _handle(self, event: Event) -> None:
         match event:
-            case Assigned(message):
-                await self._apply(message)
-            case UnitReported(process, unit_event):
-                await self._reported(process, unit_event)
+            case Assigned(update):
+                await self._apply(update)
+            case UnitReported(_, host_event):
+                await self._reported(host_event)
             case ProcessExited(process, code, tail):
                 await self._exited(process, code, tail)
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
 
-    async def _apply(self, message: coordinator_pb2.Assignment) -> None:
-        self.generation = message.generation
-        structlog.contextvars.bind_contextvars(generation=message.generation)
+    async def _apply(self, update: AssignmentUpdate) -> None:
+        self.generation = update.generation
+        structlog.contextvars.bind_contextvars(generation=update.generation)
         log.get().info(
             "assignment_received",
             worker=self.worker_id,
-            generation=message.generation,
-            units=len(message.units),
-            revoked=len(message.revoked),
+            generation=update.generation,
+            units=len(update.units),
+            revoked=len(update.revoked),
         )
-        assigned = {
-            unit_of(u.unit): (dict(u.connector_config), dict(u.task_config)) for u in message.units
-        }
+        assigned = {u.unit: (dict(u.connector_config), dict(u.task_config)) for u in update.units}
         steps = reconcile(
             {u: (r.connector_config, r.task_config) for u, r in self.running.items()},
-            {unit_of(r.unit): r.deleted for r in message.revoked},
+            update.revoked,
             assigned,
         )
-        for unit, deleted in steps.stops:
-            await self._stop(unit, deleted=deleted)
+        for stop in steps.stops:
+            await self._stop(stop.unit, deleted=stop.deleted)
         if steps.acknowledge:
-            self.membership.acknowledge(message.generation)
+            self.membership.acknowledge(update.generation)
             return  # the assignment that follows says what to run now
         for unit in steps.starts:
             await self._start(unit, *assigned[unit])
-        self.log.info(
-            "assignment_applied", generation=message.generation, running=len(self.running)
-        )
+        self.log.info("assignment_applied", generation=update.generation, running=len(self.running))
 
     async def _process_for(self, plugin: PluginDescriptor) -> PluginProcess:
         key = plugin_key(plugin)
@@ -169,9 +176,9 @@ class Worker:
         return process
 
     async def _start(
-        self, unit: Unit, connector_config: dict[str, str], task_config: dict[str, str]
+        self, unit: WorkUnit, connector_config: dict[str, str], task_config: dict[str, str]
     ) -> None:
-        name, task = unit
+        name, task = unit.connector, unit.task
         plugin: PluginDescriptor | None = None
         try:
             plugin = self.catalog.resolve(
@@ -179,23 +186,7 @@ class Worker:
             )
             self.running[unit] = Running(plugin, connector_config, task_config)
             process = await self._process_for(plugin)
-            assert process.stub is not None
-            if task == CONNECTOR:
-                started = await process.stub.StartConnector(
-                    plugin_pb2.StartConnectorRequest(name=name, config=connector_config),
-                    timeout=CALL_TIMEOUT_S,
-                )
-                await self._put_task_configs(name, [dict(t.config) for t in started.tasks])
-            else:
-                await process.stub.StartTask(
-                    plugin_pb2.StartTaskRequest(
-                        connector=name,
-                        task=task,
-                        connector_config=connector_config,
-                        task_config=task_config,
-                    ),
-                    timeout=CALL_TIMEOUT_S,
-                )
+            await self._launch(process, unit, connector_config, task_config)
         except (PluginError, grpc.aio.AioRpcError, OSError, RuntimeError, TimeoutError) as exc:
             self.running[unit] = Running(plugin, connector_config, task_config)
             detail = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
@@ -204,6 +195,33 @@ class Worker:
             return
         self.log.info("unit_started", connector=name, task=task, version=plugin.version)
         await self._report(unit, State.RUNNING)
+
+    async def _launch(
+        self,
+        process: PluginProcess,
+        unit: WorkUnit,
+        connector_config: dict[str, str],
+        task_config: dict[str, str],
+    ) -> None:
+        """Starts the unit in its plugin process; a connector's task configs then go to the
+        config service."""
+        assert process.stub is not None
+        if unit.is_connector:
+            started = await process.stub.StartConnector(
+                plugin_pb2.StartConnectorRequest(name=unit.connector, config=connector_config),
+                timeout=CALL_TIMEOUT_S,
+            )
+            await self._put_task_configs(unit.connector, [dict(t.config) for t in started.tasks])
+            return
+        await process.stub.StartTask(
+            plugin_pb2.StartTaskRequest(
+                connector=unit.connector,
+                task=unit.task,
+                connector_config=connector_config,
+                task_config=task_config,
+            ),
+            timeout=CALL_TIMEOUT_S,
+        )
 
     async def _put_task_configs(self, name: str, tasks: list[dict[str, str]]) -> None:
         """Hands the connector's task configs to the config service, riding out a short outage."""
@@ -223,58 +241,63 @@ class Worker:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    async def _stop(self, unit: Unit, *, deleted: bool) -> None:
+    async def _stop(self, unit: WorkUnit, *, deleted: bool) -> None:
         running = self.running.pop(unit, None)
         if running is None:
             return
-        name, task = unit
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
         if process is not None and process.stub is not None:
-            request = plugin_pb2.StopRequest(connector=name, task=task, deleted=deleted)
-            try:
-                if task == CONNECTOR:
-                    await process.stub.StopConnector(request, timeout=CALL_TIMEOUT_S)
-                else:
-                    await process.stub.StopTask(request, timeout=CALL_TIMEOUT_S)
-            except grpc.aio.AioRpcError as exc:
-                self.log.warning("unit_stop_failed", connector=name, task=task, error=exc.details())
-        self.log.info("unit_stopped", connector=name, task=task, deleted=deleted)
+            await self._halt(process, unit, deleted=deleted)
+        self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=deleted)
         if deleted:
-            await self._write_status(status.status_key(name, task), None)
+            await self._write_status(unit, self._status.remove(unit))
         else:
             await self._report(unit, State.UNASSIGNED, running=running)
 
+    async def _halt(self, process: PluginProcess, unit: WorkUnit, *, deleted: bool) -> None:
+        """Stops the unit in its plugin process; a failure to is logged, and the unit is gone
+        from this worker all the same."""
+        assert process.stub is not None
+        request = plugin_pb2.StopRequest(connector=unit.connector, task=unit.task, deleted=deleted)
+        try:
+            if unit.is_connector:
+                await process.stub.StopConnector(request, timeout=CALL_TIMEOUT_S)
+            else:
+                await process.stub.StopTask(request, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as exc:
+            self.log.warning(
+                "unit_stop_failed", connector=unit.connector, task=unit.task, error=exc.details()
+            )
+
     async def _report(
-        self, unit: Unit, state: State, trace: str = "", running: Running | None = None
+        self, unit: WorkUnit, state: State, trace: str = "", running: Running | None = None
     ) -> None:
         current = running or self.running.get(unit)
         version = current.plugin.version if current and current.plugin else ""
-        await self._write_status(
-            *status.encode(
-                UnitStatus(unit[0], unit[1], state, self.worker_id, trace, self.generation, version)
-            )
-        )
+        reported = UnitStatus(unit, state, self.worker_id, trace, self.generation, version)
+        await self._write_status(unit, self._status.report(reported))
 
-    async def _write_status(self, key: str, value: bytes | None) -> None:
+    async def _write_status(self, unit: WorkUnit, write: Awaitable[None]) -> None:
         # Status is what the worker observed; failing to record it must not stop the work.
         try:
-            await self._status.append(key, value)
+            await write
         except KafkaError as exc:
-            self.log.error("status_write_failed", key=key, error=repr(exc))
+            self.log.error("status_write_failed", key=status_key(unit), error=repr(exc))
 
-    async def _reported(self, process: PluginProcess, event: plugin_pb2.UnitEvent) -> None:
-        unit = (event.connector, event.task)
-        running = self.running.get(unit)
-        if running is None:
-            return
-        if event.state == State.FAILED.value:
-            await self._report(unit, State.FAILED, trace=event.trace)
-        elif event.state == "RECONFIGURATION_REQUESTED":
-            # The connector wants new task configs: restarting it asks it for them again, and
-            # the config service keeps the old set when nothing changed.
-            await self._stop(unit, deleted=False)
-            await self._start(unit, dict(running.connector_config), dict(running.task_config))
+    async def _reported(self, event: HostEvent) -> None:
+        match event:
+            case UnitStateChanged(unit, State.FAILED, trace) if unit in self.running:
+                await self._report(unit, State.FAILED, trace=trace)
+            case ReconfigurationRequested(connector) if WorkUnit.of(connector) in self.running:
+                await self._reconfigure(WorkUnit.of(connector))
         # RUNNING is reported when a start returns, STOPPED when a stop does.
+
+    async def _reconfigure(self, unit: WorkUnit) -> None:
+        # The connector wants new task configs: restarting it asks it for them again, and the
+        # config service keeps the old set when nothing changed.
+        running = self.running[unit]
+        await self._stop(unit, deleted=False)
+        await self._start(unit, dict(running.connector_config), dict(running.task_config))
 
     async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
         if self._processes.get(process.key) is not process:
@@ -287,7 +310,7 @@ class Worker:
                 await self._report(unit, State.FAILED, trace=trace)
 
     async def _stop_everything(self) -> None:
-        for unit in sorted(self.running, key=lambda u: -u[1]):
+        for unit in tasks_first(self.running):
             await self._stop(unit, deleted=False)
         await self.membership.leave()
         for process in list(self._processes.values()):

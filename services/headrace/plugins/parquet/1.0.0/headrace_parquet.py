@@ -1,20 +1,23 @@
 """parquet 1.0.0: a sink writing records to a Parquet dataset through the Spark executor.
 
 ``put`` buffers; ``flush`` turns the buffer into one Arrow table per topic partition and hands
-each to the executor (``ExecutorClient.write_batch``), which writes
+each to the executor (``context.executor.write_table``), which writes
 ``<path>/<topic>/<partition>/<first>-<last>/part-*.parquet`` idempotently per offset range, so a
-batch redelivered after a crash is not written twice. Columns: the value's fields (a dict from the
-JSON converter, or a Struct), plus ``kafka_topic`` (string), ``kafka_partition`` (int32),
-``kafka_offset`` (int64) and ``kafka_timestamp`` (int64, ms); these win over value fields of the
-same name. A value that is not a record becomes a ``value`` column; a null value (tombstone)
-a row of nulls.
+batch redelivered after a crash is not written twice. The host supplies the executor's address
+(its own ``HEADRACE_EXECUTOR_ADDR``) and which connector and task are writing.
+
+Columns: the value's fields (a dict from the JSON converter, or a Struct), plus ``kafka_topic``
+(string), ``kafka_partition`` (int32), ``kafka_offset`` (int64) and ``kafka_timestamp`` (int64,
+ms); these win over value fields of the same name. A value that is not a record becomes a
+``value`` column; a null value (tombstone) a row of nulls.
 
 Provisioning, so that deletion is observable: the connector's ``start`` creates
 ``<path>/_provisioned/connector-<name>``, each task's ``start`` creates
 ``<path>/_provisioned/<name>-task-<n>``, and ``stop(deleted=True)`` removes its own marker
 (``stop(deleted=False)`` leaves it). Names starting with ``_`` are ignored by dataset readers.
 
-Self-contained: imported as ``headrace_parquet`` with this folder first on ``sys.path``.
+Self-contained: imported as ``headrace_parquet`` with this folder first on ``sys.path``; it
+imports nothing of headrace but ``headrace.sdk``.
 """
 
 from __future__ import annotations
@@ -27,9 +30,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from headrace.core import log
-from headrace.core.settings import Settings
 from headrace.sdk import (
+    KAFKA_OFFSET_COLUMN,
     ConfigDef,
     ConfigType,
     DataError,
@@ -47,7 +49,7 @@ META_FIELDS = pa.schema(
     [
         ("kafka_topic", pa.string()),
         ("kafka_partition", pa.int32()),
-        ("kafka_offset", pa.int64()),
+        (KAFKA_OFFSET_COLUMN, pa.int64()),
         ("kafka_timestamp", pa.int64()),
     ]
 )
@@ -61,14 +63,7 @@ CONFIG = (
         ConfigType.STRING,
         importance=Importance.HIGH,
         validator=non_empty_string,
-        doc="The dataset folder (resolved by the executor).",
-    )
-    .define(
-        "executor.address",
-        ConfigType.STRING,
-        None,
-        Importance.LOW,
-        doc="The Spark executor's host:port; default HEADRACE_EXECUTOR_ADDR.",
+        doc="The dataset folder (relative to the plugin process's working directory).",
     )
     .define("topics", ConfigType.LIST, None, Importance.HIGH, doc="Topics to consume.")
     .define(
@@ -171,15 +166,11 @@ class ParquetSinkTask(SinkTask):
     VERSION = VERSION
 
     async def start(self, config: Mapping[str, str]) -> None:
-        from headrace.executor.client import ExecutorClient  # lazy: only tasks talk to Spark
-
         parsed = CONFIG.parse(config)
         self.path: str = parsed["path"]
-        self.client = ExecutorClient(parsed["executor.address"] or Settings().executor_addr)
         self.buffer: list[SinkRecord] = []
         self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
         _provision(self._marker)
-        self._log = log.get(connector=self.context.connector, task=self.context.task)
 
     async def put(self, records: list[SinkRecord]) -> None:
         self.buffer.extend(records)
@@ -191,9 +182,7 @@ class ParquetSinkTask(SinkTask):
         tables = await asyncio.to_thread(build_tables, self.buffer)
         results = await asyncio.gather(
             *(
-                self.client.write_batch(
-                    connector=self.context.connector,
-                    task=self.context.task,
+                self.context.executor.write_table(
                     topic=tp.topic,
                     partition=tp.partition,
                     table=table,
@@ -205,16 +194,16 @@ class ParquetSinkTask(SinkTask):
         self.buffer = []
         written = sum(w for w, _ in results)
         skipped = sum(s for _, s in results)
-        self._log.info("parquet_batch_written", rows=written, skipped=skipped, path=self.path)
+        self.context.logger.info(
+            "parquet_batch_written", rows=written, skipped=skipped, path=self.path
+        )
 
     async def close(self, partitions: set[TopicPartition]) -> None:
         # Their records were flushed before the close; anything left would belong to the new owner.
         self.buffer = [r for r in self.buffer if r.topic_partition not in partitions]
 
     async def stop(self, deleted: bool = False) -> None:
-        client = getattr(self, "client", None)
-        if client is not None:
-            await client.close()
+        # The executor's connection is the host's: it closes it once the task has stopped.
         provisioned = getattr(self, "_marker", None)  # None when start failed before it
         if deleted and provisioned is not None:
             provisioned.unlink(missing_ok=True)

@@ -1,4 +1,8 @@
-"""The async client plugins use to hand record batches to the Spark executor.
+"""The async client of the Spark executor, and the SDK's ``Executor`` a sink task gets from it.
+
+The runtime makes one :class:`TaskExecutor` per sink task, bound to this process's
+``HEADRACE_EXECUTOR_ADDR`` and to the task's connector and task number, hands it to the task as
+``context.executor``, and closes it when the task stops. Plugins never import this module.
 
 One RPC per batch. Batches bigger than the executor's message limit are split on offset
 boundaries (never between two rows of one offset, which would make the second part look already
@@ -19,8 +23,8 @@ import grpc
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from headrace.executor.admission import MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
-from headrace.executor.batches import OFFSET_COLUMN
+from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, retry_after_s
+from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
 _RETRYABLE = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
@@ -60,8 +64,8 @@ class ExecutorClient:
         table without that column, and ``grpc.aio.AioRpcError`` for refusals (INVALID_ARGUMENT)
         and for failures that outlast the retry deadline.
         """
-        if OFFSET_COLUMN not in table.column_names:
-            raise ValueError(f"the table has no {OFFSET_COLUMN!r} column")
+        if KAFKA_OFFSET_COLUMN not in table.column_names:
+            raise ValueError(f"the table has no {KAFKA_OFFSET_COLUMN!r} column")
         if table.num_rows == 0:
             return 0, 0
         # Serializing tens of MiB takes a while; keep the event loop and the task's Kafka I/O free.
@@ -110,13 +114,7 @@ class ExecutorClient:
     def _rpc(self) -> Any:
         # Made lazily: a grpc.aio channel belongs to the event loop running when it is made.
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(
-                self._address,
-                options=[
-                    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ],
-            )
+            self._channel = grpc.aio.insecure_channel(self._address, options=GRPC_OPTIONS)
             self._stub = executor_pb2_grpc.ExecutorStub(self._channel)
         return self._stub
 
@@ -140,23 +138,38 @@ class ExecutorClient:
                 backoff = min(backoff * 2, _MAX_BACKOFF_S)
 
 
+class TaskExecutor:
+    """The SDK's ``Executor`` for one sink task: the client, with the task's identity."""
+
+    def __init__(self, client: ExecutorClient, connector: str, task: int) -> None:
+        self._client = client
+        self._connector = connector
+        self._task = task
+
+    async def write_table(
+        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+    ) -> tuple[int, int]:
+        """:meth:`ExecutorClient.write_batch` as this task; (rows_written, rows_skipped)."""
+        return await self._client.write_batch(
+            connector=self._connector,
+            task=self._task,
+            topic=topic,
+            partition=partition,
+            table=table,
+            path=path,
+            format=format,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
 def absolute(path: str) -> str:
     """``path`` resolved against this process's working directory, as the executor needs it.
 
     Only a ``getcwd`` for relative paths: no filesystem access worth a thread.
     """
     return os.path.abspath(path)
-
-
-def retry_after_s(metadata: Any) -> float | None:
-    """The executor's retry hint in seconds, from trailing metadata; None if it sent none."""
-    for key, value in metadata or ():
-        if key == RETRY_AFTER_KEY:
-            try:
-                return max(0.0, int(value) / 1000)
-            except ValueError:
-                return None
-    return None
 
 
 def ipc_stream(table: pa.Table) -> bytes:
@@ -175,7 +188,7 @@ def encode_batches(table: pa.Table, max_bytes: int) -> list[tuple[int, int, byte
     too big.
     """
     data = ipc_stream(table)
-    offsets = table.column(OFFSET_COLUMN)
+    offsets = table.column(KAFKA_OFFSET_COLUMN)
     first, last = pc.min(offsets).as_py(), pc.max(offsets).as_py()
     if len(data) <= max_bytes:
         return [(first, last, data)]
@@ -184,8 +197,8 @@ def encode_batches(table: pa.Table, max_bytes: int) -> list[tuple[int, int, byte
             f"the rows of offset {first} take {len(data)} bytes as Arrow IPC, "
             f"more than the {max_bytes} one request may carry"
         )
-    ordered = table.sort_by(OFFSET_COLUMN)
-    cut = _offset_boundary(ordered.column(OFFSET_COLUMN), ordered.num_rows // 2)
+    ordered = table.sort_by(KAFKA_OFFSET_COLUMN)
+    cut = _offset_boundary(ordered.column(KAFKA_OFFSET_COLUMN), ordered.num_rows // 2)
     return encode_batches(ordered.slice(0, cut), max_bytes) + encode_batches(
         ordered.slice(cut), max_bytes
     )

@@ -1,0 +1,47 @@
+"""The Spark executor as a sink task sees it: ``self.context.executor.write_table(...)``.
+
+A sink task that writes through Spark builds one Arrow table per topic partition and hands it
+over; the executor writes it to the dataset at ``path`` idempotently per offset range, so a batch
+redelivered after a crash is not written twice. The table must carry each row's Kafka offset in an
+int64 :data:`KAFKA_OFFSET_COLUMN` column. Where the executor runs, and which connector and task
+are writing, the runtime knows: a plugin never configures either.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from headrace.sdk.errors import ConnectError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+KAFKA_OFFSET_COLUMN = "kafka_offset"
+"""The int64 column holding each row's Kafka offset in a table for the executor."""
+
+
+class Executor(Protocol):
+    """Writes Arrow tables through the Spark executor, on behalf of one sink task."""
+
+    async def write_table(
+        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+    ) -> tuple[int, int]:
+        """Writes one topic partition's rows to the dataset at ``path``; (written, skipped).
+
+        ``skipped`` counts rows an earlier try already wrote. A relative ``path`` is resolved
+        against the plugin process's working directory. Raises ValueError for a table without
+        :data:`KAFKA_OFFSET_COLUMN`, and the executor's refusal or failure otherwise.
+        """
+        ...
+
+
+class NoExecutor:
+    """The executor of a context the runtime did not make: every write is a clear error."""
+
+    async def write_table(
+        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+    ) -> tuple[int, int]:
+        raise ConnectError(
+            "no Spark executor: this SinkTaskContext was not made by the headrace runtime; "
+            "pass executor=... to SinkTaskContext to use one without it"
+        )

@@ -1,0 +1,138 @@
+"""One contract for every store, held against both of its logs: Kafka and in-memory.
+
+Each store (configs, status, source offsets) is a fold over a log. What a user relies on is the
+same whichever log is under it: a write is read back before it returns, and a fresh store that
+replays the log arrives at the same state. The Kafka runs use the suite's real broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from headrace.config.store import ConfigStore
+from headrace.core import configlog
+from headrace.core.settings import Settings
+from headrace.core.status import State, StatusStore, UnitStatus
+from headrace.core.structs import WorkUnit
+from headrace.core.topiclog import LogFactory, MemoryTopic, kafka_logs, memory_logs
+from headrace.core.topics import ensure_topics
+from headrace.runtime.offsets import OffsetStore
+
+
+@dataclass
+class Backend:
+    """Where the stores' logs live: the suite's Kafka broker, or topics in this process."""
+
+    settings: Settings
+    on_kafka: bool
+    topics: dict[str, MemoryTopic] = field(default_factory=dict)
+
+    def logs(self, role: str) -> LogFactory:
+        if self.on_kafka:
+            return kafka_logs(self.settings, role)
+        return memory_logs(self.topics.setdefault(role, MemoryTopic(role)))
+
+    def config_store(self) -> ConfigStore:
+        return ConfigStore(self.logs("configs"), StatusStore(self.logs("status")))
+
+    def offset_store(self, connector: str) -> OffsetStore:
+        return OffsetStore(
+            self.settings, connector, None if self.on_kafka else self.logs("offsets")
+        )
+
+
+@pytest.fixture(params=["memory", pytest.param("kafka", marks=pytest.mark.kafka)])
+def backend_kind(request: pytest.FixtureRequest) -> Backend:
+    if request.param == "memory":
+        return Backend(Settings(cluster="memory"), on_kafka=False)
+    # Only the Kafka runs start (or share) the suite's broker.
+    settings_for: Callable[..., Settings] = request.getfixturevalue("settings_for")
+    return Backend(settings_for(), on_kafka=True)
+
+
+@pytest.fixture
+async def backend(backend_kind: Backend) -> Backend:
+    if backend_kind.on_kafka:
+        await ensure_topics(backend_kind.settings)
+    return backend_kind
+
+
+async def test_configs_are_read_back_and_rebuilt_by_replay(backend: Backend) -> None:
+    store = backend.config_store()
+    await store.start()
+    try:
+        await store.write([configlog.connector_configured("a-b", {"connector.class": "X"})])
+        await store.write(configlog.task_set("a-b", [{"t": "0"}, {"t": "1"}]))
+        await store.write([configlog.connector_configured("gone", {"connector.class": "Y"})])
+        state = await store.write(configlog.deletion("gone", 0))
+        assert dict(state.connectors) == {"a-b": {"connector.class": "X"}}
+        assert [dict(t) for t in state.tasks_of("a-b")] == [{"t": "0"}, {"t": "1"}]
+    finally:
+        await store.close()
+
+    replayed = backend.config_store()
+    await replayed.start()
+    try:
+        assert await replayed.current() == state
+    finally:
+        await replayed.close()
+
+
+async def test_status_reports_reach_every_reader_and_a_removal_forgets(backend: Backend) -> None:
+    worker = StatusStore(backend.logs("status"))
+    await worker.start(reader=False)
+    reader = StatusStore(backend.logs("status"))
+    await reader.start(writer=False)
+    task, connector = WorkUnit("a-b", 0), WorkUnit.of("a-b")
+    try:
+        await worker.report(UnitStatus(task, State.RUNNING, "w1", generation=3))
+        await worker.report(UnitStatus(task, State.FAILED, "w1", trace="boom", generation=3))
+        await worker.report(UnitStatus(connector, State.RUNNING, "w2", plugin_version="2.0.0"))
+        await worker.report(UnitStatus(WorkUnit.of("gone"), State.RUNNING, "w2"))
+        await worker.remove(WorkUnit.of("gone"))
+        seen = await reader.current()
+        assert set(seen) == {task, connector}
+        assert (seen[task].state, seen[task].trace, seen[task].generation) == (
+            State.FAILED,
+            "boom",
+            3,
+        )
+        assert seen[connector].plugin_version == "2.0.0"
+    finally:
+        await worker.close()
+        await reader.close()
+
+    replayed = StatusStore(backend.logs("status"))
+    await replayed.start(writer=False)
+    try:
+        assert await replayed.current() == seen
+    finally:
+        await replayed.close()
+
+
+async def test_each_connector_reads_back_only_its_own_latest_offsets(backend: Backend) -> None:
+    first, other = backend.offset_store("src"), backend.offset_store("src-other")
+    await first.load()
+    await other.load()
+    try:
+        await first.write([({"task": 0}, {"next": 10}), ({"task": 1}, {"next": 11})])
+        await first.write([({"task": 0}, {"next": 20}), ({"task": 1}, None)])
+        await other.write([({"task": 0}, {"next": 99})])
+        assert first.offset({"task": 0}) == {"next": 20}
+        assert first.offset({"task": 1}) is None
+    finally:
+        await first.close()
+        await other.close()
+
+    replayed = backend.offset_store("src")
+    await replayed.load()
+    try:
+        assert replayed.offsets([{"task": 0}, {"task": 1}]) == [
+            ({"task": 0}, {"next": 20}),
+            ({"task": 1}, None),
+        ]
+    finally:
+        await replayed.close()

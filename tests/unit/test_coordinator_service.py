@@ -1,0 +1,50 @@
+"""The coordinator's gRPC edge: protobuf in, the group's events out, and back."""
+
+from __future__ import annotations
+
+import asyncio
+
+from headrace.coordinator.group import Beat, Joined, Outbox, RevocationsDone
+from headrace.coordinator.service import coordinator_message, joined, names_worker, worker_event
+from headrace.core import wire
+from headrace.core.structs import AssignedUnit, AssignmentUpdate, Revocation, WorkUnit
+from headrace.v1 import coordinator_pb2, events_pb2
+
+
+def test_a_join_becomes_the_group_event_with_the_units_it_runs() -> None:
+    outbox: Outbox = asyncio.Queue()
+    join = coordinator_pb2.Join(
+        worker_id="w1",
+        running=[events_pb2.WorkUnit(connector="a", task=-1), events_pb2.WorkUnit(connector="a")],
+    )
+    assert joined(join, outbox) == Joined(
+        "w1", frozenset({WorkUnit.of("a"), WorkUnit("a", 0)}), outbox
+    )
+
+
+def test_only_a_join_that_names_its_worker_opens_a_stream() -> None:
+    assert names_worker(coordinator_pb2.WorkerMessage(join=coordinator_pb2.Join(worker_id="w1")))
+    assert not names_worker(coordinator_pb2.WorkerMessage(join=coordinator_pb2.Join()))
+    assert not names_worker(coordinator_pb2.WorkerMessage(heartbeat=coordinator_pb2.Heartbeat()))
+
+
+def test_later_messages_become_beats_and_acknowledgements() -> None:
+    beat = coordinator_pb2.WorkerMessage(heartbeat=coordinator_pb2.Heartbeat())
+    done = coordinator_pb2.WorkerMessage(
+        revocations_done=coordinator_pb2.RevocationsDone(generation=4)
+    )
+    assert worker_event("w1", beat) == Beat("w1")
+    assert worker_event("w1", done) == RevocationsDone("w1", 4)
+    join = coordinator_pb2.WorkerMessage(join=coordinator_pb2.Join(worker_id="w1"))
+    assert worker_event("w1", join) is None  # a second join on one stream is ignored
+
+
+def test_an_update_goes_out_as_an_assignment_the_worker_reads_back_unchanged() -> None:
+    update = AssignmentUpdate(
+        5,
+        (AssignedUnit(WorkUnit("a", 0), {"connector.class": "X"}, {"t": "0"}),),
+        (Revocation(WorkUnit.of("b"), deleted=True),),
+    )
+    message = coordinator_message(update)
+    assert message.WhichOneof("kind") == "assignment"
+    assert wire.assignment_from_pb(message.assignment) == update

@@ -1,0 +1,88 @@
+"""The parquet sink task against an executor in memory: what it hands over, and its markers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from headrace.sdk import ConnectorContext, SinkRecord, SinkTaskContext, TopicPartition
+from tests.support import builtin_plugin_module
+
+parquet = builtin_plugin_module("parquet", "1.0.0")
+
+
+class Executor:
+    """Records every write; answers as if every row were new."""
+
+    def __init__(self) -> None:
+        self.writes: list[dict[str, Any]] = []
+
+    async def write_table(
+        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+    ) -> tuple[int, int]:
+        self.writes.append(
+            {"topic": topic, "partition": partition, "table": table, "path": path, "format": format}
+        )
+        return table.num_rows, 0
+
+
+class Logger:
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, dict[str, Any]]] = []
+
+    def debug(self, event: str, **fields: Any) -> None: ...
+    def warning(self, event: str, **fields: Any) -> None: ...
+    def error(self, event: str, **fields: Any) -> None: ...
+    def exception(self, event: str, **fields: Any) -> None: ...
+
+    def info(self, event: str, **fields: Any) -> None:
+        self.lines.append((event, fields))
+
+
+def record(partition: int, offset: int) -> SinkRecord:
+    return SinkRecord("orders", partition, offset, None, {"id": offset})
+
+
+async def test_flush_hands_one_table_per_partition_to_the_executor(tmp_path: Path) -> None:
+    executor, logger = Executor(), Logger()
+    task = parquet.ParquetSinkTask()
+    task.initialize(SinkTaskContext("sink", 2, executor=executor, logger=logger))
+    await task.start({"path": str(tmp_path), "topics": "orders"})
+    await task.put([record(0, 0), record(1, 0), record(0, 1)])
+    await task.flush({})
+    assert sorted(
+        (w["topic"], w["partition"], w["path"], w["format"]) for w in executor.writes
+    ) == [
+        ("orders", 0, str(tmp_path), "parquet"),
+        ("orders", 1, str(tmp_path), "parquet"),
+    ]
+    by_partition = {w["partition"]: w["table"] for w in executor.writes}
+    assert by_partition[0].column("kafka_offset").to_pylist() == [0, 1]
+    assert logger.lines == [
+        ("parquet_batch_written", {"rows": 3, "skipped": 0, "path": str(tmp_path)})
+    ]
+    await task.flush({})  # nothing buffered: nothing written
+    assert len(executor.writes) == 2
+
+
+async def test_markers_are_provisioned_and_removed_only_on_deletion(tmp_path: Path) -> None:
+    config = {"name": "sink", "path": str(tmp_path), "topics": "orders", "tasks.max": "1"}
+    connector = parquet.ParquetSinkConnector()
+    connector.initialize(ConnectorContext("sink"))
+    await connector.start(config)
+    [task_config] = connector.task_configs(1)
+    assert task_config["flush.max.records"] == "20000"
+    assert "executor.address" not in {k.name for k in connector.config().keys.values()}
+    task = parquet.ParquetSinkTask()
+    task.initialize(SinkTaskContext("sink", 0, executor=Executor()))
+    await task.start(task_config)
+    provisioned = tmp_path / "_provisioned"
+    assert sorted(p.name for p in provisioned.iterdir()) == ["connector-sink", "sink-task-0"]
+    await task.close({TopicPartition("orders", 0)})
+    await task.stop(deleted=False)
+    assert (provisioned / "sink-task-0").exists()
+    await task.stop(deleted=True)
+    await connector.stop(deleted=True)
+    assert list(provisioned.iterdir()) == []
