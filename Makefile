@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 KAFKA_LIB := deploy/kafka/lib
 STAMP := $(VENV)/.installed
 
-.PHONY: install proto kafka-jars kafka-up kafka-down run down test unit lint typecheck bench clean
+.PHONY: install proto kafka-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
 
 install: $(STAMP)
 
@@ -40,6 +40,7 @@ down: $(STAMP)
 
 test: install kafka-jars typecheck lint
 	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory bench-smoke
 
 unit: install
 	$(BIN)/python -m pytest tests/unit
@@ -54,8 +55,13 @@ typecheck: install
 	$(BIN)/mypy
 	for d in services/headrace/plugins/*/* tests/plugins/*/*; do $(BIN)/mypy --no-error-summary $$d/*.py || exit 1; done
 
+# Every workload (or only W=<name>), measured side by side with its peers; reports in var/bench/.
 bench: install kafka-jars
-	$(BIN)/python -m bench.throughput
+	$(BIN)/python -m bench $(W)
+
+# Each workload once, small: keeps the harness from rotting (part of make test).
+bench-smoke: install kafka-jars
+	$(BIN)/python -m bench --smoke
 
 clean:
 	rm -rf var .pytest_cache

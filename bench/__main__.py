@@ -1,0 +1,47 @@
+"""``python -m bench [--smoke] [WORKLOAD ...]``: runs the workloads (all by default), prints the
+report and writes it to ``var/bench/`` as JSON and markdown.
+
+``--smoke`` runs each workload once, small, with no warm-up: the suite runs it so the harness
+cannot rot. Its figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.env import BenchEnv
+from bench.harness import Result, markdown, run, save
+from bench.workloads import WORKLOADS
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("workloads", nargs="*", metavar="WORKLOAD", help=", ".join(WORKLOADS))
+    parser.add_argument("--smoke", action="store_true", help="once each, small: a check only")
+    parser.add_argument("--repeats", type=int, default=3, help="measured runs per workload")
+    parser.add_argument("--out", type=Path, default=Path("var/bench"), help="where reports go")
+    args = parser.parse_args(argv)
+    names = args.workloads or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        parser.error(f"no workload named {', '.join(unknown)} (there are: {', '.join(WORKLOADS)})")
+    repeats, warmups = (1, 0) if args.smoke else (args.repeats, 1)
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="headrace-bench-") as tmp, BenchEnv(Path(tmp)) as env:
+        for name in names:
+            sys.stdout.write(f"running {name} ...\n")
+            sys.stdout.flush()
+            results.append(
+                run(WORKLOADS[name], env, repeats=repeats, warmups=warmups, smoke=args.smoke)
+            )
+    sys.stdout.write(markdown(results) + "\n")
+    if not args.smoke:
+        as_json, as_md = save(results, args.out)
+        sys.stdout.write(f"written to {as_json} and {as_md}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""What a benchmark run stands on: one broker, one headrace stack, fresh names.
+
+The broker is the embedded one (``KAFKA_BOOTSTRAP_SERVERS`` names another), started once per run
+on a free port with a folder of its own. The headrace services start the first time a workload
+asks for them, and stay up for the run. Every topic, group and connector name a workload uses
+comes from :meth:`BenchEnv.fresh`, so a run against a reused broker never reads an earlier
+run's records.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from headrace.cli.client import ConfigClient
+from headrace.cli.kafka import EmbeddedKafka, free_port
+from headrace.cli.stack import Stack
+from headrace.core.settings import Settings
+
+
+@dataclass
+class BenchEnv:
+    root: Path
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    bootstrap: str = ""
+    _broker: EmbeddedKafka | None = None
+    _stack: Stack | None = None
+
+    def __enter__(self) -> BenchEnv:
+        self.bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "")
+        if not self.bootstrap:
+            self._broker = EmbeddedKafka(self.root / "kafka", port=free_port(), heap="1g")
+            self._broker.start()
+            self.bootstrap = self._broker.bootstrap
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stack is not None:
+            self._stack.down()
+        if self._broker is not None:
+            self._broker.stop()
+
+    def fresh(self, name: str) -> str:
+        """A topic, group or connector name no earlier run has used."""
+        return f"bench-{self.run_id}-{name}-{uuid.uuid4().hex[:6]}"
+
+    def folder(self, name: str) -> Path:
+        path = self.root / self.fresh(name)
+        path.mkdir(parents=True)
+        return path
+
+    @property
+    def stack(self) -> Stack:
+        """The headrace services (executor, config service, coordinator, two workers), started
+        on first use."""
+        if self._stack is None:
+            settings = Settings(
+                bootstrap_servers=self.bootstrap,
+                cluster=f"bench{self.run_id}",
+                config_addr=f"127.0.0.1:{free_port()}",
+                coordinator_addr=f"127.0.0.1:{free_port()}",
+                executor_addr=f"127.0.0.1:{free_port()}",
+                var_dir=self.root / "var",
+            )
+            self._stack = Stack(settings)
+            self._stack.up()
+        return self._stack
+
+    def client(self) -> ConfigClient:
+        return ConfigClient(self.stack.settings.config_addr)

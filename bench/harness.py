@@ -1,0 +1,173 @@
+"""Runs workloads several times after a warm-up, and reports each figure with its spread and the
+ratio of headrace to every peer measured in the same run.
+
+A workload measures one repetition and returns its figures by name (records/s, seconds, MiB);
+the harness keeps every repetition, reports the median and the spread (lowest to highest), and
+divides medians for the ratios the workload names. Absolute numbers on a shared machine say
+little; ratios between things measured side by side, minutes apart, say what there is to say.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from bench.env import BenchEnv
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured quantity over the repetitions, e.g. ``headrace end to end`` in records/s."""
+
+    name: str
+    unit: str
+    values: tuple[float, ...]
+    higher_is_better: bool = True
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        return min(self.values), max(self.values)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """headrace's figure over a peer's, both medians of this run (> 1 means headrace is ahead
+    for rates; for times and memory, where lower is better, the ratio is inverted so that > 1
+    still means headrace is ahead)."""
+
+    subject: str
+    peer: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a workload says of one figure: its unit and which way is better."""
+
+    unit: str
+    higher_is_better: bool = True
+
+
+@dataclass(frozen=True)
+class Result:
+    workload: str
+    description: str
+    repeats: int
+    warmups: int
+    figures: tuple[Figure, ...]
+    ratios: tuple[Ratio, ...]
+    parameters: Mapping[str, object] = field(default_factory=dict)
+
+
+class Workload(Protocol):
+    name: str
+    description: str
+    measures: Mapping[str, Measure]  # figure name -> unit, direction
+    ratios: tuple[tuple[str, str], ...]  # (headrace figure, peer figure)
+
+    def parameters(self, smoke: bool) -> dict[str, object]: ...
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        """One repetition: every figure in ``measures``, by name."""
+        ...
+
+
+def run(workload: Workload, env: BenchEnv, *, repeats: int, warmups: int, smoke: bool) -> Result:
+    """Warm-ups first (thrown away: plugin processes and Spark's first job start there), then
+    the measured repetitions."""
+    parameters = workload.parameters(smoke)
+    for _ in range(warmups):
+        workload.run_once(env, parameters)
+    samples: dict[str, list[float]] = {name: [] for name in workload.measures}
+    for _ in range(repeats):
+        measured = workload.run_once(env, parameters)
+        for name in workload.measures:
+            samples[name].append(measured[name])
+    figures = tuple(
+        Figure(name, m.unit, tuple(samples[name]), m.higher_is_better)
+        for name, m in workload.measures.items()
+    )
+    return Result(
+        workload.name,
+        workload.description,
+        repeats,
+        warmups,
+        figures,
+        tuple(ratio(figures, subject, peer) for subject, peer in workload.ratios),
+        parameters,
+    )
+
+
+def ratio(figures: tuple[Figure, ...], subject: str, peer: str) -> Ratio:
+    by_name = {f.name: f for f in figures}
+    ours, theirs = by_name[subject], by_name[peer]
+    value = ours.median / theirs.median
+    return Ratio(subject, peer, value if ours.higher_is_better else 1 / value)
+
+
+def machine() -> str:
+    """The machine in one line, for the report's heading."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (
+        f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+
+
+def markdown(results: list[Result]) -> str:
+    """The report as markdown tables: figures with their spread, then the ratios."""
+    lines = [f"Machine: {machine()}.", ""]
+    for result in results:
+        params = ", ".join(f"{k}={v}" for k, v in result.parameters.items())
+        lines += [
+            f"### {result.workload}: {result.description}",
+            "",
+            f"{result.repeats} measured run(s) after {result.warmups} warm-up(s); {params}.",
+            "",
+            "| figure | median | spread (low - high) | unit |",
+            "| --- | ---: | ---: | --- |",
+        ]
+        for f in result.figures:
+            low, high = f.spread
+            lines.append(
+                f"| {f.name} | {_number(f.median)} | {_number(low)} - {_number(high)} | {f.unit} |"
+            )
+        lines += ["", "| headrace | against | ratio |", "| --- | --- | ---: |"]
+        lines += [f"| {r.subject} | {r.peer} | {r.value:.2f}x |" for r in result.ratios]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def save(results: list[Result], folder: Path) -> tuple[Path, Path]:
+    """Writes the run as JSON and as markdown under ``folder``; also ``latest.md``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    as_json = folder / f"bench-{stamp}.json"
+    as_md = folder / f"bench-{stamp}.md"
+    payload = {
+        "machine": machine(),
+        "results": [
+            {**asdict(r), "figures": [{**asdict(f), "median": f.median} for f in r.figures]}
+            for r in results
+        ],
+    }
+    as_json.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    text = markdown(results)
+    as_md.write_text(text)
+    (folder / "latest.md").write_text(text)
+    return as_json, as_md

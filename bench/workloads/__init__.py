@@ -1,0 +1,8 @@
+"""The workloads ``make bench`` runs, by name (``make bench W=<name>`` runs one)."""
+
+from __future__ import annotations
+
+from bench.harness import Workload
+from bench.workloads.pipeline import DemoPipeline
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (DemoPipeline(),)}
