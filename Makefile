@@ -38,9 +38,9 @@ run: install kafka-jars
 down: $(STAMP)
 	$(BIN)/headrace stack down
 
-test: install kafka-jars typecheck lint
+# The benchmark smoke run goes first, so that pytest's summary is the last word of the run.
+test: install kafka-jars typecheck lint bench-smoke
 	$(BIN)/python -m pytest
-	$(MAKE) --no-print-directory bench-smoke
 
 unit: install
 	$(BIN)/python -m pytest tests/unit
