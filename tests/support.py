@@ -1,19 +1,32 @@
-"""Helpers for tests that watch real processes: waiting on a condition, reading JSON logs."""
+"""Helpers for tests that watch real processes: waiting on a condition, reading JSON logs, and
+driving a real plugin host process over its socket (``plugin_host``) against the real broker."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar, overload
 
+import grpc
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+
 from headrace.core.plugins import read_manifest
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.runtime.loader import load_module
+from headrace.v1 import plugin_pb2 as pb
+from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
 T = TypeVar("T")
 
@@ -120,3 +133,149 @@ def install_manifest(root: Path, plugin: str, version: str, kind: str) -> None:
 def builtin_plugin_module(plugin: str, version: str) -> ModuleType:
     """A built-in plugin's module, loaded the way the plugin host loads it."""
     return load_module(read_manifest(BUILTIN_PLUGINS / plugin / version / "manifest.json"))
+
+
+# A plugin host as a real process (``python -m headrace.runtime.host``), driven over its socket.
+
+HOST_DEADLINE_S = 60.0
+
+
+@dataclass
+class Host:
+    """A running plugin host process and a client for it."""
+
+    process: asyncio.subprocess.Process
+    log_path: Path
+    stub: pb_grpc.PluginHostStub
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every JSON line of the host's log."""
+        found = []
+        for line in self.log_path.read_text().splitlines():
+            try:
+                found.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return found
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        """The host's log lines with event ``name``."""
+        return [e for e in self.entries() if e.get("event") == name]
+
+
+@asynccontextmanager
+async def plugin_host(
+    manifest: Path,
+    kafka: str,
+    cluster: str,
+    workdir: Path,
+    stop_timeout: float = 10.0,
+    env: Mapping[str, str] | None = None,
+) -> AsyncIterator[Host]:
+    """Spawns a host (``python -m headrace.runtime.host``; ``env`` adds to its environment),
+    waits until it logs readiness, and always ends it (and waits for that)."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="hr-", dir="/tmp"))  # sun_path is 108 bytes
+    socket = socket_dir / "plugin.sock"
+    log_path = workdir / f"host-{manifest.parent.parent.name}-{manifest.parent.name}.log"
+    host_env = {
+        **os.environ,
+        "KAFKA_BOOTSTRAP_SERVERS": kafka,
+        "HEADRACE_CLUSTER": cluster,
+        "HEADRACE_WORKER_ID": "test-worker",
+        **(env or {}),
+    }
+    with log_path.open("w") as log_file:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "headrace.runtime.host",
+            "--manifest",
+            str(manifest),
+            "--socket",
+            str(socket),
+            "--stop-timeout",
+            str(stop_timeout),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log_file,
+            env=host_env,
+        )
+    try:
+        host = Host(process, log_path, None)  # type: ignore[arg-type]  # stub set below
+
+        def ready() -> bool:
+            if process.returncode is not None:
+                raise AssertionError(f"host exited {process.returncode}:\n{log_path.read_text()}")
+            return bool(host.events("plugin_host_ready"))
+
+        await eventually("plugin_host_ready", ready)
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+            host.stub = pb_grpc.PluginHostStub(channel)
+            yield host
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 60)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+async def consume(
+    kafka: str, topic: str, count: int, within: float = HOST_DEADLINE_S
+) -> list[ConsumerRecord[bytes, bytes]]:
+    """Reads ``topic`` from the beginning until ``count`` records arrived."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=kafka, auto_offset_reset="earliest", enable_auto_commit=False
+    )
+    await consumer.start()
+    records: list[ConsumerRecord[bytes, bytes]] = []
+    try:
+        deadline = Deadline(f"{count} records in {topic}", within)
+        while len(records) < count:
+            deadline.check(len(records))
+            for batch in (await consumer.getmany(timeout_ms=500)).values():
+                records += batch
+    finally:
+        await consumer.stop()
+    return records
+
+
+async def end_offset(kafka: str, topic: str) -> int:
+    """The number of records written to a one-partition topic."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka)
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, 0)
+        return int((await consumer.end_offsets([tp]))[tp])
+    finally:
+        await consumer.stop()
+
+
+async def next_event(
+    watch: Any, matches: Callable[[pb.UnitEvent], bool], within: float = HOST_DEADLINE_S
+) -> pb.UnitEvent:
+    """The next Watch event that ``matches``."""
+    deadline = Deadline("a matching Watch event", within)
+    while True:
+        event = await asyncio.wait_for(watch.read(), max(0.1, deadline.remaining()))
+        assert event is not grpc.aio.EOF, "the Watch stream ended"
+        if matches(event):
+            return event
+
+
+async def start_all(host: Host, name: str, config: dict[str, str]) -> list[dict[str, str]]:
+    """StartConnector, then StartTask for every task config it returned."""
+    started = await host.stub.StartConnector(pb.StartConnectorRequest(name=name, config=config))
+    for k, task_config in enumerate(started.tasks):
+        await host.stub.StartTask(start_task(name, k, config, task_config))
+    return [dict(t.config) for t in started.tasks]
+
+
+def start_task(
+    name: str, task: int, config: dict[str, str], task_config: Any
+) -> pb.StartTaskRequest:
+    return pb.StartTaskRequest(
+        connector=name, task=task, connector_config=config, task_config=dict(task_config.config)
+    )

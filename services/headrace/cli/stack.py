@@ -66,6 +66,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
         "HEADRACE_EXECUTOR_ADDR": settings.executor_addr,
         "HEADRACE_PLUGIN_PATH": ":".join(str(p) for p in settings.plugin_path),
         "HEADRACE_VAR": str(settings.var_dir),
+        "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in settings.file_roots),
         "SPARK_MASTER": settings.spark_master,
     }
 

@@ -9,6 +9,7 @@
 | HEADRACE_EXECUTOR_ADDR | 127.0.0.1:50053 | the Spark executor's gRPC address |
 | HEADRACE_PLUGIN_PATH | the built-in plugins | folders holding plugins, separated by ``:`` |
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
+| HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 """
@@ -51,9 +52,22 @@ def _plugin_path() -> tuple[Path, ...]:
     return tuple(Path(p) for p in raw.split(":") if p)
 
 
+def _file_roots() -> tuple[Path, ...]:
+    raw = os.environ.get("HEADRACE_FILE_ROOTS", "")
+    return tuple(Path(p) for p in raw.split(":") if p)
+
+
+FILES_FOLDER = "files"
+"""The folder under ``var_dir`` that is the file root when ``HEADRACE_FILE_ROOTS`` is unset."""
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Where everything is. Immutable; build a new one to change it."""
+    """Where everything is. Immutable; build a new one to change it.
+
+    ``file_roots`` left empty (the variable unset or empty) means ``(var_dir / "files",)``, so
+    a Settings built with another ``var_dir`` gets that folder's ``files``.
+    """
 
     bootstrap_servers: str = field(
         default_factory=lambda: os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
@@ -71,6 +85,13 @@ class Settings:
     plugin_path: tuple[Path, ...] = field(default_factory=_plugin_path)
     var_dir: Path = field(default_factory=lambda: Path(os.environ.get("HEADRACE_VAR", "var")))
     spark_master: str = field(default_factory=lambda: os.environ.get("SPARK_MASTER", "local[*]"))
+    file_roots: tuple[Path, ...] = field(default_factory=_file_roots)
+
+    def __post_init__(self) -> None:
+        if not self.file_roots:
+            # The default depends on var_dir, known only once every field is set (frozen, hence
+            # object.__setattr__).
+            object.__setattr__(self, "file_roots", (self.var_dir / FILES_FOLDER,))
 
     def topic(self, role: str) -> str:
         """The full name of one of the cluster's topics: configs, offsets, status, assignments."""

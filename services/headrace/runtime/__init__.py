@@ -17,5 +17,6 @@
 | ``kafka``, ``lifecycle``, ``loader`` | client settings, asyncio helpers, plugin import |
 
 Plugins see none of this: they import ``headrace.sdk``, and reach the runtime only through the
-contexts it hands them (stored offsets, commits, ``logger``, ``executor``).
+contexts it hands them (stored offsets, commits, ``logger``, ``executor``, and ``paths``: the
+folders of ``Settings.file_roots``, the only ones a path in a config may name).
 """

@@ -4,7 +4,8 @@
                                     [--parent-pid PID]
 
 Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, ``HEADRACE_CLUSTER``,
-``HEADRACE_EXECUTOR_ADDR``; see ``headrace.core.settings``) and tags its JSON logs on stderr with
+``HEADRACE_EXECUTOR_ADDR``, and ``HEADRACE_FILE_ROOTS``, the folders its plugins' configs may name
+files in; see ``headrace.core.settings``) and tags its JSON logs on stderr with
 ``HEADRACE_WORKER_ID``. Logs ``plugin_host_ready`` once serving. On SIGTERM or SIGINT (or when
 ``--parent-pid`` is gone) it stops every task and connector with ``deleted=False`` and exits 0.
 It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace).

@@ -29,6 +29,7 @@ from headrace.runtime.source import SourceRunner
 from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit
 from headrace.sdk.connector import Connector
 from headrace.sdk.errors import ConnectError
+from headrace.sdk.paths import Paths
 from headrace.sdk.task import SinkTask, SourceTask
 
 FRAMEWORK_SINK_KEYS = ("topics", "topics.regex")
@@ -55,6 +56,7 @@ class HostedPlugin:
         self.descriptor = descriptor
         self.connector_class = connector_class
         self.settings = settings
+        self.paths = Paths(settings.file_roots)  # what every connector's context allows
         self.stop_timeout = stop_timeout
         self.bus = EventBus()
         self._connectors: dict[str, ConnectorUnit] = {}
@@ -78,7 +80,14 @@ class HostedPlugin:
             if existing is not None:
                 await existing.stop(deleted=False)
                 del self._connectors[name]
-            unit = ConnectorUnit(name, self.connector_class(), config, self.bus, self.stop_timeout)
+            unit = ConnectorUnit(
+                name,
+                self.connector_class(),
+                config,
+                self.bus,
+                self.stop_timeout,
+                paths=self.paths,
+            )
             self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
             return self._with_framework_keys(await unit.start(), config)
 

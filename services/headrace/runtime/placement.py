@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from headrace.core.settings import Settings
+from headrace.sdk.paths import Paths
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class LoopBase:
         self.connector_config = dict(placement.connector_config)
         self.task_config = dict(placement.task_config)
         self.settings = placement.settings
+        self.paths = Paths(placement.settings.file_roots)  # the task context's ``paths``
         self.stop_requested = asyncio.Event()
         self.skipped = 0
 

@@ -86,6 +86,7 @@ class SinkRunner(LoopBase):
                 self._request_commit,
                 executor=self._executor,
                 logger=self._log,
+                paths=self.paths,
             )
         )
         await self.task.start(self.task_config)

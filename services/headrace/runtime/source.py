@@ -55,7 +55,9 @@ class SourceRunner(LoopBase):
         self._producer = kafka.producer(self.settings, client_id)
         await self._producer.start()
         self.task.initialize(
-            SourceTaskContext(self.connector, self.task_id, self._offsets, logger=self._log)
+            SourceTaskContext(
+                self.connector, self.task_id, self._offsets, logger=self._log, paths=self.paths
+            )
         )
         await self.task.start(self.task_config)
 

@@ -21,6 +21,7 @@ from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.sdk.config import ConfigValue
 from headrace.sdk.connector import Connector, ConnectorContext
 from headrace.sdk.errors import ConfigException
+from headrace.sdk.paths import Paths
 from headrace.sdk.task import Task
 
 
@@ -125,6 +126,8 @@ class ConnectorUnit:
         config: Mapping[str, str],
         bus: EventBus,
         stop_timeout: float,
+        *,
+        paths: Paths | None = None,
     ) -> None:
         self.name = name
         self.unit = WorkUnit.of(name)
@@ -132,6 +135,7 @@ class ConnectorUnit:
         self.config = dict(config)
         self.bus = bus
         self.stop_timeout = stop_timeout
+        self.paths = Paths() if paths is None else paths  # Paths(): no folder allowed
         self.failed = False
         self._log = log.get(connector=name)
 
@@ -142,7 +146,13 @@ class ConnectorUnit:
         them). Both leave the unit FAILED and reported on the bus.
         """
         self.connector.initialize(
-            ConnectorContext(self.name, self._request_reconfiguration, self.fail, logger=self._log)
+            ConnectorContext(
+                self.name,
+                self._request_reconfiguration,
+                self.fail,
+                logger=self._log,
+                paths=self.paths,
+            )
         )
         try:
             max_tasks = tasks_max(self.config)

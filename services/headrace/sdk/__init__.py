@@ -6,7 +6,8 @@ An idiomatic async take on Kafka Connect's ``connect-api``::
 
 This package is all of headrace a plugin may import. What else a plugin needs from its host
 comes through its context: ``context.logger`` (a :class:`Logger`) for every connector and task,
-and ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark.
+``context.paths`` (:class:`Paths`, the folders a path in a config may name) for every connector
+and task, and ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark.
 """
 
 from headrace.sdk.config import (
@@ -26,6 +27,7 @@ from headrace.sdk.data import Type as SchemaType
 from headrace.sdk.errors import ConfigException, ConnectError, DataError, RetriableError
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor
 from headrace.sdk.logger import Logger
+from headrace.sdk.paths import Paths
 from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from headrace.sdk.task import (
     OffsetReader,
@@ -53,6 +55,7 @@ __all__ = [
     "Importance",
     "Logger",
     "OffsetReader",
+    "Paths",
     "Range",
     "RecordMetadata",
     "RetriableError",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from headrace.sdk.config import ConfigDef, ConfigValue
 from headrace.sdk.logger import Logger, StdlibLogger
+from headrace.sdk.paths import Paths
 
 if TYPE_CHECKING:
     from headrace.sdk.task import SinkTask, SourceTask, Task
@@ -33,12 +34,14 @@ def _ignore(*_: Any) -> None:
 
 @dataclass
 class ConnectorContext:
-    """What the framework offers a running connector, its ``logger`` included."""
+    """What the framework offers a running connector: its ``logger``, and ``paths``, the
+    folders a path in its config may name (``headrace.sdk.paths``)."""
 
     name: str = ""
     _on_reconfigure: Callable[[], None] = field(default=_ignore, repr=False)
     _on_error: Callable[[BaseException], None] = field(default=_ignore, repr=False)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
+    paths: Paths = field(default_factory=Paths, repr=False)
 
     def request_task_reconfiguration(self) -> None:
         """Asks the framework to call ``task_configs`` again and restart the tasks with them."""

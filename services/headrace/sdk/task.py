@@ -27,8 +27,10 @@ Offsets handed to ``flush``/``pre_commit`` are the *next* offset to consume per 
 (last processed + 1), as in Connect.
 
 Contexts: every task logs with ``self.context.logger``; a sink task writing through Spark hands
-Arrow tables to ``self.context.executor`` (see ``headrace.sdk.executor``). A context built by hand
-(in a unit test) logs through ``logging`` and has no executor unless one is passed.
+Arrow tables to ``self.context.executor`` (see ``headrace.sdk.executor``); a task that uses a
+file named in its config resolves it with ``self.context.paths`` (see ``headrace.sdk.paths``). A
+context built by hand (in a unit test) logs through ``logging``, has no executor and allows no
+folder unless they are passed.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any, Protocol
 
 from headrace.sdk.executor import Executor, NoExecutor
 from headrace.sdk.logger import Logger, StdlibLogger
+from headrace.sdk.paths import Paths
 from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 
@@ -69,18 +72,20 @@ class _NoOffsets:
 
 @dataclass
 class SourceTaskContext:
-    """What the framework offers a running source task: its stored offsets, a logger."""
+    """What the framework offers a running source task: its stored offsets, a logger, the
+    folders a path in its config may name."""
 
     connector: str = ""
     task: int = 0
     offset_reader: OffsetReader = field(default_factory=_NoOffsets)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
+    paths: Paths = field(default_factory=Paths, repr=False)
 
 
 @dataclass
 class SinkTaskContext:
     """What the framework offers a running sink task: its partitions, commits, the Spark
-    executor and a logger."""
+    executor, a logger, and the folders a path in its config may name."""
 
     connector: str = ""
     task: int = 0
@@ -88,6 +93,7 @@ class SinkTaskContext:
     _request_commit: Callable[[], None] = field(default=lambda: None, repr=False)
     executor: Executor = field(default_factory=NoExecutor, repr=False)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
+    paths: Paths = field(default_factory=Paths, repr=False)
 
     def assignment(self) -> set[TopicPartition]:
         """The partitions this task currently consumes."""

@@ -31,6 +31,20 @@ def plugin_key(plugin: PluginDescriptor) -> str:
     return f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
 
 
+def host_env(settings: Settings, worker_id: str) -> dict[str, str]:
+    """The environment of a plugin process: this worker's, with the settings it must share
+    (the plugin host reads them back with ``Settings()``)."""
+    return {
+        **os.environ,
+        "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
+        "HEADRACE_CLUSTER": settings.cluster,
+        "HEADRACE_EXECUTOR_ADDR": settings.executor_addr,
+        # The folders its plugins' configs may name files in (``context.paths``).
+        "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in settings.file_roots),
+        "HEADRACE_WORKER_ID": worker_id,
+    }
+
+
 class PluginProcess:
     """One running plugin host; ``stub`` is its gRPC API once :meth:`start` returned."""
 
@@ -63,13 +77,7 @@ class PluginProcess:
 
     async def start(self, wait_s: float = 30.0) -> None:
         self._socket.unlink(missing_ok=True)
-        env = dict(os.environ)
-        env.update(
-            KAFKA_BOOTSTRAP_SERVERS=self._settings.bootstrap_servers,
-            HEADRACE_CLUSTER=self._settings.cluster,
-            HEADRACE_EXECUTOR_ADDR=self._settings.executor_addr,
-            HEADRACE_WORKER_ID=self._worker_id,
-        )
+        env = host_env(self._settings, self._worker_id)
         with self.log_file.open("ab") as out:
             self._proc = await asyncio.create_subprocess_exec(
                 sys.executable,
