@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 KAFKA_LIB := deploy/kafka/lib
 STAMP := $(VENV)/.installed
 
-.PHONY: install proto kafka-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
+.PHONY: install proto kafka-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
 
 install: $(STAMP)
 
@@ -24,6 +24,14 @@ kafka-jars: $(KAFKA_LIB)/.resolved
 
 $(KAFKA_LIB)/.resolved: deploy/kafka/pom.xml
 	mvn -q -B -f deploy/kafka/pom.xml dependency:copy-dependencies
+	touch $@
+
+# Kafka Connect itself, the benchmarks' peer (make bench and make bench-smoke only).
+CONNECT_LIB := deploy/kafka-connect/lib
+connect-jars: $(CONNECT_LIB)/.resolved
+
+$(CONNECT_LIB)/.resolved: deploy/kafka-connect/pom.xml
+	mvn -q -B -f deploy/kafka-connect/pom.xml dependency:copy-dependencies
 	touch $@
 
 kafka-up: install kafka-jars
@@ -56,11 +64,11 @@ typecheck: install
 	for d in services/headrace/plugins/*/* tests/plugins/*/*; do $(BIN)/mypy --no-error-summary $$d/*.py || exit 1; done
 
 # Every workload (or only W=<name>), measured side by side with its peers; reports in var/bench/.
-bench: install kafka-jars
+bench: install kafka-jars connect-jars
 	$(BIN)/python -m bench $(W)
 
 # Each workload once, small: keeps the harness from rotting (part of make test).
-bench-smoke: install kafka-jars
+bench-smoke: install kafka-jars connect-jars
 	$(BIN)/python -m bench --smoke
 
 clean:

@@ -9,12 +9,13 @@ little; ratios between things measured side by side, minutes apart, say what the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -107,6 +108,31 @@ def run(workload: Workload, env: BenchEnv, *, repeats: int, warmups: int, smoke:
         tuple(ratio(figures, subject, peer) for subject, peer in workload.ratios),
         parameters,
     )
+
+
+POLL_S = 0.2
+
+
+async def watch(
+    what: str, progress: Callable[[], Awaitable[int]], n: int, started: float, deadline_s: float
+) -> tuple[float, float]:
+    """(end to end, steady state) records/s of ``n`` records, polling how many are out.
+
+    End to end runs from ``started`` to the last record out; steady state from the first record
+    out to the last, so start-up costs (a JVM, plugin processes, Spark's first job) stay out of
+    the rate.
+    """
+    first_at, first_count = 0.0, 0
+    while (now := time.perf_counter()) - started < deadline_s:
+        count = await progress()
+        if count and not first_at:
+            first_at, first_count = now, count
+        if count >= n:
+            end_to_end = n / (now - started)
+            steady = (n - first_count) / (now - first_at) if now > first_at else end_to_end
+            return end_to_end, steady
+        await asyncio.sleep(POLL_S)
+    raise RuntimeError(f"{what}: {await progress()} of {n} records in {deadline_s}s")
 
 
 def ratio(figures: tuple[Figure, ...], subject: str, peer: str) -> Ratio:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.harness import Workload
+from bench.workloads.files import FileToFile
 from bench.workloads.pipeline import DemoPipeline
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (DemoPipeline(),)}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (FileToFile(), DemoPipeline())}

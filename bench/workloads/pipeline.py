@@ -18,10 +18,9 @@ import pyarrow.dataset as ds
 
 from bench import raw
 from bench.env import BenchEnv
-from bench.harness import Measure
+from bench.harness import Measure, watch
 from headrace.core.topics import ensure_topic
 
-POLL_S = 0.2
 DEADLINE_S = 900.0
 
 
@@ -78,6 +77,10 @@ class DemoPipeline:
 
     def _headrace(self, env: BenchEnv, n: int, tasks: int, partitions: int) -> tuple[float, float]:
         topic, out = env.fresh("records"), env.folder("parquet")
+
+        async def rows() -> int:
+            return rows_in(out)
+
         source, sink = env.fresh("source"), env.fresh("sink")
         asyncio.run(ensure_topic(env.bootstrap, topic, partitions))
         with env.client() as client:
@@ -102,22 +105,7 @@ class DemoPipeline:
                 },
             )
             try:
-                return _watch(out, n, started)
+                return asyncio.run(watch("the pipeline", rows, n, started, DEADLINE_S))
             finally:
                 client.delete(source)
                 client.delete(sink)
-
-
-def _watch(out: Path, n: int, started: float) -> tuple[float, float]:
-    """(end-to-end, steady-state) records/s, watching rows land under ``out``."""
-    first_at, first_rows = 0.0, 0
-    while (now := time.perf_counter()) - started < DEADLINE_S:
-        rows = rows_in(out)
-        if rows and not first_at:
-            first_at, first_rows = now, rows
-        if rows >= n:
-            end_to_end = n / (now - started)
-            steady = (n - first_rows) / (now - first_at) if now > first_at else end_to_end
-            return end_to_end, steady
-        time.sleep(POLL_S)
-    raise RuntimeError(f"the pipeline delivered {rows_in(out)} of {n} records in {DEADLINE_S}s")

@@ -1,0 +1,186 @@
+"""File to file through Kafka: FileStreamSource -> topic -> FileStreamSink, headrace beside Kafka
+Connect standalone running Kafka's own FileStream connectors on the same broker and files.
+
+Each run measures three things for each system: the source alone (file -> topic, until every
+line is in the topic), the sink alone (a topic filled beforehand -> file), and both end to end
+(file -> topic -> file). Both systems use the String converter for keys and values, so both put
+the same bytes in Kafka; Kafka Connect runs with its own defaults otherwise. The ceiling is bare
+aiokafka producing the same lines through its batch path and consuming them in large chunks.
+Lines are ``line_bytes`` long with their newline, so MB/s = records/s x line_bytes / 10^6.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from bench import raw
+from bench.connect import STRING_CONVERTER, ConnectStandalone
+from bench.env import BenchEnv
+from bench.harness import Measure, watch
+from headrace.cli.client import ConfigClient
+from headrace.core.topics import ensure_topic
+
+DEADLINE_S = 1800.0
+SYSTEMS = ("headrace", "Kafka Connect standalone")
+SCENARIOS = ("end to end", "steady state", "source alone", "sink alone")
+
+
+class Connectors(Protocol):
+    def create(self, name: str, config: Mapping[str, str]) -> object: ...
+    def delete(self, name: str) -> object: ...
+
+
+def lines(n: int, line_bytes: int) -> list[bytes]:
+    """``n`` distinct lines, each ``line_bytes`` long with its newline."""
+    return [f"{i:010d}".ljust(line_bytes - 1, "x").encode() for i in range(n)]
+
+
+async def topic_count(bootstrap: str, topic: str) -> int:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic(topic) or {0}
+        ends = await consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
+        return sum(ends.values())
+    finally:
+        await consumer.stop()
+
+
+def lines_in(path: Path, line_bytes: int) -> int:
+    return path.stat().st_size // line_bytes if path.exists() else 0
+
+
+@dataclass
+class Case:
+    """One system's connectors for one run: names, files and topics of their own."""
+
+    env: BenchEnv
+    connectors: Connectors
+    extra: Mapping[str, str]  # what a connector config needs on this system
+    folder: Path
+    line_bytes: int
+
+    def source(self, name: str, file: Path, topic: str) -> None:
+        config = {"connector.class": "FileStreamSource", "file": str(file), "topic": topic}
+        self.connectors.create(
+            name, {**config, "tasks.max": "1", "batch.size": "2000", **self.extra}
+        )
+
+    def sink(self, name: str, file: Path, topic: str) -> None:
+        config = {"connector.class": "FileStreamSink", "file": str(file), "topics": topic}
+        self.connectors.create(name, {**config, "tasks.max": "1", **self.extra})
+
+    async def _topic_count(self, topic: str) -> int:
+        return await topic_count(self.env.bootstrap, topic)
+
+    def run(self, input_file: Path, n: int, filled_topic: str) -> dict[str, float]:
+        """The four figures of one system: end to end, steady state, source and sink alone."""
+        out, topic = self.folder / "e2e.out", self.env.fresh("lines")
+        source, sink = self.env.fresh("source"), self.env.fresh("sink")
+        asyncio.run(ensure_topic(self.env.bootstrap, topic, 1))
+        started = time.perf_counter()
+        self.source(source, input_file, topic)
+        self.sink(sink, out, topic)
+
+        async def out_lines() -> int:
+            return lines_in(out, self.line_bytes)
+
+        end_to_end, steady = asyncio.run(watch("end to end", out_lines, n, started, DEADLINE_S))
+        self.connectors.delete(source)
+        self.connectors.delete(sink)
+
+        alone, alone_topic = self.env.fresh("source"), self.env.fresh("lines")
+        asyncio.run(ensure_topic(self.env.bootstrap, alone_topic, 1))
+        started = time.perf_counter()
+        self.source(alone, input_file, alone_topic)
+        source_rate, _ = asyncio.run(
+            watch("source alone", lambda: self._topic_count(alone_topic), n, started, DEADLINE_S)
+        )
+        self.connectors.delete(alone)
+
+        alone, sink_out = self.env.fresh("sink"), self.folder / "sink.out"
+        started = time.perf_counter()
+        self.sink(alone, sink_out, filled_topic)
+
+        async def sink_lines() -> int:
+            return lines_in(sink_out, self.line_bytes)
+
+        sink_rate, _ = asyncio.run(watch("sink alone", sink_lines, n, started, DEADLINE_S))
+        self.connectors.delete(alone)
+        return {
+            "end to end": end_to_end,
+            "steady state": steady,
+            "source alone": source_rate,
+            "sink alone": sink_rate,
+        }
+
+
+class FileToFile:
+    name = "file"
+    description = "file -> Kafka -> file, FileStreamSource and FileStreamSink"
+    measures: Mapping[str, Measure] = {
+        **{f"{s} {c}": Measure("records/s") for s in SYSTEMS for c in SCENARIOS},
+        "raw aiokafka produce": Measure("records/s"),
+        "raw aiokafka consume": Measure("records/s"),
+        "raw aiokafka produce+consume": Measure("records/s"),
+    }
+    ratios: tuple[tuple[str, str], ...] = (
+        *((f"headrace {c}", f"Kafka Connect standalone {c}") for c in SCENARIOS),
+        ("headrace end to end", "raw aiokafka produce+consume"),
+        ("headrace steady state", "raw aiokafka produce+consume"),
+    )
+
+    def parameters(self, smoke: bool) -> dict[str, object]:
+        return {"lines": 2_000 if smoke else 1_000_000, "line_bytes": 100}
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        n, line_bytes = int(str(parameters["lines"])), int(str(parameters["line_bytes"]))
+        # headrace's services may read and write only under their file roots.
+        files = env.stack.settings.file_roots[0]
+        files.mkdir(parents=True, exist_ok=True)
+        data = lines(n, line_bytes)
+        input_file = files / env.fresh("input")
+        input_file.write_bytes(b"".join(d + b"\n" for d in data))
+        filled = env.fresh("filled")
+        produce, consume = asyncio.run(self._raw(env, filled, data))
+        figures = {
+            "raw aiokafka produce": produce,
+            "raw aiokafka consume": consume,
+            "raw aiokafka produce+consume": 1 / (1 / produce + 1 / consume),
+        }
+        converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+        with ConfigClient(env.stack.settings.config_addr) as client:
+            ours = Case(env, client, converters, _folder(files, env), line_bytes)
+            figures |= _prefixed("headrace", ours.run(input_file, n, filled))
+        connect = ConnectStandalone(env.bootstrap, env.folder("connect"))
+        connect.start()
+        try:
+            theirs = Case(env, connect, {}, _folder(files, env), line_bytes)
+            figures |= _prefixed("Kafka Connect standalone", theirs.run(input_file, n, filled))
+        finally:
+            connect.stop()
+        return figures
+
+    async def _raw(self, env: BenchEnv, topic: str, data: list[bytes]) -> tuple[float, float]:
+        """The ceiling, which also fills the topic the sinks read alone."""
+        await ensure_topic(env.bootstrap, topic, 1)
+        produced = await raw.produce(env.bootstrap, topic, 1, [(None, d) for d in data])
+        consumed = await raw.consume(env.bootstrap, topic, env.fresh("group"), len(data))
+        return produced, consumed
+
+
+def _folder(root: Path, env: BenchEnv) -> Path:
+    folder = root / env.fresh("out")
+    folder.mkdir()
+    return folder
+
+
+def _prefixed(system: str, figures: Mapping[str, float]) -> dict[str, float]:
+    return {f"{system} {name}": value for name, value in figures.items()}
