@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.cli.stack import settings_env
 from headrace.core.plugins import read_manifest
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.runtime.hosted import HostedPlugin
@@ -436,7 +435,7 @@ def test_file_roots_come_from_the_environment(
     settings = Settings()
     assert settings.file_roots == (tmp_path / "a", tmp_path / "b")
     expected = f"{tmp_path / 'a'}:{tmp_path / 'b'}"
-    assert settings_env(settings)["HEADRACE_FILE_ROOTS"] == expected
+    assert settings.to_env()["HEADRACE_FILE_ROOTS"] == expected
     assert host_env(settings, "w1")["HEADRACE_FILE_ROOTS"] == expected
 
 

@@ -56,21 +56,6 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
     return specs
 
 
-def settings_env(settings: Settings) -> dict[str, str]:
-    """The environment that hands ``settings`` to a service process."""
-    return {
-        "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
-        "HEADRACE_CLUSTER": settings.cluster,
-        "HEADRACE_CONFIG_ADDR": settings.config_addr,
-        "HEADRACE_COORDINATOR_ADDR": settings.coordinator_addr,
-        "HEADRACE_EXECUTOR_ADDR": settings.executor_addr,
-        "HEADRACE_PLUGIN_PATH": ":".join(str(p) for p in settings.plugin_path),
-        "HEADRACE_VAR": str(settings.var_dir),
-        "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in settings.file_roots),
-        "SPARK_MASTER": settings.spark_master,
-    }
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -120,7 +105,7 @@ class Stack:
         self.pid_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_file(name)
         offset = log_path.stat().st_size if log_path.exists() else 0
-        env = {**os.environ, **settings_env(self.settings)}
+        env = {**os.environ, **self.settings.to_env()}
         with log_path.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", spec.module, *spec.args, *self.extra_args.get(name, ())],

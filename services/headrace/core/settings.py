@@ -93,6 +93,21 @@ class Settings:
             # object.__setattr__).
             object.__setattr__(self, "file_roots", (self.var_dir / FILES_FOLDER,))
 
+    def to_env(self) -> dict[str, str]:
+        """The environment that hands these settings to another process, which reads them back
+        with ``Settings()``: the one inverse of the fields above."""
+        return {
+            "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap_servers,
+            "HEADRACE_CLUSTER": self.cluster,
+            "HEADRACE_CONFIG_ADDR": self.config_addr,
+            "HEADRACE_COORDINATOR_ADDR": self.coordinator_addr,
+            "HEADRACE_EXECUTOR_ADDR": self.executor_addr,
+            "HEADRACE_PLUGIN_PATH": ":".join(str(p) for p in self.plugin_path),
+            "HEADRACE_VAR": str(self.var_dir),
+            "SPARK_MASTER": self.spark_master,
+            "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
+        }
+
     def topic(self, role: str) -> str:
         """The full name of one of the cluster's topics: configs, offsets, status, assignments."""
         return f"{self.cluster}-{role}"

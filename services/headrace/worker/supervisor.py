@@ -32,17 +32,9 @@ def plugin_key(plugin: PluginDescriptor) -> str:
 
 
 def host_env(settings: Settings, worker_id: str) -> dict[str, str]:
-    """The environment of a plugin process: this worker's, with the settings it must share
-    (the plugin host reads them back with ``Settings()``)."""
-    return {
-        **os.environ,
-        "KAFKA_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
-        "HEADRACE_CLUSTER": settings.cluster,
-        "HEADRACE_EXECUTOR_ADDR": settings.executor_addr,
-        # The folders its plugins' configs may name files in (``context.paths``).
-        "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in settings.file_roots),
-        "HEADRACE_WORKER_ID": worker_id,
-    }
+    """The environment of a plugin process: this worker's, with its settings (the plugin host
+    reads them back with ``Settings()``: the executor's address, the file roots, ...)."""
+    return {**os.environ, **settings.to_env(), "HEADRACE_WORKER_ID": worker_id}
 
 
 class PluginProcess:

@@ -61,7 +61,6 @@ class Assigned:
 
 @dataclass(frozen=True)
 class UnitReported:
-    process: PluginProcess
     event: HostEvent
 
 
@@ -125,7 +124,7 @@ class Worker:
         match event:
             case Assigned(update):
                 await self._apply(update)
-            case UnitReported(_, host_event):
+            case UnitReported(host_event):
                 await self._reported(host_event)
             case ProcessExited(process, code, tail):
                 await self._exited(process, code, tail)
@@ -168,7 +167,7 @@ class Worker:
                 self.worker_id,
                 self._run_dir,
                 self._log_dir,
-                lambda p, e: self._queue.put_nowait(UnitReported(p, e)),
+                lambda _, e: self._queue.put_nowait(UnitReported(e)),
                 lambda p, code, tail: self._queue.put_nowait(ProcessExited(p, code, tail)),
             )
             await process.start()
