@@ -1,19 +1,23 @@
-"""Apache Kafka Connect itself, as a peer: standalone, on the run's broker, from Maven's jars.
+"""Apache Kafka Connect itself, as a peer, on the run's broker, from Maven's jars: standalone,
+or distributed with two workers.
 
 ``make bench`` resolves ``deploy/kafka-connect/pom.xml`` (connect-runtime, connect-file and
-connect-json at the broker's version) into ``deploy/kafka-connect/lib``. A worker runs as
-``ConnectStandalone`` with a heap of 512 MiB, its REST listener on a free loopback port and the
-String converter (the file connectors move text); connectors are created and deleted over its
-REST API, as a user would, so the clock starts at the create call as it does for headrace. Its
-own defaults stay as they are unless a workload passes worker overrides.
+connect-json at the broker's version) into ``deploy/kafka-connect/lib``. Each worker is a JVM with
+a heap of 512 MiB, its REST listener on a free loopback port and the String converter (the file
+connectors move text); connectors are created, watched and deleted over the REST API, as a user
+would, so the clock starts at the create call as it does for headrace. Connect's own defaults
+stay as they are unless a workload passes worker overrides.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,31 +40,42 @@ def _properties(path: Path, values: Mapping[str, str]) -> Path:
     return path
 
 
+REST_RETRIES_S = 60.0  # a distributed worker answers 409 while its group rebalances
+
+
 @dataclass
-class ConnectStandalone:
-    """One standalone Connect worker, driven over its REST API until :meth:`stop`."""
+class ConnectWorker:
+    """One Connect worker JVM (``mode`` standalone or distributed), driven over its REST API."""
 
     bootstrap: str
     folder: Path
+    mode: str = "standalone"
     worker_overrides: Mapping[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     _proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 90.0) -> None:
-        """Starts the worker and waits until its REST API answers."""
+    def _config(self) -> dict[str, str]:
         worker = {
             "bootstrap.servers": self.bootstrap,
             "key.converter": STRING_CONVERTER,
             "value.converter": STRING_CONVERTER,
-            "offset.storage.file.filename": str(self.folder / "offsets"),
             # Its sink flushes its file when it commits offsets: a second, not the example's ten,
             # so the last lines are out within a second of arriving, as headrace's are.
             "offset.flush.interval.ms": "1000",
             "listeners": f"http://127.0.0.1:{self.port}",
-            **self.worker_overrides,
+            "rest.advertised.host.name": "127.0.0.1",
+            "rest.advertised.port": str(self.port),
         }
-        properties = _properties(self.folder / "worker.properties", worker)
+        if self.mode == "standalone":
+            worker["offset.storage.file.filename"] = str(self.folder / "offsets")
+        return {**worker, **self.worker_overrides}
+
+    def launch(self) -> None:
+        """Starts the JVM; :meth:`wait_ready` waits for its REST API."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        properties = _properties(self.folder / "worker.properties", self._config())
         log4j = project_home() / "deploy" / "kafka" / "log4j.properties"
+        main = f"org.apache.kafka.connect.cli.Connect{self.mode.capitalize()}"
         with (self.folder / "connect.log").open("ab") as log:
             self._proc = subprocess.Popen(
                 [
@@ -70,13 +85,15 @@ class ConnectStandalone:
                     f"-Dlog4j.configuration=file:{log4j}",
                     "-cp",
                     f"{_lib()}/*",
-                    "org.apache.kafka.connect.cli.ConnectStandalone",
+                    main,
                     str(properties),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
         while not self._answers():
             if (tail := self.failed()) is not None:
@@ -85,30 +102,51 @@ class ConnectStandalone:
                 raise TimeoutError(f"Kafka Connect did not answer in {timeout}s")
             time.sleep(0.2)
 
+    def start(self, timeout: float = 90.0) -> None:
+        self.launch()
+        self.wait_ready(timeout)
+
     def _answers(self) -> bool:
         try:
-            self._call("GET", "/")
-        except OSError:
+            self.call("GET", "/")
+        except (OSError, RuntimeError):  # refused, or 404 until its REST resources are up
             return False
         return True
 
-    def _call(self, method: str, path: str, body: object = None) -> object:
+    def call(self, method: str, path: str, body: object = None) -> object:
+        """One REST call; retried while a distributed group rebalances (409), as Connect's own
+        clients are told to."""
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}",
-            data=data,
-            method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            payload = response.read()
-        return json.loads(payload) if payload else None
+        deadline = time.monotonic() + REST_RETRIES_S
+        while True:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{self.port}{path}",
+                data=data,
+                method=method,
+                headers={"Content-Type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    payload = response.read()
+            except urllib.error.HTTPError as e:
+                if e.code != 409 or time.monotonic() > deadline:
+                    raise RuntimeError(f"{method} {path}: {e.code} {e.read()!r}") from e
+                time.sleep(0.2)
+                continue
+            return json.loads(payload) if payload else None
 
     def create(self, name: str, config: Mapping[str, str]) -> None:
-        self._call("POST", "/connectors", {"name": name, "config": dict(config)})
+        self.call("POST", "/connectors", {"name": name, "config": dict(config)})
 
     def delete(self, name: str) -> None:
-        self._call("DELETE", f"/connectors/{name}")
+        self.call("DELETE", f"/connectors/{name}")
+
+    def status(self, name: str) -> dict[str, object]:
+        """The connector's status as Connect's REST API gives it (``tasks``: id, state,
+        worker_id)."""
+        found = self.call("GET", f"/connectors/{name}/status")
+        assert isinstance(found, dict)
+        return found
 
     @property
     def pid(self) -> int | None:
@@ -121,6 +159,12 @@ class ConnectStandalone:
         lines = (self.folder / "connect.log").read_text(errors="replace").splitlines()
         return "\n".join(lines[-30:])
 
+    def kill(self) -> None:
+        """SIGKILL: the worker is gone without a word to its group."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGKILL)
+            self._proc.wait()
+
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
@@ -129,3 +173,65 @@ class ConnectStandalone:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+
+
+def standalone(bootstrap: str, folder: Path, **overrides: str) -> ConnectWorker:
+    return ConnectWorker(bootstrap, folder, "standalone", overrides)
+
+
+@dataclass
+class ConnectDistributed:
+    """A Connect cluster of ``workers`` distributed workers with a group and internal topics of
+    its own; calls go to the first worker, which forwards them to the leader as Connect does."""
+
+    bootstrap: str
+    folder: Path
+    workers: int = 2
+    worker_overrides: Mapping[str, str] = field(default_factory=dict)
+    members: list[ConnectWorker] = field(default_factory=list)
+
+    group: str = field(default_factory=lambda: f"connect-{uuid.uuid4().hex[:8]}")
+
+    def topic(self, role: str) -> str:
+        """The cluster's internal topic for ``role``: configs, offsets or status."""
+        return f"{self.group}-{role}"
+
+    def start(self, timeout: float = 120.0) -> None:
+        shared = {
+            "group.id": self.group,
+            "config.storage.topic": self.topic("configs"),
+            "offset.storage.topic": self.topic("offsets"),
+            "status.storage.topic": self.topic("status"),
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            **self.worker_overrides,
+        }
+        self.members = [
+            ConnectWorker(self.bootstrap, self.folder / f"worker-{i}", "distributed", shared)
+            for i in range(1, self.workers + 1)
+        ]
+        for member in self.members:
+            member.launch()
+        for member in self.members:
+            member.wait_ready(timeout)
+
+    @property
+    def pids(self) -> list[int | None]:
+        return [m.pid for m in self.members]
+
+    def _live(self) -> ConnectWorker:
+        return next(m for m in self.members if m.failed() is None and m.pid is not None)
+
+    def create(self, name: str, config: Mapping[str, str]) -> None:
+        self._live().create(name, config)
+
+    def delete(self, name: str) -> None:
+        self._live().delete(name)
+
+    def status(self, name: str) -> dict[str, object]:
+        return self._live().status(name)
+
+    def stop(self) -> None:
+        for member in self.members:
+            member.stop()

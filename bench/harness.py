@@ -76,6 +76,9 @@ class Workload(Protocol):
     description: str
     measures: Mapping[str, Measure]  # figure name -> unit, direction
     ratios: tuple[tuple[str, str], ...]  # (headrace figure, peer figure)
+    # At most this many measured runs, whatever the command line asks: a workload that takes
+    # minutes a run keeps the whole of `make bench` inside its budget.
+    max_repeats: int
 
     def parameters(self, smoke: bool) -> dict[str, object]: ...
 
@@ -85,11 +88,13 @@ class Workload(Protocol):
 
 
 def run(workload: Workload, env: BenchEnv, *, repeats: int, warmups: int, smoke: bool) -> Result:
-    """Warm-ups first (thrown away: plugin processes and Spark's first job start there), then
-    the measured repetitions."""
+    """Warm-ups first, at smoke size and thrown away: plugin processes, JVMs' JIT and Spark's
+    first job start there, and a small run starts them as well as a big one. Then the measured
+    repetitions."""
     parameters = workload.parameters(smoke)
+    repeats = min(repeats, workload.max_repeats)
     for _ in range(warmups):
-        workload.run_once(env, parameters)
+        workload.run_once(env, workload.parameters(True))
     samples: dict[str, list[float]] = {name: [] for name in workload.measures}
     for _ in range(repeats):
         measured = workload.run_once(env, parameters)

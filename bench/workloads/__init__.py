@@ -5,5 +5,6 @@ from __future__ import annotations
 from bench.harness import Workload
 from bench.workloads.files import FileToFile
 from bench.workloads.pipeline import DemoPipeline
+from bench.workloads.rebalance import Rebalance
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (FileToFile(), DemoPipeline())}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (FileToFile(), DemoPipeline(), Rebalance())}

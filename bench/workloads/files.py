@@ -1,5 +1,6 @@
 """File to file through Kafka: FileStreamSource -> topic -> FileStreamSink, headrace beside Kafka
-Connect standalone running Kafka's own FileStream connectors on the same broker and files.
+Connect, standalone and distributed with two workers, running Kafka's own FileStream connectors on
+the same broker and files.
 
 Each run measures three things for each system: the source alone (file -> topic, until every
 line is in the topic), the sink alone (a topic filled beforehand -> file), and both end to end
@@ -7,6 +8,10 @@ line is in the topic), the sink alone (a topic filled beforehand -> file), and b
 the same bytes in Kafka; Kafka Connect runs with its own defaults otherwise. The ceiling is bare
 aiokafka producing the same lines through its batch path and consuming them in large chunks.
 Lines are ``line_bytes`` long with their newline, so MB/s = records/s x line_bytes / 10^6.
+
+Peak resident memory is sampled while each system runs (workload 5): headrace's services each on
+their own, with each worker's plugin processes counted with it, and Connect's worker JVMs. Two
+headrace workers compare with Connect's two distributed workers.
 """
 
 from __future__ import annotations
@@ -21,14 +26,21 @@ from typing import Protocol
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from bench import raw
-from bench.connect import STRING_CONVERTER, ConnectStandalone
+from bench.connect import STRING_CONVERTER, ConnectDistributed, standalone
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
+from bench.memory import PeakMemory
 from headrace.cli.client import ConfigClient
 from headrace.core.topics import ensure_topic
 
 DEADLINE_S = 1800.0
-SYSTEMS = ("headrace", "Kafka Connect standalone")
+SYSTEMS = ("headrace", "Kafka Connect standalone", "Kafka Connect distributed")
+HEADRACE_RSS = {
+    "headrace workers and plugins": ("worker-1", "worker-2"),
+    "headrace config service": ("config",),
+    "headrace coordinator": ("coordinator",),
+}
+CONNECT_RSS = ("Kafka Connect standalone worker", "Kafka Connect distributed workers")
 SCENARIOS = ("end to end", "steady state", "source alone", "sink alone")
 
 
@@ -130,11 +142,15 @@ class FileToFile:
         "raw aiokafka produce": Measure("records/s"),
         "raw aiokafka consume": Measure("records/s"),
         "raw aiokafka produce+consume": Measure("records/s"),
+        **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in HEADRACE_RSS},
+        **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in CONNECT_RSS},
     }
+    max_repeats = 3
     ratios: tuple[tuple[str, str], ...] = (
-        *((f"headrace {c}", f"Kafka Connect standalone {c}") for c in SCENARIOS),
+        *((f"headrace {c}", f"{peer} {c}") for peer in SYSTEMS[1:] for c in SCENARIOS),
         ("headrace end to end", "raw aiokafka produce+consume"),
         ("headrace steady state", "raw aiokafka produce+consume"),
+        ("headrace workers and plugins peak RSS", "Kafka Connect distributed workers peak RSS"),
     )
 
     def parameters(self, smoke: bool) -> dict[str, object]:
@@ -156,17 +172,34 @@ class FileToFile:
             "raw aiokafka produce+consume": 1 / (1 / produce + 1 / consume),
         }
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
-        with ConfigClient(env.stack.settings.config_addr) as client:
+        with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
+            for name, services in HEADRACE_RSS.items():
+                for service in services:
+                    peaks.track(name, env.stack.pid(service))
             ours = Case(env, client, converters, _folder(files, env), line_bytes)
             figures |= _prefixed("headrace", ours.run(input_file, n, filled))
-        connect = ConnectStandalone(env.bootstrap, env.folder("connect"))
-        connect.start()
+        figures |= _peaks(peaks)
+        worker = standalone(env.bootstrap, env.folder("connect"))
+        worker.start()
         try:
-            theirs = Case(env, connect, {}, _folder(files, env), line_bytes)
-            figures |= _prefixed("Kafka Connect standalone", theirs.run(input_file, n, filled))
+            with PeakMemory() as peaks:
+                peaks.track("Kafka Connect standalone worker", worker.pid)
+                theirs = Case(env, worker, {}, _folder(files, env), line_bytes)
+                figures |= _prefixed("Kafka Connect standalone", theirs.run(input_file, n, filled))
         finally:
-            connect.stop()
-        return figures
+            worker.stop()
+        figures |= _peaks(peaks)
+        cluster = ConnectDistributed(env.bootstrap, env.folder("connect-distributed"))
+        try:
+            cluster.start()
+            with PeakMemory() as peaks:
+                for pid in cluster.pids:
+                    peaks.track("Kafka Connect distributed workers", pid)
+                theirs = Case(env, cluster, {}, _folder(files, env), line_bytes)
+                figures |= _prefixed("Kafka Connect distributed", theirs.run(input_file, n, filled))
+        finally:
+            cluster.stop()
+        return figures | _peaks(peaks)
 
     async def _raw(self, env: BenchEnv, topic: str, data: list[bytes]) -> tuple[float, float]:
         """The ceiling, which also fills the topic the sinks read alone."""
@@ -180,6 +213,10 @@ def _folder(root: Path, env: BenchEnv) -> Path:
     folder = root / env.fresh("out")
     folder.mkdir()
     return folder
+
+
+def _peaks(peaks: PeakMemory) -> dict[str, float]:
+    return {f"{name} peak RSS": mib for name, mib in peaks.mib().items()}
 
 
 def _prefixed(system: str, figures: Mapping[str, float]) -> dict[str, float]:

@@ -46,6 +46,7 @@ class DemoPipeline:
         "raw aiokafka consume": Measure("records/s"),
         "raw aiokafka produce+consume": Measure("records/s"),
     }
+    max_repeats = 3
     ratios: tuple[tuple[str, str], ...] = (
         ("headrace end to end", "raw aiokafka produce+consume"),
         ("headrace steady state", "raw aiokafka produce+consume"),

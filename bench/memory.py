@@ -1,0 +1,87 @@
+"""Peak resident memory of process trees, sampled while a workload runs.
+
+A process's own high-water mark (``VmHWM``) would leave out its children (a worker's plugin
+processes, the executor's JVM and Spark's Python workers) and would carry over peaks from
+earlier workloads, since headrace's services live for the whole run. So a thread samples, every
+``interval`` seconds, the resident set of each tracked process and all its descendants, and keeps
+the peak of each tree's sum over the time it watched. Pages shared by two processes of a tree
+count once per process, as ``ps`` and ``top`` count them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from types import TracebackType
+
+import psutil
+
+MIB = 2**20
+
+
+def tree_rss(roots: Iterable[psutil.Process]) -> int:
+    """Bytes resident in ``roots`` and all their descendants now; gone processes count zero."""
+    total = 0
+    for root in roots:
+        try:
+            members = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+        for process in members:
+            try:
+                total += process.memory_info().rss
+            except psutil.NoSuchProcess:
+                continue
+    return total
+
+
+class PeakMemory:
+    """``with PeakMemory() as peaks: peaks.track("Kafka Connect worker", pid) ...`` then
+    :meth:`mib` gives each name's peak, in MiB, over the time inside the block. A name may
+    stand for several trees (two workers and their plugins): their sum is what peaks."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self._interval = interval
+        self._trees: dict[str, list[psutil.Process]] = {}
+        self._peaks: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
+
+    def track(self, name: str, pid: int | None) -> None:
+        """Adds the tree under ``pid`` to ``name``'s sum (a None pid is refused loudly: a
+        process the workload meant to measure is not running)."""
+        if pid is None:
+            raise RuntimeError(f"no process to measure for {name}")
+        with self._lock:
+            self._trees.setdefault(name, []).append(psutil.Process(pid))
+            self._peaks.setdefault(name, 0)
+        self._sample()
+
+    def _sample(self) -> None:
+        with self._lock:
+            for name, roots in self._trees.items():
+                self._peaks[name] = max(self._peaks[name], tree_rss(roots))
+
+    def _sample_until_stopped(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._sample()
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def mib(self) -> dict[str, float]:
+        """Each name's peak so far, in MiB."""
+        with self._lock:
+            return {name: peak / MIB for name, peak in self._peaks.items()}
