@@ -103,8 +103,13 @@ class ConnectWorker:
             time.sleep(0.2)
 
     def start(self, timeout: float = 90.0) -> None:
+        """Starts the JVM and waits for its REST API; a worker that never answers is stopped."""
         self.launch()
-        self.wait_ready(timeout)
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
 
     def _answers(self) -> bool:
         try:
@@ -211,10 +216,14 @@ class ConnectDistributed:
             ConnectWorker(self.bootstrap, self.folder / f"worker-{i}", "distributed", shared)
             for i in range(1, self.workers + 1)
         ]
-        for member in self.members:
-            member.launch()
-        for member in self.members:
-            member.wait_ready(timeout)
+        try:
+            for member in self.members:
+                member.launch()
+            for member in self.members:
+                member.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
 
     @property
     def pids(self) -> list[int | None]:

@@ -52,9 +52,9 @@ async def produce(bootstrap: str, topic: str, partitions: int, records: Sequence
         await producer.stop()
 
 
-async def consume(bootstrap: str, topic: str, group: str, n: int) -> float:
-    """Consumes ``n`` records from the start of ``topic`` and commits; records/s."""
-    consumer = AIOKafkaConsumer(
+def from_start(bootstrap: str, topic: str, group: str) -> AIOKafkaConsumer:
+    """A consumer of ``topic`` from its start, in large fetches, committing only when told."""
+    return AIOKafkaConsumer(
         topic,
         bootstrap_servers=bootstrap,
         group_id=group,
@@ -62,6 +62,11 @@ async def consume(bootstrap: str, topic: str, group: str, n: int) -> float:
         enable_auto_commit=False,
         max_partition_fetch_bytes=8 * 1024 * 1024,
     )
+
+
+async def consume(bootstrap: str, topic: str, group: str, n: int) -> float:
+    """Consumes ``n`` records from the start of ``topic`` and commits; records/s."""
+    consumer = from_start(bootstrap, topic, group)
     await consumer.start()
     try:
         started = time.perf_counter()

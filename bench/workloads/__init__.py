@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench.harness import Workload
 from bench.workloads.files import FileToFile
-from bench.workloads.pipeline import DemoPipeline
+from bench.workloads.parquet import KafkaToParquet
 from bench.workloads.rebalance import Rebalance
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (FileToFile(), DemoPipeline(), Rebalance())}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (FileToFile(), KafkaToParquet(), Rebalance())}

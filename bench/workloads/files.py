@@ -145,7 +145,9 @@ class FileToFile:
         **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in HEADRACE_RSS},
         **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in CONNECT_RSS},
     }
-    max_repeats = 3
+    # One measured run of 1M lines through three systems, three ways each, is minutes on two
+    # cores; more would take make bench past its half hour.
+    max_repeats = 1
     ratios: tuple[tuple[str, str], ...] = (
         *((f"headrace {c}", f"{peer} {c}") for peer in SYSTEMS[1:] for c in SCENARIOS),
         ("headrace end to end", "raw aiokafka produce+consume"),
@@ -180,8 +182,8 @@ class FileToFile:
             figures |= _prefixed("headrace", ours.run(input_file, n, filled))
         figures |= _peaks(peaks)
         worker = standalone(env.bootstrap, env.folder("connect"))
-        worker.start()
         try:
+            worker.start()
             with PeakMemory() as peaks:
                 peaks.track("Kafka Connect standalone worker", worker.pid)
                 theirs = Case(env, worker, {}, _folder(files, env), line_bytes)
