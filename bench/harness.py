@@ -181,7 +181,27 @@ def markdown(results: list[Result]) -> str:
         lines += ["", "| headrace | against | ratio |", "| --- | --- | ---: |"]
         lines += [f"| {r.subject} | {r.peer} | {r.value:.2f}x |" for r in result.ratios]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + memory_table(results))
+
+
+def memory_table(results: list[Result]) -> list[str]:
+    """Every process's peak memory, from every workload that sampled it, in one table."""
+    rows = [
+        f"| {r.workload} | {f.name.removesuffix(' peak RSS')} | {_number(f.median)} |"
+        for r in results
+        for f in r.figures
+        if f.unit == "MiB"
+    ]
+    if not rows:
+        return []
+    return [
+        "### memory: peak RSS while the workloads ran",
+        "",
+        "| workload | processes | MiB |",
+        "| --- | --- | ---: |",
+        *rows,
+        "",
+    ]
 
 
 def save(results: list[Result], folder: Path) -> tuple[Path, Path]:

@@ -1,0 +1,102 @@
+"""The benchmark harness's arithmetic: medians, spreads, ratios that read the same way for rates
+and for times, the cap on measured runs, warm-ups at smoke size, and the memory table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+import pytest
+
+from bench.env import BenchEnv
+from bench.harness import Measure, Result, markdown, run
+
+
+class Scripted:
+    """A workload whose repetitions return figures from a script, recording what it was asked."""
+
+    name = "scripted"
+    description = "figures from a script"
+    measures: Mapping[str, Measure] = {
+        "ours": Measure("records/s"),
+        "theirs": Measure("records/s"),
+        "our time": Measure("s", higher_is_better=False),
+        "their time": Measure("s", higher_is_better=False),
+        "our memory": Measure("MiB", higher_is_better=False),
+    }
+    ratios: tuple[tuple[str, str], ...] = (("ours", "theirs"), ("our time", "their time"))
+    max_repeats = 2
+
+    def __init__(self, script: list[dict[str, float]]) -> None:
+        self.script = script
+        self.asked: list[Mapping[str, object]] = []
+
+    def parameters(self, smoke: bool) -> dict[str, object]:
+        return {"records": 10 if smoke else 1_000}
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        self.asked.append(parameters)
+        return self.script[len(self.asked) - 1]
+
+
+def figures(ours: float, theirs: float, our_time: float, their_time: float) -> dict[str, float]:
+    return {
+        "ours": ours,
+        "theirs": theirs,
+        "our time": our_time,
+        "their time": their_time,
+        "our memory": 100.0,
+    }
+
+
+NO_ENV = cast(Any, None)  # the scripted workload never touches its environment
+
+
+def test_warmups_run_at_smoke_size_and_are_thrown_away() -> None:
+    workload = Scripted([figures(1, 1, 1, 1), figures(10, 20, 2, 1), figures(30, 20, 4, 1)])
+
+    result = run(workload, NO_ENV, repeats=2, warmups=1, smoke=False)
+
+    assert [p["records"] for p in workload.asked] == [10, 1_000, 1_000]
+    ours = next(f for f in result.figures if f.name == "ours")
+    assert ours.values == (10, 30)
+    assert ours.median == 20
+    assert ours.spread == (10, 30)
+
+
+def test_measured_runs_are_capped_by_the_workload() -> None:
+    workload = Scripted([figures(i, 1, 1, 1) for i in range(1, 6)])
+
+    result = run(workload, NO_ENV, repeats=5, warmups=0, smoke=False)
+
+    assert result.repeats == 2
+    assert len(workload.asked) == 2
+
+
+def test_ratios_above_one_mean_headrace_is_ahead_for_rates_and_for_times() -> None:
+    # Twice the rate of the peer, and half its time: both read as 2x.
+    workload = Scripted([figures(200, 100, 1, 2), figures(200, 100, 1, 2)])
+
+    result = run(workload, NO_ENV, repeats=2, warmups=0, smoke=False)
+
+    assert {(r.subject, r.value) for r in result.ratios} == {("ours", 2.0), ("our time", 2.0)}
+
+
+def test_the_report_names_every_figure_ratio_and_peak() -> None:
+    workload = Scripted([figures(200, 100, 1, 2)])
+    result: Result = run(workload, NO_ENV, repeats=1, warmups=0, smoke=False)
+
+    report = markdown([result])
+
+    assert "| ours | theirs | 2.00x |" in report
+    assert "| scripted | our memory | 100 |" in report
+    assert "records=1000" in report
+
+
+@pytest.mark.parametrize("smoke", [True, False])
+def test_a_smoke_run_uses_smoke_parameters(smoke: bool) -> None:
+    workload = Scripted([figures(1, 1, 1, 1)])
+
+    run(workload, NO_ENV, repeats=1, warmups=0, smoke=smoke)
+
+    assert workload.asked == [{"records": 10 if smoke else 1_000}]
