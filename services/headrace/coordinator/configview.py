@@ -32,17 +32,24 @@ class ConfigView:
 
 
 def apply(view: ConfigView, event: ConfigEvent) -> tuple[ConfigView, list[Event]]:
-    """Folds one config event; returns the new view and the events for the group, in order."""
+    """Folds one config event; returns the new view and the events for the group, in order.
+
+    While replaying, the group hears nothing: it gets the replayed state once, from
+    :func:`replay_finished`, rather than a snapshot per record it would only overwrite.
+    """
     configs = configstate.apply(view.configs, event)
+    if not view.replayed:
+        return replace(view, configs=configs), []
     submit: list[Event] = [ConfigsChanged(configs)]
-    if view.replayed and isinstance(event, ConnectorRemoved):
+    if isinstance(event, ConnectorRemoved):
         submit.append(ConnectorDeleted(event.name))
     return replace(view, configs=configs), submit
 
 
-def replay_finished(view: ConfigView) -> ConfigView:
-    """The view once everything that was in the topic at start has been read."""
-    return replace(view, replayed=True)
+def replay_finished(view: ConfigView) -> tuple[ConfigView, list[Event]]:
+    """The view once everything that was in the topic at start has been read, and the replayed
+    state for the group."""
+    return replace(view, replayed=True), [ConfigsChanged(view.configs)]
 
 
 class ConfigFeed:
@@ -65,7 +72,9 @@ class ConfigFeed:
     async def start(self) -> None:
         """Replays the topic, then keeps reading it; tombstones count as deletions from then."""
         await self._log.start(writer=False)
-        self.view = replay_finished(self.view)
+        self.view, submit = replay_finished(self.view)
+        for group_event in submit:
+            self._submit(group_event)
 
     @property
     def reader(self) -> asyncio.Task[None] | None:
