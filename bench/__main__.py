@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 from bench.env import BenchEnv
@@ -30,17 +31,25 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"no workload named {', '.join(unknown)} (there are: {', '.join(WORKLOADS)})")
     repeats, warmups = (1, 0) if args.smoke else (args.repeats, 1)
     results: list[Result] = []
+    failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="headrace-bench-") as tmp, BenchEnv(Path(tmp)) as env:
         for name in names:
             sys.stdout.write(f"running {name} ...\n")
             sys.stdout.flush()
-            results.append(
-                run(WORKLOADS[name], env, repeats=repeats, warmups=warmups, smoke=args.smoke)
-            )
+            try:
+                results.append(
+                    run(WORKLOADS[name], env, repeats=repeats, warmups=warmups, smoke=args.smoke)
+                )
+            except Exception:  # noqa: BLE001 - reported, and the run exits non-zero below
+                # One workload's failure must not cost the others' figures: report it, go on.
+                traceback.print_exc()
+                failed.append(name)
     sys.stdout.write(markdown(results) + "\n")
-    if not args.smoke:
+    if not args.smoke and results:
         as_json, as_md = save(results, args.out)
         sys.stdout.write(f"written to {as_json} and {as_md}\n")
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -178,9 +178,11 @@ def markdown(results: list[Result]) -> str:
             lines.append(
                 f"| {f.name} | {_number(f.median)} | {_number(low)} - {_number(high)} | {f.unit} |"
             )
-        lines += ["", "| headrace | against | ratio |", "| --- | --- | ---: |"]
-        lines += [f"| {r.subject} | {r.peer} | {r.value:.2f}x |" for r in result.ratios]
         lines.append("")
+        if result.ratios:
+            lines += ["| headrace | against | ratio |", "| --- | --- | ---: |"]
+            lines += [f"| {r.subject} | {r.peer} | {r.value:.2f}x |" for r in result.ratios]
+            lines.append("")
     return "\n".join(lines + memory_table(results))
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from bench.harness import Workload
+from bench.workloads.coldstart import ColdStart
 from bench.workloads.files import FileToFile
 from bench.workloads.parquet import KafkaToParquet
 from bench.workloads.rebalance import Rebalance
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (FileToFile(), KafkaToParquet(), Rebalance())}
+WORKLOADS: dict[str, Workload] = {
+    w.name: w for w in (FileToFile(), KafkaToParquet(), Rebalance(), ColdStart())
+}
