@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+import immutables
+
 from headrace.core import log
 from headrace.core.settings import Settings
 from headrace.core.topiclog import LogFactory, LogRecord, kafka_logs
@@ -33,7 +35,7 @@ from headrace.core.topics import ensure_cluster_topic
 OffsetMap = Mapping[str, Mapping[str, Any]]
 """Offsets by canonical source partition (its sorted-keys JSON)."""
 
-EMPTY: OffsetMap = MappingProxyType({})
+EMPTY: OffsetMap = immutables.Map()
 
 
 def _canonical(value: Any) -> str:
@@ -93,10 +95,12 @@ def decode(key: bytes | str | None, value: bytes | None) -> OffsetStored | None:
 def apply(state: OffsetMap, event: OffsetStored) -> OffsetMap:
     """Folds one stored offset into one connector's offsets: the last value per partition wins."""
     partition_id = _canonical(dict(event.partition))
-    updated = {k: v for k, v in state.items() if k != partition_id}
-    if event.offset is not None:
-        updated[partition_id] = MappingProxyType(dict(event.offset))
-    return MappingProxyType(updated)
+    # A persistent map, as for the configs and status folds: a connector with many source
+    # partitions replays in O(n log n), not O(n^2).
+    current = state if isinstance(state, immutables.Map) else immutables.Map(state)
+    if event.offset is None:
+        return current.delete(partition_id) if partition_id in current else current
+    return current.set(partition_id, MappingProxyType(dict(event.offset)))
 
 
 class OffsetStore:
