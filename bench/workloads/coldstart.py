@@ -192,9 +192,9 @@ class ColdStart:
         **{growth_figure(s): Measure("exponent (1 = linear)", False) for s in SERVICES},
     }
     ratios: tuple[tuple[str, str], ...] = ()
-    # One run: the sizes, not repetitions, carry what this workload says (how the time grows),
-    # and seeding and replaying 100,000 connectors takes most of its budget.
-    max_repeats = 1
+    # Two runs: the sizes carry what this workload says (how the time grows); a second run
+    # shows the spread, for about a minute of seeding and replaying 100,000 connectors.
+    max_repeats = 2
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {

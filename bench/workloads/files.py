@@ -145,9 +145,9 @@ class FileToFile:
         **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in HEADRACE_RSS},
         **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in CONNECT_RSS},
     }
-    # One measured run of 1M lines through three systems, three ways each, is minutes on two
-    # cores; more would take make bench past its half hour.
-    max_repeats = 1
+    # A measured run of 1M lines through three systems, three ways each, is three to four
+    # minutes on two cores: two of them keep the whole of make bench well inside its half hour.
+    max_repeats = 2
     ratios: tuple[tuple[str, str], ...] = (
         *((f"headrace {c}", f"{peer} {c}") for peer in SYSTEMS[1:] for c in SCENARIOS),
         ("headrace end to end", "raw aiokafka produce+consume"),
