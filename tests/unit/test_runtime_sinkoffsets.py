@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.runtime.sinkoffsets import SinkOffsets, unseen
+from headrace.runtime.sinkoffsets import SinkOffsets
 from headrace.runtime.sinkrecords import FlushPolicy
 from headrace.sdk import TopicPartition
 
@@ -165,36 +165,3 @@ def test_whatever_pre_commit_answers_only_assigned_and_changed_offsets_are_commi
         changed = loop.state.committed.get(tp) != offset
         assert (tp in offsets) == (tp in assigned and changed)
         assert offsets.get(tp, offset) == offset
-
-
-def test_records_fetched_again_after_a_rebalance_are_delivered_once() -> None:
-    # Given back its partition, a task gets a fetch from before the rebalance, then the same
-    # offsets again from the group's commit: each offset reaches the task once, in order.
-    assert unseen(None, [46, 47, 48, 46, 47, 48, 49]) == [0, 1, 2, 6]
-
-
-def test_records_before_the_position_are_not_delivered_again() -> None:
-    assert unseen(10, [8, 9, 10, 11]) == [2, 3]
-    assert unseen(10, [8, 9]) == []
-
-
-@given(st.lists(st.integers(0, 50)), st.none() | st.integers(0, 50))
-def test_only_offsets_already_passed_are_dropped(offsets: list[int], position: int | None) -> None:
-    keep = unseen(position, offsets)
-    kept = [offsets[i] for i in keep]
-    assert kept == sorted(set(kept)), "delivered in order, each once"
-    floor = position if position is not None else -1
-    assert all(o >= floor for o in kept)
-    for i, offset in enumerate(offsets):
-        if i not in keep:  # dropped: before the position, or at most one already delivered
-            assert offset < floor or offset <= max(offsets[j] for j in keep if j < i)
-
-
-@given(st.integers(0, 1000), st.integers(1, 50), st.integers(1, 50))
-def test_a_fetch_repeated_from_the_commit_is_delivered_whole_once(
-    commit: int, before: int, again: int
-) -> None:
-    stale = list(range(commit, commit + before))
-    refetched = list(range(commit, commit + again))
-    kept = [(stale + refetched)[i] for i in unseen(None, stale + refetched)]
-    assert kept == list(range(commit, commit + max(before, again)))

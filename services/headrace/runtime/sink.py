@@ -35,7 +35,7 @@ from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
 from headrace.runtime.executor import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
-from headrace.runtime.sinkoffsets import SinkOffsets, unseen
+from headrace.runtime.sinkoffsets import SinkOffsets
 from headrace.runtime.sinkrecords import FlushPolicy, Message, subscription, to_sink_record
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.records import SinkRecord, TopicPartition
@@ -189,17 +189,6 @@ class SinkRunner(LoopBase):
             ours = TopicPartition(tp.topic, tp.partition)
             if ours not in assigned:
                 continue  # revoked since the fetch: its new owner reads these again
-            keep = unseen(self._offsets.positions.get(ours), [m.offset for m in messages])
-            if len(keep) < len(messages):
-                self._log.warning(
-                    "refetched_records_dropped",
-                    topic=tp.topic,
-                    partition=tp.partition,
-                    dropped=len(messages) - len(keep),
-                )
-                messages = [messages[i] for i in keep]
-                if not messages:
-                    continue
             for message in messages:
                 try:
                     records.append(

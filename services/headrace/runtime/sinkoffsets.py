@@ -13,7 +13,7 @@ assigned, and only when its offset changed since its last commit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field, replace
 
 from headrace.runtime.sinkrecords import FlushPolicy
@@ -95,21 +95,3 @@ class SinkOffsets:
             positions={tp: o for tp, o in self.positions.items() if tp not in revoked},
             committed={tp: o for tp, o in self.committed.items() if tp not in revoked},
         )
-
-
-def unseen(position: int | None, offsets: Sequence[int]) -> list[int]:
-    """The indexes of ``offsets`` (one partition's fetched records, in order) to deliver: those
-    at or past ``position`` (the next offset the task expects; None before the first delivery),
-    each offset once.
-
-    The consumer can hand back records fetched just before a rebalance that gave the partition
-    back to this task, and then the same records again from the group's commit: delivered twice,
-    they were written twice. A task that asks to rewind will move ``position`` back first.
-    """
-    keep: list[int] = []
-    expected = position if position is not None else -1
-    for i, offset in enumerate(offsets):
-        if offset >= expected:
-            keep.append(i)
-            expected = offset + 1
-    return keep
