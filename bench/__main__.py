@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
                 failed.append(name)
     sys.stdout.write(markdown(results) + "\n")
     if not args.smoke and results:
-        as_json, as_md = save(results, args.out)
+        as_json, as_md = save(results, args.out, failed)
         sys.stdout.write(f"written to {as_json} and {as_md}\n")
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")

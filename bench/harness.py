@@ -206,7 +206,7 @@ def memory_table(results: list[Result]) -> list[str]:
     ]
 
 
-def save(results: list[Result], folder: Path) -> tuple[Path, Path]:
+def save(results: list[Result], folder: Path, failed: list[str] | None = None) -> tuple[Path, Path]:
     """Writes the run as JSON and as markdown under ``folder``; also ``latest.md``."""
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -221,6 +221,8 @@ def save(results: list[Result], folder: Path) -> tuple[Path, Path]:
     }
     as_json.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     text = markdown(results)
+    if failed:  # a partial report must say so, since it also becomes latest.md
+        text += f"\nFailed, so not in this report: {', '.join(failed)}.\n"
     as_md.write_text(text)
     (folder / "latest.md").write_text(text)
     return as_json, as_md

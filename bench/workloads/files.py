@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -39,6 +40,9 @@ HEADRACE_RSS = {
     "headrace workers and plugins": ("worker-1", "worker-2"),
     "headrace config service": ("config",),
     "headrace coordinator": ("coordinator",),
+    "headrace executor": ("executor",),
+    # Everything headrace runs, against Connect's workers, which hold everything Connect runs.
+    "headrace, every process": ("worker-1", "worker-2", "config", "coordinator", "executor"),
 }
 CONNECT_RSS = ("Kafka Connect standalone worker", "Kafka Connect distributed workers")
 SCENARIOS = ("end to end", "steady state", "source alone", "sink alone")
@@ -79,15 +83,19 @@ class Case:
     folder: Path
     line_bytes: int
 
-    def source(self, name: str, file: Path, topic: str) -> None:
+    def source(self, name: str, file: Path, topic: str, created: ExitStack) -> None:
+        """Creates a file source; it is deleted when ``created`` closes, failure or not."""
         config = {"connector.class": "FileStreamSource", "file": str(file), "topic": topic}
         self.connectors.create(
             name, {**config, "tasks.max": "1", "batch.size": "2000", **self.extra}
         )
+        created.callback(self.connectors.delete, name)
 
-    def sink(self, name: str, file: Path, topic: str) -> None:
+    def sink(self, name: str, file: Path, topic: str, created: ExitStack) -> None:
+        """Creates a file sink; it is deleted when ``created`` closes, failure or not."""
         config = {"connector.class": "FileStreamSink", "file": str(file), "topics": topic}
         self.connectors.create(name, {**config, "tasks.max": "1", **self.extra})
+        created.callback(self.connectors.delete, name)
 
     async def _topic_count(self, topic: str) -> int:
         return await topic_count(self.env.bootstrap, topic)
@@ -97,35 +105,36 @@ class Case:
         out, topic = self.folder / "e2e.out", self.env.fresh("lines")
         source, sink = self.env.fresh("source"), self.env.fresh("sink")
         asyncio.run(ensure_topic(self.env.bootstrap, topic, 1))
-        started = time.perf_counter()
-        self.source(source, input_file, topic)
-        self.sink(sink, out, topic)
 
         async def out_lines() -> int:
             return lines_in(out, self.line_bytes)
 
-        end_to_end, steady = asyncio.run(watch("end to end", out_lines, n, started, DEADLINE_S))
-        self.connectors.delete(source)
-        self.connectors.delete(sink)
+        with ExitStack() as created:
+            started = time.perf_counter()
+            self.source(source, input_file, topic, created)
+            self.sink(sink, out, topic, created)
+            end_to_end, steady = asyncio.run(watch("end to end", out_lines, n, started, DEADLINE_S))
 
         alone, alone_topic = self.env.fresh("source"), self.env.fresh("lines")
         asyncio.run(ensure_topic(self.env.bootstrap, alone_topic, 1))
-        started = time.perf_counter()
-        self.source(alone, input_file, alone_topic)
-        source_rate, _ = asyncio.run(
-            watch("source alone", lambda: self._topic_count(alone_topic), n, started, DEADLINE_S)
-        )
-        self.connectors.delete(alone)
+        with ExitStack() as created:
+            started = time.perf_counter()
+            self.source(alone, input_file, alone_topic, created)
+            source_rate, _ = asyncio.run(
+                watch(
+                    "source alone", lambda: self._topic_count(alone_topic), n, started, DEADLINE_S
+                )
+            )
 
         alone, sink_out = self.env.fresh("sink"), self.folder / "sink.out"
-        started = time.perf_counter()
-        self.sink(alone, sink_out, filled_topic)
 
         async def sink_lines() -> int:
             return lines_in(sink_out, self.line_bytes)
 
-        sink_rate, _ = asyncio.run(watch("sink alone", sink_lines, n, started, DEADLINE_S))
-        self.connectors.delete(alone)
+        with ExitStack() as created:
+            started = time.perf_counter()
+            self.sink(alone, sink_out, filled_topic, created)
+            sink_rate, _ = asyncio.run(watch("sink alone", sink_lines, n, started, DEADLINE_S))
         return {
             "end to end": end_to_end,
             "steady state": steady,
@@ -153,6 +162,7 @@ class FileToFile:
         ("headrace end to end", "raw aiokafka produce+consume"),
         ("headrace steady state", "raw aiokafka produce+consume"),
         ("headrace workers and plugins peak RSS", "Kafka Connect distributed workers peak RSS"),
+        ("headrace, every process peak RSS", "Kafka Connect distributed workers peak RSS"),
     )
 
     def parameters(self, smoke: bool) -> dict[str, object]:

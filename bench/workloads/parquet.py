@@ -7,7 +7,7 @@ tasks have work (a consumer group gives each member whole partitions). Then, one
 the same topic:
 
 - **headrace**: a ``ParquetSink`` connector with ``tasks.max=2``. End to end runs from the create
-  call's answer to the last row in Parquet; steady state from the first row in Parquet to the
+  call to the last row in Parquet; steady state from the first row in Parquet to the
   last, so plugin start-up and Spark's first job stay out of it. The sink flushes a task's buffer
   at 20,000 records or after a second (its defaults), and the executor fsyncs every batch before
   the offsets are committed.
@@ -271,8 +271,8 @@ class KafkaToParquet:
                 peaks.track(HEADRACE_RSS, stack.pid(service))
             peaks.track(EXECUTOR_RSS, stack.pid("executor"))
             peaks.track(HEADRACE_RSS, stack.pid("executor"))
-            client.create(name, config)
             started = time.perf_counter()
+            client.create(name, config)
             try:
                 end_to_end, steady = asyncio.run(
                     watch("headrace", rows.progress, n, started, DEADLINE_S)

@@ -4,11 +4,14 @@ headrace's two workers beside Kafka Connect distributed with two workers, on the
 running the same connectors: file sinks (FileStreamSink on both) with N = 1, 8 and 32 tasks over
 one idle topic, so what is measured is the runtime's work, not the records'. Each run:
 
-1. creates the three connectors one after another, timing each from the create call's answer to
+1. creates the three connectors one after another, timing each from the create call to
    all of its N tasks RUNNING (the earlier connectors keep running meanwhile, as they would);
-2. kills the second worker with SIGKILL (with its process group: a worker's plugin processes die
-   with it, as they would when a machine is lost), and times how long until every task is RUNNING
-   on the surviving worker;
+2. kills the second worker's process with SIGKILL (with its process group: a worker's plugin
+   processes die with it), and times how long until every task is RUNNING on the surviving
+   worker. This is a process crash: its connections close at once, and headrace's coordinator
+   sees its stream end. Connect's group waits for its session timeout either way. A machine lost
+   without closing its connections would leave headrace waiting out its own session timeout
+   too (10 s by default, as Connect's).
 3. counts the tasks the surviving worker stopped in that time, from each system's status topic:
    both write UNASSIGNED for a task a worker stops. Zero is the aim: the survivor's work should
    not move.
@@ -27,6 +30,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -212,40 +216,42 @@ async def stopped_since(
 
 def measure(env: BenchEnv, system: System, folder: Path) -> dict[str, float]:
     """One system's figures: create to RUNNING per size, kill to RUNNING elsewhere, and the
-    survivor's stopped tasks."""
+    survivor's stopped tasks. Its connectors are deleted on the way out, failure or not."""
     topic = env.fresh("idle")
     asyncio.run(ensure_topic(env.bootstrap, topic, 8))
     figures: dict[str, float] = {}
     names = {n: env.fresh(f"sink{n}") for n in SIZES}
-    for n, name in names.items():
+    with ExitStack() as created:
+        for n, name in names.items():
+            started = time.perf_counter()
+            system.create(
+                name,
+                {
+                    "connector.class": "FileStreamSink",
+                    "tasks.max": str(n),
+                    "topics": topic,
+                    "file": str(folder / f"{name}.out"),
+                    "key.converter": STRING_CONVERTER,
+                    "value.converter": STRING_CONVERTER,
+                },
+            )
+            created.callback(system.delete, name)
+            figures[f"{system.name} create to {n} tasks RUNNING"] = wait_tasks(
+                system, name, n, lambda t: t[1] == "RUNNING", started
+            )
+        survivor, victim = system.worker_ids()
+        status_before = asyncio.run(end_offsets(env.bootstrap, system.status_topic))
         started = time.perf_counter()
-        system.create(
-            name,
-            {
-                "connector.class": "FileStreamSink",
-                "tasks.max": str(n),
-                "topics": topic,
-                "file": str(folder / f"{name}.out"),
-                "key.converter": STRING_CONVERTER,
-                "value.converter": STRING_CONVERTER,
-            },
+        system.kill_second_worker()
+        moved = 0.0
+        for n, name in names.items():
+            moved = wait_tasks(
+                system, name, n, lambda t: t[1] == "RUNNING" and t[2] != victim, started
+            )
+        figures[f"{system.name} SIGKILL to tasks RUNNING elsewhere"] = moved
+        figures[f"{system.name} tasks stopped on the untouched worker"] = asyncio.run(
+            stopped_since(env.bootstrap, status_before, system.decode, survivor)
         )
-        figures[f"{system.name} create to {n} tasks RUNNING"] = wait_tasks(
-            system, name, n, lambda t: t[1] == "RUNNING", started
-        )
-    survivor, victim = system.worker_ids()
-    status_before = asyncio.run(end_offsets(env.bootstrap, system.status_topic))
-    started = time.perf_counter()
-    system.kill_second_worker()
-    moved = 0.0
-    for n, name in names.items():
-        moved = wait_tasks(system, name, n, lambda t: t[1] == "RUNNING" and t[2] != victim, started)
-    figures[f"{system.name} SIGKILL to tasks RUNNING elsewhere"] = moved
-    figures[f"{system.name} tasks stopped on the untouched worker"] = asyncio.run(
-        stopped_since(env.bootstrap, status_before, system.decode, survivor)
-    )
-    for name in names.values():
-        system.delete(name)
     return figures
 
 
