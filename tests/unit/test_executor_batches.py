@@ -15,7 +15,6 @@ from headrace.executor.batches import (
     check_path,
     rows_after,
     validate_write,
-    without_repeats,
 )
 from headrace.executor.layout import OffsetRange
 from headrace.runtime.executor import ipc_stream
@@ -137,16 +136,3 @@ def test_filtering_splits_rows_exactly_at_the_watermark(offsets: list[int], mark
     kept, skipped = rows_after(table(offsets), mark)
     assert kept.column("kafka_offset").to_pylist() == [o for o in offsets if o > mark]
     assert skipped == sum(1 for o in offsets if o <= mark)
-
-
-def test_a_record_delivered_twice_in_one_batch_is_written_once() -> None:
-    kept, repeats = without_repeats(table([46, 47, 48, 46, 47, 48, 49]))
-    assert kept.column("kafka_offset").to_pylist() == [46, 47, 48, 49]
-    assert repeats == 3
-
-
-@given(st.lists(st.integers(0, 100), max_size=60))
-def test_each_offset_stays_once_at_its_first_row(offsets: list[int]) -> None:
-    kept, repeats = without_repeats(table(offsets))
-    assert kept.column("kafka_offset").to_pylist() == list(dict.fromkeys(offsets))
-    assert repeats == len(offsets) - len(set(offsets))

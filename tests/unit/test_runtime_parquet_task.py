@@ -86,3 +86,34 @@ async def test_markers_are_provisioned_and_removed_only_on_deletion(tmp_path: Pa
     await task.stop(deleted=True)
     await connector.stop(deleted=True)
     assert list(provisioned.iterdir()) == []
+
+
+async def test_a_record_handed_over_twice_is_written_once(tmp_path: Path) -> None:
+    # A task given its partition back in a rebalance can receive the same records again.
+    executor = Executor()
+    task = parquet.ParquetSinkTask()
+    task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger()))
+    await task.start({"path": str(tmp_path), "topics": "orders"})
+    await task.put([record(0, 46), record(0, 47)])
+    await task.put([record(0, 46), record(0, 47), record(0, 48)])
+    await task.flush({})
+    [write] = executor.writes
+    assert write["table"].column("kafka_offset").to_pylist() == [46, 47, 48]
+    # After a flush the buffer starts afresh: the same offsets again are the executor's to skip.
+    await task.put([record(0, 48)])
+    await task.flush({})
+    assert executor.writes[-1]["table"].column("kafka_offset").to_pylist() == [48]
+
+
+async def test_a_closed_partition_forgets_its_records(tmp_path: Path) -> None:
+    executor = Executor()
+    task = parquet.ParquetSinkTask()
+    task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger()))
+    await task.start({"path": str(tmp_path), "topics": "orders"})
+    await task.put([record(0, 1), record(1, 1)])
+    await task.close({TopicPartition("orders", 0)})
+    await task.put([record(0, 1)])  # the partition back, its record read again: kept
+    await task.flush({})
+    by_partition = {w["partition"]: w["table"] for w in executor.writes}
+    assert by_partition[0].column("kafka_offset").to_pylist() == [1]
+    assert by_partition[1].column("kafka_offset").to_pylist() == [1]

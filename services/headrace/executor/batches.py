@@ -167,24 +167,6 @@ def validate_write(
     return WriteBatch(connector, task, topic, partition, offsets, fmt, root, table)
 
 
-def without_repeats(table: pa.Table) -> tuple[pa.Table, int]:
-    """The batch with each Kafka offset once (its first row), and how many repeats were dropped.
-
-    A partition's offset names one record, so a repeat is the same record delivered twice (a
-    consumer can hand a task the records it fetched just before a rebalance and then the same
-    ones again from the group's commit): writing it twice would duplicate it in the target.
-    """
-    if table.num_rows == 0:
-        return table, 0
-    numbered = table.append_column("_row", pa.array(range(table.num_rows), pa.int64()))
-    firsts = numbered.group_by(OFFSET_COLUMN, use_threads=False).aggregate([("_row", "min")])
-    if firsts.num_rows == table.num_rows:
-        return table, 0
-    rows = firsts.column("_row_min")
-    kept = table.take(rows.take(pc.sort_indices(rows)))  # in their order in the batch
-    return kept, table.num_rows - kept.num_rows
-
-
 def rows_after(table: pa.Table, watermark: int | None) -> tuple[pa.Table, int]:
     """The rows above the watermark, and how many were dropped as already written."""
     if watermark is None:

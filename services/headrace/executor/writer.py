@@ -25,13 +25,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from headrace.core import log
-from headrace.executor.batches import (
-    InvalidRequest,
-    WriteBatch,
-    WriteResult,
-    rows_after,
-    without_repeats,
-)
+from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, rows_after
 from headrace.executor.layout import (
     TEMP_PREFIX,
     batch_dir_name,
@@ -68,16 +62,7 @@ class BatchWriter:
             names = os.listdir(folder)
             self._remove_stale_temp_dirs(folder, names)
             watermark = high_watermark(names)
-            unique, repeats = without_repeats(batch.table)
-            if repeats:
-                self._log.warning(
-                    "repeated_rows_dropped",
-                    connector=batch.connector,
-                    topic=batch.topic,
-                    partition=batch.partition,
-                    repeats=repeats,
-                )
-            rows, skipped = rows_after(unique, watermark)
+            rows, skipped = rows_after(batch.table, watermark)
             if skipped:
                 # Expected when a batch is retried; anything else (a recreated topic, two
                 # connectors on one path) would drop rows, so it must never pass unseen.
@@ -91,7 +76,7 @@ class BatchWriter:
                 )
             target = range_to_write(batch.offsets, watermark)
             if target is None or rows.num_rows == 0:
-                return WriteResult(rows_written=0, rows_skipped=skipped + repeats)
+                return WriteResult(rows_written=0, rows_skipped=skipped)
             temp = os.path.join(folder, temp_dir_name())
             try:
                 self._write_parquet(rows, temp)
@@ -101,7 +86,7 @@ class BatchWriter:
             except BaseException:
                 shutil.rmtree(temp, ignore_errors=True)
                 raise
-            return WriteResult(rows_written=rows.num_rows, rows_skipped=skipped + repeats)
+            return WriteResult(rows_written=rows.num_rows, rows_skipped=skipped)
 
     def _write_parquet(self, rows: pa.Table, temp: str) -> None:
         try:

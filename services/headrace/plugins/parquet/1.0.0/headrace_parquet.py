@@ -169,11 +169,26 @@ class ParquetSinkTask(SinkTask):
         parsed = CONFIG.parse(config)
         self.path: str = parsed["path"]
         self.buffer: list[SinkRecord] = []
+        # Where each buffered record came from: a record handed over twice is buffered once.
+        self._buffered: set[tuple[TopicPartition, int]] = set()
         self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
         _provision(self._marker)
 
     async def put(self, records: list[SinkRecord]) -> None:
-        self.buffer.extend(records)
+        # A consumer can hand a task that got its partition back in a rebalance the records it
+        # fetched just before, then the same ones again from the group's commit. One offset is
+        # one record, so a repeat is dropped here: the executor's watermark drops what an
+        # earlier batch wrote, but cannot tell a repeat within one batch from a real row.
+        repeats = 0
+        for r in records:
+            where = (r.topic_partition, r.offset)
+            if where in self._buffered:
+                repeats += 1
+                continue
+            self._buffered.add(where)
+            self.buffer.append(r)
+        if repeats:
+            self.context.logger.warning("repeated_records_dropped", repeats=repeats)
 
     async def flush(self, offsets: dict[TopicPartition, int]) -> None:
         if not self.buffer:
@@ -192,6 +207,7 @@ class ParquetSinkTask(SinkTask):
             )
         )
         self.buffer = []
+        self._buffered.clear()
         written = sum(w for w, _ in results)
         skipped = sum(s for _, s in results)
         self.context.logger.info(
@@ -201,6 +217,7 @@ class ParquetSinkTask(SinkTask):
     async def close(self, partitions: set[TopicPartition]) -> None:
         # Their records were flushed before the close; anything left would belong to the new owner.
         self.buffer = [r for r in self.buffer if r.topic_partition not in partitions]
+        self._buffered = {(r.topic_partition, r.offset) for r in self.buffer}
 
     async def stop(self, deleted: bool = False) -> None:
         # The executor's connection is the host's: it closes it once the task has stopped.
