@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
 import immutables
+
+from headrace.core.persistent import with_item, without_item
 
 Config = Mapping[str, str]
 
@@ -74,34 +75,23 @@ class ConfigState:
         return self.tasks.get(name, ())
 
 
-def _with(mapping: Mapping[str, Any], key: str, value: Any) -> immutables.Map[str, Any]:
-    return _persistent(mapping).set(key, value)
-
-
-def _without(mapping: Mapping[str, Any], key: str) -> immutables.Map[str, Any]:
-    persistent = _persistent(mapping)
-    return persistent.delete(key) if key in persistent else persistent
-
-
-def _persistent(mapping: Mapping[str, Any]) -> immutables.Map[str, Any]:
-    return mapping if isinstance(mapping, immutables.Map) else immutables.Map(mapping)
-
-
 def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
     """Folds one config event into the state."""
     match event:
         case ConnectorConfigured(name, config):
-            return replace(state, connectors=_with(state.connectors, name, config))
+            return replace(state, connectors=with_item(state.connectors, name, config))
         case ConnectorRemoved(name):
             return ConfigState(
-                connectors=_without(state.connectors, name),
-                tasks=_without(state.tasks, name),
-                staged=_without(state.staged, name),
+                connectors=without_item(state.connectors, name),
+                tasks=without_item(state.tasks, name),
+                staged=without_item(state.staged, name),
             )
         case TaskConfigured(connector, task, config):
             staged = dict(state.staged.get(connector, {}))
             staged[task] = config
-            return replace(state, staged=_with(state.staged, connector, MappingProxyType(staged)))
+            return replace(
+                state, staged=with_item(state.staged, connector, MappingProxyType(staged))
+            )
         case TasksCommitted(connector, count):
             return _commit(state, connector, count)
     raise TypeError(f"not a config event: {event!r}")
@@ -112,14 +102,14 @@ def _commit(state: ConfigState, connector: str, count: int) -> ConfigState:
     if any(i not in staged for i in range(count)):
         # A commit whose task records compaction has removed (a later, smaller set tombstoned
         # them): Kafka Connect ignores such a commit too, and the connector writes a fresh set.
-        return replace(state, staged=_without(state.staged, connector))
+        return replace(state, staged=without_item(state.staged, connector))
     # The connector's own record need not be there yet: compaction keeps only its latest
     # record, which an update may have put after this commit.
     live = tuple(staged[i] for i in range(count))
     return replace(
         state,
-        tasks=_with(state.tasks, connector, live),
-        staged=_without(state.staged, connector),
+        tasks=with_item(state.tasks, connector, live),
+        staged=without_item(state.staged, connector),
     )
 
 

@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 import immutables
 
+from headrace.core.persistent import with_item, without_item
 from headrace.core.structs import State, WorkUnit
 from headrace.core.topiclog import LogFactory, LogRecord
 from headrace.v1 import events_pb2
@@ -119,12 +120,11 @@ def decode(key: str, value: bytes | None) -> StatusEvent | None:
 
 def apply(state: StatusState, event: StatusEvent) -> StatusState:
     """Folds one status event into the state: the latest report wins, a tombstone removes."""
-    current = state if isinstance(state, immutables.Map) else immutables.Map(state)
     match event:
         case StatusReported(status):
-            return current.set(status.unit, status)
+            return with_item(state, status.unit, status)
         case StatusRemoved(unit):
-            return current.delete(unit) if unit in current else current
+            return without_item(state, unit)
     raise TypeError(f"not a status event: {event!r}")
 
 

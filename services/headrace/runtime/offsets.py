@@ -28,6 +28,7 @@ from typing import Any
 import immutables
 
 from headrace.core import log
+from headrace.core.persistent import with_item, without_item
 from headrace.core.settings import Settings
 from headrace.core.topiclog import LogFactory, LogRecord, kafka_logs
 from headrace.core.topics import ensure_cluster_topic
@@ -95,12 +96,9 @@ def decode(key: bytes | str | None, value: bytes | None) -> OffsetStored | None:
 def apply(state: OffsetMap, event: OffsetStored) -> OffsetMap:
     """Folds one stored offset into one connector's offsets: the last value per partition wins."""
     partition_id = _canonical(dict(event.partition))
-    # A persistent map, as for the configs and status folds: a connector with many source
-    # partitions replays in O(n log n), not O(n^2).
-    current = state if isinstance(state, immutables.Map) else immutables.Map(state)
     if event.offset is None:
-        return current.delete(partition_id) if partition_id in current else current
-    return current.set(partition_id, MappingProxyType(dict(event.offset)))
+        return without_item(state, partition_id)
+    return with_item(state, partition_id, MappingProxyType(dict(event.offset)))
 
 
 class OffsetStore:
