@@ -11,7 +11,8 @@ import asyncio
 import time
 from collections.abc import Mapping, Sequence
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 IN_FLIGHT = 8  # batches awaited together; enough to keep the broker busy
 BATCH_BYTES = 512 * 1024  # well under the broker's 1 MiB default message limit
@@ -85,5 +86,22 @@ async def consume(bootstrap: str, topic: str, group: str, n: int) -> float:
             seen += sum(len(records) for records in chunk.values())
         await consumer.commit()
         return n / (time.perf_counter() - started)
+    finally:
+        await consumer.stop()
+
+
+async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
+    """Where each partition of ``topic`` ends now."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    partitions = [TopicPartition(topic, p["partition"]) for p in described[0]["partitions"]]
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    await consumer.start()
+    try:
+        return await consumer.end_offsets(partitions)
     finally:
         await consumer.stop()

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-
 from bench import raw
 from bench.connect import STRING_CONVERTER, ConnectDistributed, standalone
 from bench.env import BenchEnv
@@ -59,14 +57,8 @@ def lines(n: int, line_bytes: int) -> list[bytes]:
 
 
 async def topic_count(bootstrap: str, topic: str) -> int:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
-    await consumer.start()
-    try:
-        partitions = consumer.partitions_for_topic(topic) or {0}
-        ends = await consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
-        return sum(ends.values())
-    finally:
-        await consumer.stop()
+    """Records in ``topic`` now (it is never compacted or trimmed while a run reads it)."""
+    return sum((await raw.end_offsets(bootstrap, topic)).values())
 
 
 def lines_in(path: Path, line_bytes: int) -> int:

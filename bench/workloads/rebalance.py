@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
+from bench import raw
 from bench.connect import STRING_CONVERTER, ConnectDistributed
 from bench.env import BenchEnv
 from bench.harness import Measure
@@ -167,23 +167,6 @@ def wait_tasks(
     raise RuntimeError(f"{system.name}: {name} not as expected in {DEADLINE_S}s: {tasks}")
 
 
-async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
-    """Where each partition of ``topic`` ends now."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        described = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    partitions = [TopicPartition(topic, p["partition"]) for p in described[0]["partitions"]]
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
-    await consumer.start()
-    try:
-        return await consumer.end_offsets(partitions)
-    finally:
-        await consumer.stop()
-
-
 async def stopped_since(
     bootstrap: str, since: dict[TopicPartition, int], decode: StatusDecoder, worker: str
 ) -> int:
@@ -240,7 +223,7 @@ def measure(env: BenchEnv, system: System, folder: Path) -> dict[str, float]:
                 system, name, n, lambda t: t[1] == "RUNNING", started
             )
         survivor, victim = system.worker_ids()
-        status_before = asyncio.run(end_offsets(env.bootstrap, system.status_topic))
+        status_before = asyncio.run(raw.end_offsets(env.bootstrap, system.status_topic))
         started = time.perf_counter()
         system.kill_second_worker()
         moved = 0.0
