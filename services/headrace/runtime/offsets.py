@@ -43,6 +43,11 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+def canonical_partition(source_partition: Mapping[str, Any]) -> str:
+    """One source partition in one canonical form: equal partitions give equal strings."""
+    return _canonical(dict(source_partition))
+
+
 def offset_key(connector: str, source_partition: Mapping[str, Any]) -> bytes:
     """The record key for one source partition of one connector."""
     return _canonical([connector, dict(source_partition)]).encode()
@@ -95,7 +100,7 @@ def decode(key: bytes | str | None, value: bytes | None) -> OffsetStored | None:
 
 def apply(state: OffsetMap, event: OffsetStored) -> OffsetMap:
     """Folds one stored offset into one connector's offsets: the last value per partition wins."""
-    partition_id = _canonical(dict(event.partition))
+    partition_id = canonical_partition(event.partition)
     if event.offset is None:
         return without_item(state, partition_id)
     return with_item(state, partition_id, MappingProxyType(dict(event.offset)))
@@ -135,7 +140,7 @@ class OffsetStore:
 
     def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
         """The latest stored offset of one source partition, or None."""
-        found = self.state.get(_canonical(dict(partition)))
+        found = self.state.get(canonical_partition(partition))
         return dict(found) if found is not None else None
 
     def offsets(

@@ -1,7 +1,8 @@
 """The source task loop: poll -> convert -> produce -> commit_record -> store offsets -> commit.
 
-Each batch ``poll`` returns is produced as a whole with an idempotent producer and awaited; only
-then are the batch's source offsets written (the last one per source partition), so a stored
+Each batch ``poll`` returns is produced as a whole, in one Kafka batch per topic-partition, with an
+idempotent producer, and awaited (``produce.py``); only then are the batch's source offsets
+written (the last one per source partition), so a stored
 offset never points past data that is not in Kafka. After a crash the task resumes from the last
 stored offset: a deterministic source neither skips nor repeats records across a graceful stop,
 and repeats at most the last unacknowledged batch across a crash (at-least-once).
@@ -9,8 +10,7 @@ and repeats at most the last unacknowledged batch across a crash (at-least-once)
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -20,8 +20,9 @@ from headrace.runtime import kafka
 from headrace.runtime.converters import Converter, converter_for
 from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
-from headrace.runtime.offsets import OffsetStore, offset_key
+from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.placement import LoopBase, Placement
+from headrace.runtime.produce import BatchProducer, Outgoing, TopicLayout
 from headrace.sdk.errors import DataError
 from headrace.sdk.records import RecordMetadata, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
@@ -29,8 +30,6 @@ from headrace.sdk.task import SourceTask, SourceTaskContext
 EMPTY_POLL_BACKOFF_S = 0.1
 """Pause after a poll that returned nothing: a poll that returns [] at once must not spin the
 event loop (a coroutine that never really awaits would starve every other task)."""
-
-Encoded = tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]
 
 
 class SourceRunner(LoopBase):
@@ -41,6 +40,7 @@ class SourceRunner(LoopBase):
         self.task = task
         self.produced = 0
         self._producer: AIOKafkaProducer | None = None
+        self._batches: BatchProducer | None = None
         self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
 
@@ -54,6 +54,9 @@ class SourceRunner(LoopBase):
         client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
         self._producer = kafka.producer(self.settings, client_id)
         await self._producer.start()
+        self._batches = BatchProducer(self._producer)
+        # The SDK's commit_record does nothing: a task that keeps it is not called per record.
+        self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
         self.task.initialize(
             SourceTaskContext(
                 self.connector, self.task_id, self._offsets, logger=self._log, paths=self.paths
@@ -81,51 +84,29 @@ class SourceRunner(LoopBase):
         """Closes the Kafka clients (after the task was stopped)."""
         if self._producer is not None:
             await self._producer.stop()
-            self._producer = None
+            self._producer = self._batches = None
         if self._offsets is not None:
             await self._offsets.close()
             self._offsets = None
 
     async def _process(self, records: list[SourceRecord]) -> None:
-        assert self._producer is not None
-        encoded = [self._encode(r) for r in records]
-        futures = [
-            None if enc is None else await self._send(record, enc)
-            for record, enc in zip(records, encoded, strict=True)
-        ]
-        latest: dict[bytes, tuple[Mapping[str, Any], Any]] = {}
-        for record, future in zip(records, futures, strict=True):
-            meta = None
-            if future is not None:
-                sent = await future
-                meta = RecordMetadata(sent.topic, sent.partition, sent.offset, sent.timestamp)
-                self.produced += 1
-            await self.task.commit_record(record, meta)
-            # A skipped record still moves the position: it has been dealt with.
-            latest[offset_key(self.connector, record.source_partition)] = (
-                record.source_partition,
-                record.source_offset,
-            )
-        assert self._offsets is not None
-        await self._offsets.write(list(latest.values()))
+        assert self._batches is not None and self._offsets is not None
+        layouts = {t: await self._batches.layout(t) for t in {r.topic for r in records}}
+        encoded = [self._encode(r, layouts[r.topic]) for r in records]
+        outgoing = [enc for enc in encoded if enc is not None]
+        delivered = iter(await self._batches.produce(outgoing))
+        self.produced += len(outgoing)
+        if self._wants_commit_record:
+            for record, enc in zip(records, encoded, strict=True):
+                meta = None if enc is None else RecordMetadata(record.topic, *next(delivered))
+                await self.task.commit_record(record, meta)
+        # A skipped record still moves the position: it has been dealt with.
+        await self._offsets.write(latest_offsets(records))
         await self.task.commit()
 
-    async def _send(self, record: SourceRecord, enc: Encoded) -> asyncio.Future[Any]:
-        assert self._producer is not None
-        key, value, headers = enc
-        future: asyncio.Future[Any] = await self._producer.send(
-            record.topic,
-            value=value,
-            key=key,
-            partition=record.partition,
-            timestamp_ms=record.timestamp,
-            headers=headers or None,
-        )
-        return future
-
-    def _encode(self, record: SourceRecord) -> Encoded | None:
+    def _encode(self, record: SourceRecord, layout: TopicLayout) -> Outgoing | None:
         try:
-            return self._convert(record)
+            return self._convert(record, layout)
         except RecordError as exc:
             if not self._policy.tolerate_all:
                 raise
@@ -139,7 +120,17 @@ class SourceRunner(LoopBase):
             )
             return None
 
-    def _convert(self, record: SourceRecord) -> Encoded:
+    def _convert(self, record: SourceRecord, layout: TopicLayout) -> Outgoing:
+        if record.partition is not None and not layout.has(record.partition):
+            raise source_record_error(
+                "partitioner",
+                record.source_partition,
+                record.topic,
+                ValueError(
+                    f"partition {record.partition} does not exist "
+                    f"(the topic has {len(layout.partitions)})"
+                ),
+            )
         try:
             key = self._key_converter.from_connect_data(record.topic, record.key_schema, record.key)
         except DataError as exc:
@@ -150,7 +141,7 @@ class SourceRunner(LoopBase):
         headers = [
             (name, v.encode() if isinstance(v, str) else (v or b"")) for name, v in record.headers
         ]
-        return key, value, headers
+        return Outgoing(record.topic, record.partition, key, value, headers, record.timestamp)
 
 
 def _convert_value(converter: Converter, record: SourceRecord) -> bytes | None:
@@ -160,3 +151,18 @@ def _convert_value(converter: Converter, record: SourceRecord) -> bytes | None:
         raise source_record_error(
             "value converter", record.source_partition, record.topic, exc
         ) from exc
+
+
+def latest_offsets(records: Sequence[SourceRecord]) -> list[tuple[Mapping[str, Any], Any]]:
+    """The last source offset of each source partition in ``records``, in order of first
+    appearance. Records of one source partition usually share one mapping, so each distinct
+    mapping object is put in canonical form only once."""
+    canonical: dict[int, str] = {}
+    latest: dict[str, tuple[Mapping[str, Any], Any]] = {}
+    for record in records:
+        partition = record.source_partition
+        key = canonical.get(id(partition))
+        if key is None:
+            key = canonical[id(partition)] = canonical_partition(partition)
+        latest[key] = (partition, record.source_offset)
+    return list(latest.values())

@@ -1,0 +1,146 @@
+"""Producing a poll's records in whole batches: one batch per topic-partition, handed to the
+producer with ``send_batch``, instead of one ``send`` (and one future) per record.
+
+Partitions are chosen as Kafka's Java producer chooses them:
+- a record that names its partition goes there;
+- a keyed record goes where murmur2 of its key bytes points, the partition Java would pick;
+- a record with neither sticks, with every other such record of the same poll and topic, to one
+  partition chosen at random among the available ones (Kafka's sticky partitioner, KIP-480).
+
+The choice (``plan``) is a pure function of the records and the topics' partitions; sending and
+awaiting the batches is ``BatchProducer.produce``. Records of one partition keep the order of the
+poll: the producer sends one partition's batches one after another, and is idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import DefaultPartitioner
+
+Headers = Sequence[tuple[str, bytes]]
+
+
+class Outgoing(NamedTuple):
+    """One record ready for Kafka: its bytes, where it goes, and when it happened."""
+
+    topic: str
+    partition: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+    timestamp: int | None = None
+
+
+@dataclass(frozen=True)
+class TopicLayout:
+    """A topic's partitions as the producer's metadata knows them."""
+
+    partitions: tuple[int, ...]  # sorted, as Java's partitioner indexes them
+    available: tuple[int, ...]  # those with a leader now
+
+    def has(self, partition: int) -> bool:
+        return partition in self.partitions
+
+
+Sent = tuple["asyncio.Future[Any]", int, list[int]]
+"""A batch handed to the producer: its delivery, its partition, the indices of its records."""
+
+
+class Delivered(NamedTuple):
+    """Where Kafka stored one record."""
+
+    partition: int
+    offset: int
+    timestamp: int
+
+
+def plan(
+    records: Sequence[Outgoing],
+    layouts: Mapping[str, TopicLayout],
+    choose: Callable[[Sequence[int]], int] = random.choice,
+) -> dict[tuple[str, int], list[int]]:
+    """The records' indices per (topic, partition), each list in poll order.
+
+    A named partition must exist in its topic's layout (callers check it first, to make a
+    missing one a record error); ``choose`` picks the sticky partition of unkeyed records.
+    """
+    by_partition = DefaultPartitioner()
+    sticky: dict[str, int] = {}
+    groups: dict[tuple[str, int], list[int]] = {}
+    for index, record in enumerate(records):
+        layout = layouts[record.topic]
+        partition = record.partition
+        if partition is None:
+            if record.key is not None:
+                partition = by_partition(record.key, list(layout.partitions), layout.available)
+            else:
+                partition = sticky.get(record.topic)
+                if partition is None:
+                    partition = choose(layout.available or layout.partitions)
+                    sticky[record.topic] = partition
+        groups.setdefault((record.topic, partition), []).append(index)
+    return groups
+
+
+class BatchProducer:
+    """Sends a poll's records to Kafka in whole batches and says where each one landed."""
+
+    def __init__(self, producer: AIOKafkaProducer) -> None:
+        self._producer = producer
+
+    async def layout(self, topic: str) -> TopicLayout:
+        """The topic's partitions, fetching its metadata if the producer has none yet."""
+        await self._producer.partitions_for(topic)
+        metadata: Any = self._producer.client.cluster
+        return TopicLayout(
+            tuple(sorted(metadata.partitions_for_topic(topic) or ())),
+            tuple(metadata.available_partitions_for_topic(topic) or ()),
+        )
+
+    async def produce(self, records: Sequence[Outgoing]) -> list[Delivered]:
+        """Sends every record and waits until Kafka acknowledged all of them; one ``Delivered``
+        per record, in order. A failed batch raises the producer's error."""
+        layouts = {topic: await self.layout(topic) for topic in {r.topic for r in records}}
+        now_ms = int(time.time() * 1000)
+        stamps = [now_ms if r.timestamp is None else r.timestamp for r in records]
+        sent: list[Sent] = []
+        for (topic, partition), indices in plan(records, layouts).items():
+            batch, members = self._producer.create_batch(), list[int]()
+            for index in indices:
+                if not self._append(batch, records[index], stamps[index]):
+                    sent.append(await self._send(batch, topic, partition, members))
+                    batch, members = self._producer.create_batch(), list[int]()
+                    self._append(batch, records[index], stamps[index])  # empty: takes any one
+                members.append(index)
+            sent.append(await self._send(batch, topic, partition, members))
+        delivered: list[Delivered | None] = [None] * len(records)
+        for future, partition, members in sent:
+            metadata = await future
+            # -1: the topic keeps the producer's timestamps (CreateTime), as sent.
+            log_time = None if metadata.timestamp in (None, -1) else metadata.timestamp
+            for position, index in enumerate(members):
+                stamp = stamps[index] if log_time is None else log_time
+                delivered[index] = Delivered(partition, metadata.offset + position, stamp)
+        assert all(d is not None for d in delivered)
+        return delivered  # type: ignore[return-value]  # every index was in one batch
+
+    @staticmethod
+    def _append(batch: Any, record: Outgoing, stamp: int) -> bool:
+        appended = batch.append(
+            key=record.key, value=record.value, timestamp=stamp, headers=list(record.headers)
+        )
+        return appended is not None
+
+    async def _send(self, batch: Any, topic: str, partition: int, members: list[int]) -> Sent:
+        batch.close()
+        future: asyncio.Future[Any] = await self._producer.send_batch(
+            batch, topic, partition=partition
+        )
+        return future, partition, members
