@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from headrace.core.settings import Settings
@@ -16,7 +17,7 @@ from headrace.runtime.errors import RecordError
 from headrace.runtime.offsets import OffsetStore
 from headrace.runtime.placement import Placement
 from headrace.runtime.source import SourceRunner
-from headrace.sdk import RecordMetadata, SourceRecord, SourceTask
+from headrace.sdk import RecordMetadata, SourceBatch, SourceRecord, SourceTask
 from tests.support import consume, eventually
 
 pytestmark = pytest.mark.kafka
@@ -69,9 +70,15 @@ async def run_until(runner: SourceRunner, done: Callable[[], bool]) -> BaseExcep
     return loop.exception()
 
 
-def runner_for(kafka: str, cluster: str, task: SourceTask, **config: str) -> SourceRunner:
+def runner_for(
+    kafka: str,
+    cluster: str,
+    task: SourceTask,
+    config: Mapping[str, str] | None = None,
+    converters: Mapping[str, str] = STRING,
+) -> SourceRunner:
     settings = Settings(bootstrap_servers=kafka, cluster=cluster)
-    connector_config = {"name": "src", **STRING, **config}
+    connector_config = {"name": "src", **converters, **(config or {})}
     return SourceRunner(Placement("src", 0, connector_config, {}, settings), task)
 
 
@@ -133,7 +140,7 @@ async def test_with_errors_tolerated_that_record_alone_is_skipped(kafka: str, cl
     await ensure_topic(kafka, topic, 1)
     polled = [record(topic, 0), record(topic, 1, partition=4), record(topic, 2)]
     task = ListSource(list(polled))
-    runner = runner_for(kafka, cluster, task, **{"errors.tolerance": "all"})
+    runner = runner_for(kafka, cluster, task, {"errors.tolerance": "all"})
     error = await run_until(runner, lambda: task.commits > 0)
 
     assert error is None and runner.skipped == 1
@@ -144,3 +151,81 @@ async def test_with_errors_tolerated_that_record_alone_is_skipped(kafka: str, cl
         ("v2", False),
     ]
     assert await stored(kafka, cluster) == {"n": 2}  # the skipped record moved the position
+
+
+class BatchSource(ListSource):
+    """Returns one SourceBatch, then nothing."""
+
+    def __init__(self, batch: SourceBatch) -> None:
+        super().__init__([])
+        self.batch: SourceBatch | None = batch
+
+    async def poll(self) -> Any:
+        polled, self.batch = self.batch, None
+        if polled is None:
+            await asyncio.sleep(0.05)
+            return []
+        return polled
+
+
+def batch_to(topic: str, values: Any, keys: Any = None) -> SourceBatch:
+    return SourceBatch(
+        PARTITION,
+        {"n": 99},
+        topic,
+        values,
+        keys=keys,
+        headers=(("origin", "batch"), ("raw", b"\x00\x01")),
+        timestamp=1_700_000_000_000,
+    )
+
+
+async def kafka_view(kafka: str, topic: str, count: int) -> list[tuple[Any, ...]]:
+    """Each record's bytes, headers and timestamp, and its partition where the key decides it
+    (an unkeyed record's partition is chosen at random), in partition and offset order."""
+    records = sorted(await consume(kafka, topic, count), key=lambda r: (r.partition, r.offset))
+    return [
+        (r.partition if r.key is not None else None, r.key, r.value, list(r.headers), r.timestamp)
+        for r in records
+    ]
+
+
+@pytest.mark.parametrize("converters", [STRING, {}], ids=["string", "json-default"])
+async def test_a_batch_puts_the_same_bytes_in_kafka_as_its_records_one_by_one(
+    kafka: str, cluster: str, converters: dict[str, str]
+) -> None:
+    values = pa.array(["plain", "", None, "grüße ✓", "x" * 3000], pa.string())
+    keys = ["k1", "k2", None, "k1", "k3"]
+    by_batch, by_record = f"{cluster}-by-batch", f"{cluster}-by-record"
+    for topic in (by_batch, by_record):
+        await ensure_topic(kafka, topic, 3)
+    batch_task = BatchSource(batch_to(by_batch, values, keys))
+    records = batch_to(by_record, values, keys).records()
+    record_task = ListSource(list(records))
+    for task in (batch_task, record_task):
+        runner = runner_for(kafka, cluster, task, converters=converters)
+        assert await run_until(runner, lambda t=task: t.commits > 0) is None  # type: ignore[misc]
+
+    batched, one_by_one = (
+        await kafka_view(kafka, by_batch, 5),
+        await kafka_view(kafka, by_record, 5),
+    )
+    assert sorted(batched, key=repr) == sorted(one_by_one, key=repr)
+    for view in (batched, one_by_one):  # one key's records keep their order in their partition
+        first, second = [v for _, key, v, *_ in view if key and b"k1" in key]
+        assert b"plain" in first and b"plain" not in second
+    assert await stored(kafka, cluster) == {"n": 99}
+
+
+async def test_a_batch_with_a_value_its_converter_refuses_is_handled_record_by_record(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-mixed"
+    await ensure_topic(kafka, topic, 1)
+    task = BatchSource(batch_to(topic, ["a", b"not text", "c"]))
+    runner = runner_for(kafka, cluster, task, {"errors.tolerance": "all"})
+    assert await run_until(runner, lambda: task.commits > 0) is None
+
+    assert runner.skipped == 1  # the bytes value, named and logged as on the per-record path
+    assert [r.value for r in await consume(kafka, topic, 2)] == [b"a", b"c"]
+    assert await stored(kafka, cluster) == {"n": 99}

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from headrace.sdk import (
     ConnectorContext,
     Paths,
     SchemaType,
+    SinkBatch,
     SinkRecord,
     SinkTaskContext,
     SourceTaskContext,
@@ -83,7 +85,7 @@ async def drain(task: Any) -> list[Any]:
     """Every record the task has to give now, poll by poll."""
     records = []
     while batch := await task.poll():
-        records += batch
+        records += batch.records()
     return records
 
 
@@ -123,6 +125,16 @@ def complete_lines(data: bytes) -> list[tuple[str, int]]:
     return found
 
 
+@given(
+    st.lists(CHUNKS.filter(lambda c: b"\r" not in c), max_size=40).map(b"".join), st.integers(1, 12)
+)
+def test_the_native_split_gives_what_split_lines_gives(data: bytes, limit: int) -> None:
+    lines, consumed = source.lines_of(data, limit)
+    expected = source.split_lines(data, limit)
+    assert lines.to_pylist() == [text for text, _ in expected]
+    assert consumed == (expected[-1][1] if expected else 0)
+
+
 @given(st.lists(CHUNKS, max_size=40), st.integers(1, 50))
 def test_split_lines_finds_every_complete_line_and_no_other(
     chunks: list[bytes], limit: int
@@ -136,7 +148,8 @@ def test_split_lines_finds_every_complete_line_and_no_other(
 
 async def test_each_line_is_a_string_record_with_its_byte_position(root: Path) -> None:
     (root / "in.txt").write_bytes("one\r\ntwo\nthré\rfour".encode())
-    task = await source_task(root, "in.txt")
+    # One line per poll: each batch's offset is the position after its last line.
+    task = await source_task(root, "in.txt", config={"batch.size": "1"})
     records = await drain(task)
     assert [r.value for r in records] == ["one", "two", "thré"]
     assert [r.source_offset for r in records] == [
@@ -154,7 +167,7 @@ async def test_each_line_is_a_string_record_with_its_byte_position(root: Path) -
 async def test_a_partial_line_is_sent_once_its_newline_arrives(root: Path) -> None:
     path = root / "in.txt"
     path.write_bytes(b"a\nhalf")
-    task = await source_task(root, str(path))
+    task = await source_task(root, str(path), config={"batch.size": "1"})
     assert [r.value for r in await drain(task)] == ["a"]
     with path.open("ab") as f:
         f.write(b" done\r")
@@ -181,8 +194,11 @@ async def test_batches_of_lines_longer_than_a_read_chunk_are_whole(root: Path) -
     long_lines = [chr(ord("a") + i) * (source.READ_CHUNK + 7) for i in range(3)]
     (root / "in.txt").write_text("".join(f"{line}\n" for line in long_lines))
     task = await source_task(root, "in.txt", config={"batch.size": "2"})
-    assert [r.value for r in await task.poll()] == long_lines[:2]
-    assert [r.value for r in await task.poll()] == long_lines[2:]
+    sizes = []
+    while batch := await task.poll():
+        sizes.append(len(batch))
+        assert batch.values.to_pylist() == long_lines[sum(sizes) - len(batch) : sum(sizes)]
+    assert sum(sizes) == 3 and max(sizes) <= 2
 
 
 async def test_a_task_resumes_after_its_stored_position(root: Path) -> None:
@@ -199,8 +215,8 @@ async def test_positions_resume_where_a_restarted_task_left_off(root: Path) -> N
     first = await source_task(root, "in.txt", config={"batch.size": "3"})
     batch = await first.poll()
     await first.stop()
-    second = await source_task(root, "in.txt", stored=batch[-1].source_offset)
-    assert [r.value for r in batch + await drain(second)] == [str(i) for i in range(7)]
+    second = await source_task(root, "in.txt", stored=batch.source_offset)
+    assert [r.value for r in batch.records() + await drain(second)] == [str(i) for i in range(7)]
 
 
 async def test_a_stored_position_that_is_no_position_fails_the_start(root: Path) -> None:
@@ -219,7 +235,7 @@ async def test_a_cancelled_poll_loses_no_line(root: Path) -> None:
     path = root / "in.txt"
     path.write_text("a\n")
     task = await source_task(root, "in.txt")
-    assert [r.value for r in await task.poll()] == ["a"]
+    assert [r.value for r in await drain(task)] == ["a"]
     waiting = asyncio.ensure_future(task.poll())  # nothing new: it waits
     await asyncio.sleep(0)
     waiting.cancel()
@@ -283,6 +299,29 @@ async def test_the_sink_appends_each_value_as_a_line_as_kafka_prints_it(root: Pa
     await task.put([sink_record("last")])
     await task.stop()
     assert path.read_text().endswith("{'a': 1}\nlast\n")  # stop flushes and closes
+
+
+@given(st.lists(st.none() | st.text(), max_size=20), st.sampled_from([pa.string(), pa.binary()]))
+async def test_a_batch_is_written_as_its_records_are_one_by_one(
+    tmp_path_factory: pytest.TempPathFactory, values: list[Any], arrow_type: pa.DataType
+) -> None:
+    root = tmp_path_factory.mktemp("files")
+    if arrow_type == pa.binary():
+        values = [None if v is None else v.encode() for v in values]
+    batch = SinkBatch(
+        "t",
+        0,
+        offsets=pa.array(range(len(values)), pa.int64()),
+        timestamps=pa.array([None] * len(values), pa.int64()),
+        keys=pa.array([None] * len(values), pa.string()),
+        values=pa.array(values, arrow_type),
+    )
+    by_batch, by_record = await sink_task(root, "batch.txt"), await sink_task(root, "records.txt")
+    await by_batch.put_batch(batch)
+    await by_record.put(batch.records())
+    await by_batch.stop()
+    await by_record.stop()
+    assert (root / "batch.txt").read_bytes() == (root / "records.txt").read_bytes()
 
 
 async def test_flush_hands_the_lines_to_the_operating_system(root: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +15,8 @@ from headrace.runtime.converters import (
     JsonConverter,
     StringConverter,
     converter_for,
+    decode_column,
+    encode_column,
 )
 from headrace.sdk import ConfigException, DataError, Schema, SchemaType, Struct
 from headrace.sdk.data import INT64_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
@@ -258,3 +261,57 @@ def test_unknown_converter_names_the_key_and_the_choices() -> None:
         converter_for({"value.converter": "avro"}, "value")
     with pytest.raises(ConfigException, match=r"schemas\.enable"):
         converter_for({"key.converter.schemas.enable": "maybe"}, "key")
+
+
+# Whole columns (the batch API) give the bytes the per-record path gives, value for value.
+
+COLUMN_CASES = [
+    (StringConverter(), st.none() | st.text(), pa.string()),
+    (StringConverter(), st.none() | st.text(), pa.large_string()),
+    (StringConverter({"encoding": "utf-16"}), st.none() | st.text(), pa.string()),
+    (StringConverter(), st.none() | st.integers(-(2**63), 2**63 - 1), pa.int64()),
+    (ByteArrayConverter(), st.none() | st.binary(), pa.binary()),
+    (converter_for({}, "value"), st.none() | st.text(), pa.string()),
+]
+
+
+@pytest.mark.parametrize(("converter", "values", "arrow_type"), COLUMN_CASES)
+@given(data=st.data())
+def test_a_column_converts_as_its_values_do_one_by_one(
+    converter: Any, values: Any, arrow_type: pa.DataType, data: st.DataObject
+) -> None:
+    column = data.draw(st.lists(values, max_size=30))
+    one_by_one = [converter.from_connect_data("t", None, v) for v in column]
+    assert encode_column(converter, "t", None, pa.array(column, arrow_type)) == one_by_one
+    assert encode_column(converter, "t", None, column) == one_by_one  # a plain list too
+
+
+def test_a_column_with_a_value_the_converter_refuses_raises_its_error() -> None:
+    with pytest.raises(DataError, match="cannot write bytes"):
+        encode_column(StringConverter(), "t", None, pa.array([b"raw"], pa.binary()))
+
+
+@pytest.mark.parametrize(
+    ("converter", "messages"),
+    [
+        (StringConverter(), st.none() | st.text().map(str.encode)),
+        (ByteArrayConverter(), st.none() | st.binary()),
+    ],
+)
+@given(data=st.data())
+def test_messages_decode_to_a_column_of_what_each_decodes_to(
+    converter: Any, messages: Any, data: st.DataObject
+) -> None:
+    batch = data.draw(st.lists(messages, max_size=30))
+    decoded = decode_column(converter, "t", batch)
+    assert decoded is not None
+    schema, column = decoded
+    one_by_one = [converter.to_connect_data("t", m) for m in batch]
+    assert column.to_pylist() == [d.value for d in one_by_one]
+    assert all(d.schema in (None, schema) for d in one_by_one)
+
+
+def test_text_that_is_not_utf8_or_a_converter_without_columns_decodes_one_by_one() -> None:
+    assert decode_column(StringConverter(), "t", [b"ok", b"\xff"]) is None
+    assert decode_column(StringConverter({"encoding": "latin-1"}), "t", [b"\xff"]) is None
+    assert decode_column(converter_for({}, "value"), "t", [b"{}"]) is None

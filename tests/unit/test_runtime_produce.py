@@ -18,7 +18,7 @@ LAYOUTS = {
 
 
 def record(topic: str, partition: int | None, key: bytes | None) -> Outgoing:
-    return Outgoing(topic, partition, key, b"v")
+    return (topic, partition, key, b"v", (), None)
 
 
 records = st.lists(
@@ -45,16 +45,16 @@ def test_every_record_is_sent_once_and_in_poll_order(batch: list[Outgoing]) -> N
 def test_records_go_where_kafkas_producer_sends_them(batch: list[Outgoing]) -> None:
     where = {i: tp for tp, indices in plan(batch, LAYOUTS).items() for i in indices}
     unkeyed: dict[str, set[int]] = {}
-    for i, r in enumerate(batch):
-        topic, partition = where[i]
-        assert topic == r.topic
-        if r.partition is not None:
-            assert partition == r.partition
-        elif r.key is not None:
-            assert partition == java_partition(r.key, len(LAYOUTS[r.topic].partitions))
+    for i, (topic, named, key, *_) in enumerate(batch):
+        assert where[i][0] == topic
+        partition = where[i][1]
+        if named is not None:
+            assert partition == named
+        elif key is not None:
+            assert partition == java_partition(key, len(LAYOUTS[topic].partitions))
         else:
-            assert partition in LAYOUTS[r.topic].available  # never one without a leader
-            unkeyed.setdefault(r.topic, set()).add(partition)
+            assert partition in LAYOUTS[topic].available  # never one without a leader
+            unkeyed.setdefault(topic, set()).add(partition)
     # Sticky: one poll's unkeyed records of a topic share one partition.
     assert all(len(partitions) == 1 for partitions in unkeyed.values())
 

@@ -27,15 +27,9 @@ from aiokafka.partitioner import DefaultPartitioner
 Headers = Sequence[tuple[str, bytes]]
 
 
-class Outgoing(NamedTuple):
-    """One record ready for Kafka: its bytes, where it goes, and when it happened."""
-
-    topic: str
-    partition: int | None
-    key: bytes | None
-    value: bytes | None
-    headers: Headers = ()
-    timestamp: int | None = None
+Outgoing = tuple[str, int | None, bytes | None, bytes | None, Headers, int | None]
+"""One record ready for Kafka: ``(topic, partition, key, value, headers, timestamp)``; a plain
+tuple, because a poll makes thousands of them and a NamedTuple costs a Python call each."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +55,28 @@ class Delivered(NamedTuple):
     timestamp: int
 
 
+@dataclass(frozen=True)
+class Receipt:
+    """One acknowledged batch: its partition, its first offset, the broker's timestamp (None
+    when the topic keeps the producer's) and the indices of its records in the poll."""
+
+    partition: int
+    base_offset: int
+    log_time: int | None
+    members: list[int]
+
+
+def per_record(receipts: Sequence[Receipt], stamps: Sequence[int]) -> list[Delivered]:
+    """Where each record landed, in poll order; ``stamps`` are the timestamps it was sent with."""
+    delivered: list[Delivered | None] = [None] * len(stamps)
+    for receipt in receipts:
+        for position, index in enumerate(receipt.members):
+            stamp = stamps[index] if receipt.log_time is None else receipt.log_time
+            delivered[index] = Delivered(receipt.partition, receipt.base_offset + position, stamp)
+    assert all(d is not None for d in delivered)
+    return delivered  # type: ignore[return-value]  # every index was in one batch
+
+
 def plan(
     records: Sequence[Outgoing],
     layouts: Mapping[str, TopicLayout],
@@ -74,18 +90,17 @@ def plan(
     by_partition = DefaultPartitioner()
     sticky: dict[str, int] = {}
     groups: dict[tuple[str, int], list[int]] = {}
-    for index, record in enumerate(records):
-        layout = layouts[record.topic]
-        partition = record.partition
+    for index, (topic, partition, key, *_) in enumerate(records):
         if partition is None:
-            if record.key is not None:
-                partition = by_partition(record.key, list(layout.partitions), layout.available)
+            layout = layouts[topic]
+            if key is not None:
+                partition = by_partition(key, list(layout.partitions), layout.available)
             else:
-                partition = sticky.get(record.topic)
+                partition = sticky.get(topic)
                 if partition is None:
                     partition = choose(layout.available or layout.partitions)
-                    sticky[record.topic] = partition
-        groups.setdefault((record.topic, partition), []).append(index)
+                    sticky[topic] = partition
+        groups.setdefault((topic, partition), []).append(index)
     return groups
 
 
@@ -104,12 +119,13 @@ class BatchProducer:
             tuple(metadata.available_partitions_for_topic(topic) or ()),
         )
 
-    async def produce(self, records: Sequence[Outgoing]) -> list[Delivered]:
-        """Sends every record and waits until Kafka acknowledged all of them; one ``Delivered``
-        per record, in order. A failed batch raises the producer's error."""
-        layouts = {topic: await self.layout(topic) for topic in {r.topic for r in records}}
+    async def produce(self, records: Sequence[Outgoing]) -> tuple[list[Receipt], list[int]]:
+        """Sends every record and waits until Kafka acknowledged all of them: a receipt per
+        batch, and the timestamp each record was sent with (``per_record`` joins the two). A
+        failed batch raises the producer's error."""
+        layouts = {topic: await self.layout(topic) for topic in {r[0] for r in records}}
         now_ms = int(time.time() * 1000)
-        stamps = [now_ms if r.timestamp is None else r.timestamp for r in records]
+        stamps = [now_ms if r[5] is None else r[5] for r in records]
         sent: list[Sent] = []
         for (topic, partition), indices in plan(records, layouts).items():
             batch, members = self._producer.create_batch(), list[int]()
@@ -120,22 +136,18 @@ class BatchProducer:
                     self._append(batch, records[index], stamps[index])  # empty: takes any one
                 members.append(index)
             sent.append(await self._send(batch, topic, partition, members))
-        delivered: list[Delivered | None] = [None] * len(records)
+        receipts = []
         for future, partition, members in sent:
             metadata = await future
             # -1: the topic keeps the producer's timestamps (CreateTime), as sent.
             log_time = None if metadata.timestamp in (None, -1) else metadata.timestamp
-            for position, index in enumerate(members):
-                stamp = stamps[index] if log_time is None else log_time
-                delivered[index] = Delivered(partition, metadata.offset + position, stamp)
-        assert all(d is not None for d in delivered)
-        return delivered  # type: ignore[return-value]  # every index was in one batch
+            receipts.append(Receipt(partition, metadata.offset, log_time, members))
+        return receipts, stamps
 
     @staticmethod
     def _append(batch: Any, record: Outgoing, stamp: int) -> bool:
-        appended = batch.append(
-            key=record.key, value=record.value, timestamp=stamp, headers=list(record.headers)
-        )
+        _, _, key, value, headers, _ = record
+        appended = batch.append(key=key, value=value, timestamp=stamp, headers=list(headers))
         return appended is not None
 
     async def _send(self, batch: Any, topic: str, partition: int, members: list[int]) -> Sent:

@@ -23,6 +23,7 @@ import asyncio
 import time
 from typing import Any
 
+import pyarrow as pa
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.errors import CommitFailedError
@@ -30,7 +31,7 @@ from aiokafka.errors import CommitFailedError
 from headrace.core import log
 from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
-from headrace.runtime.converters import converter_for
+from headrace.runtime.converters import converter_for, decode_column
 from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
 from headrace.runtime.executor import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
@@ -38,7 +39,7 @@ from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.sinkoffsets import SinkOffsets
 from headrace.runtime.sinkrecords import FlushPolicy, Message, subscription, to_sink_record
 from headrace.sdk.errors import ConfigException
-from headrace.sdk.records import SinkRecord, TopicPartition
+from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask, SinkTaskContext
 
 FETCH_TIMEOUT_MS = 1000
@@ -72,6 +73,8 @@ class SinkRunner(LoopBase):
         self._flush_policy = FlushPolicy.from_config(config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
+        # A task that keeps the SDK's put_batch (which calls put) is given records one by one.
+        self._wants_batches = type(self.task).put_batch is not SinkTask.put_batch
         max_records = int(
             config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         )
@@ -189,15 +192,20 @@ class SinkRunner(LoopBase):
             ours = TopicPartition(tp.topic, tp.partition)
             if ours not in assigned:
                 continue  # revoked since the fetch: its new owner reads these again
-            for message in messages:
-                try:
-                    records.append(
-                        to_sink_record(message, self._key_converter, self._value_converter)
-                    )
-                except RecordError as exc:
-                    if not self._policy.tolerate_all:
-                        raise
-                    await self._skip(message, exc)
+            columns = self._columns(ours, messages) if self._wants_batches else None
+            if columns is not None:
+                await self.task.put_batch(columns)
+                self.delivered += len(columns)
+            else:
+                for message in messages:
+                    try:
+                        records.append(
+                            to_sink_record(message, self._key_converter, self._value_converter)
+                        )
+                    except RecordError as exc:
+                        if not self._policy.tolerate_all:
+                            raise
+                        await self._skip(message, exc)
             positions[ours] = messages[-1].offset + 1
             fetched += len(messages)
         if records:
@@ -205,6 +213,26 @@ class SinkRunner(LoopBase):
             self.delivered += len(records)
         # Only now that the task holds them may these offsets be committed.
         self._offsets = self._offsets.delivered(positions, fetched)
+
+    def _columns(self, tp: TopicPartition, messages: list[Message]) -> SinkBatch | None:
+        """One partition's messages as a SinkBatch, when both converters make whole columns of
+        them; None otherwise (then they go record by record, and a bad one is named)."""
+        keys = decode_column(self._key_converter, tp.topic, [m.key for m in messages])
+        values = decode_column(self._value_converter, tp.topic, [m.value for m in messages])
+        if keys is None or values is None:
+            return None
+        has_headers = any(m.headers for m in messages)
+        return SinkBatch(
+            tp.topic,
+            tp.partition,
+            offsets=pa.array([m.offset for m in messages], pa.int64()),
+            timestamps=pa.array([m.timestamp for m in messages], pa.int64()),
+            keys=keys[1],
+            values=values[1],
+            headers=[tuple(m.headers or ()) for m in messages] if has_headers else None,
+            key_schema=keys[0],
+            value_schema=values[0],
+        )
 
     async def _skip(self, message: Message, error: RecordError) -> None:
         self.skipped += 1

@@ -11,20 +11,21 @@ and repeats at most the last unacknowledged batch across a crash (at-least-once)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
 from headrace.core import log
 from headrace.runtime import kafka
-from headrace.runtime.converters import Converter, converter_for
+from headrace.runtime.converters import Converter, converter_for, encode_column
 from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.placement import LoopBase, Placement
-from headrace.runtime.produce import BatchProducer, Outgoing, TopicLayout
+from headrace.runtime.produce import BatchProducer, Outgoing, TopicLayout, per_record
 from headrace.sdk.errors import DataError
-from headrace.sdk.records import RecordMetadata, SourceRecord
+from headrace.sdk.records import Headers, RecordMetadata, SourceBatch, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
 
 EMPTY_POLL_BACKOFF_S = 0.1
@@ -67,15 +68,15 @@ class SourceRunner(LoopBase):
     async def run(self) -> None:
         """Polls and produces until a stop is requested; a raising plugin ends it with its error."""
         while not self.stop_requested.is_set():
-            records = await unless_stopped(self.stop_requested, self.task.poll())
-            if records is None:
+            polled = await unless_stopped(self.stop_requested, self.task.poll())
+            if polled is None:
                 break
-            if not records:
+            if not len(polled):
                 await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
                 continue
             # A stop request is only checked between batches: once polled, a batch is produced
             # and its offsets stored, so a graceful stop leaves nothing half done.
-            await self._process(records)
+            await self._process(polled)
 
     async def finish(self) -> None:
         """Nothing to do: every batch stores its offsets before the next poll."""
@@ -89,20 +90,63 @@ class SourceRunner(LoopBase):
             await self._offsets.close()
             self._offsets = None
 
-    async def _process(self, records: list[SourceRecord]) -> None:
+    async def _process(self, polled: list[SourceRecord] | SourceBatch) -> None:
         assert self._batches is not None and self._offsets is not None
-        layouts = {t: await self._batches.layout(t) for t in {r.topic for r in records}}
-        encoded = [self._encode(r, layouts[r.topic]) for r in records]
+        batch = polled if isinstance(polled, SourceBatch) else None
+        columns = None if batch is None else await self._encode_batch(batch)
+        if batch is not None and columns is not None:
+            records = batch.records() if self._wants_commit_record else []
+            encoded: Sequence[Outgoing | None] = columns
+            latest = [(batch.source_partition, batch.source_offset)]
+        else:
+            # Per record, also for a batch whose columns did not convert whole: the record at
+            # fault is then named, and skipped or not as errors.tolerance says.
+            records = polled.records() if isinstance(polled, SourceBatch) else polled
+            layouts = {t: await self._batches.layout(t) for t in {r.topic for r in records}}
+            encoded = [self._encode(r, layouts[r.topic]) for r in records]
+            latest = latest_offsets(records)  # a skipped record still moves the position
         outgoing = [enc for enc in encoded if enc is not None]
-        delivered = iter(await self._batches.produce(outgoing))
+        receipts, stamps = await self._batches.produce(outgoing)
         self.produced += len(outgoing)
         if self._wants_commit_record:
+            delivered = iter(per_record(receipts, stamps))
             for record, enc in zip(records, encoded, strict=True):
                 meta = None if enc is None else RecordMetadata(record.topic, *next(delivered))
                 await self.task.commit_record(record, meta)
-        # A skipped record still moves the position: it has been dealt with.
-        await self._offsets.write(latest_offsets(records))
+        await self._offsets.write(latest)
         await self.task.commit()
+
+    async def _encode_batch(self, batch: SourceBatch) -> list[Outgoing] | None:
+        """The batch's records, each column converted at once; None if a column or the batch's
+        partition is refused (the per-record path then finds the record at fault)."""
+        assert self._batches is not None
+        layout = await self._batches.layout(batch.topic)
+        if batch.partition is not None and not layout.has(batch.partition):
+            return None
+        try:
+            values = encode_column(
+                self._value_converter, batch.topic, batch.value_schema, batch.values
+            )
+            keys: Sequence[bytes | None] = (
+                [None] * len(values)
+                if batch.keys is None
+                else encode_column(self._key_converter, batch.topic, batch.key_schema, batch.keys)
+            )
+        except DataError:
+            return None
+        headers = _encode_headers(batch.headers)
+        # zip makes the tuples in C: no Python step per record.
+        return list(
+            zip(
+                repeat(batch.topic),
+                repeat(batch.partition),
+                keys,
+                values,
+                repeat(headers),
+                repeat(batch.timestamp),
+                strict=False,  # the repeats are endless; keys and values are as long
+            )
+        )
 
     def _encode(self, record: SourceRecord, layout: TopicLayout) -> Outgoing | None:
         try:
@@ -138,10 +182,12 @@ class SourceRunner(LoopBase):
                 "key converter", record.source_partition, record.topic, exc
             ) from exc
         value = _convert_value(self._value_converter, record)
-        headers = [
-            (name, v.encode() if isinstance(v, str) else (v or b"")) for name, v in record.headers
-        ]
-        return Outgoing(record.topic, record.partition, key, value, headers, record.timestamp)
+        headers = _encode_headers(record.headers)
+        return (record.topic, record.partition, key, value, headers, record.timestamp)
+
+
+def _encode_headers(headers: Headers) -> list[tuple[str, bytes]]:
+    return [(name, v.encode() if isinstance(v, str) else (v or b"")) for name, v in headers]
 
 
 def _convert_value(converter: Converter, record: SourceRecord) -> bytes | None:

@@ -28,7 +28,14 @@ from headrace.sdk.errors import ConfigException, ConnectError, DataError, Retria
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor
 from headrace.sdk.logger import Logger
 from headrace.sdk.paths import Paths
-from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from headrace.sdk.records import (
+    RecordMetadata,
+    SinkBatch,
+    SinkRecord,
+    SourceBatch,
+    SourceRecord,
+    TopicPartition,
+)
 from headrace.sdk.task import (
     OffsetReader,
     SinkTask,
@@ -61,10 +68,12 @@ __all__ = [
     "RetriableError",
     "Schema",
     "SchemaType",
+    "SinkBatch",
     "SinkConnector",
     "SinkRecord",
     "SinkTask",
     "SinkTaskContext",
+    "SourceBatch",
     "SourceConnector",
     "SourceRecord",
     "SourceTask",

@@ -1,19 +1,26 @@
 """The records that move between plugins and the runtime, as frozen dataclasses.
 
-``SourceRecord`` is what a source task returns from ``poll``; ``SinkRecord`` is what a sink task
-receives in ``put``. Headers are a tuple of ``(name, value)`` pairs, values as ``bytes`` (a ``str``
-is encoded as UTF-8 when produced). Timestamps are milliseconds since the epoch.
+``SourceRecord`` is what a source task returns from ``poll``, or ``SourceBatch``, many records as
+columns; ``SinkRecord`` is what a sink task receives in ``put``, and ``SinkBatch``, one
+partition's records as columns, what it may receive in ``put_batch``. Headers are a tuple of
+``(name, value)`` pairs, values as ``bytes`` (a ``str`` is encoded as UTF-8 when produced).
+Timestamps are milliseconds since the epoch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from headrace.sdk.data import Schema
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 Headers = tuple[tuple[str, bytes | str | None], ...]
+Column: TypeAlias = "pa.Array | Sequence[Any]"
+"""One value per record: a pyarrow Array, or any sequence of Python values."""
 
 
 @dataclass(frozen=True, order=True)
@@ -50,6 +57,67 @@ class SourceRecord:
 
 
 @dataclass(frozen=True)
+class SourceBatch:
+    """Many records of one source partition, bound for one topic, as columns: the batch API.
+
+    A source task's ``poll`` may return one instead of a list of ``SourceRecord``; the runtime
+    then converts whole columns at once (a pyarrow string column to Kafka's bytes without a
+    Python loop, for instance) and stores ``source_offset`` (the position after the batch's last
+    record) once the whole batch is in Kafka. What is per record in ``SourceRecord`` is one value
+    per column here; ``partition``, ``timestamp`` (None: the time of sending), ``headers`` and the
+    schemas hold for every record of the batch.
+
+    The batch and per-record paths put the same bytes in Kafka for the same records. If a
+    column cannot be converted as a whole, the runtime falls back to ``records()``, so a bad
+    record is found, named and handled by ``errors.tolerance`` exactly as on the per-record path.
+    """
+
+    source_partition: Mapping[str, Any]
+    source_offset: Mapping[str, Any]
+    topic: str
+    values: Column
+    keys: Column | None = None
+    partition: int | None = None
+    timestamp: int | None = None
+    headers: Headers = ()
+    key_schema: Schema | None = None
+    value_schema: Schema | None = None
+
+    def __post_init__(self) -> None:
+        if self.keys is not None and len(self.keys) != len(self.values):
+            raise ValueError(f"{len(self.keys)} keys for {len(self.values)} values")
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def records(self) -> list[SourceRecord]:
+        """The batch one record at a time; each carries the batch's ``source_offset``."""
+        values = _python(self.values)
+        keys = [None] * len(values) if self.keys is None else _python(self.keys)
+        return [
+            SourceRecord(
+                self.source_partition,
+                self.source_offset,
+                self.topic,
+                value,
+                key=key,
+                partition=self.partition,
+                headers=self.headers,
+                timestamp=self.timestamp,
+                key_schema=self.key_schema,
+                value_schema=self.value_schema,
+            )
+            for key, value in zip(keys, values, strict=True)
+        ]
+
+
+def _python(column: Column) -> list[Any]:
+    """A column's values as Python objects."""
+    to_pylist = getattr(column, "to_pylist", None)
+    return list(column) if to_pylist is None else list(to_pylist())
+
+
+@dataclass(frozen=True)
 class SinkRecord:
     """A record consumed from Kafka, after the key and value converters ran."""
 
@@ -76,3 +144,57 @@ class RecordMetadata:
     partition: int
     offset: int
     timestamp: int | None = field(default=None)
+
+
+@dataclass(frozen=True)
+class SinkBatch:
+    """Records of one topic-partition consumed from Kafka, as pyarrow columns: the batch API.
+
+    What a sink task's ``put_batch`` receives, when its converters turned a whole fetch of the
+    partition into columns at once (the string converter gives a string column, the byte-array
+    converter a binary one). ``offsets`` and ``timestamps`` are int64 columns; the schemas hold
+    for every record; ``headers`` has each record's headers, or is None when no record had any.
+    ``records()`` gives the same records one at a time, as ``put`` would receive them.
+    """
+
+    topic: str
+    partition: int
+    offsets: pa.Array
+    timestamps: pa.Array
+    keys: pa.Array
+    values: pa.Array
+    headers: Sequence[Headers] | None = None
+    key_schema: Schema | None = None
+    value_schema: Schema | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    def records(self) -> list[SinkRecord]:
+        """The batch one record at a time."""
+        headers = [()] * len(self) if self.headers is None else self.headers
+        return [
+            SinkRecord(
+                self.topic,
+                self.partition,
+                offset,
+                key,
+                value,
+                timestamp=timestamp,
+                headers=tuple(record_headers),
+                key_schema=None if key is None else self.key_schema,
+                value_schema=None if value is None else self.value_schema,
+            )
+            for offset, timestamp, key, value, record_headers in zip(
+                self.offsets.to_pylist(),
+                self.timestamps.to_pylist(),
+                self.keys.to_pylist(),
+                self.values.to_pylist(),
+                headers,
+                strict=True,
+            )
+        ]

@@ -43,7 +43,14 @@ from typing import Any, Protocol
 from headrace.sdk.executor import Executor, NoExecutor
 from headrace.sdk.logger import Logger, StdlibLogger
 from headrace.sdk.paths import Paths
-from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from headrace.sdk.records import (
+    RecordMetadata,
+    SinkBatch,
+    SinkRecord,
+    SourceBatch,
+    SourceRecord,
+    TopicPartition,
+)
 
 
 class OffsetReader(Protocol):
@@ -130,8 +137,11 @@ class SourceTask(Task):
         self.context = context
 
     @abc.abstractmethod
-    async def poll(self) -> list[SourceRecord]:
+    async def poll(self) -> list[SourceRecord] | SourceBatch:
         """The next batch of records; [] when none is ready (after waiting a little).
+
+        A ``SourceBatch`` (the batch API) gives many records of one source partition as columns,
+        which the runtime converts and produces without a Python step per record.
 
         A stop cancels a pending ``poll`` (nothing it has not returned is lost to the framework),
         so keep it cancellation-safe: advance your own position only as you return records.
@@ -141,7 +151,10 @@ class SourceTask(Task):
         """Called once the offsets of everything polled so far are stored."""
 
     async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Called per record once Kafka acknowledged it; metadata None if it was filtered out."""
+        """Called per record once Kafka acknowledged it; metadata None if it was filtered out.
+
+        For a polled ``SourceBatch``, ``record`` is one of its ``records()``. A task that does
+        not override this method is not called per record at all."""
 
     async def stop(self, deleted: bool = False) -> None:
         """Releases what ``start`` acquired; ``deleted`` says the connector is gone for good."""
@@ -159,6 +172,13 @@ class SinkTask(Task):
     @abc.abstractmethod
     async def put(self, records: list[SinkRecord]) -> None:
         """Takes a batch of records; may buffer them until ``flush``."""
+
+    async def put_batch(self, batch: SinkBatch) -> None:
+        """Takes one partition's records as columns (the batch API); by default ``put`` of its
+        ``records()``. A task that overrides it gets its records this way whenever its
+        converters can make columns of a whole fetch, and through ``put`` otherwise (a record
+        a converter refuses is then found and handled one by one), so both must do the same."""
+        await self.put(batch.records())
 
     async def flush(self, offsets: dict[TopicPartition, int]) -> None:
         """Writes out everything ``put`` buffered, and returns once it is durable."""

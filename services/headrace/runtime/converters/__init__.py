@@ -20,13 +20,17 @@ size. Naming the JSON converter gives Connect's behaviour, envelope included, un
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import pyarrow as pa
 
 from headrace.runtime.converters.base import NULL, Converter, SchemaAndValue
 from headrace.runtime.converters.jsonconv import JsonConverter
 from headrace.runtime.converters.simple import ByteArrayConverter, StringConverter
+from headrace.sdk.data import Schema
 from headrace.sdk.errors import ConfigException
+from headrace.sdk.records import Column
 
 ConverterFactory = Callable[[Mapping[str, str], bool], Converter]
 
@@ -65,6 +69,35 @@ def converter_for(config: Mapping[str, str], role: Literal["key", "value"]) -> C
     return factory(sub, role == "key")
 
 
+def encode_column(
+    converter: Converter, topic: str, schema: Schema | None, values: Column
+) -> list[bytes | None]:
+    """A whole column of values as Kafka bytes: in one native step when the converter has one
+    for this column (``from_connect_column``), else value by value. Raises the converter's
+    DataError for the first value it cannot convert, without saying which: callers that must
+    name the record convert one by one then."""
+    bulk: Any = getattr(converter, "from_connect_column", None)
+    if bulk is not None:
+        encoded: list[bytes | None] | None = bulk(topic, schema, values)
+        if encoded is not None:
+            return encoded
+    to_pylist = getattr(values, "to_pylist", None)
+    python = values if to_pylist is None else to_pylist()
+    return [converter.from_connect_data(topic, schema, v) for v in python]
+
+
+def decode_column(
+    converter: Converter, topic: str, data: Sequence[bytes | None]
+) -> tuple[Schema | None, pa.Array] | None:
+    """Messages' keys or values as one column and its schema, when the converter can make one
+    of all of them at once (``to_connect_column``); None otherwise."""
+    bulk: Any = getattr(converter, "to_connect_column", None)
+    if bulk is None:
+        return None
+    column: tuple[Schema | None, pa.Array] | None = bulk(topic, data)
+    return column
+
+
 __all__ = [
     "CONVERTERS",
     "NULL",
@@ -74,4 +107,6 @@ __all__ = [
     "SchemaAndValue",
     "StringConverter",
     "converter_for",
+    "decode_column",
+    "encode_column",
 ]

@@ -1,0 +1,124 @@
+"""The sink loop against the real broker: a task with the batch API (``put_batch``) receives the
+same records, the same number of times, as a task with ``put`` alone, and a message its
+converter refuses is found, named and handled record by record."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from headrace.core.settings import Settings
+from headrace.core.topics import ensure_topic
+from headrace.runtime.placement import Placement
+from headrace.runtime.sink import SinkRunner
+from headrace.sdk import SinkBatch, SinkRecord, SinkTask
+from tests.support import eventually
+
+pytestmark = pytest.mark.kafka
+
+STRING = {"key.converter": "string", "value.converter": "string"}
+
+
+class RecordSink(SinkTask):
+    """Keeps every record ``put`` gives it, as (partition, offset, key, value, headers)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[Any, ...]] = []
+        self.batches = 0
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        pass
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        self.seen += [
+            (r.partition, r.offset, r.key, r.value, r.headers, r.timestamp) for r in records
+        ]
+
+
+class ColumnSink(RecordSink):
+    """The same, through the batch API."""
+
+    async def put_batch(self, batch: SinkBatch) -> None:
+        self.batches += 1
+        assert isinstance(batch.values, pa.Array) and isinstance(batch.offsets, pa.Array)
+        await self.put(batch.records())
+
+
+async def fill(kafka: str, topic: str, messages: list[tuple[int, Any, Any, Any]]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=kafka)
+    await producer.start()
+    try:
+        for partition, key, value, headers in messages:
+            await producer.send_and_wait(
+                topic, value=value, key=key, partition=partition, headers=headers
+            )
+    finally:
+        await producer.stop()
+
+
+async def run_until(runner: SinkRunner, done: Callable[[], bool]) -> None:
+    await runner.start()
+    loop = asyncio.create_task(runner.run())
+    try:
+        await eventually("the records are delivered", lambda: done() or loop.done())
+    finally:
+        runner.request_stop()
+        await asyncio.wait({loop}, timeout=30)
+        await runner.finish()
+        await runner.task.stop()
+        await runner.close()
+    assert loop.exception() is None
+
+
+def runner_for(
+    kafka: str, cluster: str, name: str, topic: str, task: SinkTask, **config: str
+) -> SinkRunner:
+    settings = Settings(bootstrap_servers=kafka, cluster=cluster)
+    connector_config = {"name": name, "topics": topic, **STRING, **config}
+    return SinkRunner(Placement(name, 0, connector_config, {}, settings), task)
+
+
+MESSAGES = [
+    (0, b"k1", b"plain", None),
+    (1, None, "grüße ✓".encode(), [("h", b"\x00v")]),
+    (0, b"k2", None, None),  # a tombstone
+    (1, b"k1", b"", None),
+    (0, None, b"x" * 5000, [("a", b"1"), ("a", b"2")]),
+]
+
+
+async def test_the_batch_api_gets_the_records_put_gets(kafka: str, cluster: str) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 2)
+    await fill(kafka, topic, MESSAGES)
+    by_batch, by_record = ColumnSink(), RecordSink()
+    for name, task in (("by-batch", by_batch), ("by-record", by_record)):
+        runner = runner_for(kafka, cluster, name, topic, task)
+        await run_until(runner, lambda t=task: len(t.seen) >= len(MESSAGES))  # type: ignore[misc]
+
+    assert by_batch.batches > 0
+    assert sorted(by_batch.seen, key=repr) == sorted(by_record.seen, key=repr)
+    assert len(by_batch.seen) == len(MESSAGES)  # each record once
+    values = {value for _, _, _, value, _, _ in by_batch.seen}
+    assert values == {"plain", "grüße ✓", None, "", "x" * 5000}
+
+
+async def test_a_message_that_is_not_text_is_named_and_skipped_alone(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 1)
+    await fill(
+        kafka, topic, [(0, None, b"a", None), (0, None, b"\xff\xfe", None), (0, None, b"c", None)]
+    )
+    task = ColumnSink()
+    runner = runner_for(kafka, cluster, "snk", topic, task, **{"errors.tolerance": "all"})
+    await run_until(runner, lambda: len(task.seen) >= 2)
+
+    assert [(offset, value) for _, offset, _, value, _, _ in task.seen] == [(0, "a"), (2, "c")]
+    assert runner.skipped == 1 and task.batches == 0  # that fetch went record by record
