@@ -45,7 +45,7 @@ class ColumnSink(RecordSink):
 
     async def put_batch(self, batch: SinkBatch) -> None:
         self.batches += 1
-        assert isinstance(batch.values, pa.Array) and isinstance(batch.offsets, pa.Array)
+        assert isinstance(batch.offsets, pa.Array) and len(batch.values) == len(batch)
         await self.put(batch.records())
 
 
@@ -122,3 +122,26 @@ async def test_a_message_that_is_not_text_is_named_and_skipped_alone(
 
     assert [(offset, value) for _, offset, _, value, _, _ in task.seen] == [(0, "a"), (2, "c")]
     assert runner.skipped == 1 and task.batches == 0  # that fetch went record by record
+
+
+async def test_plain_json_reaches_the_batch_api_as_put_sees_it(kafka: str, cluster: str) -> None:
+    topic = f"{cluster}-json"
+    await ensure_topic(kafka, topic, 1)
+    documents = [b'{"id": 1, "tags": ["a"]}', b"null", b"2.5", b'"text"', b"[1, {}]"]
+    await fill(kafka, topic, [(0, b'"k"', d, None) for d in documents] + [(0, b"1", None, None)])
+    by_batch, by_record = ColumnSink(), RecordSink()
+    for name, task in (("by-batch", by_batch), ("by-record", by_record)):
+        runner = runner_for(kafka, cluster, name, topic, task, **{"value.converter": "json"})
+        runner.connector_config.update({"value.converter.schemas.enable": "false"})
+        runner.connector_config.pop("key.converter")  # the default: plain JSON too
+        await run_until(runner, lambda t=task: len(t.seen) >= 6)  # type: ignore[misc]
+
+    assert by_batch.batches > 0 and by_batch.seen == by_record.seen
+    assert [value for _, _, _, value, _, _ in by_batch.seen] == [
+        {"id": 1, "tags": ["a"]},
+        None,
+        2.5,
+        "text",
+        [1, {}],
+        None,
+    ]

@@ -265,6 +265,15 @@ def test_unknown_converter_names_the_key_and_the_choices() -> None:
 
 # Whole columns (the batch API) give the bytes the per-record path gives, value for value.
 
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**18), 10**18)  # longer ones go one by one (below)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
 COLUMN_CASES = [
     (StringConverter(), st.none() | st.text(), pa.string()),
     (StringConverter(), st.none() | st.text(), pa.large_string()),
@@ -296,6 +305,7 @@ def test_a_column_with_a_value_the_converter_refuses_raises_its_error() -> None:
     [
         (StringConverter(), st.none() | st.text().map(str.encode)),
         (ByteArrayConverter(), st.none() | st.binary()),
+        (converter_for({}, "value"), st.none() | JSON.map(lambda v: json.dumps(v).encode())),
     ],
 )
 @given(data=st.data())
@@ -307,11 +317,20 @@ def test_messages_decode_to_a_column_of_what_each_decodes_to(
     assert decoded is not None
     schema, column = decoded
     one_by_one = [converter.to_connect_data("t", m) for m in batch]
-    assert column.to_pylist() == [d.value for d in one_by_one]
+    assert (column.to_pylist() if isinstance(column, pa.Array) else column) == [
+        d.value for d in one_by_one
+    ]
     assert all(d.schema in (None, schema) for d in one_by_one)
 
 
 def test_text_that_is_not_utf8_or_a_converter_without_columns_decodes_one_by_one() -> None:
     assert decode_column(StringConverter(), "t", [b"ok", b"\xff"]) is None
     assert decode_column(StringConverter({"encoding": "latin-1"}), "t", [b"\xff"]) is None
-    assert decode_column(converter_for({}, "value"), "t", [b"{}"]) is None
+    assert decode_column(JsonConverter(), "t", [b'{"schema": null, "payload": 1}']) is None
+    plain = converter_for({}, "value")  # plain JSON: orjson, but not what it refuses
+    for refused in (b"NaN", b"Infinity", b"{bad", b"[2, 18446744073709551616]"):
+        assert decode_column(plain, "t", [b"1", refused]) is None
+    # orjson would make floats of these: they go one by one, and stay exact integers.
+    for big in (2**64, -(2**63) - 1, 10**30):
+        assert decode_column(plain, "t", [str(big).encode()]) is None
+        assert plain.to_connect_data("t", str(big).encode()).value == big

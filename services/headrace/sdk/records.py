@@ -151,18 +151,20 @@ class SinkBatch:
     """Records of one topic-partition consumed from Kafka, as pyarrow columns: the batch API.
 
     What a sink task's ``put_batch`` receives, when its converters turned a whole fetch of the
-    partition into columns at once (the string converter gives a string column, the byte-array
-    converter a binary one). ``offsets`` and ``timestamps`` are int64 columns; the schemas hold
-    for every record; ``headers`` has each record's headers, or is None when no record had any.
-    ``records()`` gives the same records one at a time, as ``put`` would receive them.
+    partition into columns at once: the string converter gives a pyarrow string column, the
+    byte-array converter a binary one, and plain JSON the list of decoded values (what each
+    ``SinkRecord.value`` would hold: JSON's shapes vary too much for one Arrow type). ``offsets``
+    and ``timestamps`` are pyarrow int64 columns; the schemas hold for every record; ``headers``
+    has each record's headers, or is None when no record had any. ``records()`` gives the same
+    records one at a time, as ``put`` would receive them.
     """
 
     topic: str
     partition: int
     offsets: pa.Array
     timestamps: pa.Array
-    keys: pa.Array
-    values: pa.Array
+    keys: Column
+    values: Column
     headers: Sequence[Headers] | None = None
     key_schema: Schema | None = None
     value_schema: Schema | None = None
@@ -192,8 +194,8 @@ class SinkBatch:
             for offset, timestamp, key, value, record_headers in zip(
                 self.offsets.to_pylist(),
                 self.timestamps.to_pylist(),
-                self.keys.to_pylist(),
-                self.values.to_pylist(),
+                _python(self.keys),
+                _python(self.values),
                 headers,
                 strict=True,
             )

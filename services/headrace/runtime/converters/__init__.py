@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-import pyarrow as pa
-
 from headrace.runtime.converters.base import NULL, Converter, SchemaAndValue
 from headrace.runtime.converters.jsonconv import JsonConverter
 from headrace.runtime.converters.simple import ByteArrayConverter, StringConverter
@@ -88,13 +86,14 @@ def encode_column(
 
 def decode_column(
     converter: Converter, topic: str, data: Sequence[bytes | None]
-) -> tuple[Schema | None, pa.Array] | None:
+) -> tuple[Schema | None, Column] | None:
     """Messages' keys or values as one column and its schema, when the converter can make one
-    of all of them at once (``to_connect_column``); None otherwise."""
+    of all of them at once (``to_connect_column``: a pyarrow Array, or for JSON the list of
+    decoded values); None otherwise."""
     bulk: Any = getattr(converter, "to_connect_column", None)
     if bulk is None:
         return None
-    column: tuple[Schema | None, pa.Array] | None = bulk(topic, data)
+    column: tuple[Schema | None, Column] | None = bulk(topic, data)
     return column
 
 

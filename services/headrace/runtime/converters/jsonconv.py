@@ -18,13 +18,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
+
+import orjson
 
 from headrace.runtime.converters.base import NULL, SchemaAndValue
 from headrace.sdk.data import Schema, Struct, Type
 from headrace.sdk.errors import ConfigException, DataError
+
+_LONG_DIGITS = re.compile(rb"\d{19}")
+"""Nineteen digits in a row: where an integer outside int64's range can start."""
 
 
 class JsonConverter:
@@ -49,6 +55,24 @@ class JsonConverter:
             else payload
         )
         return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+
+    def to_connect_column(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[Schema | None, list[Any]] | None:
+        """Plain JSON messages (``schemas.enable=false``) decoded by orjson, in native code: the
+        values ``to_connect_data`` gives, as a list. None with the envelope, when orjson refuses
+        a message (NaN, bad JSON), or when a message may hold an integer beyond 64 bits (which
+        orjson would make a float): then each message is decoded, and a bad one named, on its
+        own."""
+        if self.schemas_enable:
+            return None
+        if _LONG_DIGITS.search(b"\x00".join(d for d in data if d is not None)):
+            return None  # maybe such an integer; a long number in a string is merely slower
+        loads = orjson.loads
+        try:
+            return None, [None if d is None else loads(d) for d in data]
+        except orjson.JSONDecodeError:
+            return None
 
     def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
         if data is None:

@@ -136,10 +136,13 @@ class FileStreamSinkTask(SinkTask):
         if not len(batch):
             return
         values = batch.values
-        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        if isinstance(values, pa.Array) and (
+            pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+        ):
             lines = values.fill_null("null").to_pylist()
         else:
-            lines = [line_of(v) for v in values.to_pylist()]
+            python = values.to_pylist() if isinstance(values, pa.Array) else values
+            lines = [line_of(v) for v in python]
         text = "\n".join(lines) + "\n"
         await asyncio.to_thread(self._writer().write, text)
 

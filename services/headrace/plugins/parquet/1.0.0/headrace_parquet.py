@@ -1,6 +1,7 @@
 """parquet 1.0.0: a sink writing records to a Parquet dataset through the Spark executor.
 
-``put`` buffers; ``flush`` turns the buffer into one Arrow table per topic partition and hands
+``put`` buffers, and so does ``put_batch`` (the batch API: a whole fetch's columns, with no record
+made one by one); ``flush`` turns the buffer into one Arrow table per topic partition and hands
 each to the executor (``context.executor.write_table``), which writes
 ``<path>/<topic>/<partition>/<first>-<last>/part-*.parquet`` idempotently per offset range, so a
 batch redelivered after a crash is not written twice. The host supplies the executor's address
@@ -23,8 +24,9 @@ imports nothing of headrace but ``headrace.sdk``.
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
+import bisect
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from headrace.sdk import (
     ConfigType,
     DataError,
     Importance,
+    SinkBatch,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -97,38 +100,95 @@ def value_fields(value: Any) -> dict[str, Any]:
     return {"value": value}
 
 
+@dataclass
+class Pending:
+    """One topic partition's buffered records, as columns, in offset order."""
+
+    topic: str
+    partition: int
+    values: list[Any] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    timestamps: list[int | None] = field(default_factory=list)
+
+    def add(self, values: Sequence[Any], offsets: list[int], timestamps: list[Any]) -> int:
+        """Appends the records after the last buffered offset; how many were repeats.
+
+        A consumer can hand a task that got its partition back in a rebalance the records it
+        fetched just before, then the same ones again from the group's commit. One offset is
+        one record, and a partition's offsets only grow, so whatever is not past the last
+        buffered offset is a repeat, and dropped here: the executor's watermark drops what an
+        earlier batch wrote, but cannot tell a repeat within one batch from a real row."""
+        start = bisect.bisect_right(offsets, self.offsets[-1]) if self.offsets else 0
+        self.values.extend(values[start:])
+        self.offsets.extend(offsets[start:])
+        self.timestamps.extend(timestamps[start:])
+        return start
+
+    def table(self) -> pa.Table:
+        """The buffered records as one Arrow table: value fields, then the Kafka columns."""
+        values = self.values
+        first = values[0] if values else None
+        if type(first) is dict and all(
+            type(v) is dict and v.keys() == first.keys() for v in values
+        ):
+            rows = values  # one shape throughout, the common case: no row is copied
+        else:
+            rows = [value_fields(v) for v in values]
+        names = list(dict.fromkeys(n for row in rows for n in row if n not in META_FIELDS.names))
+        try:
+            if rows is values:
+                fields = pa.Table.from_pylist(rows).select(names)
+            else:
+                fields = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows])
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DataError(
+                f"records of {self.topic}-{self.partition} from offset {self.offsets[0]} "
+                f"to {self.offsets[-1]} do not fit one table: {exc}"
+            ) from exc
+        count = len(values)
+        meta = pa.table(
+            [
+                pa.array([self.topic] * count, pa.string()),
+                pa.array([self.partition] * count, pa.int32()),
+                pa.array(self.offsets, pa.int64()),
+                pa.array(self.timestamps, pa.int64()),
+            ],
+            schema=META_FIELDS,
+        )
+        if not names:
+            return meta
+        return pa.Table.from_arrays(fields.columns + meta.columns, names=names + META_FIELDS.names)
+
+
+def _one_shape(values: Sequence[Any]) -> bool:
+    """Whether every value is a dict with the same keys, in the same order."""
+    if not values or type(values[0]) is not dict:
+        return False
+    keys = list(values[0])
+    return all(type(v) is dict and list(v) == keys for v in values)
+
+
+def pending_of(records: Sequence[SinkRecord]) -> dict[TopicPartition, Pending]:
+    """The records, grouped by topic partition."""
+    grouped: dict[TopicPartition, Pending] = {}
+    for r in records:
+        tp = r.topic_partition
+        pending = grouped.get(tp)
+        if pending is None:
+            pending = grouped[tp] = Pending(tp.topic, tp.partition)
+        pending.add([r.value], [r.offset], [r.timestamp])
+    return grouped
+
+
 def build_table(records: Sequence[SinkRecord]) -> pa.Table:
     """One Arrow table from the records of one topic partition, in offset order."""
-    rows = [value_fields(r.value) for r in records]
-    names = list(dict.fromkeys(n for row in rows for n in row if n not in META_FIELDS.names))
-    try:
-        fields = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows])
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        first = records[0]
-        raise DataError(
-            f"records of {first.topic}-{first.partition} from offset {first.offset} "
-            f"to {records[-1].offset} do not fit one table: {exc}"
-        ) from exc
-    meta = pa.table(
-        [
-            pa.array([r.topic for r in records], pa.string()),
-            pa.array([r.partition for r in records], pa.int32()),
-            pa.array([r.offset for r in records], pa.int64()),
-            pa.array([r.timestamp for r in records], pa.int64()),
-        ],
-        schema=META_FIELDS,
-    )
-    if not names:
-        return meta
-    return pa.Table.from_arrays(fields.columns + meta.columns, names=names + META_FIELDS.names)
+    [pending] = pending_of(records).values()
+    return pending.table()
 
 
 def build_tables(records: Sequence[SinkRecord]) -> dict[TopicPartition, pa.Table]:
     """One table per topic partition."""
-    grouped: defaultdict[TopicPartition, list[SinkRecord]] = defaultdict(list)
-    for r in records:
-        grouped[r.topic_partition].append(r)
-    return {tp: build_table(rs) for tp, rs in grouped.items()}
+    return {tp: pending.table() for tp, pending in pending_of(records).items()}
 
 
 class ParquetSinkConnector(SinkConnector):
@@ -168,46 +228,50 @@ class ParquetSinkTask(SinkTask):
     async def start(self, config: Mapping[str, str]) -> None:
         parsed = CONFIG.parse(config)
         self.path: str = parsed["path"]
-        self.buffer: list[SinkRecord] = []
-        # Where each buffered record came from: a record handed over twice is buffered once.
-        self._buffered: set[tuple[TopicPartition, int]] = set()
+        self.buffer: dict[TopicPartition, Pending] = {}
         self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
         _provision(self._marker)
 
     async def put(self, records: list[SinkRecord]) -> None:
-        # A consumer can hand a task that got its partition back in a rebalance the records it
-        # fetched just before, then the same ones again from the group's commit. One offset is
-        # one record, so a repeat is dropped here: the executor's watermark drops what an
-        # earlier batch wrote, but cannot tell a repeat within one batch from a real row.
         repeats = 0
         for r in records:
-            where = (r.topic_partition, r.offset)
-            if where in self._buffered:
-                repeats += 1
-                continue
-            self._buffered.add(where)
-            self.buffer.append(r)
+            repeats += self._pending(r.topic_partition).add([r.value], [r.offset], [r.timestamp])
+        self._log_repeats(repeats)
+
+    async def put_batch(self, batch: SinkBatch) -> None:
+        """The batch API: the batch's columns are appended as they are, with no SinkRecord made
+        per record; ``flush`` builds the same table from them as from ``put``'s records."""
+        values = batch.values.to_pylist() if isinstance(batch.values, pa.Array) else batch.values
+        repeats = self._pending(batch.topic_partition).add(
+            values, batch.offsets.to_pylist(), batch.timestamps.to_pylist()
+        )
+        self._log_repeats(repeats)
+
+    def _pending(self, tp: TopicPartition) -> Pending:
+        pending = self.buffer.get(tp)
+        if pending is None:
+            pending = self.buffer[tp] = Pending(tp.topic, tp.partition)
+        return pending
+
+    def _log_repeats(self, repeats: int) -> None:
         if repeats:
             self.context.logger.warning("repeated_records_dropped", repeats=repeats)
 
     async def flush(self, offsets: dict[TopicPartition, int]) -> None:
-        if not self.buffer:
+        pending = [p for p in self.buffer.values() if p.offsets]
+        if not pending:
             return
         # Building Arrow tables from many records is CPU work: off the loop that runs the tasks.
-        tables = await asyncio.to_thread(build_tables, self.buffer)
+        tables = await asyncio.to_thread(lambda: [p.table() for p in pending])
         results = await asyncio.gather(
             *(
                 self.context.executor.write_table(
-                    topic=tp.topic,
-                    partition=tp.partition,
-                    table=table,
-                    path=self.path,
+                    topic=p.topic, partition=p.partition, table=table, path=self.path
                 )
-                for tp, table in tables.items()
+                for p, table in zip(pending, tables, strict=True)
             )
         )
-        self.buffer = []
-        self._buffered.clear()
+        self.buffer = {}
         written = sum(w for w, _ in results)
         skipped = sum(s for _, s in results)
         self.context.logger.info(
@@ -216,8 +280,8 @@ class ParquetSinkTask(SinkTask):
 
     async def close(self, partitions: set[TopicPartition]) -> None:
         # Their records were flushed before the close; anything left would belong to the new owner.
-        self.buffer = [r for r in self.buffer if r.topic_partition not in partitions]
-        self._buffered = {(r.topic_partition, r.offset) for r in self.buffer}
+        for tp in partitions:
+            self.buffer.pop(tp, None)
 
     async def stop(self, deleted: bool = False) -> None:
         # The executor's connection is the host's: it closes it once the task has stopped.
