@@ -39,7 +39,7 @@ async def drain(config: dict[str, str], stored: dict[str, Any] | None = None) ->
     await task.start(config)
     records = []
     while batch := await task.poll():
-        records += batch
+        records += batch.records()
     return records
 
 
@@ -59,7 +59,7 @@ def _all_ids(start: int, tasks: int, limit: int, batch: int) -> list[int]:
 
 async def test_two_tasks_generate_deterministic_records_with_offsets() -> None:
     configs = await task_configs(
-        {"name": "gen", "topic": "t", "records": "10", "batch.size": "3"}, 2
+        {"name": "gen", "topic": "t", "records": "10", "batch.size": "1"}, 2
     )
     assert [c["task.id"] for c in configs] == ["0", "1"]
     first = await drain(configs[1])
@@ -68,6 +68,10 @@ async def test_two_tasks_generate_deterministic_records_with_offsets() -> None:
     assert first[0].source_partition == {"generator": "gen", "task": 1, "of": 2}
     assert [r.source_offset["next"] for r in first] == [3, 5, 7, 9, 11]
     assert {r.topic for r in first} == {"t"}
+    # A batch's offset is the position after its last record.
+    batched = await drain({**configs[1], "batch.size": "3"})
+    assert [r.source_offset["next"] for r in batched] == [7, 7, 7, 11, 11]
+    assert [r.value for r in batched] == [r.value for r in first]
 
 
 async def test_a_task_resumes_from_its_stored_offset() -> None:

@@ -4,7 +4,8 @@ Task k of n generates the ids k, k+n, k+2n, ... below ``records`` (unbounded whe
 tasks together produce every id exactly once. Record ``id`` has key ``str(id)`` and value
 ``{"id": id, "name": f"record-{id}", "amount": id * 0.25}``. Each task's source partition is
 ``{"generator": <connector name>, "task": k}`` with offset ``{"next": <next id>}``, so a restarted
-task resumes where its last stored offset left it.
+task resumes where its last stored offset left it. A poll returns its records as one
+``SourceBatch`` (the SDK's batch API), whose offset is the next id after its last record.
 
 This module is self-contained: the plugin host imports it as ``headrace_datagen`` with this folder
 first on ``sys.path``, so it must not import its siblings.
@@ -21,8 +22,8 @@ from headrace.sdk import (
     ConfigType,
     Importance,
     Range,
+    SourceBatch,
     SourceConnector,
-    SourceRecord,
     SourceTask,
     non_empty_string,
 )
@@ -129,7 +130,7 @@ class DatagenSourceTask(SourceTask):
         self.next_id = first_id(self.task, self.context.offset_reader.offset(self.partition))
         self._polled = False
 
-    async def poll(self) -> list[SourceRecord]:
+    async def poll(self) -> SourceBatch | list[Any]:
         if self.limit is not None and self.next_id >= self.limit:
             await asyncio.sleep(IDLE_POLL_S)  # finished: wait rather than spin
             return []
@@ -137,19 +138,16 @@ class DatagenSourceTask(SourceTask):
             await asyncio.sleep(self.interval_s)
         self._polled = True
         ids = next_ids(self.next_id, self.tasks, self.limit, self.batch_size)
-        records = [
-            SourceRecord(
-                source_partition=self.partition,
-                source_offset={"next": i + self.tasks},
-                topic=self.topic,
-                value=record_value(i),
-                key=str(i),
-            )
-            for i in ids
-        ]
-        if ids:
-            self.next_id = ids[-1] + self.tasks
-        return records
+        if not ids:
+            return []
+        self.next_id = ids[-1] + self.tasks
+        return SourceBatch(
+            source_partition=self.partition,
+            source_offset={"next": self.next_id},
+            topic=self.topic,
+            values=[record_value(i) for i in ids],
+            keys=[str(i) for i in ids],
+        )
 
     async def stop(self, deleted: bool = False) -> None:
         return None
