@@ -16,7 +16,7 @@ from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
-from headrace.sdk import SinkBatch, SinkRecord, SinkTask
+from headrace.sdk import SinkBatch, SinkRecord, SinkTask, TopicPartition
 from tests.support import eventually
 
 pytestmark = pytest.mark.kafka
@@ -145,3 +145,44 @@ async def test_plain_json_reaches_the_batch_api_as_put_sees_it(kafka: str, clust
         [1, {}],
         None,
     ]
+
+
+class SlowFlushSink(RecordSink):
+    """Takes a while to flush, and notes whether put and flush ever ran at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.busy = ""
+        self.overlaps = 0
+        self.flushes = 0
+
+    async def _enter(self, what: str) -> None:
+        if self.busy:
+            self.overlaps += 1
+        self.busy = what
+        await asyncio.sleep(0.05 if what == "flush" else 0)
+        self.busy = ""
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        await self._enter("put")
+        await super().put(records)
+
+    async def flush(self, offsets: dict[TopicPartition, int]) -> None:
+        await self._enter("flush")
+        self.flushes += 1
+
+
+async def test_a_slow_flush_never_overlaps_put_and_every_record_arrives_once(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-slow"
+    await ensure_topic(kafka, topic, 1)
+    await fill(kafka, topic, [(0, None, str(i).encode(), None) for i in range(400)])
+    task = SlowFlushSink()
+    runner = runner_for(
+        kafka, cluster, "snk", topic, task, **{"consumer.override.max.poll.records": "7"}
+    )
+    await run_until(runner, lambda: len(task.seen) >= 400)
+
+    assert task.overlaps == 0 and task.flushes > 1
+    assert [value for _, _, _, value, _, _ in task.seen] == [str(i) for i in range(400)]

@@ -2,9 +2,15 @@
 
 The consumer group is ``<cluster>-connect-<connector>`` (Connect's ``connect-<name>``, prefixed by
 the cluster), with auto-commit off and ``earliest`` reset, subscribed to ``topics`` or
-``topics.regex``. Records are delivered in batches (one ``put`` per ``getmany``). Offsets are
-committed only after ``pre_commit`` (by default ``flush``) returned, so a record is never marked
-consumed before the plugin made it durable: at-least-once, or exactly-once for idempotent sinks.
+``topics.regex``. Records are delivered in batches: one ``put`` per ``getmany``, or, to a task with
+the batch API, one ``put_batch`` per partition whose records its converters turn into columns.
+Offsets are committed only after ``pre_commit`` (by default ``flush``) returned, so a record is
+never marked consumed before the plugin made it durable: at-least-once, or exactly-once for
+idempotent sinks.
+
+No stalls: while a flush runs, the loop fetches and converts the next batch, and hands it to the
+task once the flush has returned, so ``put`` and ``flush`` never overlap. A batch fetched before
+a rebalance is dropped: its partitions are read again from their committed offsets.
 
 When to flush: by default after every non-empty batch. ``flush.max.records`` (flush once that many
 records are pending) and ``offset.flush.interval.ms`` (flush once that long passed since the last
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -60,6 +67,8 @@ class SinkRunner(LoopBase):
         self._dlq: AIOKafkaProducer | None = None
         self._executor: TaskExecutor | None = None
         self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
+        self._flushing: asyncio.Task[None] | None = None  # the flush in flight
+        self._epoch = 0  # rebalances so far: a fetch prepared before one is stale
         self._offsets = SinkOffsets(last_flush=time.monotonic())
         self._listener_error: BaseException | None = None
         self._closed = False
@@ -134,6 +143,7 @@ class SinkRunner(LoopBase):
             # the group at once, as Kafka Connect's failed tasks do, so its partitions go to a
             # healthy task, which reads them again from the last commit.
             self._broken = True
+            await self._abandon_flush()
             await self._leave_group()
             raise
         except BaseException:
@@ -158,14 +168,40 @@ class SinkRunner(LoopBase):
                 raise self._listener_error
             if batch is None:
                 break
+            # Converted while the previous flush may still be writing: the loop does not stall
+            # on a slow flush. One flush in flight and one batch ready, at most.
+            prepared = await self._prepare(batch) if batch else None
+            await self._flushed()
             async with self._lock:
-                if batch:
-                    await self._deliver(batch)
+                if prepared is not None:
+                    await self._hand_over(prepared)
                 if self._offsets.flush_due(self._flush_policy, time.monotonic()):
-                    await self._commit()
+                    self._flushing = asyncio.create_task(self._flush_in_background())
+
+    async def _flush_in_background(self) -> None:
+        try:
+            async with self._lock:
+                await self._commit()
+        except BaseException:
+            self._broken = True  # what the task held may not be durable: commit nothing more
+            raise
+
+    async def _abandon_flush(self) -> None:
+        """Ends the flush in flight, if any, without waiting for it to finish its work."""
+        flushing, self._flushing = self._flushing, None
+        if flushing is not None:
+            flushing.cancel()
+            await asyncio.wait({flushing})
+
+    async def _flushed(self) -> None:
+        """Waits for the flush in flight, if any; raises what it raised."""
+        flushing, self._flushing = self._flushing, None
+        if flushing is not None:
+            await flushing
 
     async def finish(self) -> None:
         """Flushes and commits what was delivered, then closes the task's partitions."""
+        await self._flushed()
         async with self._lock:
             await self._commit()
             assigned = self.assignment()
@@ -176,6 +212,7 @@ class SinkRunner(LoopBase):
         """Leaves the group, closes the Kafka clients and the executor's connection (after the
         task was stopped)."""
         self._closed = True  # leaving the group must not call back into a stopped task
+        await self._abandon_flush()  # only when the loop was cut short: finish waited for it
         if self._consumer is not None:
             await self._consumer.stop()
             self._consumer = None
@@ -186,10 +223,10 @@ class SinkRunner(LoopBase):
             await self._executor.close()
             self._executor = None
 
-    async def _deliver(self, batch: dict[KafkaTopicPartition, list[Message]]) -> None:
-        records: list[SinkRecord] = []
-        positions: dict[TopicPartition, int] = {}
-        fetched = 0
+    async def _prepare(self, batch: dict[KafkaTopicPartition, list[Message]]) -> Prepared:
+        """A fetch converted for the task: columns where its converters allow, records
+        otherwise (a record they refuse is skipped here, or fails the task)."""
+        prepared = Prepared(self._epoch)
         assigned = self.assignment()
         for tp, messages in batch.items():
             ours = TopicPartition(tp.topic, tp.partition)
@@ -197,25 +234,35 @@ class SinkRunner(LoopBase):
                 continue  # revoked since the fetch: its new owner reads these again
             columns = self._columns(ours, messages) if self._wants_batches else None
             if columns is not None:
-                await self.task.put_batch(columns)
-                self.delivered += len(columns)
+                prepared.columns.append(columns)
             else:
                 for message in messages:
                     try:
-                        records.append(
+                        prepared.records.append(
                             to_sink_record(message, self._key_converter, self._value_converter)
                         )
                     except RecordError as exc:
                         if not self._policy.tolerate_all:
                             raise
                         await self._skip(message, exc)
-            positions[ours] = messages[-1].offset + 1
-            fetched += len(messages)
-        if records:
-            await self.task.put(records)
-            self.delivered += len(records)
+            prepared.positions[ours] = messages[-1].offset + 1
+            prepared.fetched += len(messages)
+        return prepared
+
+    async def _hand_over(self, prepared: Prepared) -> None:
+        """Gives the task a prepared fetch, unless a rebalance came in between: then its
+        partitions start again from their committed offsets, and this fetch is dropped."""
+        if prepared.epoch != self._epoch:
+            self._log.info("fetch_dropped_after_rebalance", records=prepared.fetched)
+            return
+        for columns in prepared.columns:
+            await self.task.put_batch(columns)
+            self.delivered += len(columns)
+        if prepared.records:
+            await self.task.put(prepared.records)
+            self.delivered += len(prepared.records)
         # Only now that the task holds them may these offsets be committed.
-        self._offsets = self._offsets.delivered(positions, fetched)
+        self._offsets = self._offsets.delivered(prepared.positions, prepared.fetched)
 
     def _columns(self, tp: TopicPartition, messages: list[Message]) -> SinkBatch | None:
         """One partition's messages as a SinkBatch, when both converters make whole columns of
@@ -287,6 +334,7 @@ class SinkRunner(LoopBase):
 
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:
         """Flushes and commits revoked partitions, then closes them in the task."""
+        self._epoch += 1
         if not revoked or self._closed:
             return
         async with self._lock:
@@ -296,8 +344,20 @@ class SinkRunner(LoopBase):
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
         """Opens newly assigned partitions in the task."""
+        self._epoch += 1
         if assigned and not self._closed:
             await self.task.open(assigned)
+
+
+@dataclass
+class Prepared:
+    """One fetch, converted, waiting for the task (``epoch``: the rebalances seen before it)."""
+
+    epoch: int
+    columns: list[SinkBatch] = field(default_factory=list)
+    records: list[SinkRecord] = field(default_factory=list)
+    positions: dict[TopicPartition, int] = field(default_factory=dict)
+    fetched: int = 0
 
 
 class _Rebalance(ConsumerRebalanceListener):
