@@ -6,8 +6,18 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from headrace.sdk import ConnectorContext, SinkRecord, SinkTaskContext, TopicPartition
+from headrace.sdk import (
+    ConnectorContext,
+    DataError,
+    SinkBatch,
+    SinkRecord,
+    SinkTaskContext,
+    TopicPartition,
+)
 from tests.support import builtin_plugin_module
 
 parquet = builtin_plugin_module("parquet", "1.0.0")
@@ -117,3 +127,51 @@ async def test_a_closed_partition_forgets_its_records(tmp_path: Path) -> None:
     by_partition = {w["partition"]: w["table"] for w in executor.writes}
     assert by_partition[0].column("kafka_offset").to_pylist() == [1]
     assert by_partition[1].column("kafka_offset").to_pylist() == [1]
+
+
+VALUES = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"id": st.integers(-(2**40), 2**40), "name": st.text(max_size=5)}),
+    st.dictionaries(st.sampled_from(["a", "b", "kafka_offset"]), st.integers(0, 9), max_size=3),
+)
+
+
+@given(st.lists(VALUES, min_size=1, max_size=25), st.integers(1, 6))
+async def test_the_batch_api_writes_the_rows_put_writes(
+    tmp_path_factory: pytest.TempPathFactory, values: list[Any], chunk: int
+) -> None:
+    path = str(tmp_path_factory.mktemp("parquet"))
+    records = [SinkRecord("orders", 0, 10 + i, None, v, timestamp=i) for i, v in enumerate(values)]
+    tables = []
+    for by_batch in (True, False):
+        executor = Executor()
+        task = parquet.ParquetSinkTask()
+        task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger()))
+        await task.start({"path": path, "topics": "orders"})
+        for start in range(0, len(records), chunk):
+            part = records[start : start + chunk]
+            if by_batch:
+                await task.put_batch(batch_of(part))
+                await task.put_batch(batch_of(part[:1]))  # a repeat, as after a rebalance
+            else:
+                await task.put(part)
+                await task.put(part[:1])
+        try:
+            await task.flush({})
+        except DataError as refused:  # values that fit no one table: both refuse them alike
+            tables.append(str(refused))
+            continue
+        [write] = executor.writes
+        tables.append(write["table"])
+    assert tables[0] == tables[1]
+
+
+def batch_of(records: list[SinkRecord]) -> SinkBatch:
+    return SinkBatch(
+        "orders",
+        0,
+        offsets=pa.array([r.offset for r in records], pa.int64()),
+        timestamps=pa.array([r.timestamp for r in records], pa.int64()),
+        keys=[r.key for r in records],
+        values=[r.value for r in records],
+    )
