@@ -11,6 +11,7 @@ import asyncio
 import base64
 import logging
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -29,11 +30,22 @@ def _kafka_dir() -> Path:
     return project_home() / "deploy" / "kafka"
 
 
+LISTEN_PORTS = range(20000, 32768)
+"""Where ``free_port`` looks: below Linux's default ephemeral range (32768-60999), which the
+kernel draws from for every outgoing connection. A port handed out from that range could be
+taken by some client's connection before the service that asked for it binds it."""
+
+
 def free_port() -> int:
-    """A TCP port on loopback that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on loopback that nothing listens on right now, outside the ephemeral range."""
+    for port in random.sample(LISTEN_PORTS, 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port among 200 tried in {LISTEN_PORTS}")
 
 
 def _java_cmd(main: str, heap: str, *args: str) -> list[str]:
