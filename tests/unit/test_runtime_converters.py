@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pyarrow as pa
@@ -268,7 +269,7 @@ def test_unknown_converter_names_the_key_and_the_choices() -> None:
 JSON = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers(-(10**18), 10**18)  # longer ones go one by one (below)
+    | st.integers(-(2**63), 2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
@@ -314,7 +315,11 @@ def test_messages_decode_to_a_column_of_what_each_decodes_to(
 ) -> None:
     batch = data.draw(st.lists(messages, max_size=30))
     decoded = decode_column(converter, "t", batch)
-    assert decoded is not None
+    if decoded is None:
+        # Only plain JSON declines a valid batch: when a number might exceed 64 bits.
+        assert isinstance(converter, JsonConverter)
+        assert any(re.search(rb"\d{19}", m or b"") for m in batch)
+        return
     schema, column = decoded
     one_by_one = [converter.to_connect_data("t", m) for m in batch]
     assert (column.to_pylist() if isinstance(column, pa.Array) else column) == [
