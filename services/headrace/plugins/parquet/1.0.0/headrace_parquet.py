@@ -161,11 +161,11 @@ class Pending:
 
 
 def _one_shape(values: Sequence[Any]) -> bool:
-    """Whether every value is a dict with the same keys, in the same order."""
+    """Whether every value is a dict with the same keys (in any order: rows are read by key)."""
     if not values or type(values[0]) is not dict:
         return False
-    keys = list(values[0])
-    return all(type(v) is dict and list(v) == keys for v in values)
+    keys = values[0].keys()
+    return all(type(v) is dict and v.keys() == keys for v in values)
 
 
 def pending_of(records: Sequence[SinkRecord]) -> dict[TopicPartition, Pending]:
