@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,99 @@ def batch_of(records: list[SinkRecord]) -> SinkBatch:
         keys=[r.key for r in records],
         values=[r.value for r in records],
     )
+
+
+class GatedExecutor(Executor):
+    """Holds each write until the test lets it go; fails when told to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.running: set[int] = set()
+        self.overlapped = False
+        self.fail = False
+
+    async def write_table(self, **kwargs: Any) -> tuple[int, int]:
+        partition = kwargs["partition"]
+        self.overlapped |= partition in self.running
+        self.running.add(partition)
+        try:
+            await self.gate.wait()
+            if self.fail:
+                raise RuntimeError("the executor refused the batch")
+            return await super().write_table(**kwargs)
+        finally:
+            self.running.discard(partition)
+
+
+async def gated_task(tmp_path: Path) -> tuple[Any, GatedExecutor]:
+    executor = GatedExecutor()
+    task = parquet.ParquetSinkTask()
+    task.commits_requested = 0
+
+    def request_commit() -> None:
+        task.commits_requested += 1
+
+    context = SinkTaskContext("sink", 0, executor=executor, logger=Logger())
+    context._request_commit = request_commit
+    task.initialize(context)
+    await task.start({"path": str(tmp_path), "topics": "orders"})
+    return task, executor
+
+
+async def until(done: Any, within: float = 10.0) -> None:
+    """Lets the background writes run until ``done()`` holds."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not done():
+        assert asyncio.get_running_loop().time() < deadline, "the writes did not get there"
+        await asyncio.sleep(0.005)
+
+
+async def test_only_written_offsets_are_committable_while_a_write_runs(tmp_path: Path) -> None:
+    task, executor = await gated_task(tmp_path)
+    p0 = TopicPartition("orders", 0)
+    await task.put([record(0, 0), record(0, 1)])
+    assert await task.pre_commit({p0: 2}) == {}  # handed over, not written yet
+    await task.put([record(0, 2), record(0, 3)])
+    assert await task.pre_commit({p0: 4}) == {}  # its write still runs: this one waits
+    await until(lambda: executor.running)
+    executor.gate.set()
+    await until(lambda: len(executor.writes) == 1)
+    # No record needs to arrive for the held-back buffer to be written: the task asks.
+    await until(lambda: task.commits_requested == 1)
+    assert await task.pre_commit({p0: 4}) == {p0: 2}  # the first write, and the next begins
+    await until(lambda: len(executor.writes) == 2)
+    assert await task.pre_commit({p0: 4}) == {p0: 4}
+    assert [w["table"].column("kafka_offset").to_pylist() for w in executor.writes] == [
+        [0, 1],
+        [2, 3],
+    ]
+    assert not executor.overlapped  # one write per partition at a time, in offset order
+
+
+async def test_a_failed_write_fails_the_next_pre_commit(tmp_path: Path) -> None:
+    task, executor = await gated_task(tmp_path)
+    p0 = TopicPartition("orders", 0)
+    await task.put([record(0, 0)])
+    await task.pre_commit({p0: 1})
+    await until(lambda: executor.running)
+    executor.fail = True
+    executor.gate.set()
+    await until(lambda: not executor.running)
+    await asyncio.sleep(0)  # the write's own task ends after the executor's call
+    with pytest.raises(RuntimeError, match="refused"):
+        await task.pre_commit({p0: 1})
+
+
+async def test_closing_a_partition_waits_for_its_write(tmp_path: Path) -> None:
+    task, executor = await gated_task(tmp_path)
+    p0 = TopicPartition("orders", 0)
+    await task.put([record(0, 0)])
+    await task.pre_commit({p0: 1})
+    await until(lambda: executor.running)
+    closing = asyncio.ensure_future(task.close({p0}))
+    await asyncio.sleep(0.05)
+    assert not closing.done()
+    executor.gate.set()
+    await closing
+    assert len(executor.writes) == 1 and await task.pre_commit({p0: 1}) == {}

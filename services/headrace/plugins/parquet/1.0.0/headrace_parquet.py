@@ -1,8 +1,8 @@
 """parquet 1.0.0: a sink writing records to a Parquet dataset through the Spark executor.
 
 ``put`` buffers, and so does ``put_batch`` (the batch API: a whole fetch's columns, with no record
-made one by one); ``flush`` turns the buffer into one Arrow table per topic partition and hands
-each to the executor (``context.executor.write_table``), which writes
+made one by one); ``pre_commit`` turns each partition's buffer into one Arrow table and hands it,
+in the background, to the executor (``context.executor.write_table``), which writes
 ``<path>/<topic>/<partition>/<first>-<last>/part-*.parquet`` idempotently per offset range, so a
 batch redelivered after a crash is not written twice. The host supplies the executor's address
 (its own ``HEADRACE_EXECUTOR_ADDR``) and which connector and task are writing.
@@ -58,6 +58,8 @@ META_FIELDS = pa.schema(
 )
 
 FLUSH_DEFAULTS = {"flush.max.records": "20000", "offset.flush.interval.ms": "1000"}
+MAX_BUFFERED_FACTOR = 4
+"""How many flushes' worth a partition may buffer while its previous write is still running."""
 
 CONFIG = (
     ConfigDef()
@@ -221,7 +223,16 @@ class ParquetSinkConnector(SinkConnector):
 
 
 class ParquetSinkTask(SinkTask):
-    """Buffers in ``put``; writes one batch per topic partition in ``flush``."""
+    """Buffers in ``put``; writes each topic partition's buffer in the background from
+    ``pre_commit``, and tells the runtime to commit only what is written.
+
+    At most one write per partition is in flight, so a partition's batches reach the executor in
+    offset order (its watermark would drop an earlier batch that arrived after a later one).
+    While a partition's write runs, its buffer keeps growing, and goes whole into the next
+    write: Spark's jobs grow to the pace Spark keeps. A buffer past ``MAX_BUFFERED_FACTOR`` times
+    ``flush.max.records`` waits for the write in flight instead. A write that failed fails the
+    next ``pre_commit``, before anything more is committed.
+    """
 
     VERSION = VERSION
 
@@ -229,6 +240,10 @@ class ParquetSinkTask(SinkTask):
         parsed = CONFIG.parse(config)
         self.path: str = parsed["path"]
         self.buffer: dict[TopicPartition, Pending] = {}
+        self._writing: dict[TopicPartition, asyncio.Task[tuple[int, int]]] = {}
+        self._written: dict[TopicPartition, int] = {}  # next offset after what is written
+        flush_records = int(config.get("flush.max.records") or FLUSH_DEFAULTS["flush.max.records"])
+        self._max_buffered = MAX_BUFFERED_FACTOR * max(flush_records, 1)
         self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
         _provision(self._marker)
 
@@ -257,33 +272,91 @@ class ParquetSinkTask(SinkTask):
         if repeats:
             self.context.logger.warning("repeated_records_dropped", repeats=repeats)
 
+    async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Starts writing each partition's buffer (unless its last write still runs and the
+        buffer is not too large yet); the offsets of what is written, for the group."""
+        self._log_finished_writes()
+        for tp, pending in list(self.buffer.items()):
+            running = self._writing.get(tp)
+            busy = running is not None and not running.done()
+            if busy and len(pending.offsets) < self._max_buffered:
+                continue  # written whole once the write in flight is done
+            await self._settle(tp)  # when too much is buffered, waits for the write in flight
+            self._start_write(tp, pending)
+        return {tp: min(o, self._written[tp]) for tp, o in offsets.items() if tp in self._written}
+
     async def flush(self, offsets: dict[TopicPartition, int]) -> None:
-        pending = [p for p in self.buffer.values() if p.offsets]
-        if not pending:
-            return
-        # Building Arrow tables from many records is CPU work: off the loop that runs the tasks.
-        tables = await asyncio.to_thread(lambda: [p.table() for p in pending])
-        results = await asyncio.gather(
-            *(
-                self.context.executor.write_table(
-                    topic=p.topic, partition=p.partition, table=table, path=self.path
-                )
-                for p, table in zip(pending, tables, strict=True)
+        """Writes everything buffered and waits until it is written."""
+        results = []
+        for tp in list(self.buffer):
+            results.append(await self._settle(tp, log=False))
+            self._start_write(tp, self.buffer[tp])
+        results += [await self._settle(tp, log=False) for tp in list(self._writing)]
+        done = [r for r in results if r is not None]
+        if done:
+            self.context.logger.info(
+                "parquet_batch_written",
+                rows=sum(w for w, _ in done),
+                skipped=sum(s for _, s in done),
+                path=self.path,
             )
+
+    def _start_write(self, tp: TopicPartition, pending: Pending) -> None:
+        del self.buffer[tp]
+        if pending.offsets:  # every record a repeat: nothing to write
+            self._writing[tp] = asyncio.create_task(self._write(tp, pending))
+
+    async def _write(self, tp: TopicPartition, pending: Pending) -> tuple[int, int]:
+        # Building an Arrow table from many records is CPU work: off the loop that runs tasks.
+        table = await asyncio.to_thread(pending.table)
+        result = await self.context.executor.write_table(
+            topic=tp.topic, partition=tp.partition, table=table, path=self.path
         )
-        self.buffer = {}
-        written = sum(w for w, _ in results)
-        skipped = sum(s for _, s in results)
+        self._written[tp] = pending.offsets[-1] + 1
+        # Its offsets may be committed now, and a buffer held back while it ran written: ask
+        # for a pre_commit, which no new record might bring otherwise.
+        self.context.request_commit()
+        return result
+
+    async def _settle(self, tp: TopicPartition, log: bool = True) -> tuple[int, int] | None:
+        """Waits for the partition's write in flight, if any: its (written, skipped) rows."""
+        running = self._writing.pop(tp, None)
+        if running is None:
+            return None
+        written, skipped = await running  # a failed write raises here
+        if log:
+            self._log_written(written, skipped)
+        return written, skipped
+
+    def _log_finished_writes(self) -> None:
+        """Logs the writes that are done; raises the error of one that failed."""
+        for tp, running in list(self._writing.items()):
+            if running.done():
+                del self._writing[tp]
+                self._log_written(*running.result())
+
+    def _log_written(self, written: int, skipped: int) -> None:
         self.context.logger.info(
             "parquet_batch_written", rows=written, skipped=skipped, path=self.path
         )
 
     async def close(self, partitions: set[TopicPartition]) -> None:
-        # Their records were flushed before the close; anything left would belong to the new owner.
+        # What was buffered was handed to a write before the close; anything left would belong
+        # to the new owner. A write in flight finishes first, so the new owner's writes of the
+        # partition come after it: its offsets were not committed, and the new owner reads those
+        # records again, which the executor's watermark then skips.
         for tp in partitions:
             self.buffer.pop(tp, None)
+            await self._settle(tp)
+            self._written.pop(tp, None)
 
     async def stop(self, deleted: bool = False) -> None:
+        # Nothing of this task may run after it stopped: writes in flight finish (or fail) now.
+        for tp in list(getattr(self, "_writing", {})):
+            try:
+                await self._settle(tp)
+            except Exception as exc:  # noqa: BLE001 - stopping goes on; its offsets stay uncommitted
+                self.context.logger.error("parquet_write_failed", error=str(exc), partition=str(tp))
         # The executor's connection is the host's: it closes it once the task has stopped.
         provisioned = getattr(self, "_marker", None)  # None when start failed before it
         if deleted and provisioned is not None:
