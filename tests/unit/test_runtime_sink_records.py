@@ -7,8 +7,8 @@ from aiokafka import ConsumerRecord
 
 from headrace.runtime.converters import JsonConverter, StringConverter
 from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
-from headrace.runtime.sinkrecords import FlushPolicy, subscription, to_sink_record
-from headrace.sdk import ConfigException, SinkRecord
+from headrace.runtime.sinkrecords import FlushPolicy, subscription, to_sink_batch, to_sink_record
+from headrace.sdk import ConfigException, SinkRecord, TopicPartition
 
 
 def message(value: bytes | None, key: bytes | None = b'"k"') -> ConsumerRecord[bytes, bytes]:
@@ -104,3 +104,21 @@ def test_error_policy_reads_connects_keys() -> None:
     assert policy.tolerate_all and policy.dlq_topic == "dlq" and policy.dlq_context_headers
     with pytest.raises(ConfigException, match=r"errors\.tolerance"):
         ErrorPolicy.from_config({"errors.tolerance": "some"})
+
+
+def test_a_fetch_becomes_a_batch_of_the_records_it_would_give_one_by_one() -> None:
+    plain = JsonConverter({"schemas.enable": "false"})
+    fetch = [message(b'{"id": 1}'), message(None, key=None), message(b"[2]", key=b'"j"')]
+    batch = to_sink_batch(TopicPartition("orders", 3), fetch, plain, plain)
+    assert batch is not None and len(batch) == 3
+    expected = [to_sink_record(m, plain, plain) for m in fetch]
+    assert [(r.key, r.value, r.headers, r.timestamp) for r in batch.records()] == [
+        (r.key, r.value, r.headers, r.timestamp) for r in expected
+    ]
+
+
+def test_a_fetch_a_converter_cannot_take_whole_goes_one_by_one() -> None:
+    text, tp = StringConverter(), TopicPartition("orders", 3)
+    assert to_sink_batch(tp, [message(b"ok"), message(b"\xff")], text, text) is None
+    enveloped = JsonConverter()  # schemas.enable=true: no column form
+    assert to_sink_batch(tp, [message(b"1")], text, enveloped) is None

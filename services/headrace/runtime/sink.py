@@ -30,7 +30,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.errors import CommitFailedError
@@ -38,13 +37,19 @@ from aiokafka.errors import CommitFailedError
 from headrace.core import log
 from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
-from headrace.runtime.converters import converter_for, decode_column
+from headrace.runtime.converters import converter_for
 from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
 from headrace.runtime.executor import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.sinkoffsets import SinkOffsets
-from headrace.runtime.sinkrecords import FlushPolicy, Message, subscription, to_sink_record
+from headrace.runtime.sinkrecords import (
+    FlushPolicy,
+    Message,
+    subscription,
+    to_sink_batch,
+    to_sink_record,
+)
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask, SinkTaskContext
@@ -232,7 +237,11 @@ class SinkRunner(LoopBase):
             ours = TopicPartition(tp.topic, tp.partition)
             if ours not in assigned:
                 continue  # revoked since the fetch: its new owner reads these again
-            columns = self._columns(ours, messages) if self._wants_batches else None
+            columns = (
+                to_sink_batch(ours, messages, self._key_converter, self._value_converter)
+                if self._wants_batches
+                else None
+            )
             if columns is not None:
                 prepared.columns.append(columns)
             else:
@@ -263,26 +272,6 @@ class SinkRunner(LoopBase):
             self.delivered += len(prepared.records)
         # Only now that the task holds them may these offsets be committed.
         self._offsets = self._offsets.delivered(prepared.positions, prepared.fetched)
-
-    def _columns(self, tp: TopicPartition, messages: list[Message]) -> SinkBatch | None:
-        """One partition's messages as a SinkBatch, when both converters make whole columns of
-        them; None otherwise (then they go record by record, and a bad one is named)."""
-        keys = decode_column(self._key_converter, tp.topic, [m.key for m in messages])
-        values = decode_column(self._value_converter, tp.topic, [m.value for m in messages])
-        if keys is None or values is None:
-            return None
-        has_headers = any(m.headers for m in messages)
-        return SinkBatch(
-            tp.topic,
-            tp.partition,
-            offsets=pa.array([m.offset for m in messages], pa.int64()),
-            timestamps=pa.array([m.timestamp for m in messages], pa.int64()),
-            keys=keys[1],
-            values=values[1],
-            headers=[tuple(m.headers or ()) for m in messages] if has_headers else None,
-            key_schema=keys[0],
-            value_schema=values[0],
-        )
 
     async def _skip(self, message: Message, error: RecordError) -> None:
         self.skipped += 1

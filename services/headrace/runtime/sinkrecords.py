@@ -1,18 +1,20 @@
-"""The pure parts of the sink loop: subscription and flush settings, message -> SinkRecord."""
+"""The pure parts of the sink loop: subscription and flush settings, messages -> SinkRecord or
+SinkBatch."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
+import pyarrow as pa
 from aiokafka import ConsumerRecord
 
-from headrace.runtime.converters import Converter
+from headrace.runtime.converters import Converter, decode_column
 from headrace.runtime.errors import sink_record_error
 from headrace.sdk.errors import ConfigException, DataError
-from headrace.sdk.records import SinkRecord
+from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 
 Message: TypeAlias = ConsumerRecord[bytes, bytes]
 
@@ -88,4 +90,30 @@ def to_sink_record(
         headers=tuple(message.headers or ()),
         key_schema=key.schema,
         value_schema=value.schema,
+    )
+
+
+def to_sink_batch(
+    tp: TopicPartition,
+    messages: Sequence[Message],
+    key_converter: Converter,
+    value_converter: Converter,
+) -> SinkBatch | None:
+    """One partition's messages as a SinkBatch, when both converters make whole columns of them;
+    None otherwise (then they go record by record, and a bad one is named)."""
+    keys = decode_column(key_converter, tp.topic, [m.key for m in messages])
+    values = decode_column(value_converter, tp.topic, [m.value for m in messages])
+    if keys is None or values is None:
+        return None
+    has_headers = any(m.headers for m in messages)
+    return SinkBatch(
+        tp.topic,
+        tp.partition,
+        offsets=pa.array([m.offset for m in messages], pa.int64()),
+        timestamps=pa.array([m.timestamp for m in messages], pa.int64()),
+        keys=keys[1],
+        values=values[1],
+        headers=[tuple(m.headers or ()) for m in messages] if has_headers else None,
+        key_schema=keys[0],
+        value_schema=values[0],
     )
