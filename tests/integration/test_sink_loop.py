@@ -186,3 +186,37 @@ async def test_a_slow_flush_never_overlaps_put_and_every_record_arrives_once(
 
     assert task.overlaps == 0 and task.flushes > 1
     assert [value for _, _, _, value, _, _ in task.seen] == [str(i) for i in range(400)]
+
+
+async def test_no_record_is_lost_when_a_second_task_joins_mid_stream(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-shared"
+    await ensure_topic(kafka, topic, 2)
+    await fill(kafka, topic, [(i % 2, None, str(i).encode(), None) for i in range(2000)])
+    first, second = SlowFlushSink(), SlowFlushSink()
+    small = {"consumer.override.max.poll.records": "50"}
+    runners = [runner_for(kafka, cluster, "snk", topic, t, **small) for t in (first, second)]
+    loops = []
+    try:
+        await runners[0].start()
+        loops.append(asyncio.create_task(runners[0].run()))
+        await eventually("the first task is under way", lambda: len(first.seen) >= 200)
+        await runners[1].start()  # same connector, same group: a rebalance mid-stream
+        loops.append(asyncio.create_task(runners[1].run()))
+
+        def every_value() -> bool:
+            seen = {v for t in (first, second) for _, _, _, v, _, _ in t.seen}
+            return seen == {str(i) for i in range(2000)}
+
+        await eventually("every record reached a task", every_value)
+    finally:
+        for runner in runners:
+            runner.request_stop()
+        await asyncio.wait(loops, timeout=30)
+        for runner in runners:
+            await runner.finish()
+            await runner.task.stop()
+            await runner.close()
+    assert all(loop.exception() is None for loop in loops)
+    assert first.overlaps == second.overlaps == 0

@@ -153,6 +153,8 @@ class SinkRunner(LoopBase):
             raise
         except BaseException:
             self._broken = True  # cancelled mid-batch by a stop that ran out of time
+            if self._flushing is not None:
+                self._flushing.cancel()  # before the task's stop, which comes next
             raise
 
     async def _leave_group(self) -> None:
@@ -166,6 +168,7 @@ class SinkRunner(LoopBase):
     async def _consume(self) -> None:
         assert self._consumer is not None
         while not self.stop_requested.is_set():
+            epoch = self._epoch  # before the fetch: a rebalance during it makes the fetch stale
             batch = await unless_stopped(
                 self.stop_requested, self._consumer.getmany(timeout_ms=FETCH_TIMEOUT_MS)
             )
@@ -175,7 +178,7 @@ class SinkRunner(LoopBase):
                 break
             # Converted while the previous flush may still be writing: the loop does not stall
             # on a slow flush. One flush in flight and one batch ready, at most.
-            prepared = await self._prepare(batch) if batch else None
+            prepared = self._prepare(batch, epoch) if batch else None
             await self._flushed()
             async with self._lock:
                 if prepared is not None:
@@ -192,11 +195,15 @@ class SinkRunner(LoopBase):
             raise
 
     async def _abandon_flush(self) -> None:
-        """Ends the flush in flight, if any, without waiting for it to finish its work."""
+        """Ends the flush in flight, if any, without waiting for it to finish its work; logs
+        the error it ended with, if it failed on its own."""
         flushing, self._flushing = self._flushing, None
-        if flushing is not None:
-            flushing.cancel()
-            await asyncio.wait({flushing})
+        if flushing is None:
+            return
+        flushing.cancel()
+        await asyncio.wait({flushing})
+        if not flushing.cancelled() and flushing.exception() is not None:
+            self._log.error("flush_failed", error=repr(flushing.exception()))
 
     async def _flushed(self) -> None:
         """Waits for the flush in flight, if any; raises what it raised."""
@@ -228,10 +235,11 @@ class SinkRunner(LoopBase):
             await self._executor.close()
             self._executor = None
 
-    async def _prepare(self, batch: dict[KafkaTopicPartition, list[Message]]) -> Prepared:
+    def _prepare(self, batch: dict[KafkaTopicPartition, list[Message]], epoch: int) -> Prepared:
         """A fetch converted for the task: columns where its converters allow, records
-        otherwise (a record they refuse is skipped here, or fails the task)."""
-        prepared = Prepared(self._epoch)
+        otherwise. A record they refuse fails the task here, or is kept aside to be skipped
+        when the fetch is handed over (a dropped fetch skips nothing)."""
+        prepared = Prepared(epoch)
         assigned = self.assignment()
         for tp, messages in batch.items():
             ours = TopicPartition(tp.topic, tp.partition)
@@ -253,17 +261,23 @@ class SinkRunner(LoopBase):
                     except RecordError as exc:
                         if not self._policy.tolerate_all:
                             raise
-                        await self._skip(message, exc)
+                        prepared.refused.append((message, exc))
             prepared.positions[ours] = messages[-1].offset + 1
             prepared.fetched += len(messages)
         return prepared
 
     async def _hand_over(self, prepared: Prepared) -> None:
-        """Gives the task a prepared fetch, unless a rebalance came in between: then its
-        partitions start again from their committed offsets, and this fetch is dropped."""
+        """Gives the task a prepared fetch, unless a rebalance came since it began: then the
+        fetch is dropped, and every partition now assigned goes back to its committed offset.
+        Nothing was handed over since the rebalance, so that is where the task stands: no
+        record of the fetch is lost (whether it was read before the rebalance or after), and
+        none is given twice."""
         if prepared.epoch != self._epoch:
             self._log.info("fetch_dropped_after_rebalance", records=prepared.fetched)
+            await self._rewind_to_committed()
             return
+        for message, error in prepared.refused:
+            await self._skip(message, error)
         for columns in prepared.columns:
             await self.task.put_batch(columns)
             self.delivered += len(columns)
@@ -272,6 +286,17 @@ class SinkRunner(LoopBase):
             self.delivered += len(prepared.records)
         # Only now that the task holds them may these offsets be committed.
         self._offsets = self._offsets.delivered(prepared.positions, prepared.fetched)
+
+    async def _rewind_to_committed(self) -> None:
+        """Every assigned partition back to the group's committed offset, or to its start when
+        none is committed (``earliest``, as the consumer resets)."""
+        assert self._consumer is not None
+        for tp in self._consumer.assignment():
+            committed = await self._consumer.committed(tp)
+            if committed is None:
+                await self._consumer.seek_to_beginning(tp)
+            else:
+                self._consumer.seek(tp, committed)
 
     async def _skip(self, message: Message, error: RecordError) -> None:
         self.skipped += 1
@@ -347,6 +372,7 @@ class Prepared:
     records: list[SinkRecord] = field(default_factory=list)
     positions: dict[TopicPartition, int] = field(default_factory=dict)
     fetched: int = 0
+    refused: list[tuple[Message, RecordError]] = field(default_factory=list)
 
 
 class _Rebalance(ConsumerRebalanceListener):

@@ -128,9 +128,14 @@ class SourceRunner(LoopBase):
                 self._value_converter, batch.topic, batch.value_schema, batch.values
             )
             keys: Sequence[bytes | None] = (
-                [None] * len(values)
-                if batch.keys is None
-                else encode_column(self._key_converter, batch.topic, batch.key_schema, batch.keys)
+                [None] * len(values)  # what every converter makes of no key without a schema
+                if batch.keys is None and batch.key_schema is None
+                else encode_column(
+                    self._key_converter,
+                    batch.topic,
+                    batch.key_schema,
+                    [None] * len(values) if batch.keys is None else batch.keys,
+                )
             )
         except DataError:
             return None

@@ -129,14 +129,13 @@ class Pending:
     def table(self) -> pa.Table:
         """The buffered records as one Arrow table: value fields, then the Kafka columns."""
         values = self.values
-        first = values[0] if values else None
-        if type(first) is dict and all(
-            type(v) is dict and v.keys() == first.keys() for v in values
-        ):
-            rows = values  # one shape throughout, the common case: no row is copied
+        if _one_shape(values):
+            rows = values  # the common case: no row is copied
+            names = [n for n in values[0] if n not in META_FIELDS.names]
         else:
             rows = [value_fields(v) for v in values]
-        names = list(dict.fromkeys(n for row in rows for n in row if n not in META_FIELDS.names))
+            names = list(dict.fromkeys(n for row in rows for n in row))
+            names = [n for n in names if n not in META_FIELDS.names]
         try:
             if rows is values:
                 fields = pa.Table.from_pylist(rows).select(names)
@@ -341,10 +340,10 @@ class ParquetSinkTask(SinkTask):
         )
 
     async def close(self, partitions: set[TopicPartition]) -> None:
-        # What was buffered was handed to a write before the close; anything left would belong
-        # to the new owner. A write in flight finishes first, so the new owner's writes of the
-        # partition come after it: its offsets were not committed, and the new owner reads those
-        # records again, which the executor's watermark then skips.
+        # As Connect's asynchronous sinks do: what is still buffered is dropped, and the write in
+        # flight finishes first, so the new owner's writes of the partition come after it. The
+        # offsets of both were not committed: the new owner reads those records again, and the
+        # executor's watermark skips what the finished write already holds.
         for tp in partitions:
             self.buffer.pop(tp, None)
             await self._settle(tp)
