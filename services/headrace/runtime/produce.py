@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -110,20 +110,24 @@ class BatchProducer:
     def __init__(self, producer: AIOKafkaProducer) -> None:
         self._producer = producer
 
-    async def layout(self, topic: str) -> TopicLayout:
-        """The topic's partitions, fetching its metadata if the producer has none yet."""
-        await self._producer.partitions_for(topic)
+    async def layouts(self, topics: Iterable[str]) -> dict[str, TopicLayout]:
+        """Each topic's partitions, fetching metadata the producer does not have yet."""
         metadata: Any = self._producer.client.cluster
-        return TopicLayout(
-            tuple(sorted(metadata.partitions_for_topic(topic) or ())),
-            tuple(metadata.available_partitions_for_topic(topic) or ()),
-        )
+        found = {}
+        for topic in set(topics):
+            await self._producer.partitions_for(topic)
+            found[topic] = TopicLayout(
+                tuple(sorted(metadata.partitions_for_topic(topic) or ())),
+                tuple(metadata.available_partitions_for_topic(topic) or ()),
+            )
+        return found
 
-    async def produce(self, records: Sequence[Outgoing]) -> tuple[list[Receipt], list[int]]:
-        """Sends every record and waits until Kafka acknowledged all of them: a receipt per
-        batch, and the timestamp each record was sent with (``per_record`` joins the two). A
-        failed batch raises the producer's error."""
-        layouts = {topic: await self.layout(topic) for topic in {r[0] for r in records}}
+    async def produce(
+        self, records: Sequence[Outgoing], layouts: Mapping[str, TopicLayout]
+    ) -> tuple[list[Receipt], list[int]]:
+        """Sends every record (``layouts``: of every topic they go to) and waits until Kafka
+        acknowledged all of them: a receipt per batch, and the timestamp each record was sent
+        with (``per_record`` joins the two). A failed batch raises the producer's error."""
         now_ms = int(time.time() * 1000)
         stamps = [now_ms if r[5] is None else r[5] for r in records]
         sent: list[Sent] = []

@@ -93,7 +93,9 @@ class SourceRunner(LoopBase):
     async def _process(self, polled: list[SourceRecord] | SourceBatch) -> None:
         assert self._batches is not None and self._offsets is not None
         batch = polled if isinstance(polled, SourceBatch) else None
-        columns = None if batch is None else await self._encode_batch(batch)
+        topics = {polled.topic} if isinstance(polled, SourceBatch) else {r.topic for r in polled}
+        layouts = await self._batches.layouts(topics)  # one metadata look-up per topic and poll
+        columns = None if batch is None else self._encode_batch(batch, layouts[batch.topic])
         if batch is not None and columns is not None:
             records = batch.records() if self._wants_commit_record else []
             encoded: Sequence[Outgoing | None] = columns
@@ -102,11 +104,10 @@ class SourceRunner(LoopBase):
             # Per record, also for a batch whose columns did not convert whole: the record at
             # fault is then named, and skipped or not as errors.tolerance says.
             records = polled.records() if isinstance(polled, SourceBatch) else polled
-            layouts = {t: await self._batches.layout(t) for t in {r.topic for r in records}}
             encoded = [self._encode(r, layouts[r.topic]) for r in records]
             latest = latest_offsets(records)  # a skipped record still moves the position
         outgoing = [enc for enc in encoded if enc is not None]
-        receipts, stamps = await self._batches.produce(outgoing)
+        receipts, stamps = await self._batches.produce(outgoing, layouts)
         self.produced += len(outgoing)
         if self._wants_commit_record:
             delivered = iter(per_record(receipts, stamps))
@@ -116,11 +117,9 @@ class SourceRunner(LoopBase):
         await self._offsets.write(latest)
         await self.task.commit()
 
-    async def _encode_batch(self, batch: SourceBatch) -> list[Outgoing] | None:
+    def _encode_batch(self, batch: SourceBatch, layout: TopicLayout) -> list[Outgoing] | None:
         """The batch's records, each column converted at once; None if a column or the batch's
         partition is refused (the per-record path then finds the record at fault)."""
-        assert self._batches is not None
-        layout = await self._batches.layout(batch.topic)
         if batch.partition is not None and not layout.has(batch.partition):
             return None
         try:
