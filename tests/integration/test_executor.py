@@ -39,18 +39,25 @@ def _read_log(path: Path) -> list[dict[str, object]]:
 
 def _wait_ready(proc: subprocess.Popen[bytes], address: str, log_path: Path) -> None:
     with grpc.insecure_channel(address) as channel:
+        # One future for the whole wait: each one polls the channel from a thread of its own,
+        # and a future given up on kept polling, then raised in a later test once the channel
+        # had closed.
+        answered = grpc.channel_ready_future(channel)
 
         def ready() -> bool:
             if proc.poll() is not None:
                 output = log_path.read_text()
                 raise AssertionError(f"executor exited with {proc.returncode}:\n{output}")
             try:
-                grpc.channel_ready_future(channel).result(timeout=1.0)
+                answered.result(timeout=1.0)
             except grpc.FutureTimeoutError:
                 return False
             return True
 
-        wait_for(f"the executor to answer (its log: {log_path})", ready, STARTUP_DEADLINE_S)
+        try:
+            wait_for(f"the executor to answer (its log: {log_path})", ready, STARTUP_DEADLINE_S)
+        finally:
+            answered.cancel()  # its polling thread must not outlive the channel
 
 
 @pytest.fixture(scope="module")
