@@ -27,6 +27,10 @@ from headrace.core.errors import LogReaderStopped, TopicLayoutError
 from headrace.core.settings import Settings
 
 Handler = Callable[["LogRecord"], None]
+# How long the broker may hold a fetch of a log that has nothing new. The broker answers one
+# request per connection at a time, so the end-offsets request of ``catch_up`` waits behind a
+# held fetch: aiokafka's default of 500 ms made every catch-up of an idle log take half a second.
+FETCH_MAX_WAIT_MS = 20
 Record = tuple[str, bytes | None]
 LogFactory = Callable[[Handler], "Log"]
 """Makes a log that hands each record it reads to the given handler: how a store gets its log."""
@@ -99,6 +103,7 @@ class TopicLog:
             group_id=None,
             auto_offset_reset="earliest",
             isolation_level="read_committed",
+            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
         )
         await self._consumer.start()
         try:
@@ -110,8 +115,10 @@ class TopicLog:
         self._consumer.assign(self._partitions)
         await self._consumer.seek_to_beginning(*self._partitions)
         self._positions = {tp.partition: 0 for tp in self._partitions}
+        # The end to replay to, asked before the reader's first fetch can hold the connection.
+        ends = await self._consumer.end_offsets(self._partitions)
         self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
-        await self.catch_up()
+        await self.wait_for({tp.partition: off for tp, off in ends.items()})
         if not follow:
             await self._stop_reading()
 
