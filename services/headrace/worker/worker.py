@@ -6,6 +6,13 @@ or shutdown. Revoked units are stopped first (with the deletion marker the coord
 then the coordinator is told, then newly assigned units start. Every stop other than a deletion
 passes ``deleted=False``. Status goes to the status topic through a ``StatusStore``.
 
+Within one event the units are started and stopped concurrently, as Kafka Connect starts and
+stops a worker's connectors and tasks in parallel, at most ``MAX_CONCURRENT_UNIT_CALLS`` at a
+time. Stops run in two rounds, every task and then every connector, so a connector's tasks have
+stopped before it does. Starts run in one round, once the plugin processes they need are up,
+each started once however many of its units start. The owning task changes ``running`` and the
+processes between rounds; the calls in flight only speak to plugin processes and write status.
+
 The worker speaks the shared vocabulary (``headrace.core.structs``) only: membership hands it
 ``AssignmentUpdate``s, the plugin processes ``UnitStateChanged`` and ``ReconfigurationRequested``.
 """
@@ -14,9 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 import structlog
@@ -33,15 +41,15 @@ from headrace.core.structs import (
     AssignmentUpdate,
     HostEvent,
     ReconfigurationRequested,
+    Revocation,
     State,
     UnitStateChanged,
     WorkUnit,
-    tasks_first,
 )
 from headrace.core.topiclog import kafka_logs
 from headrace.v1 import config_pb2, config_pb2_grpc, plugin_pb2
 from headrace.worker.membership import Membership
-from headrace.worker.reconcile import reconcile
+from headrace.worker.reconcile import Configs, reconcile
 from headrace.worker.supervisor import PluginProcess, plugin_key
 
 
@@ -72,11 +80,49 @@ class ProcessExited:
 
 
 Event = Assigned | UnitReported | ProcessExited | None  # None: shut down
+Host = PluginProcess | Exception  # a unit's plugin process, or why it has none
 
 # Bounds every call to a plugin process: the host bounds a plugin's own start and stop more
 # tightly, so this only fires when the process itself is wedged.
 CALL_TIMEOUT_S = 60.0
 PUT_ATTEMPTS = 8
+# How many units one event starts or stops at once. A start or a stop mostly waits (on its plugin
+# process, on Kafka, on the config service), so one at a time leaves the CPU idle; all at once, a
+# thousand units would open thousands of Kafka connections in one burst.
+MAX_CONCURRENT_UNIT_CALLS = 32
+# Start failures that fail only the unit: the plugin cannot be resolved or its process started,
+# or the plugin process or the config service refused or did not answer.
+START_ERRORS = (PluginError, grpc.aio.AioRpcError, OSError, RuntimeError, TimeoutError)
+
+T = TypeVar("T")
+
+
+async def for_each(call: Callable[[T], Awaitable[None]], items: Iterable[T], limit: int) -> None:
+    """Awaits ``call(item)`` for every item, at most ``limit`` at a time.
+
+    Each call runs to its end whatever the others do; the exceptions of those that raised are
+    raised together, as one group, once all have finished.
+    """
+    gate = asyncio.Semaphore(limit)
+
+    async def gated(item: T) -> None:
+        async with gate:
+            await call(item)
+
+    outcomes = await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
+    failures = [o for o in outcomes if isinstance(o, BaseException)]
+    if failures:
+        raise BaseExceptionGroup("unit calls failed", failures)
+
+
+def stop_rounds(stops: Iterable[Revocation]) -> tuple[list[Revocation], list[Revocation]]:
+    """The stops in the rounds they run in: every task, then every connector, so that a
+    connector's tasks have stopped before it does (Kafka Connect's order)."""
+    ordered = list(stops)
+    return (
+        [s for s in ordered if not s.unit.is_connector],
+        [s for s in ordered if s.unit.is_connector],
+    )
 
 
 class Worker:
@@ -148,66 +194,95 @@ class Worker:
             update.revoked,
             assigned,
         )
-        for stop in steps.stops:
-            await self._stop(stop.unit, deleted=stop.deleted)
+        await self._stop_all(steps.stops)
         if steps.acknowledge:
             self.membership.acknowledge(update.generation)
             return  # the assignment that follows says what to run now
-        for unit in steps.starts:
-            await self._start(unit, *assigned[unit])
+        await self._start_all({unit: assigned[unit] for unit in steps.starts})
         self.log.info("assignment_applied", generation=update.generation, running=len(self.running))
 
-    async def _process_for(self, plugin: PluginDescriptor) -> PluginProcess:
-        key = plugin_key(plugin)
-        process = self._processes.get(key)
-        if process is None:
-            process = PluginProcess(
-                plugin,
-                self.settings,
-                self.worker_id,
-                self._run_dir,
-                self._log_dir,
-                lambda _, e: self._queue.put_nowait(UnitReported(e)),
-                lambda p, code, tail: self._queue.put_nowait(ProcessExited(p, code, tail)),
-            )
-            await process.start()
-            self._processes[key] = process
-        return process
+    async def _start_all(self, starts: Mapping[WorkUnit, Configs]) -> None:
+        """Starts the units concurrently, once the plugin processes they need are up."""
+        plugins: dict[WorkUnit, PluginDescriptor | PluginError] = {}
+        for unit, (connector_config, task_config) in starts.items():
+            plugin = plugins[unit] = self._resolve(connector_config)
+            descriptor = plugin if isinstance(plugin, PluginDescriptor) else None
+            self.running[unit] = Running(descriptor, connector_config, task_config)
+        processes = await self._processes_for(
+            p for p in plugins.values() if isinstance(p, PluginDescriptor)
+        )
+        hosts: dict[WorkUnit, Host] = {
+            unit: processes[plugin_key(p)] if isinstance(p, PluginDescriptor) else p
+            for unit, p in plugins.items()
+        }
+        await for_each(lambda u: self._start(u, hosts[u]), starts, MAX_CONCURRENT_UNIT_CALLS)
 
-    async def _start(
-        self, unit: WorkUnit, connector_config: dict[str, str], task_config: dict[str, str]
-    ) -> None:
-        name, task = unit.connector, unit.task
-        plugin: PluginDescriptor | None = None
+    def _resolve(self, connector_config: Mapping[str, str]) -> PluginDescriptor | PluginError:
         try:
-            plugin = self.catalog.resolve(
+            return self.catalog.resolve(
                 connector_config.get("connector.class", ""), requested_version(connector_config)
             )
-            self.running[unit] = Running(plugin, connector_config, task_config)
-            process = await self._process_for(plugin)
-            await self._launch(process, unit, connector_config, task_config)
-        except (PluginError, grpc.aio.AioRpcError, OSError, RuntimeError, TimeoutError) as exc:
-            self.running[unit] = Running(plugin, connector_config, task_config)
-            detail = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
-            self.log.warning("unit_start_failed", connector=name, task=task, error=detail)
-            await self._report(unit, State.FAILED, trace=detail or repr(exc))
+        except PluginError as exc:
+            return exc
+
+    async def _processes_for(self, plugins: Iterable[PluginDescriptor]) -> dict[str, Host]:
+        """The process of each plugin version, by key; one that is not running yet is started
+        once, however many of its units start, and different plugins' start at once."""
+        missing = {plugin_key(p): p for p in plugins if plugin_key(p) not in self._processes}
+        spawned = dict(
+            zip(missing, await asyncio.gather(*map(self._spawn, missing.values())), strict=True)
+        )
+        self._processes.update({k: p for k, p in spawned.items() if not isinstance(p, Exception)})
+        return {**self._processes, **spawned}
+
+    async def _spawn(self, plugin: PluginDescriptor) -> Host:
+        """A started process for the plugin, or why it did not start."""
+        process = PluginProcess(
+            plugin,
+            self.settings,
+            self.worker_id,
+            self._run_dir,
+            self._log_dir,
+            lambda _, e: self._queue.put_nowait(UnitReported(e)),
+            lambda p, code, tail: self._queue.put_nowait(ProcessExited(p, code, tail)),
+        )
+        try:
+            await process.start()
+        except START_ERRORS as exc:
+            return exc
+        return process
+
+    async def _start(self, unit: WorkUnit, host: Host) -> None:
+        """Starts one unit in its plugin process and reports RUNNING, or FAILED with why."""
+        if isinstance(host, Exception):
+            await self._start_failed(unit, host)
             return
-        self.log.info("unit_started", connector=name, task=task, version=plugin.version)
+        try:
+            await self._launch(host, unit, self.running[unit])
+        except START_ERRORS as exc:
+            await self._start_failed(unit, exc)
+            return
+        self.log.info(
+            "unit_started", connector=unit.connector, task=unit.task, version=host.plugin.version
+        )
         await self._report(unit, State.RUNNING)
 
-    async def _launch(
-        self,
-        process: PluginProcess,
-        unit: WorkUnit,
-        connector_config: dict[str, str],
-        task_config: dict[str, str],
-    ) -> None:
+    async def _start_failed(self, unit: WorkUnit, error: Exception) -> None:
+        detail = error.details() if isinstance(error, grpc.aio.AioRpcError) else str(error)
+        self.log.warning(
+            "unit_start_failed", connector=unit.connector, task=unit.task, error=detail
+        )
+        await self._report(unit, State.FAILED, trace=detail or repr(error))
+
+    async def _launch(self, process: PluginProcess, unit: WorkUnit, running: Running) -> None:
         """Starts the unit in its plugin process; a connector's task configs then go to the
         config service."""
         assert process.stub is not None
         if unit.is_connector:
             started = await process.stub.StartConnector(
-                plugin_pb2.StartConnectorRequest(name=unit.connector, config=connector_config),
+                plugin_pb2.StartConnectorRequest(
+                    name=unit.connector, config=dict(running.connector_config)
+                ),
                 timeout=CALL_TIMEOUT_S,
             )
             await self._put_task_configs(unit.connector, [dict(t.config) for t in started.tasks])
@@ -216,8 +291,8 @@ class Worker:
             plugin_pb2.StartTaskRequest(
                 connector=unit.connector,
                 task=unit.task,
-                connector_config=connector_config,
-                task_config=task_config,
+                connector_config=dict(running.connector_config),
+                task_config=dict(running.task_config),
             ),
             timeout=CALL_TIMEOUT_S,
         )
@@ -240,10 +315,17 @@ class Worker:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    async def _stop(self, unit: WorkUnit, *, deleted: bool) -> None:
-        running = self.running.pop(unit, None)
-        if running is None:
-            return
+    async def _stop_all(self, stops: Iterable[Revocation]) -> None:
+        """Stops the units concurrently, every task and then every connector; each round takes
+        its units out of ``running`` as it begins."""
+        for stop_round in stop_rounds(stops):
+            taken = [
+                (s, r) for s in stop_round if (r := self.running.pop(s.unit, None)) is not None
+            ]
+            await for_each(lambda t: self._stop(*t), taken, MAX_CONCURRENT_UNIT_CALLS)
+
+    async def _stop(self, stop: Revocation, running: Running) -> None:
+        unit, deleted = stop.unit, stop.deleted
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
         if process is not None and process.stub is not None:
             await self._halt(process, unit, deleted=deleted)
@@ -295,8 +377,8 @@ class Worker:
         # The connector wants new task configs: restarting it asks it for them again, and the
         # config service keeps the old set when nothing changed.
         running = self.running[unit]
-        await self._stop(unit, deleted=False)
-        await self._start(unit, dict(running.connector_config), dict(running.task_config))
+        await self._stop_all([Revocation(unit)])
+        await self._start_all({unit: (running.connector_config, running.task_config)})
 
     async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
         if self._processes.get(process.key) is not process:
@@ -304,16 +386,19 @@ class Worker:
         del self._processes[process.key]
         await process.stop()
         trace = f"plugin process {process.key} exited with code {code}\n{tail}"
-        for unit, running in self.running.items():
-            if running.plugin is not None and plugin_key(running.plugin) == process.key:
-                await self._report(unit, State.FAILED, trace=trace)
+        hosted = [
+            unit
+            for unit, running in self.running.items()
+            if running.plugin is not None and plugin_key(running.plugin) == process.key
+        ]
+        await for_each(
+            lambda u: self._report(u, State.FAILED, trace=trace), hosted, MAX_CONCURRENT_UNIT_CALLS
+        )
 
     async def _stop_everything(self) -> None:
-        for unit in tasks_first(self.running):
-            await self._stop(unit, deleted=False)
+        await self._stop_all([Revocation(unit) for unit in self.running])
         await self.membership.leave()
-        for process in list(self._processes.values()):
-            await process.stop()
+        await asyncio.gather(*(process.stop() for process in self._processes.values()))
         self._processes.clear()
         await self._config_channel.close()
         await self._status.close()
