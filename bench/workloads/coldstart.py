@@ -112,7 +112,7 @@ def config_records(n: int, tasks: int) -> list[Raw]:
     for i in range(n):
         name = connector_name(i)
         config = connector_config(name, tasks)
-        records = [configlog.connector_configured(name, config)]
+        records = [configlog.connector_configured(name, config, f"incarnation-{i}")]
         records += configlog.task_set(name, [{**config, "task.id": str(t)} for t in range(tasks)])
         out += [(key.encode(), value) for key, value in records if value is not None]
     return out

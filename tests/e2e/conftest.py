@@ -28,7 +28,10 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
         var_dir=tmp_path_factory.mktemp("stack"),
         spark_master="local[1]",
     )
-    stack = Stack(settings, extra_args={"coordinator": ("--session-timeout", "4")})
+    stack = Stack(
+        settings,
+        extra_args={"coordinator": ("--session-timeout", "6", "--grace-period", "3")},
+    )
     try:
         stack.up()
         yield stack

@@ -64,9 +64,9 @@ async def test_configs_are_read_back_and_rebuilt_by_replay(backend: Backend) -> 
     store = backend.config_store()
     await store.start()
     try:
-        await store.write([configlog.connector_configured("a-b", {"connector.class": "X"})])
+        await store.write([configlog.connector_configured("a-b", {"connector.class": "X"}, "i1")])
         await store.write(configlog.task_set("a-b", [{"t": "0"}, {"t": "1"}]))
-        await store.write([configlog.connector_configured("gone", {"connector.class": "Y"})])
+        await store.write([configlog.connector_configured("gone", {"connector.class": "Y"}, "i2")])
         state = await store.write(configlog.deletion("gone", 0))
         assert dict(state.connectors) == {"a-b": {"connector.class": "X"}}
         assert [dict(t) for t in state.tasks_of("a-b")] == [{"t": "0"}, {"t": "1"}]

@@ -96,7 +96,7 @@ def test_a_commit_that_compaction_put_before_its_connector_still_counts() -> Non
 
 
 def test_records_round_trip_through_the_topic_protocol() -> None:
-    records = [configlog.connector_configured("my-conn", {"k": "v"})]
+    records = [configlog.connector_configured("my-conn", {"k": "v"}, "i1")]
     records += configlog.task_set("my-conn", [{"a": "1"}, {"a": "2"}])
     state = fold(records_to_events(records))
     assert dict(state.connectors["my-conn"]) == {"k": "v"}

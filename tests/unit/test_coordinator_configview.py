@@ -1,11 +1,11 @@
-"""The coordinator's view of the configs topic: which tombstones are deletions to act on."""
+"""The coordinator's view of the configs topic: the folded state, and the incarnations retired."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from headrace.coordinator.configview import ConfigFeed, ConfigView, apply, replay_finished
-from headrace.coordinator.group import ConfigsChanged, ConnectorDeleted, Event
+from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
 from headrace.core import configlog
 from headrace.core.configstate import (
     ConfigEvent,
@@ -17,8 +17,10 @@ from headrace.core.configstate import (
 )
 from headrace.core.topiclog import MemoryTopic, memory_logs
 
-A_V1 = ConnectorConfigured("a", {"connector.class": "X", "v": "1"})
-A_V2 = ConnectorConfigured("a", {"connector.class": "X", "v": "2"})
+A_V1 = ConnectorConfigured("a", {"connector.class": "X", "v": "1"}, "i1")
+A_V1_UPDATED = ConnectorConfigured("a", {"connector.class": "X", "v": "1.1"}, "i1")
+A_V2 = ConnectorConfigured("a", {"connector.class": "X", "v": "2"}, "i2")
+TASK = TaskConfigured("a", 0, {"t": "0"})
 
 
 def replayed(view: ConfigView) -> ConfigView:
@@ -33,33 +35,39 @@ def run(view: ConfigView, events: Iterable[ConfigEvent]) -> tuple[ConfigView, li
     return view, submitted
 
 
-def deletions(events: list[Event]) -> list[str]:
-    return [e.name for e in events if isinstance(e, ConnectorDeleted)]
+def retired(events: list[Event]) -> list[ConnectorRetired]:
+    return [e for e in events if isinstance(e, ConnectorRetired)]
 
 
-def test_tombstones_found_during_replay_are_no_deletions() -> None:
-    view, submitted = run(ConfigView(), [A_V1, ConnectorRemoved("a"), A_V2])
-    assert deletions(submitted) == []
-    assert not view.replayed
-    assert dict(view.configs.connectors["a"]) == {"connector.class": "X", "v": "2"}
-
-
-def test_a_tombstone_read_after_replay_is_a_deletion() -> None:
-    view, _ = run(ConfigView(), [A_V1])
+def test_a_tombstone_retires_the_incarnation_with_its_last_configs() -> None:
+    view, _ = run(ConfigView(), [A_V1, TASK, TasksCommitted("a", 1)])
     _, submitted = run(replayed(view), [ConnectorRemoved("a")])
-    gone = fold([A_V1, ConnectorRemoved("a")])
-    assert submitted == [ConfigsChanged(gone), ConnectorDeleted("a")]
+    gone = fold([A_V1, TASK, TasksCommitted("a", 1), ConnectorRemoved("a")])
+    assert submitted == [
+        ConnectorRetired("a", "i1", A_V1.config, (TASK.config,)),
+        ConfigsChanged(gone),
+    ]
 
 
-def test_deleted_and_created_again_live_yields_the_deletion_then_the_new_config() -> None:
-    view, _ = run(ConfigView(), [A_V1])
-    view, submitted = run(replayed(view), [ConnectorRemoved("a"), A_V2])
-    gone, deleted, recreated = submitted
-    assert isinstance(gone, ConfigsChanged) and "a" not in gone.state.connectors
-    assert deleted == ConnectorDeleted("a")
-    assert isinstance(recreated, ConfigsChanged)
-    assert dict(recreated.state.connectors["a"])["v"] == "2"
-    assert view.configs == recreated.state
+def test_an_update_retires_nothing_and_a_new_incarnation_retires_the_old() -> None:
+    view = replayed(run(ConfigView(), [A_V1])[0])
+    view, submitted = run(view, [A_V1_UPDATED])
+    assert retired(submitted) == []
+    # created again with no tombstone seen in between (compaction removed it)
+    view, submitted = run(view, [A_V2])
+    assert retired(submitted) == [ConnectorRetired("a", "i1", A_V1_UPDATED.config, ())]
+    assert view.configs.incarnations["a"] == "i2"
+
+
+def test_incarnations_retired_during_replay_reach_the_group_when_it_ends() -> None:
+    view, submitted = run(ConfigView(), [A_V1, ConnectorRemoved("a"), A_V2])
+    assert submitted == [] and not view.replayed
+    view, submitted = replay_finished(view)
+    assert submitted == [
+        ConnectorRetired("a", "i1", A_V1.config, ()),
+        ConfigsChanged(fold([A_V1, ConnectorRemoved("a"), A_V2])),
+    ]
+    assert dict(view.configs.connectors["a"]) == {"connector.class": "X", "v": "2"}
 
 
 def test_after_replay_every_config_change_yields_the_folded_state() -> None:
@@ -80,19 +88,22 @@ def test_a_replay_hands_the_group_its_state_once_at_the_end() -> None:
     assert submitted == [ConfigsChanged(fold(events))]
 
 
-async def test_the_feed_acts_only_on_tombstones_written_after_it_started() -> None:
+async def test_the_feed_replays_then_follows_the_topic() -> None:
     topic = MemoryTopic("configs")
-    topic.append(*configlog.connector_configured("old", {"connector.class": "X"}))
+    topic.append(*configlog.connector_configured("old", {"connector.class": "X"}, "i1"))
     for key, value in configlog.deletion("old", 0):
         topic.append(key, value)
-    topic.append(*configlog.connector_configured("a", {"connector.class": "X"}))
+    topic.append(*configlog.connector_configured("a", {"connector.class": "X"}, "i2"))
     submitted: list[Event] = []
     feed = ConfigFeed(memory_logs(topic), submitted.append)
     await feed.start()
-    assert deletions(submitted) == [] and feed.view.replayed
-    assert submitted == [ConfigsChanged(feed.view.configs)]
+    assert feed.view.replayed
+    assert submitted == [
+        ConnectorRetired("old", "i1", {"connector.class": "X"}, ()),
+        ConfigsChanged(feed.view.configs),
+    ]
     for key, value in configlog.deletion("a", 1):
         topic.append(key, value)
-    assert deletions(submitted) == ["a"]
+    assert retired(submitted)[-1] == ConnectorRetired("a", "i2", {"connector.class": "X"}, ())
     assert dict(feed.view.configs.connectors) == {}
     await feed.close()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from headrace.coordinator.group import Beat, Joined, Outbox, RevocationsDone
+from headrace.coordinator.group import Beat, DeletionsDone, Joined, Outbox, RevocationsDone
 from headrace.coordinator.service import coordinator_message, joined, names_worker, worker_event
 from headrace.core import wire
-from headrace.core.structs import AssignedUnit, AssignmentUpdate, Revocation, WorkUnit
+from headrace.core.structs import AssignedUnit, AssignmentUpdate, Cleanup, Revocation, WorkUnit
 from headrace.v1 import coordinator_pb2, events_pb2
 
 
@@ -15,10 +15,15 @@ def test_a_join_becomes_the_group_event_with_the_units_it_runs() -> None:
     outbox: Outbox = asyncio.Queue()
     join = coordinator_pb2.Join(
         worker_id="w1",
-        running=[events_pb2.WorkUnit(connector="a", task=-1), events_pb2.WorkUnit(connector="a")],
+        running=[
+            events_pb2.RunningUnit(
+                unit=events_pb2.WorkUnit(connector="a", task=-1), incarnation="i"
+            ),
+            events_pb2.RunningUnit(unit=events_pb2.WorkUnit(connector="a"), incarnation="i"),
+        ],
     )
     assert joined(join, outbox) == Joined(
-        "w1", frozenset({WorkUnit.of("a"), WorkUnit("a", 0)}), outbox
+        "w1", {WorkUnit.of("a"): "i", WorkUnit("a", 0): "i"}, outbox
     )
 
 
@@ -33,8 +38,14 @@ def test_later_messages_become_beats_and_acknowledgements() -> None:
     done = coordinator_pb2.WorkerMessage(
         revocations_done=coordinator_pb2.RevocationsDone(generation=4)
     )
+    deleted = coordinator_pb2.WorkerMessage(
+        deletions_done=coordinator_pb2.DeletionsDone(
+            units=[wire.instance_to_pb((WorkUnit("a", 1), "i1"))]
+        )
+    )
     assert worker_event("w1", beat) == Beat("w1")
     assert worker_event("w1", done) == RevocationsDone("w1", 4)
+    assert worker_event("w1", deleted) == DeletionsDone("w1", frozenset({(WorkUnit("a", 1), "i1")}))
     join = coordinator_pb2.WorkerMessage(join=coordinator_pb2.Join(worker_id="w1"))
     assert worker_event("w1", join) is None  # a second join on one stream is ignored
 
@@ -42,8 +53,9 @@ def test_later_messages_become_beats_and_acknowledgements() -> None:
 def test_an_update_goes_out_as_an_assignment_the_worker_reads_back_unchanged() -> None:
     update = AssignmentUpdate(
         5,
-        (AssignedUnit(WorkUnit("a", 0), {"connector.class": "X"}, {"t": "0"}),),
-        (Revocation(WorkUnit.of("b"), deleted=True),),
+        (AssignedUnit(WorkUnit("a", 0), {"connector.class": "X"}, {"t": "0"}, "i1"),),
+        (Revocation(WorkUnit.of("b"), deleted=True, incarnation="i0"),),
+        (Cleanup(WorkUnit("c", 2), "i9", {"connector.class": "Y"}, {"t": "2"}),),
     )
     message = coordinator_message(update)
     assert message.WhichOneof("kind") == "assignment"

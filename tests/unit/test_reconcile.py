@@ -5,8 +5,8 @@ from __future__ import annotations
 from headrace.core.structs import Revocation, WorkUnit
 from headrace.worker.reconcile import Configs, reconcile
 
-CONN: Configs = ({"connector.class": "X"}, {})
-TASK: Configs = ({"connector.class": "X"}, {"t": "0"})
+CONN: Configs = ({"connector.class": "X"}, {}, "i1")
+TASK: Configs = ({"connector.class": "X"}, {"t": "0"}, "i1")
 A, A0, A1, B = WorkUnit.of("a"), WorkUnit("a", 0), WorkUnit("a", 1), WorkUnit.of("b")
 
 
@@ -33,7 +33,7 @@ def test_an_assignment_starts_what_is_new_and_stops_what_is_gone_without_the_mar
 
 def test_a_changed_config_restarts_the_unit_and_an_unchanged_one_is_left_alone() -> None:
     running = {A: CONN, A0: TASK}
-    new_task = ({"connector.class": "X"}, {"t": "new"})
+    new_task = ({"connector.class": "X"}, {"t": "new"}, "i1")
     steps = reconcile(running, [], {A: CONN, A0: new_task})
     assert steps.stops == (Revocation(A0, False),)
     assert steps.starts == (A0,)

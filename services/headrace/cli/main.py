@@ -74,6 +74,22 @@ def kafka(args: argparse.Namespace, settings: Settings) -> None:
         broker.stop()
 
 
+def coordinator(args: argparse.Namespace, settings: Settings) -> None:
+    import asyncio
+
+    from headrace.coordinator.assignmentlog import AssignmentLog
+    from headrace.coordinator.history import describe_all
+    from headrace.core.topiclog import kafka_logs
+
+    async def read() -> list[object]:
+        log = AssignmentLog(kafka_logs(settings, "assignments"))
+        await log.start(writer=False, follow=False)
+        await log.close()
+        return list(describe_all(log.history.latest(args.last)))
+
+    _print(asyncio.run(read()))
+
+
 def stack(args: argparse.Namespace, settings: Settings) -> None:
     from headrace.cli import demo
 
@@ -107,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("kafka", help="the embedded single-node Kafka broker")
     k.add_argument("action", choices=["start", "stop"])
     k.set_defaults(func=kafka)
+
+    c = sub.add_parser("coordinator", help="the group's history, from the assignments topic")
+    c.add_argument("action", choices=["history"])
+    c.add_argument("--last", "-n", type=int, default=10, help="how many generations")
+    c.set_defaults(func=coordinator)
 
     s = sub.add_parser("stack", help="every service on this machine, as separate processes")
     s.add_argument("action", choices=["up", "down"])

@@ -2,7 +2,8 @@
 
 ``headrace stack up`` (what ``make run`` calls) starts the embedded Kafka broker unless
 ``KAFKA_BOOTSTRAP_SERVERS`` names a cluster, then the Spark executor, the config service, the
-coordinator and two workers; ``headrace stack down`` stops every one of them. The end-to-end
+coordinator (a replica per address in ``HEADRACE_COORDINATOR_ADDR``) and two workers;
+``headrace stack down`` stops every one of them. The end-to-end
 tests start the same processes through :class:`Stack`, on free ports and a folder of their own.
 """
 
@@ -40,13 +41,17 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
         ServiceSpec(
             "config", "headrace.config", ("--address", settings.config_addr), "config_service_ready"
         ),
-        ServiceSpec(
-            "coordinator",
-            "headrace.coordinator",
-            ("--address", settings.coordinator_addr),
-            "coordinator_ready",
-        ),
     ]
+    # One coordinator per address: the first takes the lease, the others stand by.
+    specs.extend(
+        ServiceSpec(
+            "coordinator" if i == 0 else f"coordinator-{i + 1}",
+            "headrace.coordinator",
+            ("--address", address),
+            "coordinator_ready" if i == 0 else "coordinator_serving",
+        )
+        for i, address in enumerate(settings.coordinator_addrs)
+    )
     specs.extend(
         ServiceSpec(
             f"worker-{i}", "headrace.worker", ("--worker-id", f"worker-{i}"), "worker_ready"

@@ -5,6 +5,7 @@ events, and returns the state that includes them; bad input raises :class:`Confi
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -44,7 +45,11 @@ class Commands:
     async def create(self, name: str, config: Mapping[str, str]) -> ConnectorView:
         async with self.store.write_lock:
             accepted = check_create(name, config, self.catalog, await self.store.current())
-            await self.store.write([configlog.connector_configured(name, accepted.config)])
+            # A new incarnation: the coordinator tells its units from those of a connector that
+            # had the name before, whose deletion may still be on its way to the plugin.
+            incarnation = uuid.uuid4().hex
+            record = configlog.connector_configured(name, accepted.config, incarnation)
+            await self.store.write([record])
             return self._view(name)
 
     async def get(self, name: str) -> ConnectorView:

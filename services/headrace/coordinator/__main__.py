@@ -1,4 +1,8 @@
-"""``python -m headrace.coordinator``: assigns connectors and tasks to the workers that join."""
+"""``python -m headrace.coordinator``: assigns connectors and tasks to the workers that join.
+
+Run several replicas, each with its own ``--address``: one is active, the others stand by and
+take over when its lease runs out (``leadership``). Workers are given every replica's address.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import asyncio
 from headrace.coordinator.assignmentlog import AssignmentLog
 from headrace.coordinator.configview import ConfigFeed
 from headrace.coordinator.group import Group, Tick
+from headrace.coordinator.leadership import Leadership
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import log, runner
 from headrace.core.settings import Settings
@@ -22,54 +27,102 @@ async def tick(group: Group, every: float) -> None:
         group.submit(Tick())
 
 
-async def serve(settings: Settings, address: str, session_timeout: float) -> None:
-    """Resumes from the assignments topic, follows the configs topic and serves the group.
+async def serve(
+    settings: Settings, address: str, session_timeout: float, grace: float, lease_timeout: float
+) -> None:
+    """Serves as a standby until this replica holds the lease, then resumes from the
+    assignments topic, follows the configs topic and leads the group.
 
     The logic is elsewhere: the group in ``group``, the folds of the topics in ``assignmentlog``
-    and ``configview``.
+    and ``configview``, the lease in ``leadership``.
     """
     logger = log.get()
     await ensure_topics(settings)
-    assignments = AssignmentLog(kafka_logs(settings, "assignments"))
-    await assignments.start()
-    group = Group(assignments.append, session_timeout=session_timeout)
-    if assignments.last is not None:
-        group.resume(assignments.last)
-    configs = ConfigFeed(kafka_logs(settings, "configs"), group.submit)
-    await configs.start()
-    loop_task = asyncio.create_task(group.run(), name="group")
-    ticker = asyncio.create_task(tick(group, min(0.5, session_timeout / 4)), name="tick")
+    leadership = Leadership(settings, address, lease_timeout)
+    servicer = CoordinatorServicer(address, leadership.fresh)
     server = await runner.start_server(
-        address,
-        lambda s: coordinator_pb2_grpc.add_CoordinatorServicer_to_server(
-            CoordinatorServicer(group), s
-        ),
+        address, lambda s: coordinator_pb2_grpc.add_CoordinatorServicer_to_server(servicer, s)
     )
-    logger.info("coordinator_ready", address=address, generation=group.generation)
+    logger.info("coordinator_serving", address=address)
+    assignments: AssignmentLog | None = None
+    configs: ConfigFeed | None = None
+    tasks: list[asyncio.Task[None]] = []
     try:
-        await runner.until_stopped(loop_task, ticker, configs.reader, assignments.reader)
+        acquiring = asyncio.create_task(leadership.acquire(), name="acquire")
+        signalled = asyncio.create_task(runner.until_signalled())
+        await asyncio.wait({acquiring, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        await runner.cancel(signalled)
+        if not acquiring.done():
+            await runner.cancel(acquiring)
+            return  # stopped while standing by
+        writer = acquiring.result()
+        # Read after taking over: whatever the previous leader committed is in, and it can
+        # commit nothing more.
+        assignments = AssignmentLog(kafka_logs(settings, "assignments", writer.send))
+        await assignments.start()
+        group = Group(
+            assignments.append, session_timeout=session_timeout, grace=grace, name=address
+        )
+        if assignments.last is not None:
+            group.resume(assignments.last)
+        configs = ConfigFeed(kafka_logs(settings, "configs"), group.submit)
+        await configs.start()
+        tasks = [
+            asyncio.create_task(group.run(), name="group"),
+            asyncio.create_task(tick(group, min(0.5, session_timeout / 8)), name="tick"),
+            asyncio.create_task(leadership.keep(), name="lease"),
+        ]
+        servicer.lead(group)
+        logger.info("coordinator_ready", address=address, generation=group.generation)
+        await runner.until_stopped(*tasks, configs.reader, assignments.reader)
     finally:
+        servicer.lead(None)
         await server.stop(grace=1)
-        await runner.cancel(ticker)
-        await runner.cancel(loop_task)
-        await configs.close()
-        await assignments.close()
+        for task in tasks:
+            await runner.cancel(task)
+        if configs is not None:
+            await configs.close()
+        if assignments is not None:
+            await assignments.close()
+        await leadership.close()
         logger.info("coordinator_stopped")
 
 
 def main() -> None:
     settings = Settings()
     parser = argparse.ArgumentParser(prog="headrace-coordinator", description=__doc__)
-    parser.add_argument("--address", default=settings.coordinator_addr)
+    parser.add_argument(
+        "--address",
+        default=settings.coordinator_addrs[0],
+        help="where this replica serves (one of the addresses workers are given)",
+    )
     parser.add_argument(
         "--session-timeout",
         type=float,
         default=10.0,
-        help="seconds without a heartbeat before a worker is taken for dead",
+        help="seconds without a heartbeat before a worker is taken for lost; a worker that has "
+        "not heard from the coordinator for most of this stops its units itself",
+    )
+    parser.add_argument(
+        "--grace-period",
+        type=float,
+        default=300.0,
+        help="seconds a lost worker's units wait for it after its session timeout, before they "
+        "move to other workers (Kafka Connect's scheduled.rebalance.max.delay.ms)",
+    )
+    parser.add_argument(
+        "--lease-timeout",
+        type=float,
+        default=3.0,
+        help="seconds without a lease renewal after which a standby replica takes over",
     )
     args = parser.parse_args()
     log.configure("coordinator")
-    runner.run(lambda: serve(settings, args.address, args.session_timeout))
+    runner.run(
+        lambda: serve(
+            settings, args.address, args.session_timeout, args.grace_period, args.lease_timeout
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,18 +1,33 @@
-"""The assignor: a pure function from (current assignment, members, desired units) to the next
-assignment and the revocations that must happen first.
+"""The assignor: a pure function from what runs where to what should run where next.
 
-It is incremental and cooperative in the manner of KIP-415: a unit stays where it runs unless it
-must move, so a rebalance never stops work that can stay put. Units of departed members are
-handed out again without a revocation (their owner is gone). A unit that is no longer desired is
-revoked from its owner, with ``deleted`` set when its connector's config is gone: that is the
-deletion marker the worker turns into ``stop(deleted=True)``. Balance is by count: afterwards no
-member runs more than one unit more than another, moving as few units as it can.
+Its inputs are what each live member runs now, the members in their grace period with the units
+kept for them, and the units that should run. Its output is the next assignment and what each
+live member must stop before anyone else starts it. It is incremental and cooperative, in the
+manner of KIP-415:
+
+- A unit stays where it runs unless balance needs it elsewhere, so a rebalance stops nothing
+  that could stay put.
+- The units of a member in its grace period are kept for it, not handed out: a worker that comes
+  back in time finds its own work waiting, and nothing is stopped anywhere else. Such a unit is
+  not started anywhere else even when it is no longer wanted there, since it may still run.
+- Connectors and tasks are balanced separately: afterwards no two live members differ by more
+  than one in connectors, nor by more than one in tasks. Balance moves as few units as it can,
+  and it picks the units to move, and the members to take them, so that each connector's tasks
+  spread across the members.
+- A unit that no longer runs anywhere (new, or its member's grace period is over) is placed
+  without a revocation. A unit a live member must give up is revoked from it, and the hand-over
+  waits until the member has stopped it.
+
+Deletion is not decided here: the group takes a deleted connector's units out of ``current``
+first and revokes them with the deletion marker itself (see ``deletions``). Every revocation
+this function makes is a plain stop.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from headrace.core.structs import Revocation, WorkUnit
 
@@ -21,10 +36,12 @@ Assignment = Mapping[str, frozenset[WorkUnit]]
 
 @dataclass(frozen=True)
 class Plan:
-    """The next assignment, and what each member must stop before anyone starts it elsewhere."""
+    """The next assignment of the live members, the units kept for members in their grace
+    period, and what each live member must stop before anyone starts it elsewhere."""
 
     assignment: Assignment
     revocations: Mapping[str, frozenset[Revocation]]
+    reserved: Assignment = field(default_factory=dict)
 
     def moved(self) -> bool:
         return any(self.revocations.values())
@@ -43,60 +60,89 @@ def assign(
     current: Assignment,
     members: Iterable[str],
     desired: frozenset[WorkUnit],
-    live_connectors: frozenset[str],
+    held: Assignment | None = None,
 ) -> Plan:
-    """Computes the next assignment; see the module docstring for the rules."""
-    member_list = sorted(set(members))
-    if not member_list:
-        return Plan({}, {})
-    kept: dict[str, set[WorkUnit]] = {m: set() for m in member_list}
-    revoked: dict[str, set[Revocation]] = {m: set() for m in member_list}
-    claimed = _keep_or_revoke(current, desired, live_connectors, kept, revoked)
-    for unit in sorted(desired - claimed):
-        kept[min(member_list, key=lambda m: (len(kept[m]), m))].add(unit)
-    _balance(current, kept, revoked)
+    """Computes the next assignment; see the module docstring for the rules.
+
+    ``current`` is what each member runs (members not in ``members`` are ignored: their units are
+    placed again, unless ``held`` keeps them); ``held`` maps each member in its grace period to
+    the units kept for it. When two members run one unit, the one earlier in ``members`` keeps
+    it.
+    """
+    live = list(dict.fromkeys(members))
+    held = held or {}
+    kept: dict[str, set[WorkUnit]] = {m: set() for m in live}
+    revoked: dict[str, set[WorkUnit]] = {m: set() for m in live}
+    claimed: set[WorkUnit] = set()
+    for member in live:
+        for unit in sorted(current.get(member, frozenset())):
+            if unit in desired and unit not in claimed:
+                kept[member].add(unit)
+                claimed.add(unit)
+            else:
+                # No longer wanted, or a second copy (a member that came back still running
+                # what had moved on): stop it here.
+                revoked[member].add(unit)
+    held = {m: units for m, units in held.items() if m not in kept}
+    reserved = {
+        m: frozenset(u for u in units if u in desired and u not in claimed)
+        for m, units in held.items()
+    }
+    # A held unit may still run on its member, wanted or not: nobody else may start it.
+    claimed.update(*held.values())
+    if live:
+        unplaced = sorted(desired - claimed)
+        for kind in (True, False):  # connectors, then tasks
+            _balance(kept, revoked, [u for u in unplaced if u.is_connector == kind], kind)
     return Plan(
-        {m: frozenset(kept[m]) for m in member_list},
-        {m: frozenset(r) for m, r in revoked.items() if r},
+        {m: frozenset(units) for m, units in kept.items()},
+        {m: frozenset(Revocation(u) for u in units) for m, units in revoked.items() if units},
+        {m: units for m, units in reserved.items() if units},
     )
 
 
-def _keep_or_revoke(
-    current: Assignment,
-    desired: frozenset[WorkUnit],
-    live_connectors: frozenset[str],
-    kept: dict[str, set[WorkUnit]],
-    revoked: dict[str, set[Revocation]],
-) -> set[WorkUnit]:
-    """Leaves each member what it runs and is still desired; returns the units so kept."""
-    claimed: set[WorkUnit] = set()
-    for member in kept:
-        for unit in sorted(current.get(member, frozenset())):
-            if unit not in desired or unit in claimed:
-                # Gone from the configs, or a duplicate left by a split brain: stop it here.
-                gone = unit.connector not in live_connectors
-                revoked[member].add(Revocation(unit, deleted=gone))
-            else:
-                kept[member].add(unit)
-                claimed.add(unit)
-    return claimed
-
-
 def _balance(
-    current: Assignment, kept: dict[str, set[WorkUnit]], revoked: dict[str, set[Revocation]]
+    kept: dict[str, set[WorkUnit]],
+    revoked: dict[str, set[WorkUnit]],
+    unplaced: list[WorkUnit],
+    connectors: bool,
 ) -> None:
-    """Evens out by count, taking from the fullest the units it sorts last (its newest tasks);
-    a moved unit its member already ran is revoked from it."""
+    """Places ``unplaced`` (all of one kind) and evens that kind out across the members.
 
-    def load(m: str) -> tuple[int, str]:
-        return len(kept[m]), m
-
-    while True:
-        fullest, emptiest = max(kept, key=load), min(kept, key=load)
-        if len(kept[fullest]) - len(kept[emptiest]) <= 1:
-            return
-        unit = max(kept[fullest])
-        kept[fullest].remove(unit)
-        kept[emptiest].add(unit)
-        if unit in current.get(fullest, frozenset()):
-            revoked[fullest].add(Revocation(unit, deleted=False))
+    The members that end with one more than the rest are those that hold the most already, so
+    the fewest units move; a member over its share gives up the units whose connector it holds
+    the most of, and each unit goes to the member with room that holds the fewest of its
+    connector's units.
+    """
+    load = {m: sum(1 for u in units if u.is_connector == connectors) for m, units in kept.items()}
+    spread = {
+        m: Counter(u.connector for u in units if u.is_connector == connectors)
+        for m, units in kept.items()
+    }
+    share, extra = divmod(sum(load.values()) + len(unplaced), len(kept))
+    by_load = sorted(kept, key=lambda m: (-load[m], m))
+    target = {m: share + (1 if i < extra else 0) for i, m in enumerate(by_load)}
+    pool = list(unplaced)
+    for member in by_load:
+        surplus = load[member] - target[member]
+        if surplus <= 0:
+            continue
+        mine = [u for u in kept[member] if u.is_connector == connectors]
+        mine.sort(key=lambda u: (-spread[member][u.connector], u))
+        for unit in mine[:surplus]:
+            kept[member].discard(unit)
+            revoked[member].add(unit)
+            spread[member][unit.connector] -= 1
+            pool.append(unit)
+        load[member] = target[member]
+    # The connectors with the most units to place go first, while every member still has room
+    # to take one of each.
+    size = Counter(u.connector for u in pool)
+    room = {m for m in kept if load[m] < target[m]}
+    for unit in sorted(pool, key=lambda u: (-size[u.connector], u)):
+        taker = min(room, key=lambda m: (spread[m][unit.connector], load[m] - target[m], m))
+        kept[taker].add(unit)
+        spread[taker][unit.connector] += 1
+        load[taker] += 1
+        if load[taker] == target[taker]:
+            room.discard(taker)

@@ -1,11 +1,11 @@
 """The coordinator's view of the configs topic: a pure fold, and the feed that runs it.
 
-The view folds config events like every other reader of the topic, and adds one rule of its
-own: when a connector's config tombstone is a deletion to act on. Tombstones found while
-replaying the topic at start were acted on by a coordinator before this one (or the units they
-stopped are gone with their workers); a tombstone read after replay is new, and the group must
-stop that connector's units as deleted. The snapshot alone cannot say so, since the connector
-may already be back under its name by the time the group looks (deleted, then created again).
+The view folds config events like every other reader of the topic, and adds one thing of its
+own: when an incarnation of a connector is retired (its config tombstoned, or replaced by a new
+incarnation under its name), it tells the group that incarnation's last configs. The group needs
+them to have a deleted unit cleaned up on another worker once the configs topic has forgotten
+them. Whether a unit was deleted the group sees for itself, by comparing the incarnation it runs
+with the connector's, which holds across restarts and compaction alike.
 
 :func:`apply` folds one event and says which group events it calls for; :func:`replay_finished`
 marks the end of the replay. :class:`ConfigFeed` reads the topic and submits those group events.
@@ -17,18 +17,38 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from headrace.coordinator.group import ConfigsChanged, ConnectorDeleted, Event
+from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
 from headrace.core import configlog, configstate
-from headrace.core.configstate import ConfigEvent, ConfigState, ConnectorRemoved
+from headrace.core.configstate import (
+    ConfigEvent,
+    ConfigState,
+    ConnectorConfigured,
+    ConnectorRemoved,
+)
 from headrace.core.topiclog import LogFactory, LogRecord
 
 
 @dataclass(frozen=True)
 class ConfigView:
-    """The configs folded so far, and whether the replay at start is over."""
+    """The configs folded so far, whether the replay at start is over, and the incarnations
+    retired during the replay (handed to the group when it ends)."""
 
     configs: ConfigState = field(default_factory=ConfigState)
     replayed: bool = False
+    retired: tuple[ConnectorRetired, ...] = ()
+
+
+def retired_by(before: ConfigState, event: ConfigEvent) -> list[ConnectorRetired]:
+    """The incarnation ``event`` retires, with its last configs; none for most events."""
+    match event:
+        case ConnectorRemoved(name) | ConnectorConfigured(name, _, _) if name in before.connectors:
+            incarnation = before.incarnations.get(name, "")
+            if isinstance(event, ConnectorConfigured) and event.incarnation == incarnation:
+                return []  # an update
+            return [
+                ConnectorRetired(name, incarnation, before.connectors[name], before.tasks_of(name))
+            ]
+    return []
 
 
 def apply(view: ConfigView, event: ConfigEvent) -> tuple[ConfigView, list[Event]]:
@@ -37,19 +57,17 @@ def apply(view: ConfigView, event: ConfigEvent) -> tuple[ConfigView, list[Event]
     While replaying, the group hears nothing: it gets the replayed state once, from
     :func:`replay_finished`, rather than a snapshot per record it would only overwrite.
     """
+    retired = retired_by(view.configs, event)
     configs = configstate.apply(view.configs, event)
     if not view.replayed:
-        return replace(view, configs=configs), []
-    submit: list[Event] = [ConfigsChanged(configs)]
-    if isinstance(event, ConnectorRemoved):
-        submit.append(ConnectorDeleted(event.name))
-    return replace(view, configs=configs), submit
+        return replace(view, configs=configs, retired=(*view.retired, *retired)), []
+    return replace(view, configs=configs), [*retired, ConfigsChanged(configs)]
 
 
 def replay_finished(view: ConfigView) -> tuple[ConfigView, list[Event]]:
-    """The view once everything that was in the topic at start has been read, and the replayed
-    state for the group."""
-    return replace(view, replayed=True), [ConfigsChanged(view.configs)]
+    """The view once everything that was in the topic at start has been read, and the events
+    for the group: the incarnations retired meanwhile, then the replayed state."""
+    return replace(view, replayed=True, retired=()), [*view.retired, ConfigsChanged(view.configs)]
 
 
 class ConfigFeed:
@@ -70,7 +88,7 @@ class ConfigFeed:
             self._submit(group_event)
 
     async def start(self) -> None:
-        """Replays the topic, then keeps reading it; tombstones count as deletions from then."""
+        """Replays the topic, then keeps reading it."""
         await self._log.start(writer=False)
         self.view, submit = replay_finished(self.view)
         for group_event in submit:

@@ -1,16 +1,27 @@
-"""The worker group: membership, rebalances, and the two-phase hand-over of units.
+"""The worker group: membership, grace periods, rebalances, and the two-phase hand-over.
 
 One asyncio task (:meth:`Group.run`) owns all of the group's state and changes it only in
-response to events from its queue: members joining, heartbeating, acknowledging revocations or
-leaving; the configs changing; the clock ticking. A rebalance appends the new generation to the
-assignments log, then sends revocations, waits until every member that lost units has stopped
-them, and only then sends the new assignments, so a unit never runs in two places.
+response to events from its queue: members joining, heartbeating, acknowledging revocations and
+deletions, or leaving; the configs changing; the clock ticking.
 
-A member is dropped only when its heartbeats stop (the session timeout) or its stream ends: a
-live worker that is slow to stop its units is waited for, never handed around behind its back.
-A rebalance is computed against one snapshot of the configs, and its hand-over finishes with
-that same snapshot, so a config that changes meanwhile (a deletion, say) is dealt with by the
-next rebalance, with its own revocations, rather than slipped into this one.
+**A rebalance** plans the next generation (``assignor`` places the units, ``deletions`` says
+where each pending deletion goes), appends it to the assignments log, then sends revocations,
+waits until every member that lost units has stopped them, and only then sends the new
+assignments, so a unit never runs in two places. A rebalance is planned against one snapshot of
+the configs, and its hand-over finishes with that same snapshot; what changes meanwhile is
+dealt with by the next rebalance.
+
+**A member that leaves** after stopping its units (``Left(clean=True)``) has its units handed
+out at once. **A member that is lost** (its stream broke, or its heartbeats stopped) may still be
+running its units: it stops them itself once it has heard nothing for the session timeout. Its
+units are kept for it until ``session timeout + grace period`` after its last heartbeat
+(Connect's ``scheduled.rebalance.max.delay.ms``); a worker back by then finds its own work
+waiting, and nothing is stopped anywhere else. A hand-over that waited for a lost member is
+abandoned: what that member was to give up stays kept for it, with the rest of its units.
+
+**After a restart** (:meth:`resume`), every member of the last generation is taken as lost at
+that moment: each unit is kept for the member that ran it before that generation until the
+member rejoins, and a member that does not rejoin in time loses its units as any other would.
 
 The group speaks the shared vocabulary only: each member's outbox takes ``AssignmentUpdate``s,
 which the gRPC edge (``service``) turns into protobuf.
@@ -21,17 +32,26 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import structlog
 
-from headrace.coordinator import assignmentlog
-from headrace.coordinator.assignor import Assignment, Plan, assign, desired_units
+from headrace.coordinator import deletions
+from headrace.coordinator.assignmentlog import Generation, Placement
+from headrace.coordinator.assignor import assign, desired_units
+from headrace.coordinator.deletions import PendingDeletion
 from headrace.core import log
 from headrace.core.configstate import Config, ConfigState
-from headrace.core.structs import AssignedUnit, AssignmentUpdate, Revocation, WorkUnit
+from headrace.core.structs import (
+    AssignedUnit,
+    AssignmentUpdate,
+    Cleanup,
+    Instance,
+    Revocation,
+    WorkUnit,
+)
 
 Outbox = asyncio.Queue[AssignmentUpdate | None]
 """What the group sends one member's stream; None ends the stream."""
@@ -42,14 +62,17 @@ NO_CONFIG: Config = MappingProxyType({})
 @dataclass(frozen=True)
 class Joined:
     worker_id: str
-    running: frozenset[WorkUnit]
+    running: Placement
     outbox: Outbox
 
 
 @dataclass(frozen=True)
 class Left:
+    """A member's stream ended; ``clean`` when the worker said it had stopped all its units."""
+
     worker_id: str
     outbox: Outbox
+    clean: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,15 +87,27 @@ class RevocationsDone:
 
 
 @dataclass(frozen=True)
+class DeletionsDone:
+    """The worker's plugins returned from ``stop(deleted=True)`` for these units."""
+
+    worker_id: str
+    instances: frozenset[Instance]
+
+
+@dataclass(frozen=True)
 class ConfigsChanged:
     state: ConfigState
 
 
 @dataclass(frozen=True)
-class ConnectorDeleted:
-    """A connector's config tombstone, seen as it was written (not found again on replay)."""
+class ConnectorRetired:
+    """An incarnation of a connector was deleted (or replaced under its name): its last configs,
+    which a clean-up elsewhere may need once the configs topic has forgotten them."""
 
     name: str
+    incarnation: str
+    config: Config
+    tasks: tuple[Config, ...]
 
 
 @dataclass(frozen=True)
@@ -80,7 +115,16 @@ class Tick:
     pass
 
 
-Event = Joined | Left | Beat | RevocationsDone | ConfigsChanged | ConnectorDeleted | Tick
+Event = (
+    Joined
+    | Left
+    | Beat
+    | RevocationsDone
+    | DeletionsDone
+    | ConfigsChanged
+    | ConnectorRetired
+    | Tick
+)
 
 
 @dataclass
@@ -91,79 +135,104 @@ class Member:
 
 
 @dataclass
+class Departed:
+    """A lost member in its grace period, and the units kept for it until ``until``."""
+
+    units: dict[WorkUnit, str]
+    until: float
+
+
+@dataclass
 class Handover:
     """A rebalance waiting for revocations to be acknowledged."""
 
     generation: int
-    plan: Plan
+    assignment: Mapping[str, Placement]
+    revocations: Mapping[str, frozenset[Revocation]]
+    cleanups: Mapping[str, tuple[Cleanup, ...]]
     configs: ConfigState
     sessions: dict[str, int]  # each member's session when the plan was made
     waiting: set[str]
 
 
-def assigned_units(units: frozenset[WorkUnit], configs: ConfigState) -> tuple[AssignedUnit, ...]:
+def assigned_units(units: Placement, configs: ConfigState) -> tuple[AssignedUnit, ...]:
     """What one member runs, with the configs to run it with, in unit order."""
-    return tuple(_assigned(unit, configs) for unit in sorted(units))
+    return tuple(_assigned(unit, units[unit], configs) for unit in sorted(units))
 
 
-def _assigned(unit: WorkUnit, configs: ConfigState) -> AssignedUnit:
+def _assigned(unit: WorkUnit, incarnation: str, configs: ConfigState) -> AssignedUnit:
     tasks = configs.tasks_of(unit.connector)
     return AssignedUnit(
         unit,
         configs.connectors.get(unit.connector, NO_CONFIG),
         tasks[unit.task] if 0 <= unit.task < len(tasks) else NO_CONFIG,
+        incarnation,
     )
 
 
-def revocation_update(
-    keep: frozenset[WorkUnit],
-    revoked: frozenset[Revocation],
-    generation: int,
-    configs: ConfigState,
-) -> AssignmentUpdate:
-    """What a member must stop first, with what it keeps meanwhile."""
-    return AssignmentUpdate(generation, assigned_units(keep, configs), tuple(sorted(revoked)))
+def _without(units: Mapping[WorkUnit, str], gone: Iterable[WorkUnit]) -> dict[WorkUnit, str]:
+    out = dict(units)
+    for unit in gone:
+        out.pop(unit, None)
+    return out
 
 
 @dataclass
 class Group:
     """The coordinator's state; see the module docstring."""
 
-    append: Callable[[assignmentlog.Generation], Awaitable[None]]
+    append: Callable[[Generation], Awaitable[None]]
     session_timeout: float = 10.0
-    # Where "now" comes from, for session timeouts and the hold after a restart; tests pass
-    # a clock they move by hand.
+    grace: float = 0.0  # Connect's scheduled.rebalance.max.delay.ms, in seconds
+    # Where "now" comes from, for session timeouts and grace periods; tests pass a clock they
+    # move by hand. The wall clock only stamps the generations for the history.
     clock: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
+    name: str = ""  # this coordinator, as the generations it records name it
     generation: int = 0
     configs: ConfigState = field(default_factory=ConfigState)
     members: dict[str, Member] = field(default_factory=dict)
-    current: dict[str, frozenset[WorkUnit]] = field(default_factory=dict)
+    departed: dict[str, Departed] = field(default_factory=dict)
+    # What each live member runs, each unit with the incarnation it runs.
+    current: dict[str, dict[WorkUnit, str]] = field(default_factory=dict)
+    # The units kept for a member that came back in its grace period, until the next plan
+    # hands them to it.
+    returning: dict[str, dict[WorkUnit, str]] = field(default_factory=dict)
+    # Units that ran and have no member now (the last one left): placed when one joins, and
+    # cleaned up as any other if their connector is deleted meanwhile.
+    unassigned: dict[WorkUnit, str] = field(default_factory=dict)
+    pending: dict[Instance, PendingDeletion] = field(default_factory=dict)
+    retired: dict[tuple[str, str], tuple[Config, tuple[Config, ...]]] = field(default_factory=dict)
     handover: Handover | None = None
     dirty: bool = False
-    # What each member was last told to run (a revocation forgets it): a plan that would tell
-    # every member the same again is not sent, and needs no new generation.
-    last_sent: dict[str, tuple[AssignedUnit, ...]] = field(default_factory=dict)
+    # What the last generation recorded, and what each member was last told to run (a
+    # revocation forgets it): a plan that would change neither is not recorded nor sent.
+    recorded: Generation | None = None
+    last_sent: dict[str, tuple[tuple[AssignedUnit, ...], tuple[Cleanup, ...]]] = field(
+        default_factory=dict
+    )
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
-    # After a restart: the members of the last generation, given a session to rejoin before
-    # anything is handed out, so that units still running on them are not started twice.
-    awaited: set[str] = field(default_factory=set)
-    hold_until: float = 0.0
-    # Connectors deleted since the last plan. One that is back already (deleted and created
-    # again under its name) still has its old units stopped as deleted before the new ones run.
-    tombstoned: set[str] = field(default_factory=set)
     _sessions: itertools.count[int] = field(default_factory=itertools.count)
 
-    def resume(self, last: assignmentlog.Generation) -> None:
-        """Continues from the last generation in the log."""
+    def resume(self, last: Generation) -> None:
+        """Continues from the last generation in the log; see the module docstring."""
         self.generation = last.number
-        self.awaited = set(last.plan.assignment)
-        self.hold_until = self.clock() + self.session_timeout
-
-    def _holding(self) -> bool:
-        if self.awaited - set(self.members) and self.clock() < self.hold_until:
-            return True
-        self.awaited = set()
-        return False
+        self.recorded = last
+        self.pending = {p.instance: p for p in last.pending}
+        until = self.clock() + self.session_timeout + self.grace
+        kept: dict[str, dict[WorkUnit, str]] = {
+            m: dict(units) for m, units in [*last.departed.items(), *last.members.items()]
+        }
+        # Whether the crash interrupted a hand-over is not known: a unit revoked in the last
+        # generation may still run on the member that was to give it up, or already on the one
+        # that was to take it. It is kept for both until each has rejoined or expired.
+        for member, revoked in last.revocations.items():
+            for r in revoked:
+                if not r.deleted:
+                    kept.setdefault(member, {})[r.unit] = r.incarnation
+        self.departed = {m: Departed(units, until) for m, units in kept.items()}
+        self.unassigned = dict(last.unassigned)
+        self.dirty = True
 
     def submit(self, event: Event) -> None:
         self.queue.put_nowait(event)
@@ -182,7 +251,7 @@ class Group:
             self._handle(event)
         if self.handover is not None and not self.handover.waiting:
             self._finish(self.handover)
-        if self.handover is None and self.dirty and not self._holding():
+        if self.handover is None and self.dirty:
             self.dirty = False
             await self._rebalance()
             if self.handover is not None and not self.handover.waiting:
@@ -193,126 +262,252 @@ class Group:
         match event:
             case Joined(worker_id, running, outbox):
                 self._join(worker_id, running, outbox, now)
-            case Left(worker_id, outbox):
+            case Left(worker_id, outbox, clean):
                 member = self.members.get(worker_id)
                 if member is not None and member.outbox is outbox:
-                    self._drop(worker_id, "left")
+                    if clean:
+                        self._remove(worker_id, "left")
+                    else:
+                        self._lose(worker_id, "stream_closed")
             case Beat(worker_id):
                 if worker_id in self.members:
                     self.members[worker_id].last_seen = now
             case RevocationsDone(worker_id, generation):
-                if self.handover is not None and self.handover.generation == generation:
-                    self.handover.waiting.discard(worker_id)
+                self._revoked(worker_id, generation)
+            case DeletionsDone(worker_id, instances):
+                self._deleted(worker_id, instances)
             case ConfigsChanged(state):
                 self.configs = state
                 self.dirty = True
-            case ConnectorDeleted(name):
-                self.tombstoned.add(name)
-                self.dirty = True
+            case ConnectorRetired(name, incarnation, config, tasks):
+                self.retired[(name, incarnation)] = (config, tasks)
             case Tick():
-                for worker_id, member in list(self.members.items()):
-                    if now - member.last_seen > self.session_timeout:
-                        self._drop(worker_id, "session_timeout")
+                self._expire(now)
 
-    def _join(
-        self, worker_id: str, running: frozenset[WorkUnit], outbox: Outbox, now: float
-    ) -> None:
+    def _join(self, worker_id: str, running: Placement, outbox: Outbox, now: float) -> None:
         old = self.members.get(worker_id)
         if old is not None and old.outbox is not outbox:
             old.outbox.put_nowait(None)  # a newer stream of the same worker wins
         self.members[worker_id] = Member(outbox, now, next(self._sessions))
-        self.current[worker_id] = running
+        self.current[worker_id] = dict(running)
+        kept = self.departed.pop(worker_id, None)
+        if kept is not None:
+            # Its own units come back to it, save those that run elsewhere, or may: after a
+            # restart, a unit whose hand-over the crash interrupted is kept for both members.
+            elsewhere = {u for m, units in self.current.items() if m != worker_id for u in units}
+            elsewhere.update(*(d.units for d in self.departed.values()))
+            self.returning[worker_id] = _without(kept.units, {*running, *elsewhere})
         self.last_sent.pop(worker_id, None)
         self.dirty = True
-        log.get().info("worker_joined", worker=worker_id, running=len(running))
+        log.get().info(
+            "worker_joined", worker=worker_id, running=len(running), returned=kept is not None
+        )
         if self.handover is not None and worker_id in self.handover.waiting:
             self._revoke_again(self.handover, worker_id, running)
 
-    def _revoke_again(
-        self, handover: Handover, worker_id: str, running: frozenset[WorkUnit]
-    ) -> None:
+    def _revoke_again(self, handover: Handover, worker_id: str, running: Placement) -> None:
         """A member's stream broke before it acknowledged: ask again for what it still runs."""
-        revoked = frozenset(
-            r for r in handover.plan.revocations.get(worker_id, ()) if r.unit in running
-        )
+        revoked = frozenset(r for r in handover.revocations.get(worker_id, ()) if r.unit in running)
         if not revoked:
             handover.waiting.discard(worker_id)
             return
-        keep = running - {r.unit for r in revoked}
-        self.current[worker_id] = keep
         handover.sessions[worker_id] = self.members[worker_id].session
-        self._send(
-            worker_id, revocation_update(keep, revoked, handover.generation, handover.configs)
-        )
+        keep = _without(running, (r.unit for r in revoked))
+        self._send(worker_id, self._revocation(keep, revoked, handover))
 
-    def _drop(self, worker_id: str, reason: str) -> None:
+    def _revoked(self, worker_id: str, generation: int) -> None:
+        handover = self.handover
+        if handover is None or generation != handover.generation:
+            return
+        if worker_id in handover.waiting:
+            handover.waiting.discard(worker_id)
+            stopped = (r.unit for r in handover.revocations.get(worker_id, ()))
+            self.current[worker_id] = _without(self.current.get(worker_id, {}), stopped)
+
+    def _deleted(self, worker_id: str, instances: frozenset[Instance]) -> None:
+        for unit, incarnation in instances:
+            if self.pending.pop((unit, incarnation), None) is not None:
+                log.get().info("deletion_acknowledged", worker=worker_id, unit=str(unit))
+            running = self.current.get(worker_id, {})
+            if running.get(unit) == incarnation:
+                del running[unit]
+        self.dirty = True  # recorded, and a new incarnation may now be placed
+
+    def _remove(self, worker_id: str, reason: str) -> None:
+        """A member leaves, having stopped everything: its units are free at once."""
         member = self.members.pop(worker_id, None)
         if member is not None:
             member.outbox.put_nowait(None)
-        self.current.pop(worker_id, None)
+        self.unassigned.update(self.returning.pop(worker_id, {}))
+        self.unassigned.update(self.current.pop(worker_id, {}))
         self.last_sent.pop(worker_id, None)
         if self.handover is not None:
             self.handover.waiting.discard(worker_id)
         self.dirty = True
-        log.get().info("worker_dropped", worker=worker_id, reason=reason)
+        log.get().info("worker_left", worker=worker_id, reason=reason)
 
-    def _plan(self) -> tuple[Plan, ConfigState]:
-        """The next plan, against the configs as they are now."""
-        configs = self.configs
-        recreated = self.tombstoned & set(configs.connectors)
-        self.tombstoned.clear()
-        if recreated:
-            self.dirty = True  # the new incarnations are handed out by the next plan
-        live = frozenset(configs.connectors) - recreated
-        counts = {name: len(configs.tasks_of(name)) for name in live}
-        return assign(self.current, self.members, desired_units(counts), live), configs
+    def _lose(self, worker_id: str, reason: str) -> None:
+        """A member is lost, and may still run its units: they are kept for it until its
+        session and grace period are over."""
+        member = self.members.pop(worker_id)
+        member.outbox.put_nowait(None)
+        units = {**self.returning.pop(worker_id, {}), **self.current.pop(worker_id, {})}
+        until = member.last_seen + self.session_timeout + self.grace
+        self.departed[worker_id] = Departed(units, until)
+        self.last_sent.pop(worker_id, None)
+        if self.handover is not None and worker_id in self.handover.waiting:
+            # Its revoked units may still run there: they cannot go to anyone else yet.
+            self.handover = None
+        self.dirty = True
+        log.get().info("worker_lost", worker=worker_id, reason=reason, kept=len(units))
+
+    def _expire(self, now: float) -> None:
+        for worker_id, member in list(self.members.items()):
+            if now - member.last_seen > self.session_timeout:
+                self._lose(worker_id, "session_timeout")
+        for worker_id, departed in list(self.departed.items()):
+            if now >= departed.until:
+                del self.departed[worker_id]
+                self.unassigned.update(departed.units)
+                self.dirty = True
+                log.get().info("worker_expired", worker=worker_id, freed=len(departed.units))
+
+    def _order(self) -> list[str]:
+        """Live members, longest-standing first: of two claiming one unit, that one keeps it."""
+        return sorted(self.members, key=lambda m: self.members[m].session)
 
     async def _rebalance(self) -> None:
-        if not self.members:
+        configs = self.configs
+        live = self._order()
+        placed = {m: {**self.returning.get(m, {}), **self.current.get(m, {})} for m in live}
+        kept = {m: d.units for m, d in self.departed.items()}
+        everywhere = [("", self.unassigned), *kept.items(), *placed.items()]
+        for deletion in deletions.found(everywhere, configs, self.retired):
+            self.pending.setdefault(deletion.instance, deletion)
+        for units in [self.unassigned, *placed.values(), *kept.values()]:
+            for unit in [u for u in units if deletions.is_deleted(u, units[u], configs)]:
+                del units[unit]
+        blocked = deletions.blocked(self.pending.values())
+        counts = {n: len(configs.tasks_of(n)) for n in configs.connectors if n not in blocked}
+        plan = assign(
+            {m: frozenset(placed[m]) for m in live},
+            live,
+            desired_units(counts),
+            held={m: frozenset(units) for m, units in kept.items()},
+        )
+        incarnations = configs.incarnations
+        assignment = {
+            m: {u: incarnations.get(u.connector, "") for u in units}
+            for m, units in plan.assignment.items()
+        }
+        delivered = deletions.deliver(
+            self.pending.values(),
+            {m: self.current.get(m, {}) for m in live},
+            self.departed,
+            {m: len(units) for m, units in assignment.items()},
+        )
+        self.pending = {p.instance: p for p in delivered.pending}
+        revocations = {
+            m: frozenset(
+                Revocation(r.unit, incarnation=self.current[m].get(r.unit, ""))
+                for r in plan.revocations.get(m, ())
+                if r.unit in self.current.get(m, {})
+            )
+            | delivered.revocations.get(m, frozenset())
+            for m in live
+        }
+        revocations = {m: r for m, r in revocations.items() if r}
+        self.returning = {}
+        if live:
+            self.unassigned = {}  # placed, or no longer wanted
+        self._forget_retired()
+        generation = Generation(
+            self.generation + 1,
+            assignment,
+            revocations,
+            {m: dict(d.units) for m, d in self.departed.items()},
+            tuple(sorted(self.pending.values(), key=lambda p: p.instance)),
+            dict(self.unassigned),
+            self.wall(),
+            self.name,
+        )
+        if not revocations and self._unchanged(generation, delivered.cleanups, configs):
             return
-        plan, configs = self._plan()
-        if not plan.moved() and self._unchanged(plan.assignment, configs):
-            return
-        self.generation += 1
+        self.generation = generation.number
         structlog.contextvars.bind_contextvars(generation=self.generation)
         # Written before anyone hears of it: a revocation with the deletion marker that a crash
         # interrupts is found again on replay.
-        await self.append(assignmentlog.Generation(self.generation, plan))
+        await self.append(generation)
+        self.recorded = generation
         log.get().info(
             "rebalance_started",
-            members=len(self.members),
-            revocations=sum(len(r) for r in plan.revocations.values()),
+            members=len(live),
+            departed=len(self.departed),
+            revocations=sum(len(r) for r in revocations.values()),
+            pending_deletions=len(self.pending),
         )
         handover = Handover(
             self.generation,
-            plan,
+            assignment,
+            revocations,
+            delivered.cleanups,
             configs,
             {m: member.session for m, member in self.members.items()},
-            set(plan.revocations),
+            set(revocations),
         )
-        for worker_id, revoked in plan.revocations.items():
-            keep = self.current.get(worker_id, frozenset()) - {r.unit for r in revoked}
-            self.current[worker_id] = keep
-            self._send(worker_id, revocation_update(keep, revoked, self.generation, configs))
         self.handover = handover
+        for worker_id, revoked in revocations.items():
+            keep = _without(self.current.get(worker_id, {}), (r.unit for r in revoked))
+            self._send(worker_id, self._revocation(keep, revoked, handover))
+
+    def _forget_retired(self) -> None:
+        """Drops the configs of retired incarnations no pending deletion needs any more."""
+        needed = {(p.unit.connector, p.incarnation) for p in self.pending.values()}
+        self.retired = {k: v for k, v in self.retired.items() if k in needed}
+
+    def _revocation(
+        self, keep: Placement, revoked: frozenset[Revocation], handover: Handover
+    ) -> AssignmentUpdate:
+        """What a member must stop first, with what it keeps meanwhile."""
+        return AssignmentUpdate(
+            handover.generation,
+            assigned_units(keep, handover.configs),
+            tuple(sorted(revoked)),
+        )
 
     def _finish(self, handover: Handover) -> None:
         self.handover = None
-        for worker_id, units in handover.plan.assignment.items():
+        for worker_id, units in handover.assignment.items():
             member = self.members.get(worker_id)
             if member is None or member.session != handover.sessions.get(worker_id):
                 self.dirty = True  # gone, or back with a new session: the next plan sees it
                 continue
-            self.current[worker_id] = units
-            update = AssignmentUpdate(handover.generation, assigned_units(units, handover.configs))
+            self.current[worker_id] = dict(units)
+            cleanups = handover.cleanups.get(worker_id, ())
+            update = AssignmentUpdate(
+                handover.generation, assigned_units(units, handover.configs), (), cleanups
+            )
             self._send(worker_id, update)
         log.get().info("rebalance_finished", generation=handover.generation)
 
-    def _unchanged(self, assignment: Assignment, configs: ConfigState) -> bool:
-        """True when every member already runs exactly this, with these configs (the
-        generation aside)."""
-        return set(assignment) == set(self.last_sent) and all(
-            self.last_sent[m] == assigned_units(u, configs) for m, u in assignment.items()
+    def _unchanged(
+        self,
+        generation: Generation,
+        cleanups: Mapping[str, tuple[Cleanup, ...]],
+        configs: ConfigState,
+    ) -> bool:
+        """True when the plan would record nothing new and tell every member what it was last
+        told (the generation aside)."""
+        recorded = self.recorded or Generation(0, {})
+        if (recorded.departed, recorded.pending, recorded.unassigned) != (
+            generation.departed,
+            generation.pending,
+            generation.unassigned,
+        ):
+            return False
+        return set(generation.members) == set(self.last_sent) and all(
+            self.last_sent[m] == (assigned_units(u, configs), cleanups.get(m, ()))
+            for m, u in generation.members.items()
         )
 
     def _send(self, worker_id: str, update: AssignmentUpdate) -> None:
@@ -322,5 +517,5 @@ class Group:
         if update.revoked:
             self.last_sent.pop(worker_id, None)
         else:
-            self.last_sent[worker_id] = update.units
+            self.last_sent[worker_id] = (update.units, update.cleanups)
         member.outbox.put_nowait(update)

@@ -5,7 +5,7 @@ from its ``AssignmentUpdate``s here, and nowhere else."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 
@@ -17,21 +17,39 @@ from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
 
 def joined(join: coordinator_pb2.Join, outbox: g.Outbox) -> g.Joined:
-    return g.Joined(join.worker_id, frozenset(wire.unit_from_pb(u) for u in join.running), outbox)
+    return g.Joined(join.worker_id, dict(wire.instance_from_pb(u) for u in join.running), outbox)
 
 
 def worker_event(worker_id: str, message: coordinator_pb2.WorkerMessage) -> g.Event | None:
-    """The group event a message after Join carries; None for one the group has no use for."""
+    """The group event a message after Join carries; None for one the group has no use for
+    (a heartbeat is answered by the edge itself, then handed on; Leave ends the stream)."""
     match message.WhichOneof("kind"):
         case "heartbeat":
             return g.Beat(worker_id)
         case "revocations_done":
             return g.RevocationsDone(worker_id, message.revocations_done.generation)
+        case "deletions_done":
+            done = frozenset(wire.instance_from_pb(u) for u in message.deletions_done.units)
+            return g.DeletionsDone(worker_id, done)
     return None
 
 
 def coordinator_message(update: AssignmentUpdate) -> coordinator_pb2.CoordinatorMessage:
     return coordinator_pb2.CoordinatorMessage(assignment=wire.assignment_to_pb(update))
+
+
+def welcome(session_timeout: float, name: str) -> coordinator_pb2.CoordinatorMessage:
+    return coordinator_pb2.CoordinatorMessage(
+        welcome=coordinator_pb2.Welcome(
+            session_timeout_ms=int(session_timeout * 1000), coordinator=name
+        )
+    )
+
+
+def heartbeat_ack(sequence: int) -> coordinator_pb2.CoordinatorMessage:
+    return coordinator_pb2.CoordinatorMessage(
+        heartbeat_ack=coordinator_pb2.HeartbeatAck(sequence=sequence)
+    )
 
 
 def names_worker(message: coordinator_pb2.WorkerMessage) -> bool:
@@ -40,7 +58,16 @@ def names_worker(message: coordinator_pb2.WorkerMessage) -> bool:
 
 
 class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
-    def __init__(self, group: g.Group) -> None:
+    """Refuses workers while this replica stands by; once it leads (:meth:`lead`), feeds each
+    worker's stream to the group and answers its heartbeats, as long as ``fresh`` says the
+    lease is this replica's."""
+
+    def __init__(self, name: str, fresh: Callable[[], bool]) -> None:
+        self._name = name
+        self._fresh = fresh
+        self._group: g.Group | None = None
+
+    def lead(self, group: g.Group | None) -> None:
         self._group = group
 
     async def Join(
@@ -48,6 +75,12 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         request_iterator: AsyncIterator[coordinator_pb2.WorkerMessage],
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[coordinator_pb2.CoordinatorMessage]:
+        group = self._group
+        if group is None or not self._fresh():
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"coordinator {self._name} is standing by"
+            )
+            return
         first = await anext(request_iterator, None)
         if first is None or not names_worker(first):
             await context.abort(
@@ -56,28 +89,65 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
             return
         worker_id = first.join.worker_id
         outbox: g.Outbox = asyncio.Queue()
-        self._group.submit(joined(first.join, outbox))
-        pump = asyncio.create_task(self._pump(worker_id, request_iterator, outbox))
+        acks: asyncio.Queue[int] = asyncio.Queue()
+        left = asyncio.Event()
+        yield welcome(group.session_timeout, self._name)
+        group.submit(joined(first.join, outbox))
+        pump = asyncio.create_task(
+            self._pump(group, worker_id, request_iterator, outbox, acks, left)
+        )
         try:
-            while (update := await outbox.get()) is not None:
-                yield coordinator_message(update)
+            async for message in _merged(outbox, acks):
+                yield message
         finally:
             await cancel(pump)
-            self._group.submit(g.Left(worker_id, outbox))
+            group.submit(g.Left(worker_id, outbox, clean=left.is_set()))
 
     async def _pump(
         self,
+        group: g.Group,
         worker_id: str,
         messages: AsyncIterator[coordinator_pb2.WorkerMessage],
         outbox: g.Outbox,
+        acks: asyncio.Queue[int],
+        left: asyncio.Event,
     ) -> None:
         try:
             async for message in messages:
+                if not self._fresh():
+                    break  # the lease ran out: the worker must look for the active replica
+                if message.WhichOneof("kind") == "heartbeat":
+                    acks.put_nowait(message.heartbeat.sequence)
+                if message.WhichOneof("kind") == "leave":
+                    left.set()
+                    break
                 event = worker_event(worker_id, message)
                 if event is not None:
-                    self._group.submit(event)
+                    group.submit(event)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
-            log.get().info("worker_stream_closed", worker=worker_id)
+            log.get().info("worker_stream_closed", worker=worker_id, left=left.is_set())
             outbox.put_nowait(None)  # the worker went away: end the response stream too
+
+
+async def _merged(
+    outbox: g.Outbox, acks: asyncio.Queue[int]
+) -> AsyncIterator[coordinator_pb2.CoordinatorMessage]:
+    """The group's updates and the heartbeat acknowledgements, as they come, until the group
+    ends the stream."""
+    while True:
+        update_wait = asyncio.ensure_future(outbox.get())
+        ack_wait = asyncio.ensure_future(acks.get())
+        done, _ = await asyncio.wait({update_wait, ack_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if ack_wait in done:
+            yield heartbeat_ack(ack_wait.result())
+        else:
+            ack_wait.cancel()
+        if update_wait in done:
+            update = update_wait.result()
+            if update is None:
+                return
+            yield coordinator_message(update)
+        else:
+            update_wait.cancel()

@@ -51,7 +51,7 @@ def decode(key: str, value: bytes | None) -> ConfigEvent | None:
         if value is None:
             return ConnectorRemoved(name)
         msg = events_pb2.ConnectorConfigured.FromString(value)
-        return ConnectorConfigured(name, frozen_config(msg.config))
+        return ConnectorConfigured(name, frozen_config(msg.config), msg.incarnation)
     if key.startswith("task-") and value is not None:
         msg_t = events_pb2.TaskConfigured.FromString(value)
         return TaskConfigured(msg_t.connector, msg_t.task, frozen_config(msg_t.config))
@@ -61,8 +61,8 @@ def decode(key: str, value: bytes | None) -> ConfigEvent | None:
     return None  # task/commit tombstones only let compaction clean up
 
 
-def connector_configured(name: str, config: Mapping[str, str]) -> Record:
-    msg = events_pb2.ConnectorConfigured(name=name, config=dict(config))
+def connector_configured(name: str, config: Mapping[str, str], incarnation: str) -> Record:
+    msg = events_pb2.ConnectorConfigured(name=name, config=dict(config), incarnation=incarnation)
     return connector_key(name), msg.SerializeToString()
 
 

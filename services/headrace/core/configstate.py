@@ -25,10 +25,12 @@ def frozen_config(config: Mapping[str, str]) -> Config:
 
 @dataclass(frozen=True)
 class ConnectorConfigured:
-    """A connector was created or its config replaced."""
+    """A connector was created or its config replaced. A creation makes a new ``incarnation``;
+    an update keeps the connector's."""
 
     name: str
     config: Config
+    incarnation: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class ConfigState:
     connectors: Mapping[str, Config] = field(default_factory=immutables.Map)
     tasks: Mapping[str, tuple[Config, ...]] = field(default_factory=immutables.Map)
     staged: Mapping[str, Mapping[int, Config]] = field(default_factory=immutables.Map)
+    incarnations: Mapping[str, str] = field(default_factory=immutables.Map)
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
@@ -78,13 +81,22 @@ class ConfigState:
 def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
     """Folds one config event into the state."""
     match event:
-        case ConnectorConfigured(name, config):
-            return replace(state, connectors=with_item(state.connectors, name, config))
+        case ConnectorConfigured(name, config, incarnation):
+            if state.incarnations.get(name, incarnation) != incarnation:
+                # Created again with no tombstone in between (compaction dropped it): the old
+                # incarnation's tasks are not this one's.
+                state = apply(state, ConnectorRemoved(name))
+            return replace(
+                state,
+                connectors=with_item(state.connectors, name, config),
+                incarnations=with_item(state.incarnations, name, incarnation),
+            )
         case ConnectorRemoved(name):
             return ConfigState(
                 connectors=without_item(state.connectors, name),
                 tasks=without_item(state.tasks, name),
                 staged=without_item(state.staged, name),
+                incarnations=without_item(state.incarnations, name),
             )
         case TaskConfigured(connector, task, config):
             staged = dict(state.staged.get(connector, {}))

@@ -5,7 +5,7 @@
 | KAFKA_BOOTSTRAP_SERVERS | 127.0.0.1:9092 | the Kafka cluster (set: no embedded broker) |
 | HEADRACE_CLUSTER | headrace | the prefix of every topic name (clusters can share Kafka) |
 | HEADRACE_CONFIG_ADDR | 127.0.0.1:50051 | the config service's gRPC address |
-| HEADRACE_COORDINATOR_ADDR | 127.0.0.1:50052 | the coordinator's gRPC address |
+| HEADRACE_COORDINATOR_ADDR | 127.0.0.1:50052 | every coordinator replica's address, by ``,`` |
 | HEADRACE_EXECUTOR_ADDR | 127.0.0.1:50053 | the Spark executor's gRPC address |
 | HEADRACE_PLUGIN_PATH | the built-in plugins | folders holding plugins, separated by ``:`` |
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
@@ -107,6 +107,11 @@ class Settings:
             "SPARK_MASTER": self.spark_master,
             "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
         }
+
+    @property
+    def coordinator_addrs(self) -> tuple[str, ...]:
+        """Every coordinator replica's address; workers join whichever is active."""
+        return tuple(a.strip() for a in self.coordinator_addr.split(",") if a.strip())
 
     def topic(self, role: str) -> str:
         """The full name of one of the cluster's topics: configs, offsets, status, assignments."""

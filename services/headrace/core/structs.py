@@ -4,8 +4,10 @@
 | --- | --- |
 | :class:`WorkUnit` | one unit of work: a connector instance, or one of its tasks |
 | :class:`State` | the observed state of a unit, as Kafka Connect reports it |
+| :data:`Instance` | a unit of one incarnation of its connector |
 | :class:`Revocation` | a unit a worker must stop, with the deletion marker |
-| :class:`AssignedUnit`, :class:`AssignmentUpdate` | what the coordinator tells one worker |
+| :class:`AssignedUnit`, :class:`Cleanup` | a unit to run, a deletion to deliver |
+| :class:`AssignmentUpdate` | what the coordinator tells one worker |
 | :class:`UnitStateChanged`, :class:`ReconfigurationRequested` | what a plugin process reports |
 
 Protobuf messages are converted to and from these at each gRPC edge (``headrace.core.wire``);
@@ -53,6 +55,11 @@ def tasks_first(units: Iterable[WorkUnit]) -> list[WorkUnit]:
     return sorted(units, key=lambda u: (-u.task, u.connector))
 
 
+Instance = tuple[WorkUnit, str]
+"""A unit of one incarnation of its connector. A connector deleted and created again under its
+name is a new incarnation: its units are not the old ones, which still get their deletion."""
+
+
 class State(StrEnum):
     """What a connector or task is doing, in Kafka Connect's words."""
 
@@ -66,11 +73,12 @@ class State(StrEnum):
 
 @dataclass(frozen=True, order=True)
 class Revocation:
-    """A unit its worker must stop; ``deleted`` is set when its connector's config was deleted,
-    and only then: the worker turns it into ``stop(deleted=True)``."""
+    """A unit its worker must stop; ``deleted`` is set when its connector's incarnation was
+    deleted, and only then: the worker turns it into ``stop(deleted=True)``."""
 
     unit: WorkUnit
     deleted: bool = False
+    incarnation: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,26 @@ class AssignedUnit:
     unit: WorkUnit
     connector_config: Config
     task_config: Config
+    incarnation: str = ""
+
+    @property
+    def instance(self) -> Instance:
+        return self.unit, self.incarnation
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    """A deleted unit that runs nowhere, and whose plugin has not been told: the worker starts
+    it with these configs only to stop it with ``deleted=True``."""
+
+    unit: WorkUnit
+    incarnation: str
+    connector_config: Config
+    task_config: Config
+
+    @property
+    def instance(self) -> Instance:
+        return self.unit, self.incarnation
 
 
 @dataclass(frozen=True)
@@ -87,12 +115,14 @@ class AssignmentUpdate:
     """One message from the coordinator to a worker.
 
     With revocations, it only says what to stop first (``units`` is what the worker keeps); the
-    next update says what to run. Without, ``units`` is the whole truth of what the worker runs.
+    next update says what to run. Without, ``units`` is the whole truth of what the worker runs,
+    and ``cleanups`` the deletions it is to deliver.
     """
 
     generation: int
     units: tuple[AssignedUnit, ...]
     revoked: tuple[Revocation, ...] = ()
+    cleanups: tuple[Cleanup, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -65,13 +65,24 @@ class Log(Protocol):
     async def catch_up(self) -> None: ...
 
 
-class TopicLog:
-    """Appends to and reads one topic; ``on_record`` is called for each record read, in order."""
+Send = Callable[[str, list[Record]], Awaitable[list[tuple[int, int]]]]
+"""Writes records to a topic and says where each landed: how a log appends through a producer
+it does not own (the coordinator's transactional one)."""
 
-    def __init__(self, bootstrap_servers: str, topic: str, on_record: Handler) -> None:
+
+class TopicLog:
+    """Appends to and reads one topic; ``on_record`` is called for each record read, in order.
+
+    Appends go through a producer of the log's own, or through ``send`` when one is given.
+    """
+
+    def __init__(
+        self, bootstrap_servers: str, topic: str, on_record: Handler, send: Send | None = None
+    ) -> None:
         self._bootstrap = bootstrap_servers
         self._topic = topic
         self._on_record = on_record
+        self._send = send
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._partitions: list[TopicPartition] = []
@@ -90,7 +101,7 @@ class TopicLog:
         started with ``writer=False`` only reads; one started with ``follow=False`` stops
         reading once it has replayed (a source task, which reads its offsets once).
         """
-        if writer:
+        if writer and self._send is None:
             self._producer = AIOKafkaProducer(
                 bootstrap_servers=self._bootstrap, enable_idempotence=True, acks="all", linger_ms=0
             )
@@ -161,6 +172,8 @@ class TopicLog:
 
     async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
         """Appends records in order, as one batch; returns where each one landed."""
+        if self._send is not None:
+            return await self._send(self._topic, records)
         assert self._producer is not None, "this TopicLog was started read-only"
         futures = [
             await self._producer.send(self._topic, key=k.encode(), value=v) for k, v in records
@@ -311,9 +324,10 @@ class MemoryLog:
             raise LogReaderStopped(f"{self.topic} is not being read")
 
 
-def kafka_logs(settings: Settings, role: str) -> LogFactory:
-    """Logs on the cluster's topic for ``role`` (configs, offsets, status, assignments)."""
-    return lambda handler: TopicLog(settings.bootstrap_servers, settings.topic(role), handler)
+def kafka_logs(settings: Settings, role: str, send: Send | None = None) -> LogFactory:
+    """Logs on the cluster's topic for ``role`` (configs, offsets, status, assignments),
+    appending through ``send`` when one is given."""
+    return lambda handler: TopicLog(settings.bootstrap_servers, settings.topic(role), handler, send)
 
 
 def memory_logs(topic: MemoryTopic) -> LogFactory:

@@ -5,7 +5,8 @@
 | configs | 1 | compact | the config service (one partition: the order of events) |
 | offsets | 25 | compact | source tasks; the config service when offsets are altered |
 | status | 5 | compact | workers |
-| assignments | 1 | compact | the coordinator |
+| assignments | 1 | compact | the active coordinator, in transactions |
+| leader | 1 | delete, an hour | the active coordinator's lease, in transactions |
 
 Partition counts are those of a new cluster; a topic that exists keeps its own (readers ask the
 broker), except the configs topic, which must have exactly one partition: every service refuses
@@ -28,6 +29,7 @@ from headrace.core.settings import Settings
 
 TOPIC_READY_TIMEOUT_S = 30.0
 COMPACT: Mapping[str, str] = {"cleanup.policy": "compact"}
+MAX_GENERATION_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,9 @@ TOPICS = {
         TopicSpec("configs", 1),
         TopicSpec("offsets", 25),  # Connect's default for offset.storage.partitions
         TopicSpec("status", 5),
-        TopicSpec("assignments", 1),
+        # A generation names every unit of the cluster: room for a large one.
+        TopicSpec("assignments", 1, {**COMPACT, "max.message.bytes": str(MAX_GENERATION_BYTES)}),
+        TopicSpec("leader", 1, {"cleanup.policy": "delete", "retention.ms": str(3_600_000)}),
     )
 }
 

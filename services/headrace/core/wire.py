@@ -6,7 +6,9 @@ from __future__ import annotations
 from headrace.core.structs import (
     AssignedUnit,
     AssignmentUpdate,
+    Cleanup,
     HostEvent,
+    Instance,
     ReconfigurationRequested,
     Revocation,
     State,
@@ -24,12 +26,25 @@ def unit_from_pb(msg: events_pb2.WorkUnit) -> WorkUnit:
     return WorkUnit(msg.connector, msg.task)
 
 
+def instance_to_pb(instance: Instance) -> events_pb2.RunningUnit:
+    unit, incarnation = instance
+    return events_pb2.RunningUnit(unit=unit_to_pb(unit), incarnation=incarnation)
+
+
+def instance_from_pb(msg: events_pb2.RunningUnit) -> Instance:
+    return unit_from_pb(msg.unit), msg.incarnation
+
+
 def revocation_to_pb(revocation: Revocation) -> events_pb2.Revocation:
-    return events_pb2.Revocation(unit=unit_to_pb(revocation.unit), deleted=revocation.deleted)
+    return events_pb2.Revocation(
+        unit=unit_to_pb(revocation.unit),
+        deleted=revocation.deleted,
+        incarnation=revocation.incarnation,
+    )
 
 
 def revocation_from_pb(msg: events_pb2.Revocation) -> Revocation:
-    return Revocation(unit_from_pb(msg.unit), msg.deleted)
+    return Revocation(unit_from_pb(msg.unit), msg.deleted, msg.incarnation)
 
 
 def assignment_to_pb(update: AssignmentUpdate) -> coordinator_pb2.Assignment:
@@ -40,10 +55,20 @@ def assignment_to_pb(update: AssignmentUpdate) -> coordinator_pb2.Assignment:
                 unit=unit_to_pb(u.unit),
                 connector_config=dict(u.connector_config),
                 task_config=dict(u.task_config),
+                incarnation=u.incarnation,
             )
             for u in update.units
         ],
         revoked=[revocation_to_pb(r) for r in update.revoked],
+        cleanups=[
+            coordinator_pb2.Cleanup(
+                unit=unit_to_pb(c.unit),
+                incarnation=c.incarnation,
+                connector_config=dict(c.connector_config),
+                task_config=dict(c.task_config),
+            )
+            for c in update.cleanups
+        ],
     )
 
 
@@ -51,10 +76,18 @@ def assignment_from_pb(msg: coordinator_pb2.Assignment) -> AssignmentUpdate:
     return AssignmentUpdate(
         generation=msg.generation,
         units=tuple(
-            AssignedUnit(unit_from_pb(u.unit), dict(u.connector_config), dict(u.task_config))
+            AssignedUnit(
+                unit_from_pb(u.unit), dict(u.connector_config), dict(u.task_config), u.incarnation
+            )
             for u in msg.units
         ),
         revoked=tuple(revocation_from_pb(r) for r in msg.revoked),
+        cleanups=tuple(
+            Cleanup(
+                unit_from_pb(c.unit), c.incarnation, dict(c.connector_config), dict(c.task_config)
+            )
+            for c in msg.cleanups
+        ),
     )
 
 

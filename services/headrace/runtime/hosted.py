@@ -9,11 +9,15 @@ Rules the worker can rely on:
 - Stopping an unknown unit does nothing (idempotent).
 - Calls for one unit are serialised; calls for different units run concurrently.
 - A task's start failure is not an error of ``start_task``: it is reported as FAILED on the bus.
+- A clean-up starts a deleted unit that runs nowhere only to stop it with ``deleted=True``: the
+  plugin's ``start`` and ``stop(deleted=True)`` are called, and no record moves (a task's loop
+  never runs, so it neither polls nor consumes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -125,6 +129,34 @@ class HostedPlugin:
             task = self._tasks.pop(unit, None)
             if task is not None:
                 await task.stop(deleted)
+
+    async def clean_up(
+        self, unit: WorkUnit, connector_config: Mapping[str, str], task_config: Mapping[str, str]
+    ) -> None:
+        """Starts the unit and stops it with ``deleted=True`` at once; see the module docstring.
+        A start that fails still gets the stop, as a FAILED unit would."""
+        async with self._locks[unit]:
+            self._refuse_when_closing()
+            if unit.is_connector:
+                connector = ConnectorUnit(
+                    unit.connector,
+                    self.connector_class(),
+                    connector_config,
+                    self.bus,
+                    self.stop_timeout,
+                    paths=self.paths,
+                )
+                with contextlib.suppress(Exception):  # reported as FAILED; the stop follows
+                    await connector.start()
+                await connector.stop(deleted=True)
+                return
+            task = self._task_unit(unit, connector_config, task_config)
+            if task.runner is not None:
+                try:
+                    await task.runner.start()
+                except Exception as exc:  # noqa: BLE001 - reported as FAILED; the stop follows
+                    task.fail(exc)
+            await task.stop(deleted=True)
 
     async def shutdown(self) -> None:
         """Stops every task, then every connector, all with ``deleted=False``."""

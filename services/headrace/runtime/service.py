@@ -97,6 +97,19 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         await self.plugin.stop_task(WorkUnit(request.connector, request.task), request.deleted)
         return pb.StopResponse()
 
+    async def Cleanup(
+        self, request: pb.CleanupRequest, context: grpc.aio.ServicerContext
+    ) -> pb.StopResponse:
+        try:
+            await self.plugin.clean_up(
+                WorkUnit(request.connector, request.task),
+                dict(request.connector_config),
+                dict(request.task_config),
+            )
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
+            await _abort(context, exc)
+        return pb.StopResponse()
+
     async def Watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.UnitEvent]:

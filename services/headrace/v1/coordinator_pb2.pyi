@@ -12,12 +12,14 @@ class Join(_message.Message):
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
     worker_id: str
-    running: _containers.RepeatedCompositeFieldContainer[_events_pb2.WorkUnit]
-    def __init__(self, worker_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_events_pb2.WorkUnit, _Mapping]]] = ...) -> None: ...
+    running: _containers.RepeatedCompositeFieldContainer[_events_pb2.RunningUnit]
+    def __init__(self, worker_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_events_pb2.RunningUnit, _Mapping]]] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("sequence",)
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    def __init__(self, sequence: _Optional[int] = ...) -> None: ...
 
 class RevocationsDone(_message.Message):
     __slots__ = ("generation",)
@@ -25,18 +27,32 @@ class RevocationsDone(_message.Message):
     generation: int
     def __init__(self, generation: _Optional[int] = ...) -> None: ...
 
+class DeletionsDone(_message.Message):
+    __slots__ = ("units",)
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    units: _containers.RepeatedCompositeFieldContainer[_events_pb2.RunningUnit]
+    def __init__(self, units: _Optional[_Iterable[_Union[_events_pb2.RunningUnit, _Mapping]]] = ...) -> None: ...
+
+class Leave(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class WorkerMessage(_message.Message):
-    __slots__ = ("join", "heartbeat", "revocations_done")
+    __slots__ = ("join", "heartbeat", "revocations_done", "deletions_done", "leave")
     JOIN_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     REVOCATIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    DELETIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    LEAVE_FIELD_NUMBER: _ClassVar[int]
     join: Join
     heartbeat: Heartbeat
     revocations_done: RevocationsDone
-    def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., revocations_done: _Optional[_Union[RevocationsDone, _Mapping]] = ...) -> None: ...
+    deletions_done: DeletionsDone
+    leave: Leave
+    def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., revocations_done: _Optional[_Union[RevocationsDone, _Mapping]] = ..., deletions_done: _Optional[_Union[DeletionsDone, _Mapping]] = ..., leave: _Optional[_Union[Leave, _Mapping]] = ...) -> None: ...
 
 class AssignedUnit(_message.Message):
-    __slots__ = ("unit", "connector_config", "task_config")
+    __slots__ = ("unit", "connector_config", "task_config", "incarnation")
     class ConnectorConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -54,23 +70,71 @@ class AssignedUnit(_message.Message):
     UNIT_FIELD_NUMBER: _ClassVar[int]
     CONNECTOR_CONFIG_FIELD_NUMBER: _ClassVar[int]
     TASK_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     unit: _events_pb2.WorkUnit
     connector_config: _containers.ScalarMap[str, str]
     task_config: _containers.ScalarMap[str, str]
-    def __init__(self, unit: _Optional[_Union[_events_pb2.WorkUnit, _Mapping]] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    incarnation: str
+    def __init__(self, unit: _Optional[_Union[_events_pb2.WorkUnit, _Mapping]] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ..., incarnation: _Optional[str] = ...) -> None: ...
+
+class Cleanup(_message.Message):
+    __slots__ = ("unit", "incarnation", "connector_config", "task_config")
+    class ConnectorConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TASK_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    unit: _events_pb2.WorkUnit
+    incarnation: str
+    connector_config: _containers.ScalarMap[str, str]
+    task_config: _containers.ScalarMap[str, str]
+    def __init__(self, unit: _Optional[_Union[_events_pb2.WorkUnit, _Mapping]] = ..., incarnation: _Optional[str] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Assignment(_message.Message):
-    __slots__ = ("generation", "units", "revoked")
+    __slots__ = ("generation", "units", "revoked", "cleanups")
     GENERATION_FIELD_NUMBER: _ClassVar[int]
     UNITS_FIELD_NUMBER: _ClassVar[int]
     REVOKED_FIELD_NUMBER: _ClassVar[int]
+    CLEANUPS_FIELD_NUMBER: _ClassVar[int]
     generation: int
     units: _containers.RepeatedCompositeFieldContainer[AssignedUnit]
     revoked: _containers.RepeatedCompositeFieldContainer[_events_pb2.Revocation]
-    def __init__(self, generation: _Optional[int] = ..., units: _Optional[_Iterable[_Union[AssignedUnit, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[_events_pb2.Revocation, _Mapping]]] = ...) -> None: ...
+    cleanups: _containers.RepeatedCompositeFieldContainer[Cleanup]
+    def __init__(self, generation: _Optional[int] = ..., units: _Optional[_Iterable[_Union[AssignedUnit, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[_events_pb2.Revocation, _Mapping]]] = ..., cleanups: _Optional[_Iterable[_Union[Cleanup, _Mapping]]] = ...) -> None: ...
+
+class Welcome(_message.Message):
+    __slots__ = ("session_timeout_ms", "coordinator")
+    SESSION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    COORDINATOR_FIELD_NUMBER: _ClassVar[int]
+    session_timeout_ms: int
+    coordinator: str
+    def __init__(self, session_timeout_ms: _Optional[int] = ..., coordinator: _Optional[str] = ...) -> None: ...
+
+class HeartbeatAck(_message.Message):
+    __slots__ = ("sequence",)
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    def __init__(self, sequence: _Optional[int] = ...) -> None: ...
 
 class CoordinatorMessage(_message.Message):
-    __slots__ = ("assignment",)
+    __slots__ = ("assignment", "welcome", "heartbeat_ack")
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_ACK_FIELD_NUMBER: _ClassVar[int]
     assignment: Assignment
-    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ...) -> None: ...
+    welcome: Welcome
+    heartbeat_ack: HeartbeatAck
+    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ...) -> None: ...

@@ -7,7 +7,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ConnectorConfigured(_message.Message):
-    __slots__ = ("name", "config")
+    __slots__ = ("name", "config", "incarnation")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -17,9 +17,11 @@ class ConnectorConfigured(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     name: str
     config: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    incarnation: str
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
 class TaskConfigured(_message.Message):
     __slots__ = ("connector", "task", "config")
@@ -72,28 +74,76 @@ class WorkUnit(_message.Message):
     task: int
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ...) -> None: ...
 
+class RunningUnit(_message.Message):
+    __slots__ = ("unit", "incarnation")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    unit: WorkUnit
+    incarnation: str
+    def __init__(self, unit: _Optional[_Union[WorkUnit, _Mapping]] = ..., incarnation: _Optional[str] = ...) -> None: ...
+
 class Revocation(_message.Message):
-    __slots__ = ("unit", "deleted")
+    __slots__ = ("unit", "deleted", "incarnation")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     DELETED_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     unit: WorkUnit
     deleted: bool
-    def __init__(self, unit: _Optional[_Union[WorkUnit, _Mapping]] = ..., deleted: _Optional[bool] = ...) -> None: ...
+    incarnation: str
+    def __init__(self, unit: _Optional[_Union[WorkUnit, _Mapping]] = ..., deleted: _Optional[bool] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
-class WorkerAssignment(_message.Message):
+class MemberUnits(_message.Message):
     __slots__ = ("worker_id", "units", "revoked")
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     UNITS_FIELD_NUMBER: _ClassVar[int]
     REVOKED_FIELD_NUMBER: _ClassVar[int]
     worker_id: str
-    units: _containers.RepeatedCompositeFieldContainer[WorkUnit]
+    units: _containers.RepeatedCompositeFieldContainer[RunningUnit]
     revoked: _containers.RepeatedCompositeFieldContainer[Revocation]
-    def __init__(self, worker_id: _Optional[str] = ..., units: _Optional[_Iterable[_Union[WorkUnit, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[Revocation, _Mapping]]] = ...) -> None: ...
+    def __init__(self, worker_id: _Optional[str] = ..., units: _Optional[_Iterable[_Union[RunningUnit, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[Revocation, _Mapping]]] = ...) -> None: ...
 
-class AssignmentGenerated(_message.Message):
-    __slots__ = ("generation", "workers")
+class PendingDeletion(_message.Message):
+    __slots__ = ("unit", "incarnation", "connector_config", "task_config", "owner")
+    class ConnectorConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TASK_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    unit: WorkUnit
+    incarnation: str
+    connector_config: _containers.ScalarMap[str, str]
+    task_config: _containers.ScalarMap[str, str]
+    owner: str
+    def __init__(self, unit: _Optional[_Union[WorkUnit, _Mapping]] = ..., incarnation: _Optional[str] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class GenerationRecorded(_message.Message):
+    __slots__ = ("generation", "members", "departed", "pending", "recorded_at_ms", "coordinator", "unassigned")
     GENERATION_FIELD_NUMBER: _ClassVar[int]
-    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    DEPARTED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    COORDINATOR_FIELD_NUMBER: _ClassVar[int]
+    UNASSIGNED_FIELD_NUMBER: _ClassVar[int]
     generation: int
-    workers: _containers.RepeatedCompositeFieldContainer[WorkerAssignment]
-    def __init__(self, generation: _Optional[int] = ..., workers: _Optional[_Iterable[_Union[WorkerAssignment, _Mapping]]] = ...) -> None: ...
+    members: _containers.RepeatedCompositeFieldContainer[MemberUnits]
+    departed: _containers.RepeatedCompositeFieldContainer[MemberUnits]
+    pending: _containers.RepeatedCompositeFieldContainer[PendingDeletion]
+    recorded_at_ms: int
+    coordinator: str
+    unassigned: _containers.RepeatedCompositeFieldContainer[RunningUnit]
+    def __init__(self, generation: _Optional[int] = ..., members: _Optional[_Iterable[_Union[MemberUnits, _Mapping]]] = ..., departed: _Optional[_Iterable[_Union[MemberUnits, _Mapping]]] = ..., pending: _Optional[_Iterable[_Union[PendingDeletion, _Mapping]]] = ..., recorded_at_ms: _Optional[int] = ..., coordinator: _Optional[str] = ..., unassigned: _Optional[_Iterable[_Union[RunningUnit, _Mapping]]] = ...) -> None: ...

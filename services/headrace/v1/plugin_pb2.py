@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/plugin.proto\x12\x0bheadrace.v1\"\x94\x01\n\x15StartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x06\x63onfig\x18\x02 \x03(\x0b\x32..headrace.v1.StartConnectorRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\nTaskConfig\x12\x33\n\x06\x63onfig\x18\x01 \x03(\x0b\x32#.headrace.v1.TaskConfig.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x16StartConnectorResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.headrace.v1.TaskConfig\"?\n\x0bStopRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x0e\n\x0cStopResponse\"\xb0\x02\n\x10StartTaskRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12L\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x32.headrace.v1.StartTaskRequest.ConnectorConfigEntry\x12\x42\n\x0btask_config\x18\x04 \x03(\x0b\x32-.headrace.v1.StartTaskRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11StartTaskResponse\"\x0e\n\x0cWatchRequest\"m\n\tUnitEvent\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12!\n\x19reconfiguration_requested\x18\x05 \x01(\x08\"\x11\n\x0f\x44\x65scribeRequest\"G\n\x10\x44\x65scribeResponse\x12\x14\n\x0cplugin_class\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t2\xc1\x03\n\nPluginHost\x12G\n\x08\x44\x65scribe\x12\x1c.headrace.v1.DescribeRequest\x1a\x1d.headrace.v1.DescribeResponse\x12Y\n\x0eStartConnector\x12\".headrace.v1.StartConnectorRequest\x1a#.headrace.v1.StartConnectorResponse\x12\x44\n\rStopConnector\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tStartTask\x12\x1d.headrace.v1.StartTaskRequest\x1a\x1e.headrace.v1.StartTaskResponse\x12?\n\x08StopTask\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12<\n\x05Watch\x12\x19.headrace.v1.WatchRequest\x1a\x16.headrace.v1.UnitEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/plugin.proto\x12\x0bheadrace.v1\"\x94\x01\n\x15StartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x06\x63onfig\x18\x02 \x03(\x0b\x32..headrace.v1.StartConnectorRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\nTaskConfig\x12\x33\n\x06\x63onfig\x18\x01 \x03(\x0b\x32#.headrace.v1.TaskConfig.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x16StartConnectorResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.headrace.v1.TaskConfig\"?\n\x0bStopRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x0e\n\x0cStopResponse\"\xb0\x02\n\x10StartTaskRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12L\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x32.headrace.v1.StartTaskRequest.ConnectorConfigEntry\x12\x42\n\x0btask_config\x18\x04 \x03(\x0b\x32-.headrace.v1.StartTaskRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11StartTaskResponse\"\xaa\x02\n\x0e\x43leanupRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12J\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x30.headrace.v1.CleanupRequest.ConnectorConfigEntry\x12@\n\x0btask_config\x18\x04 \x03(\x0b\x32+.headrace.v1.CleanupRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x0e\n\x0cWatchRequest\"m\n\tUnitEvent\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12!\n\x19reconfiguration_requested\x18\x05 \x01(\x08\"\x11\n\x0f\x44\x65scribeRequest\"G\n\x10\x44\x65scribeResponse\x12\x14\n\x0cplugin_class\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t2\x84\x04\n\nPluginHost\x12G\n\x08\x44\x65scribe\x12\x1c.headrace.v1.DescribeRequest\x1a\x1d.headrace.v1.DescribeResponse\x12Y\n\x0eStartConnector\x12\".headrace.v1.StartConnectorRequest\x1a#.headrace.v1.StartConnectorResponse\x12\x44\n\rStopConnector\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tStartTask\x12\x1d.headrace.v1.StartTaskRequest\x1a\x1e.headrace.v1.StartTaskResponse\x12?\n\x08StopTask\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12\x41\n\x07\x43leanup\x12\x1b.headrace.v1.CleanupRequest\x1a\x19.headrace.v1.StopResponse\x12<\n\x05Watch\x12\x19.headrace.v1.WatchRequest\x1a\x16.headrace.v1.UnitEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,6 +39,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STARTTASKREQUEST_CONNECTORCONFIGENTRY']._serialized_options = b'8\001'
   _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._loaded_options = None
   _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._serialized_options = b'8\001'
+  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._loaded_options = None
+  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_options = b'8\001'
+  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._loaded_options = None
+  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_options = b'8\001'
   _globals['_STARTCONNECTORREQUEST']._serialized_start=42
   _globals['_STARTCONNECTORREQUEST']._serialized_end=190
   _globals['_STARTCONNECTORREQUEST_CONFIGENTRY']._serialized_start=145
@@ -61,14 +65,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._serialized_end=758
   _globals['_STARTTASKRESPONSE']._serialized_start=760
   _globals['_STARTTASKRESPONSE']._serialized_end=779
-  _globals['_WATCHREQUEST']._serialized_start=781
-  _globals['_WATCHREQUEST']._serialized_end=795
-  _globals['_UNITEVENT']._serialized_start=797
-  _globals['_UNITEVENT']._serialized_end=906
-  _globals['_DESCRIBEREQUEST']._serialized_start=908
-  _globals['_DESCRIBEREQUEST']._serialized_end=925
-  _globals['_DESCRIBERESPONSE']._serialized_start=927
-  _globals['_DESCRIBERESPONSE']._serialized_end=998
-  _globals['_PLUGINHOST']._serialized_start=1001
-  _globals['_PLUGINHOST']._serialized_end=1450
+  _globals['_CLEANUPREQUEST']._serialized_start=782
+  _globals['_CLEANUPREQUEST']._serialized_end=1080
+  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_start=653
+  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_end=707
+  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_start=709
+  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_end=758
+  _globals['_WATCHREQUEST']._serialized_start=1082
+  _globals['_WATCHREQUEST']._serialized_end=1096
+  _globals['_UNITEVENT']._serialized_start=1098
+  _globals['_UNITEVENT']._serialized_end=1207
+  _globals['_DESCRIBEREQUEST']._serialized_start=1209
+  _globals['_DESCRIBEREQUEST']._serialized_end=1226
+  _globals['_DESCRIBERESPONSE']._serialized_start=1228
+  _globals['_DESCRIBERESPONSE']._serialized_end=1299
+  _globals['_PLUGINHOST']._serialized_start=1302
+  _globals['_PLUGINHOST']._serialized_end=1818
 # @@protoc_insertion_point(module_scope)

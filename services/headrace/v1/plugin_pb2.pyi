@@ -84,6 +84,32 @@ class StartTaskResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class CleanupRequest(_message.Message):
+    __slots__ = ("connector", "task", "connector_config", "task_config")
+    class ConnectorConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TaskConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TASK_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    task: int
+    connector_config: _containers.ScalarMap[str, str]
+    task_config: _containers.ScalarMap[str, str]
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
 class WatchRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

@@ -59,6 +59,11 @@ class PluginHostStub:
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.StopRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_plugin__pb2.StopResponse.FromString,
                 _registered_method=True)
+        self.Cleanup = channel.unary_unary(
+                '/headrace.v1.PluginHost/Cleanup',
+                request_serializer=headrace_dot_v1_dot_plugin__pb2.CleanupRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_plugin__pb2.StopResponse.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/headrace.v1.PluginHost/Watch',
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.WatchRequest.SerializeToString,
@@ -99,6 +104,12 @@ class PluginHostServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Cleanup(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Watch(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -131,6 +142,11 @@ def add_PluginHostServicer_to_server(servicer, server):
             'StopTask': grpc.unary_unary_rpc_method_handler(
                     servicer.StopTask,
                     request_deserializer=headrace_dot_v1_dot_plugin__pb2.StopRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_plugin__pb2.StopResponse.SerializeToString,
+            ),
+            'Cleanup': grpc.unary_unary_rpc_method_handler(
+                    servicer.Cleanup,
+                    request_deserializer=headrace_dot_v1_dot_plugin__pb2.CleanupRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_plugin__pb2.StopResponse.SerializeToString,
             ),
             'Watch': grpc.unary_stream_rpc_method_handler(
@@ -273,6 +289,33 @@ class PluginHost:
             target,
             '/headrace.v1.PluginHost/StopTask',
             headrace_dot_v1_dot_plugin__pb2.StopRequest.SerializeToString,
+            headrace_dot_v1_dot_plugin__pb2.StopResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Cleanup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.PluginHost/Cleanup',
+            headrace_dot_v1_dot_plugin__pb2.CleanupRequest.SerializeToString,
             headrace_dot_v1_dot_plugin__pb2.StopResponse.FromString,
             options,
             channel_credentials,

@@ -1,17 +1,29 @@
-"""The worker's side of the group: a Join stream to the coordinator, kept up across outages.
+"""The worker's side of the group: a Join stream to the active coordinator, kept up across
+outages and failovers, and the watchdog that fences the worker when it is cut off.
 
-It sends Join (with what the worker runs now), a heartbeat every second, and revocation
-acknowledgements; every assignment that arrives is handed to ``on_assignment`` as an
-``AssignmentUpdate``, so protobuf goes no further than this module. When the stream breaks (the
-coordinator restarted), it reconnects with backoff and the worker keeps running its units
-meanwhile.
+It sends Join (with what the worker runs now, each unit with its incarnation), a numbered
+heartbeat every ``heartbeat`` seconds, and the acknowledgements of revocations and deletions.
+Every assignment that arrives is handed to ``on_assignment`` as an ``AssignmentUpdate``, so
+protobuf goes no further than this module.
+
+**Finding the coordinator.** ``addresses`` lists every coordinator replica; a standby refuses the
+Join, and the worker tries the next address, with a short backoff once it has tried them all.
+
+**Fencing.** The coordinator answers each heartbeat. The worker's last contact is when it *sent*
+the newest heartbeat the coordinator answered, never later than when the coordinator last heard
+it. Once that is :data:`FENCE_AFTER` of the session timeout ago, and the worker runs anything,
+``on_fence`` is called: the worker stops all of its units itself, because from the session
+timeout on the coordinator may hand them to another worker. A coordinator that restarts or fails
+over within that time goes unnoticed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import itertools
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -19,88 +31,153 @@ import grpc
 from headrace.core import log, wire
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
-from headrace.core.structs import AssignmentUpdate, WorkUnit
+from headrace.core.structs import AssignmentUpdate, Instance, WorkUnit
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
+
+FENCE_AFTER = 0.6
+"""The share of the session timeout after which a cut-off worker stops its units: the rest is
+the time its plugins have to stop before the coordinator may start them elsewhere."""
+
+DEFAULT_SESSION_TIMEOUT = 10.0  # until a coordinator's Welcome says otherwise
 
 
 class Membership:
     def __init__(
         self,
-        address: str,
+        addresses: Sequence[str],
         worker_id: str,
-        running: Callable[[], set[WorkUnit]],
+        running: Callable[[], Mapping[WorkUnit, str]],
         on_assignment: Callable[[AssignmentUpdate], None],
+        on_fence: Callable[[], None],
         heartbeat: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._address = address
+        self._addresses = list(addresses)
         self._worker_id = worker_id
         self._running = running
         self._on_assignment = on_assignment
+        self._on_fence = on_fence
         self._heartbeat = heartbeat
+        self._clock = clock
+        self.session_timeout = DEFAULT_SESSION_TIMEOUT
+        self.coordinator = ""  # the address of the coordinator this worker is joined to
+        self.last_contact = clock()
+        self._fenced = False
+        self._sent: dict[int, float] = {}
+        self._sequence = itertools.count(1)
         self._outgoing: asyncio.Queue[coordinator_pb2.WorkerMessage | None] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._leaving = False
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="membership")
+        self._tasks = [
+            asyncio.create_task(self._run(), name="membership"),
+            asyncio.create_task(self._watch(), name="fence-watch"),
+        ]
 
     def acknowledge(self, generation: int) -> None:
-        self._outgoing.put_nowait(
-            coordinator_pb2.WorkerMessage(
-                revocations_done=coordinator_pb2.RevocationsDone(generation=generation)
-            )
-        )
+        self._put(revocations_done=coordinator_pb2.RevocationsDone(generation=generation))
+
+    def deletions_done(self, instances: Collection[Instance]) -> None:
+        units = [wire.instance_to_pb(i) for i in sorted(instances)]
+        self._put(deletions_done=coordinator_pb2.DeletionsDone(units=units))
+
+    def _put(self, **kind: Any) -> None:
+        self._outgoing.put_nowait(coordinator_pb2.WorkerMessage(**kind))
 
     async def leave(self) -> None:
-        """Ends the stream: the coordinator hands this worker's units to the others."""
+        """Says the worker has stopped everything, and ends the stream: the coordinator hands
+        this worker's units to the others at once."""
         self._leaving = True
+        self._put(leave=coordinator_pb2.Leave())
         self._outgoing.put_nowait(None)
-        if self._task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), timeout=3)
-            except TimeoutError:
-                await cancel(self._task)
+        run = self._tasks[0] if self._tasks else None
+        if run is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(run), timeout=3)
+        for task in self._tasks:
+            await cancel(task)
+
+    def cut_off_for(self) -> float:
+        """Seconds since the coordinator last confirmed it heard from this worker."""
+        return self._clock() - self.last_contact
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(min(0.2, self.session_timeout / 20))
+            if self._fenced or self.cut_off_for() < FENCE_AFTER * self.session_timeout:
+                continue
+            if self._running():
+                self._fenced = True
+                log.get().warning(
+                    "worker_fenced",
+                    cut_off_s=round(self.cut_off_for(), 1),
+                    units=len(self._running()),
+                )
+                self._on_fence()
+
+    def _contact(self, at: float) -> None:
+        self.last_contact = max(self.last_contact, at)
+        self._fenced = False
 
     async def _run(self) -> None:
-        backoff = 0.2
-        while not self._leaving:
+        backoff = 0.1
+        for attempt in itertools.count():
+            if self._leaving:
+                return
+            address = self._addresses[attempt % len(self._addresses)]
             try:
-                if await self._session():
+                if await self._session(address):
                     return
-                backoff = 0.2
+                backoff = 0.1
             except grpc.aio.AioRpcError as exc:
-                log.get().warning("coordinator_unreachable", code=exc.code().name)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 2.0)
+                log.get().info("coordinator_unreachable", address=address, code=exc.code().name)
+            if (attempt + 1) % len(self._addresses) == 0:
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
 
-    async def _session(self) -> bool:
+    async def _session(self, address: str) -> bool:
         """One Join stream; True when the worker left on purpose."""
-        async with grpc.aio.insecure_channel(self._address, options=GRPC_OPTIONS) as channel:
+        async with grpc.aio.insecure_channel(address, options=GRPC_OPTIONS) as channel:
             call = coordinator_pb2_grpc.CoordinatorStub(channel).Join()
-            running = [wire.unit_to_pb(u) for u in sorted(self._running())]
+            running = [wire.instance_to_pb(i) for i in sorted(self._running().items())]
+            joined_at = self._clock()
             join = coordinator_pb2.Join(worker_id=self._worker_id, running=running)
             await call.write(coordinator_pb2.WorkerMessage(join=join))
             writer = asyncio.create_task(self._write(call))
-            beat = asyncio.create_task(self._beat())
+            beat: asyncio.Task[None] | None = None
             try:
                 while True:
                     message = await call.read()
                     if message is grpc.aio.EOF:
                         return self._leaving
-                    if message.WhichOneof("kind") == "assignment":
-                        self._on_assignment(wire.assignment_from_pb(message.assignment))
+                    match message.WhichOneof("kind"):
+                        case "welcome":
+                            self.session_timeout = message.welcome.session_timeout_ms / 1000
+                            self.coordinator = address
+                            self._contact(joined_at)
+                            log.get().info("coordinator_joined", address=address)
+                            beat = asyncio.create_task(self._beat())
+                        case "heartbeat_ack":
+                            sent = self._sent.pop(message.heartbeat_ack.sequence, None)
+                            if sent is not None:
+                                self._contact(sent)
+                        case "assignment":
+                            self._on_assignment(wire.assignment_from_pb(message.assignment))
             finally:
                 await cancel(beat)
                 await cancel(writer)
+                self._sent.clear()
                 with contextlib.suppress(grpc.aio.AioRpcError):
                     call.cancel()
 
     async def _beat(self) -> None:
         while True:
-            await asyncio.sleep(self._heartbeat)
-            self._outgoing.put_nowait(
-                coordinator_pb2.WorkerMessage(heartbeat=coordinator_pb2.Heartbeat())
-            )
+            # Several beats per fencing window, however short the session timeout is.
+            await asyncio.sleep(min(self._heartbeat, self.session_timeout / 8))
+            sequence = next(self._sequence)
+            self._sent[sequence] = self._clock()
+            self._put(heartbeat=coordinator_pb2.Heartbeat(sequence=sequence))
 
     async def _write(
         self, call: grpc.aio.StreamStreamCall[coordinator_pb2.WorkerMessage, Any]

@@ -2,8 +2,9 @@
 
 A message with revocations only stops (the revoked units, with the deletion marker as sent) and
 is then acknowledged; the coordinator's next message says what to run. Any other message is the
-whole truth: units not in it stop with ``deleted=False``, units whose configs changed restart,
-units new to the worker start. Tasks always stop before their connector, as in Kafka Connect.
+whole truth: units not in it stop with ``deleted=False``, units whose configs (or incarnation)
+changed restart, units new to the worker start. Tasks always stop before their connector, as in
+Kafka Connect.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 
 from headrace.core.structs import Revocation, WorkUnit, tasks_first
 
-Configs = tuple[Mapping[str, str], Mapping[str, str]]  # (connector config, task config)
+Configs = tuple[Mapping[str, str], Mapping[str, str], str]
+"""What a unit runs with: its connector config, its task config, its connector's incarnation."""
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class Steps:
 
 
 def _same(a: Configs, b: Configs) -> bool:
-    return (dict(a[0]), dict(a[1])) == (dict(b[0]), dict(b[1]))
+    return (dict(a[0]), dict(a[1]), a[2]) == (dict(b[0]), dict(b[1]), b[2])
 
 
 def reconcile(

@@ -13,6 +13,16 @@ stopped before it does. Starts run in one round, once the plugin processes they 
 each started once however many of its units start. The owning task changes ``running`` and the
 processes between rounds; the calls in flight only speak to plugin processes and write status.
 
+Deletions are delivered exactly once as far as this worker can tell: a revocation with the
+deletion marker becomes ``stop(deleted=True)``, or, when the unit's plugin process is gone, a
+clean-up (the plugin is started only to be stopped as deleted); a clean-up the coordinator
+hands out is done the same way. Each one done is acknowledged, and remembered, so that one the
+coordinator sends again (its acknowledgement was lost) is acknowledged without a second call.
+
+When the worker is cut off from the coordinator for most of the session timeout (see
+``membership``), it fences itself: its plugin processes are stopped, bounded in time, and its
+units are given up, since the coordinator may by then hand them to another worker.
+
 The worker speaks the shared vocabulary (``headrace.core.structs``) only: membership hands it
 ``AssignmentUpdate``s, the plugin processes ``UnitStateChanged`` and ``ReconfigurationRequested``.
 """
@@ -39,7 +49,9 @@ from headrace.core.settings import Settings
 from headrace.core.status import StatusStore, UnitStatus, status_key
 from headrace.core.structs import (
     AssignmentUpdate,
+    Cleanup,
     HostEvent,
+    Instance,
     ReconfigurationRequested,
     Revocation,
     State,
@@ -48,7 +60,7 @@ from headrace.core.structs import (
 )
 from headrace.core.topiclog import kafka_logs
 from headrace.v1 import config_pb2, config_pb2_grpc, plugin_pb2
-from headrace.worker.membership import Membership
+from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import Configs, reconcile
 from headrace.worker.supervisor import PluginProcess, plugin_key
 
@@ -60,6 +72,11 @@ class Running:
     plugin: PluginDescriptor | None
     connector_config: Mapping[str, str]
     task_config: Mapping[str, str]
+    incarnation: str = ""
+
+    @property
+    def configs(self) -> Configs:
+        return self.connector_config, self.task_config, self.incarnation
 
 
 @dataclass(frozen=True)
@@ -79,7 +96,12 @@ class ProcessExited:
     tail: str
 
 
-Event = Assigned | UnitReported | ProcessExited | None  # None: shut down
+@dataclass(frozen=True)
+class Fenced:
+    """The plugin processes were stopped because the worker was cut off."""
+
+
+Event = Assigned | UnitReported | ProcessExited | Fenced | None  # None: shut down
 Host = PluginProcess | Exception  # a unit's plugin process, or why it has none
 
 # Bounds every call to a plugin process: the host bounds a plugin's own start and stop more
@@ -93,6 +115,8 @@ MAX_CONCURRENT_UNIT_CALLS = 32
 # Start failures that fail only the unit: the plugin cannot be resolved or its process started,
 # or the plugin process or the config service refused or did not answer.
 START_ERRORS = (PluginError, grpc.aio.AioRpcError, OSError, RuntimeError, TimeoutError)
+# Deletions done, remembered so that one sent again is acknowledged without a second call.
+REMEMBERED_DELETIONS = 100_000
 
 T = TypeVar("T")
 
@@ -141,16 +165,19 @@ class Worker:
         self._log_dir = log_dir
         self.running: dict[WorkUnit, Running] = {}
         self.generation = 0
+        self._deleted: dict[Instance, None] = {}  # insertion-ordered, oldest forgotten first
+        self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._status = StatusStore(kafka_logs(settings, "status"))
         self._config_channel = grpc.aio.insecure_channel(settings.config_addr, options=GRPC_OPTIONS)
         self._config = config_pb2_grpc.ConfigServiceStub(self._config_channel)
         self.membership = Membership(
-            settings.coordinator_addr,
+            settings.coordinator_addrs,
             worker_id,
-            lambda: set(self.running),
+            lambda: {u: r.incarnation for u, r in self.running.items()},
             lambda update: self._queue.put_nowait(Assigned(update)),
+            self._on_fence,
         )
         self.log = log.get(worker=worker_id)
 
@@ -174,11 +201,17 @@ class Worker:
                 await self._reported(host_event)
             case ProcessExited(process, code, tail):
                 await self._exited(process, code, tail)
+            case Fenced():
+                await self._given_up()
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
 
     async def _apply(self, update: AssignmentUpdate) -> None:
+        if update.generation < self.generation:
+            # From a coordinator that lost its lease after a newer one spoke: never acted on.
+            self.log.warning("assignment_stale", generation=update.generation, seen=self.generation)
+            return
         self.generation = update.generation
         structlog.contextvars.bind_contextvars(generation=update.generation)
         log.get().info(
@@ -187,27 +220,28 @@ class Worker:
             generation=update.generation,
             units=len(update.units),
             revoked=len(update.revoked),
+            cleanups=len(update.cleanups),
         )
-        assigned = {u.unit: (dict(u.connector_config), dict(u.task_config)) for u in update.units}
-        steps = reconcile(
-            {u: (r.connector_config, r.task_config) for u, r in self.running.items()},
-            update.revoked,
-            assigned,
-        )
+        assigned: dict[WorkUnit, Configs] = {
+            u.unit: (dict(u.connector_config), dict(u.task_config), u.incarnation)
+            for u in update.units
+        }
+        steps = reconcile({u: r.configs for u, r in self.running.items()}, update.revoked, assigned)
         await self._stop_all(steps.stops)
         if steps.acknowledge:
             self.membership.acknowledge(update.generation)
             return  # the assignment that follows says what to run now
         await self._start_all({unit: assigned[unit] for unit in steps.starts})
+        await for_each(self._clean_up, update.cleanups, MAX_CONCURRENT_UNIT_CALLS)
         self.log.info("assignment_applied", generation=update.generation, running=len(self.running))
 
     async def _start_all(self, starts: Mapping[WorkUnit, Configs]) -> None:
         """Starts the units concurrently, once the plugin processes they need are up."""
         plugins: dict[WorkUnit, PluginDescriptor | PluginError] = {}
-        for unit, (connector_config, task_config) in starts.items():
+        for unit, (connector_config, task_config, incarnation) in starts.items():
             plugin = plugins[unit] = self._resolve(connector_config)
             descriptor = plugin if isinstance(plugin, PluginDescriptor) else None
-            self.running[unit] = Running(descriptor, connector_config, task_config)
+            self.running[unit] = Running(descriptor, connector_config, task_config, incarnation)
         processes = await self._processes_for(
             p for p in plugins.values() if isinstance(p, PluginDescriptor)
         )
@@ -257,8 +291,11 @@ class Worker:
         if isinstance(host, Exception):
             await self._start_failed(unit, host)
             return
+        running = self.running.get(unit)
+        if running is None:
+            return  # given up meanwhile (the worker fenced itself)
         try:
-            await self._launch(host, unit, self.running[unit])
+            await self._launch(host, unit, running)
         except START_ERRORS as exc:
             await self._start_failed(unit, exc)
             return
@@ -317,27 +354,40 @@ class Worker:
 
     async def _stop_all(self, stops: Iterable[Revocation]) -> None:
         """Stops the units concurrently, every task and then every connector; each round takes
-        its units out of ``running`` as it begins."""
+        its units out of ``running`` as it begins. The deletions done are acknowledged."""
+        done: list[Instance] = []
         for stop_round in stop_rounds(stops):
             taken = [
                 (s, r) for s in stop_round if (r := self.running.pop(s.unit, None)) is not None
             ]
-            await for_each(lambda t: self._stop(*t), taken, MAX_CONCURRENT_UNIT_CALLS)
+            await for_each(lambda t: self._stop(*t, done), taken, MAX_CONCURRENT_UNIT_CALLS)
+        if done:
+            self.membership.deletions_done(done)
 
-    async def _stop(self, stop: Revocation, running: Running) -> None:
+    async def _stop(self, stop: Revocation, running: Running, done: list[Instance]) -> None:
         unit, deleted = stop.unit, stop.deleted
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
+        halted = False
         if process is not None and process.stub is not None:
-            await self._halt(process, unit, deleted=deleted)
+            halted = await self._halt(process, unit, deleted=deleted)
         self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=deleted)
         if deleted:
+            instance = (unit, running.incarnation)
+            # Its process is gone (it crashed) or did not answer: the plugin has not heard of
+            # the deletion yet, and is started only to hear of it.
+            cleanup = Cleanup(
+                unit, running.incarnation, running.connector_config, running.task_config
+            )
+            if halted or await self._deliver(cleanup):
+                self._remember(instance)
+                done.append(instance)
             await self._write_status(unit, self._status.remove(unit))
         else:
             await self._report(unit, State.UNASSIGNED, running=running)
 
-    async def _halt(self, process: PluginProcess, unit: WorkUnit, *, deleted: bool) -> None:
+    async def _halt(self, process: PluginProcess, unit: WorkUnit, *, deleted: bool) -> bool:
         """Stops the unit in its plugin process; a failure to is logged, and the unit is gone
-        from this worker all the same."""
+        from this worker all the same. Whether the plugin process answered."""
         assert process.stub is not None
         request = plugin_pb2.StopRequest(connector=unit.connector, task=unit.task, deleted=deleted)
         try:
@@ -349,6 +399,77 @@ class Worker:
             self.log.warning(
                 "unit_stop_failed", connector=unit.connector, task=unit.task, error=exc.details()
             )
+            return False
+        return True
+
+    def _remember(self, instance: Instance) -> None:
+        self._deleted[instance] = None
+        while len(self._deleted) > REMEMBERED_DELETIONS:
+            del self._deleted[next(iter(self._deleted))]
+
+    async def _clean_up(self, cleanup: Cleanup) -> None:
+        """Delivers a deletion the coordinator handed out, unless this worker already has."""
+        if cleanup.instance not in self._deleted and not await self._deliver(cleanup):
+            return  # not acknowledged: the coordinator keeps it pending and sends it again
+        self._remember(cleanup.instance)
+        self.membership.deletions_done([cleanup.instance])
+
+    async def _deliver(self, cleanup: Cleanup) -> bool:
+        """Starts the deleted unit's plugin only to stop it with ``deleted=True``; whether the
+        plugin process carried it out."""
+        unit = cleanup.unit
+        plugin = self._resolve(cleanup.connector_config)
+        if isinstance(plugin, PluginError):
+            # No plugin here can ever hear of it: said loudly, and not asked for again.
+            self.log.error(
+                "deletion_undeliverable",
+                connector=unit.connector,
+                task=unit.task,
+                error=str(plugin),
+            )
+            return True
+        host = (await self._processes_for([plugin]))[plugin_key(plugin)]
+        if isinstance(host, Exception) or host.stub is None:
+            self.log.error("deletion_cleanup_failed", connector=unit.connector, error=str(host))
+            return False
+        request = plugin_pb2.CleanupRequest(
+            connector=unit.connector,
+            task=unit.task,
+            connector_config=dict(cleanup.connector_config),
+            task_config=dict(cleanup.task_config),
+        )
+        try:
+            await host.stub.Cleanup(request, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as exc:
+            self.log.error(
+                "deletion_cleanup_failed",
+                connector=unit.connector,
+                task=unit.task,
+                error=exc.details(),
+            )
+            return False
+        self.log.info("deletion_cleaned_up", connector=unit.connector, task=unit.task)
+        return True
+
+    def _on_fence(self) -> None:
+        self._fencing = asyncio.ensure_future(self._fence())
+
+    async def _fence(self) -> None:
+        """Stops every plugin process at once, bounded in time: the worker is cut off, and its
+        units may soon run elsewhere. The main task then gives the units up (``Fenced``)."""
+        budget = self.membership.session_timeout * (1 - FENCE_AFTER) / 2
+        processes, self._processes = list(self._processes.values()), {}
+        await asyncio.gather(*(p.stop(wait_s=budget) for p in processes))
+        self._queue.put_nowait(Fenced())
+
+    async def _given_up(self) -> None:
+        units, self.running = self.running, {}
+        await for_each(
+            lambda item: self._report(item[0], State.UNASSIGNED, running=item[1]),
+            units.items(),
+            MAX_CONCURRENT_UNIT_CALLS,
+        )
+        self.log.warning("worker_units_given_up", units=len(units))
 
     async def _report(
         self, unit: WorkUnit, state: State, trace: str = "", running: Running | None = None
@@ -378,7 +499,7 @@ class Worker:
         # config service keeps the old set when nothing changed.
         running = self.running[unit]
         await self._stop_all([Revocation(unit)])
-        await self._start_all({unit: (running.connector_config, running.task_config)})
+        await self._start_all({unit: running.configs})
 
     async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
         if self._processes.get(process.key) is not process:
