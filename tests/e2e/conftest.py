@@ -1,5 +1,7 @@
-"""The whole system as real OS processes on the suite's broker: executor, config service,
-coordinator and two workers, started once per module through the same launcher `make run` uses."""
+"""The whole system as real OS processes on the suite's broker: executor, config service, two
+coordinator replicas (one active, one standing by) and two workers, started once per session
+through the same launcher `make run` uses. A test that kills or stops a process starts it again
+before it ends, so the next finds the stack whole."""
 
 from __future__ import annotations
 
@@ -16,13 +18,25 @@ from headrace.core.settings import BUILTIN_PLUGINS, Settings
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
 
 
-@pytest.fixture(scope="module")
+# Short enough to keep the waits of the tests that lose a worker short; long enough that a
+# coordinator's failover (lease 1.5 s) fits well inside a worker's fencing time (0.6 of it).
+COORDINATOR_ARGS = (
+    "--session-timeout",
+    "8",
+    "--grace-period",
+    "3",
+    "--lease-timeout",
+    "1.5",
+)
+
+
+@pytest.fixture(scope="session")
 def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     settings = Settings(
         bootstrap_servers=kafka,
         cluster=f"e2e{uuid.uuid4().hex[:8]}",
         config_addr=f"127.0.0.1:{free_port()}",
-        coordinator_addr=f"127.0.0.1:{free_port()}",
+        coordinator_addr=f"127.0.0.1:{free_port()},127.0.0.1:{free_port()}",
         executor_addr=f"127.0.0.1:{free_port()}",
         plugin_path=(BUILTIN_PLUGINS, TEST_PLUGINS),
         var_dir=tmp_path_factory.mktemp("stack"),
@@ -30,7 +44,7 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
     )
     stack = Stack(
         settings,
-        extra_args={"coordinator": ("--session-timeout", "6", "--grace-period", "3")},
+        extra_args={"coordinator": COORDINATOR_ARGS, "coordinator-2": COORDINATOR_ARGS},
     )
     try:
         stack.up()

@@ -13,7 +13,7 @@ import pytest
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.stack import Stack
-from tests.support import lifecycle, log_events, stops, wait_for
+from tests.support import lifecycle, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -232,23 +232,3 @@ def test_deleting_and_recreating_at_once_still_stops_the_old_one_as_deleted(
         started = {unit for event, unit in calls[last_stop:] if event == "start"}
         assert started == {"connector", "task"}
         client.delete("again")
-
-
-def test_a_restarted_coordinator_resumes_without_stopping_anything(
-    stack: Stack, tmp_path: Path
-) -> None:
-    with ConfigClient(stack.settings.config_addr) as client:
-        client.create("steadfast", recording_sink(tmp_path / "steadfast", "steadfast-in"))
-        before = wait_for("steadfast running", lambda: all_running(client, "steadfast", 2))
-        applied = len(log_events(stack.log_dir, "assignment_applied"))
-        stack.stop("coordinator", sig=signal.SIGKILL)
-        stack.start("coordinator")
-        # Both workers rejoin, are handed what they already run, and have acted on it.
-        wait_for(
-            "both workers applied an assignment from the new coordinator",
-            lambda: len(log_events(stack.log_dir, "assignment_applied")) >= applied + 2,
-        )
-        after = all_running(client, "steadfast", 2)
-        assert after == before  # same workers, same states
-        assert stops(tmp_path / "steadfast") == []
-        client.delete("steadfast")

@@ -366,3 +366,45 @@ async def test_sigterm_stops_everything_without_the_deleted_flag(
         assert await asyncio.wait_for(host.process.wait(), DEADLINE_S) == 0
         assert host.events("plugin_host_stopped")
     assert stops(out) == [("connector", None, False), ("task", 0, False)]
+
+
+async def test_a_host_whose_lease_runs_out_stops_everything_and_exits(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, out = f"{cluster}-in", tmp_path / "out"
+    await ensure_topic(kafka, topic, 1)
+    config = {"name": "rec", "tasks.max": "1", "topics": topic, "path": str(out)}
+    manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        await start_all(host, "rec", config)
+        # The worker says it is alive once, then goes silent (frozen, say).
+        await host.stub.KeepAlive(pb.KeepAliveRequest(lease_ms=500, stop_ms=5000))
+        assert await asyncio.wait_for(host.process.wait(), DEADLINE_S) == 0
+        assert host.events("plugin_host_fenced")
+    assert stops(out) == [("connector", None, False), ("task", 0, False)]
+
+
+async def test_a_clean_up_starts_the_deleted_unit_only_to_stop_it_as_deleted(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic, out = f"{cluster}-in", tmp_path / "out"
+    await ensure_topic(kafka, topic, 1)
+    await produce(kafka, topic, [(b"k", b"v")])
+    config = {"name": "gone", "tasks.max": "1", "topics": topic, "path": str(out)}
+    manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        for task in (-1, 0):
+            await host.stub.Cleanup(
+                pb.CleanupRequest(
+                    connector="gone", task=task, connector_config=config, task_config=config
+                )
+            )
+    assert [
+        (e["unit"], e["event"], e.get("deleted")) for e in json_lines(out / "lifecycle.jsonl")
+    ] == [
+        ("connector", "start", None),
+        ("connector", "stop", True),
+        ("task", "start", None),
+        ("task", "stop", True),
+    ]
+    assert json_lines(out / "records.jsonl") == []  # nothing was consumed on the way

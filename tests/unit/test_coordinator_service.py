@@ -5,7 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from headrace.coordinator.group import Beat, DeletionsDone, Joined, Outbox, RevocationsDone
-from headrace.coordinator.service import coordinator_message, joined, names_worker, worker_event
+from headrace.coordinator.service import (
+    coordinator_message,
+    joined,
+    merged,
+    names_worker,
+    worker_event,
+)
 from headrace.core import wire
 from headrace.core.structs import AssignedUnit, AssignmentUpdate, Cleanup, Revocation, WorkUnit
 from headrace.v1 import coordinator_pb2, events_pb2
@@ -60,3 +66,19 @@ def test_an_update_goes_out_as_an_assignment_the_worker_reads_back_unchanged() -
     message = coordinator_message(update)
     assert message.WhichOneof("kind") == "assignment"
     assert wire.assignment_from_pb(message.assignment) == update
+
+
+async def test_an_update_that_comes_while_an_acknowledgement_is_sent_still_goes_out() -> None:
+    outbox: Outbox = asyncio.Queue()
+    acks: asyncio.Queue[int] = asyncio.Queue()
+    stream = merged(outbox, acks)
+    acks.put_nowait(1)
+    first = await anext(stream)
+    assert first.heartbeat_ack.sequence == 1
+    update = AssignmentUpdate(7, (AssignedUnit(WorkUnit.of("a"), {"k": "v"}, {}, "i1"),))
+    outbox.put_nowait(update)
+    for _ in range(5):
+        await asyncio.sleep(0)  # the stream is still busy sending the acknowledgement
+    outbox.put_nowait(None)
+    rest = [m async for m in stream]
+    assert [wire.assignment_from_pb(m.assignment) for m in rest] == [update]

@@ -75,7 +75,7 @@ class Runner:
         self.fail_start, self.fail_run, self.ignore_stop = fail_start, fail_run, ignore_stop
         self.stopping = asyncio.Event()
 
-    async def start(self) -> None:
+    async def start(self, loop: bool = True) -> None:
         if self.fail_start:
             raise RuntimeError("cannot start")
         await self.task.start({})

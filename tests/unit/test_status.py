@@ -35,3 +35,20 @@ def test_keys_parse_back_for_names_with_dashes() -> None:
     assert status.parse_key(status.status_key(WorkUnit("a-b-1", 12))) == WorkUnit("a-b-1", 12)
     assert status.parse_key(status.status_key(WorkUnit.of("a-b-1"))) == WorkUnit.of("a-b-1")
     assert status.parse_key("something-else") is None
+
+
+def test_a_report_from_another_worker_in_an_older_generation_is_stale() -> None:
+    task = WorkUnit("my-conn", 0)
+    state = fold_records(
+        StatusReported(UnitStatus(task, State.RUNNING, "w1", generation=7)),
+        # w2 was cut off in generation 5 and gives the task up late: it runs on w1 now
+        StatusReported(UnitStatus(task, State.UNASSIGNED, "w2", generation=5)),
+    )
+    assert (state[task].state, state[task].worker_id) == (State.RUNNING, "w1")
+    # a newer generation wins whoever reports, and the same worker's reports follow each other
+    state = fold_records(
+        StatusReported(UnitStatus(task, State.RUNNING, "w1", generation=7)),
+        StatusReported(UnitStatus(task, State.RUNNING, "w2", generation=8)),
+        StatusReported(UnitStatus(task, State.FAILED, "w2", generation=8, trace="x")),
+    )
+    assert (state[task].state, state[task].worker_id) == (State.FAILED, "w2")

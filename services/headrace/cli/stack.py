@@ -48,7 +48,7 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
             "coordinator" if i == 0 else f"coordinator-{i + 1}",
             "headrace.coordinator",
             ("--address", address),
-            "coordinator_ready" if i == 0 else "coordinator_serving",
+            "coordinator_serving",  # standing by or leading: workers find the leader
         )
         for i, address in enumerate(settings.coordinator_addrs)
     )

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Awaitable
 
 from headrace.coordinator.assignmentlog import AssignmentLog
 from headrace.coordinator.configview import ConfigFeed
 from headrace.coordinator.group import Group, Tick
-from headrace.coordinator.leadership import Leadership
+from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import log, runner
 from headrace.core.settings import Settings
@@ -30,8 +31,8 @@ async def tick(group: Group, every: float) -> None:
 async def serve(
     settings: Settings, address: str, session_timeout: float, grace: float, lease_timeout: float
 ) -> None:
-    """Serves as a standby until this replica holds the lease, then resumes from the
-    assignments topic, follows the configs topic and leads the group.
+    """Stands by until this replica holds the lease, leads until it loses it, and stands by
+    again, until told to stop.
 
     The logic is elsewhere: the group in ``group``, the folds of the topics in ``assignmentlog``
     and ``configview``, the lease in ``leadership``.
@@ -44,21 +45,56 @@ async def serve(
         address, lambda s: coordinator_pb2_grpc.add_CoordinatorServicer_to_server(servicer, s)
     )
     logger.info("coordinator_serving", address=address)
-    assignments: AssignmentLog | None = None
+    try:
+        while await _until_signalled_or(leadership.acquire()):
+            try:
+                stopped = await lead(
+                    settings, address, session_timeout, grace, leadership, servicer
+                )
+            except LeadershipLost as exc:
+                logger.warning("coordinator_leadership_lost", error=str(exc))
+                continue  # another replica leads now: stand by again
+            if stopped:
+                break
+    finally:
+        await server.stop(grace=1)
+        await leadership.close()
+        logger.info("coordinator_stopped")
+
+
+async def _until_signalled_or(work: Awaitable[object]) -> bool:
+    """Runs ``work`` to its end (True), unless SIGTERM or SIGINT comes first (False)."""
+    task = asyncio.ensure_future(work)
+    signalled = asyncio.create_task(runner.until_signalled())
+    try:
+        await asyncio.wait({task, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await runner.cancel(signalled)
+    if not task.done():
+        await runner.cancel(task)
+        return False
+    task.result()
+    return True
+
+
+async def lead(
+    settings: Settings,
+    address: str,
+    session_timeout: float,
+    grace: float,
+    leadership: Leadership,
+    servicer: CoordinatorServicer,
+) -> bool:
+    """Resumes from the assignments topic, follows the configs topic and serves the group,
+    until stopped (True) or the lease is lost (:class:`LeadershipLost`)."""
+    assert leadership.writer is not None
+    # Read after taking over: whatever the previous leader committed is in, and it can commit
+    # nothing more.
+    assignments = AssignmentLog(kafka_logs(settings, "assignments", leadership.writer.send))
     configs: ConfigFeed | None = None
+    group: Group | None = None
     tasks: list[asyncio.Task[None]] = []
     try:
-        acquiring = asyncio.create_task(leadership.acquire(), name="acquire")
-        signalled = asyncio.create_task(runner.until_signalled())
-        await asyncio.wait({acquiring, signalled}, return_when=asyncio.FIRST_COMPLETED)
-        await runner.cancel(signalled)
-        if not acquiring.done():
-            await runner.cancel(acquiring)
-            return  # stopped while standing by
-        writer = acquiring.result()
-        # Read after taking over: whatever the previous leader committed is in, and it can
-        # commit nothing more.
-        assignments = AssignmentLog(kafka_logs(settings, "assignments", writer.send))
         await assignments.start()
         group = Group(
             assignments.append, session_timeout=session_timeout, grace=grace, name=address
@@ -73,19 +109,19 @@ async def serve(
             asyncio.create_task(leadership.keep(), name="lease"),
         ]
         servicer.lead(group)
-        logger.info("coordinator_ready", address=address, generation=group.generation)
+        log.get().info("coordinator_ready", address=address, generation=group.generation)
         await runner.until_stopped(*tasks, configs.reader, assignments.reader)
+        return True
     finally:
         servicer.lead(None)
-        await server.stop(grace=1)
         for task in tasks:
             await runner.cancel(task)
+        if group is not None:
+            group.end_streams()  # its workers look for the replica that leads now
         if configs is not None:
             await configs.close()
-        if assignments is not None:
-            await assignments.close()
-        await leadership.close()
-        logger.info("coordinator_stopped")
+        await assignments.close()
+        await leadership.step_down()
 
 
 def main() -> None:

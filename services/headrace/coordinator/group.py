@@ -234,6 +234,11 @@ class Group:
         self.unassigned = dict(last.unassigned)
         self.dirty = True
 
+    def end_streams(self) -> None:
+        """Ends every member's stream: this coordinator no longer leads."""
+        for member in self.members.values():
+            member.outbox.put_nowait(None)
+
     def submit(self, event: Event) -> None:
         self.queue.put_nowait(event)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 from collections.abc import Callable
 
@@ -80,22 +81,29 @@ class Leadership:
 
     async def acquire(self) -> LeaderWriter:
         """Waits until no other replica has renewed its lease for ``lease_timeout`` seconds,
-        then takes over; returns the writer every write of this leader must go through."""
-        await self._wait_for_a_silent_lease()
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self._settings.bootstrap_servers,
-            transactional_id=f"{self._settings.cluster}-coordinator",
-            enable_idempotence=True,
-            acks="all",
-            # A generation names every unit of the cluster; it compresses well.
-            compression_type="gzip",
-            max_request_size=MAX_GENERATION_BYTES,
-        )
-        await producer.start()  # fences the previous leader's producer
-        self.writer = LeaderWriter(producer)
-        await self._renew()
-        log.get().info("coordinator_leadership_taken", coordinator=self.name)
-        return self.writer
+        then takes over; returns the writer every write of this leader must go through. A
+        replica that another fences as it takes over goes back to waiting."""
+        while True:
+            await self._wait_for_a_silent_lease()
+            producer = AIOKafkaProducer(
+                bootstrap_servers=self._settings.bootstrap_servers,
+                transactional_id=f"{self._settings.cluster}-coordinator",
+                enable_idempotence=True,
+                acks="all",
+                # A generation names every unit of the cluster; it compresses well.
+                compression_type="gzip",
+                max_request_size=MAX_GENERATION_BYTES,
+            )
+            await producer.start()  # fences the previous leader's producer
+            self.writer = LeaderWriter(producer)
+            try:
+                await self._renew()
+            except LeadershipLost as exc:
+                await self.step_down()
+                log.get().info("coordinator_takeover_lost", error=str(exc))
+                continue
+            log.get().info("coordinator_leadership_taken", coordinator=self.name)
+            return self.writer
 
     async def _wait_for_a_silent_lease(self) -> None:
         consumer = AIOKafkaConsumer(
@@ -113,10 +121,9 @@ class Leadership:
             # long ago a lease was last written.
             consumer.seek(partition, max(0, end - 16))
             heard = float("-inf")
-            while (
-                self._clock() - heard < self.lease_timeout
-                or await consumer.position(partition) < end
-            ):
+            jittered = False
+            led = False  # whether any other replica's lease was seen
+            while True:
                 batch = await consumer.getmany(partition, timeout_ms=100)
                 for record in batch.get(partition, []):
                     if record.key != LEASE_KEY:
@@ -128,8 +135,20 @@ class Leadership:
                         continue
                     age = max(0.0, time.time() - record.timestamp / 1000)
                     heard = max(heard, self._clock() - age)
-                if heard == float("-inf") and await consumer.position(partition) >= end:
-                    return  # no other replica's lease: nobody to wait for
+                    led = True
+                if await consumer.position(partition) < end:
+                    continue  # not caught up yet
+                if self._clock() - heard < self.lease_timeout:
+                    end = (await consumer.end_offsets([partition]))[partition]
+                    continue  # another replica leads
+                if jittered or led:
+                    return  # a leader's lease lapsed: take over at once, Kafka fences a rival
+                # Replicas that start together would all find the lease silent: each waits a
+                # moment and looks once more, so that usually one takes over and the others
+                # see its lease. (If two still do, Kafka fences the first.)
+                await asyncio.sleep(random.uniform(0, self.renew_every * 2))
+                end = (await consumer.end_offsets([partition]))[partition]
+                jittered = True
         finally:
             await consumer.stop()
 
@@ -151,6 +170,12 @@ class Leadership:
             await asyncio.sleep(self.renew_every)
             await self._renew()
 
+    async def step_down(self) -> None:
+        """Gives the lease up (its renewals stop); its writer is of no more use."""
+        writer, self.writer = self.writer, None
+        self._renewed_at = float("-inf")
+        if writer is not None:
+            await writer.close()
+
     async def close(self) -> None:
-        if self.writer is not None:
-            await self.writer.close()
+        await self.step_down()

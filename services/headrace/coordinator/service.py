@@ -97,7 +97,7 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
             self._pump(group, worker_id, request_iterator, outbox, acks, left)
         )
         try:
-            async for message in _merged(outbox, acks):
+            async for message in merged(outbox, acks):
                 yield message
         finally:
             await cancel(pump)
@@ -131,23 +131,28 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
             outbox.put_nowait(None)  # the worker went away: end the response stream too
 
 
-async def _merged(
+async def merged(
     outbox: g.Outbox, acks: asyncio.Queue[int]
 ) -> AsyncIterator[coordinator_pb2.CoordinatorMessage]:
     """The group's updates and the heartbeat acknowledgements, as they come, until the group
-    ends the stream."""
-    while True:
-        update_wait = asyncio.ensure_future(outbox.get())
-        ack_wait = asyncio.ensure_future(acks.get())
-        done, _ = await asyncio.wait({update_wait, ack_wait}, return_when=asyncio.FIRST_COMPLETED)
-        if ack_wait in done:
-            yield heartbeat_ack(ack_wait.result())
-        else:
-            ack_wait.cancel()
-        if update_wait in done:
-            update = update_wait.result()
-            if update is None:
-                return
-            yield coordinator_message(update)
-        else:
-            update_wait.cancel()
+    ends the stream. A wait is never given up once begun: the message it takes is sent."""
+    update_wait = asyncio.ensure_future(outbox.get())
+    ack_wait = asyncio.ensure_future(acks.get())
+    try:
+        while True:
+            done, _ = await asyncio.wait(
+                {update_wait, ack_wait}, return_when=asyncio.FIRST_COMPLETED
+            )
+            if ack_wait in done:
+                sequence = ack_wait.result()
+                ack_wait = asyncio.ensure_future(acks.get())
+                yield heartbeat_ack(sequence)
+            if update_wait in done:
+                update = update_wait.result()
+                if update is None:
+                    return
+                update_wait = asyncio.ensure_future(outbox.get())
+                yield coordinator_message(update)
+    finally:
+        update_wait.cancel()  # the stream is over: what it would have taken goes nowhere
+        ack_wait.cancel()

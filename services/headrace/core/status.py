@@ -119,9 +119,21 @@ def decode(key: str, value: bytes | None) -> StatusEvent | None:
 
 
 def apply(state: StatusState, event: StatusEvent) -> StatusState:
-    """Folds one status event into the state: the latest report wins, a tombstone removes."""
+    """Folds one status event into the state: the latest report wins, a tombstone removes.
+
+    A report from another worker than the one last recorded, made in an older generation, is
+    stale and ignored (Kafka Connect's ``putSafe``): a worker cut off from the group may still
+    report on units that have run elsewhere since.
+    """
     match event:
         case StatusReported(status):
+            known = state.get(status.unit)
+            if (
+                known is not None
+                and known.worker_id != status.worker_id
+                and status.generation < known.generation
+            ):
+                return state
             return with_item(state, status.unit, status)
         case StatusRemoved(unit):
             return without_item(state, unit)

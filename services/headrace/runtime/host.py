@@ -8,6 +8,8 @@ Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, ``HEADRA
 files in; see ``headrace.core.settings``) and tags its JSON logs on stderr with
 ``HEADRACE_WORKER_ID``. Logs ``plugin_host_ready`` once serving. On SIGTERM or SIGINT (or when
 ``--parent-pid`` is gone) it stops every task and connector with ``deleted=False`` and exits 0.
+So it does, within the time the worker said, once the lease its worker renews (``KeepAlive``)
+runs out: a frozen worker cannot fence its units itself, and they may soon run elsewhere.
 It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace).
 """
 
@@ -29,13 +31,14 @@ from headrace.core.plugins import read_manifest
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
 from headrace.runtime.hosted import HostedPlugin
-from headrace.runtime.lifecycle import format_trace
+from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.runtime.loader import load_connector_class
-from headrace.runtime.service import PluginHostService
+from headrace.runtime.service import Lease, PluginHostService
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 PARENT_CHECK_S = 1.0
+LEASE_CHECK_S = 0.1
 GRPC_GRACE_S = 2.0
 
 
@@ -68,6 +71,16 @@ async def _watch_parent(pid: int, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), PARENT_CHECK_S)
 
 
+async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        if lease.expired():
+            log.get().warning("plugin_host_fenced", stop_s=lease.stop_s)
+            stop.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), LEASE_CHECK_S)
+
+
 async def serve(args: argparse.Namespace) -> int:
     """Loads the plugin, serves until told to stop, stops everything; the exit code."""
     descriptor = read_manifest(args.manifest)
@@ -91,7 +104,8 @@ async def serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)  # a stale socket from a killed predecessor
     server = grpc.aio.server(options=GRPC_OPTIONS)
-    pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin), server)
+    lease = Lease()
+    pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin, lease), server)
     server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
 
@@ -100,11 +114,20 @@ async def serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     watcher = asyncio.create_task(_watch_parent(args.parent_pid, stop)) if args.parent_pid else None
+    fence = asyncio.create_task(_watch_lease(lease, stop))
     logger.info("plugin_host_ready", socket=socket_path, pid=os.getpid(), type=descriptor.type)
 
     await stop.wait()
     logger.info("plugin_host_stopping")
-    await plugin.shutdown()
+    if lease.expired():
+        # Fenced: what does not stop in time is cut short with the process.
+        finished, _ = await bounded(plugin.shutdown(), lease.stop_s)
+        if not finished:
+            logger.warning("plugin_host_fence_timeout", stop_s=lease.stop_s)
+            os._exit(0)
+    else:
+        await plugin.shutdown()
+    await fence
     await server.stop(GRPC_GRACE_S)
     if watcher is not None:
         await watcher

@@ -153,7 +153,7 @@ class HostedPlugin:
             task = self._task_unit(unit, connector_config, task_config)
             if task.runner is not None:
                 try:
-                    await task.runner.start()
+                    await task.runner.start(loop=False)
                 except Exception as exc:  # noqa: BLE001 - reported as FAILED; the stop follows
                     task.fail(exc)
             await task.stop(deleted=True)

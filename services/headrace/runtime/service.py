@@ -16,7 +16,8 @@ Errors cross the socket as status codes with text, never as pickles:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from typing import NoReturn
 
 import grpc
@@ -49,11 +50,35 @@ async def _abort(context: grpc.aio.ServicerContext, exc: Exception) -> NoReturn:
     raise AssertionError("context.abort raises")  # for the type checker: abort never returns
 
 
+class Lease:
+    """How long the worker has said this host may run on (``KeepAlive``); none until it first
+    says so. ``clock`` is monotonic seconds."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.until: float | None = None
+        self.stop_s = 0.0
+
+    def renew(self, lease_s: float, stop_s: float) -> None:
+        self.until = self._clock() + lease_s
+        self.stop_s = stop_s
+
+    def expired(self) -> bool:
+        return self.until is not None and self._clock() > self.until
+
+
 class PluginHostService(pb_grpc.PluginHostServicer):
     """Serves one ``HostedPlugin``."""
 
-    def __init__(self, plugin: HostedPlugin) -> None:
+    def __init__(self, plugin: HostedPlugin, lease: Lease | None = None) -> None:
         self.plugin = plugin
+        self.lease = lease or Lease()
+
+    async def KeepAlive(
+        self, request: pb.KeepAliveRequest, context: grpc.aio.ServicerContext
+    ) -> pb.KeepAliveResponse:
+        self.lease.renew(request.lease_ms / 1000, request.stop_ms / 1000)
+        return pb.KeepAliveResponse()
 
     async def Describe(
         self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext

@@ -55,6 +55,7 @@ from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask, SinkTaskContext
 
 FETCH_TIMEOUT_MS = 1000
+SUBSCRIPTION_REFRESH_MS = 5_000
 DEFAULT_MAX_POLL_RECORDS = 10_000
 """Records one ``getmany`` hands over at most, unless ``consumer.override.max.poll.records``
 says otherwise: about one default fetch (1 MiB per partition) of 100-byte records. Each batch
@@ -80,8 +81,9 @@ class SinkRunner(LoopBase):
         self._broken = False  # the loop failed: nothing more may be committed
         self._log = log.get(connector=self.connector, task=self.task_id)
 
-    async def start(self) -> None:
-        """Reads the framework config, starts the plugin's task, then joins the group."""
+    async def start(self, loop: bool = True) -> None:
+        """Reads the framework config, starts the plugin's task, then joins the group; without
+        ``loop`` (a clean-up, which consumes nothing) the task is only started."""
         config = {**self.connector_config, **self.task_config}
         topics, pattern = subscription(config)
         self._policy = ErrorPolicy.from_config(self.connector_config)
@@ -110,6 +112,8 @@ class SinkRunner(LoopBase):
             )
         )
         await self.task.start(self.task_config)
+        if not loop:
+            return
         client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
         if self._policy.dlq_topic:
             await ensure_topic(self.settings.bootstrap_servers, self._policy.dlq_topic, 1)
@@ -122,6 +126,9 @@ class SinkRunner(LoopBase):
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_records=max_records,
+            # A subscribed topic that does not exist yet (its source has not created it) is
+            # looked for again this often: aiokafka's default waits five minutes.
+            metadata_max_age_ms=SUBSCRIPTION_REFRESH_MS,
         )
         await self._consumer.start()
         listener = _Rebalance(self)

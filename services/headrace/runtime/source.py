@@ -45,17 +45,19 @@ class SourceRunner(LoopBase):
         self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
 
-    async def start(self) -> None:
-        """Reads the framework config, loads stored offsets, then starts the plugin's task."""
+    async def start(self, loop: bool = True) -> None:
+        """Reads the framework config, loads stored offsets, then starts the plugin's task;
+        without ``loop`` (a clean-up, which produces nothing) there is no producer."""
         self._policy = ErrorPolicy.from_config(self.connector_config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
         self._offsets = OffsetStore(self.settings, self.connector)
         await self._offsets.load()
-        client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
-        self._producer = kafka.producer(self.settings, client_id)
-        await self._producer.start()
-        self._batches = BatchProducer(self._producer)
+        if loop:
+            client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
+            self._producer = kafka.producer(self.settings, client_id)
+            await self._producer.start()
+            self._batches = BatchProducer(self._producer)
         # The SDK's commit_record does nothing: a task that keeps it is not called per record.
         self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
         self.task.initialize(

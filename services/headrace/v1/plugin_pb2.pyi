@@ -110,6 +110,18 @@ class CleanupRequest(_message.Message):
     task_config: _containers.ScalarMap[str, str]
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
+class KeepAliveRequest(_message.Message):
+    __slots__ = ("lease_ms", "stop_ms")
+    LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    STOP_MS_FIELD_NUMBER: _ClassVar[int]
+    lease_ms: int
+    stop_ms: int
+    def __init__(self, lease_ms: _Optional[int] = ..., stop_ms: _Optional[int] = ...) -> None: ...
+
+class KeepAliveResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class WatchRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

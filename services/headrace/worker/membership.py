@@ -34,7 +34,7 @@ from headrace.core.runner import cancel
 from headrace.core.structs import AssignmentUpdate, Instance, WorkUnit
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
-FENCE_AFTER = 0.6
+FENCE_AFTER = 0.7
 """The share of the session timeout after which a cut-off worker stops its units: the rest is
 the time its plugins have to stop before the coordinator may start them elsewhere."""
 
@@ -134,7 +134,7 @@ class Membership:
                 log.get().info("coordinator_unreachable", address=address, code=exc.code().name)
             if (attempt + 1) % len(self._addresses) == 0:
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
+                backoff = min(backoff * 2, 0.5)
 
     async def _session(self, address: str) -> bool:
         """One Join stream; True when the worker left on purpose."""

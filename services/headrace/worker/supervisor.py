@@ -10,6 +10,7 @@ SIGKILL leaves no orphan running its tasks twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -25,6 +26,8 @@ from headrace.core.runner import cancel
 from headrace.core.settings import Settings
 from headrace.core.structs import HostEvent
 from headrace.v1 import plugin_pb2, plugin_pb2_grpc
+
+LEASE_EVERY_S = 0.5
 
 
 def plugin_key(plugin: PluginDescriptor) -> str:
@@ -49,6 +52,7 @@ class PluginProcess:
         log_dir: Path,
         on_event: Callable[[PluginProcess, HostEvent], None],
         on_exit: Callable[[PluginProcess, int, str], None],
+        lease: Callable[[], tuple[float, float]] | None = None,
     ) -> None:
         self.plugin = plugin
         self.key = plugin_key(plugin)
@@ -60,6 +64,10 @@ class PluginProcess:
         self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
         self._on_event = on_event
         self._on_exit = on_exit
+        # (seconds the host may run on unheard, seconds it then has to stop): renewed every
+        # LEASE_EVERY_S, so a frozen worker's plugins stop by themselves.
+        self._lease = lease
+        self._keepalive: asyncio.Task[None] | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._channel: grpc.aio.Channel | None = None
         self.stub: plugin_pb2_grpc.PluginHostStub | None = None
@@ -105,7 +113,20 @@ class PluginProcess:
         self.stub = plugin_pb2_grpc.PluginHostStub(self._channel)
         self._watch = asyncio.create_task(self._watch_events(), name=f"watch-{self.key}")
         self._waiter = asyncio.create_task(self._wait_exit(), name=f"wait-{self.key}")
+        if self._lease is not None:
+            self._keepalive = asyncio.create_task(self._keep_alive(), name=f"lease-{self.key}")
         log.get().info("plugin_process_started", plugin=self.key, pid=self._proc.pid)
+
+    async def _keep_alive(self) -> None:
+        assert self.stub is not None and self._lease is not None
+        while True:
+            lease_s, stop_s = self._lease()
+            request = plugin_pb2.KeepAliveRequest(
+                lease_ms=int(lease_s * 1000), stop_ms=int(stop_s * 1000)
+            )
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await self.stub.KeepAlive(request, timeout=LEASE_EVERY_S * 2)
+            await asyncio.sleep(LEASE_EVERY_S)
 
     async def _watch_events(self) -> None:
         assert self.stub is not None
@@ -141,6 +162,7 @@ class PluginProcess:
     async def stop(self, wait_s: float = 15.0) -> None:
         """Asks the process to stop (SIGTERM), then kills it if it does not go in time."""
         self._stopping = True
+        await cancel(self._keepalive)
         await cancel(self._watch)
         if self._proc is not None and self._proc.returncode is None:
             self._proc.terminate()

@@ -279,6 +279,7 @@ class Worker:
             self._log_dir,
             lambda _, e: self._queue.put_nowait(UnitReported(e)),
             lambda p, code, tail: self._queue.put_nowait(ProcessExited(p, code, tail)),
+            self._host_lease,
         )
         try:
             await process.start()
@@ -451,13 +452,19 @@ class Worker:
         self.log.info("deletion_cleaned_up", connector=unit.connector, task=unit.task)
         return True
 
+    def _host_lease(self) -> tuple[float, float]:
+        """How long a plugin process may run on without hearing from this worker, and how long
+        it then has to stop: what the worker itself would have (see ``membership``)."""
+        session = self.membership.session_timeout
+        return session * FENCE_AFTER, session * (1 - FENCE_AFTER) / 2
+
     def _on_fence(self) -> None:
         self._fencing = asyncio.ensure_future(self._fence())
 
     async def _fence(self) -> None:
         """Stops every plugin process at once, bounded in time: the worker is cut off, and its
         units may soon run elsewhere. The main task then gives the units up (``Fenced``)."""
-        budget = self.membership.session_timeout * (1 - FENCE_AFTER) / 2
+        _, budget = self._host_lease()
         processes, self._processes = list(self._processes.values()), {}
         await asyncio.gather(*(p.stop(wait_s=budget) for p in processes))
         self._queue.put_nowait(Fenced())

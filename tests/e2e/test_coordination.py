@@ -1,0 +1,338 @@
+"""End to end: the coordinator's promises, with real processes killed, frozen and restarted.
+
+- a failover to the standby, or a restart of every coordinator replica, under load, stops no
+  task and loses no record;
+- a worker back within its grace period gets its own work back, and nothing else moves;
+- a lost worker's units move only once its session and grace period are over;
+- a frozen worker's plugins stop by themselves, so no unit runs on two workers at once;
+- a deletion reaches each unit's plugin exactly once: when its worker comes back, or on
+  another worker when it never does, and across a coordinator crash with a re-create.
+
+What the plugins saw is read from what the recording sink wrote (its lifecycle calls, in the
+order they happened, and the records it got); where units run, from the status API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.stack import Stack
+from headrace.core.topics import ensure_topic
+from tests.support import end_offset, json_lines, lifecycle, log_events, stops, wait_for
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+TASKS = 2
+
+
+def sink(folder: Path, topic: str) -> dict[str, str]:
+    return {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "tasks.max": str(TASKS),
+        "topics": topic,
+        "path": str(folder),
+    }
+
+
+def placement(client: ConfigClient, name: str) -> dict[str, str] | None:
+    """Where each unit of the connector runs, once all of them are RUNNING."""
+    status = status_json(client.status(name))
+    units = [("connector", status["connector"])] + [(f"task-{t['id']}", t) for t in status["tasks"]]
+    if len(status["tasks"]) != TASKS or any(u["state"] != "RUNNING" for _, u in units):
+        return None
+    return {unit: u["worker_id"] for unit, u in units}
+
+
+def running_on(client: ConfigClient, name: str, workers: set[str]) -> dict[str, str] | None:
+    found = placement(client, name)
+    return found if found and set(found.values()) <= workers else None
+
+
+def never_twice_at_once(folder: Path) -> None:
+    """Each unit's lifecycle calls alternate start, stop: it never started where it already
+    ran. (Clean-ups of deleted units are a start and a stop too.) Only for histories where no
+    plugin process is killed: a killed one writes no stop."""
+    seen: dict[tuple[str, Any], str] = {}
+    for entry in lifecycle(folder):
+        unit = (entry["unit"], entry.get("task"))
+        assert seen.get(unit) != entry["event"], f"{unit}: {entry['event']} twice in a row"
+        seen[unit] = entry["event"]
+
+
+def deleted_stops(folder: Path) -> Counter[tuple[str, Any]]:
+    return Counter(
+        (e["unit"], e.get("task"))
+        for e in lifecycle(folder)
+        if e["event"] == "stop" and e["deleted"]
+    )
+
+
+def active_coordinator(stack: Stack) -> str:
+    """The service name of the coordinator replica that took the lease last."""
+    ready = max(log_events(stack.log_dir, "coordinator_ready"), key=lambda e: e["timestamp"])
+    return next(
+        s.name
+        for s in stack.specs()
+        if s.module == "headrace.coordinator" and ready["address"] in s.args
+    )
+
+
+def crash(stack: Stack, name: str) -> None:
+    """Kills a service and every process of its group at once, as a machine that dies."""
+    pid = stack.pid(name)
+    assert pid is not None, f"{name} is not running"
+    os.killpg(pid, signal.SIGKILL)
+    stack.stop(name)  # reaps it and clears its pid file
+
+
+@contextmanager
+def connector(client: ConfigClient, name: str, config: dict[str, str]) -> Iterator[None]:
+    client.create(name, config)
+    try:
+        yield
+    finally:
+        client.delete(name)
+
+
+def restart_every_replica(stack: Stack) -> None:
+    """Kills every coordinator replica and starts them again, the one that led first: no
+    standby takes over, the coordinator rebuilds its state from the topics."""
+    replicas = sorted(
+        (s.name for s in stack.specs() if s.module == "headrace.coordinator"),
+        key=lambda name: name != active_coordinator(stack),
+    )
+    for name in replicas:
+        crash(stack, name)
+    for name in replicas:
+        stack.start(name)
+
+
+def fail_over(stack: Stack) -> None:
+    """Kills the leading replica: the standby takes over. The killed one comes back as the
+    standby."""
+    active = active_coordinator(stack)
+    ready = len(log_events(stack.log_dir, "coordinator_ready"))
+    crash(stack, active)
+    wait_for(
+        "the standby leading",
+        lambda: len(log_events(stack.log_dir, "coordinator_ready")) > ready,
+    )
+    stack.start(active)
+
+
+@pytest.mark.parametrize("outage", [fail_over, restart_every_replica], ids=lambda f: f.__name__)
+def test_a_coordinator_outage_under_load_stops_no_task_and_loses_no_record(
+    stack: Stack, tmp_path: Path, outage: Callable[[Stack], None]
+) -> None:
+    out, topic = tmp_path / "steady", f"{tmp_path.name}-in"
+    steady, flow = (f"{name}-{outage.__name__.replace('_', '-')}" for name in ("steady", "flow"))
+    kafka = stack.settings.bootstrap_servers
+    asyncio.run(ensure_topic(kafka, topic, 1))
+    source = {
+        "connector.class": "DatagenSource",
+        "tasks.max": "2",
+        "topic": topic,
+        "batch.size": "20",
+        "interval.ms": "50",
+    }
+    with ConfigClient(stack.settings.config_addr) as client:
+        with connector(client, steady, sink(out, topic)):
+            with connector(client, flow, source):
+                before = wait_for("steady running", lambda: placement(client, steady))
+                wait_for("records flowing", lambda: len(json_lines(out / "records.jsonl")) > 100)
+                applied = len(log_events(stack.log_dir, "assignment_applied"))
+                fenced = len(log_events(stack.log_dir, "worker_fenced"))
+                outage(stack)
+                wait_for(
+                    "both workers acting on the coordinator that leads now",
+                    lambda: len(log_events(stack.log_dir, "assignment_applied")) >= applied + 2,
+                )
+                flowed = len(json_lines(out / "records.jsonl"))
+                wait_for(
+                    "records still flowing",
+                    lambda: len(json_lines(out / "records.jsonl")) > flowed + 100,
+                )
+                assert placement(client, steady) == before
+                assert stops(out) == []
+                assert len(log_events(stack.log_dir, "worker_fenced")) == fenced
+            # The source is gone: all it wrote reaches the sink (once or more), with no gap.
+            wait_for(
+                "the source's tasks stopped",
+                lambda: len(log_events(stack.log_dir, "task_stopped", connector=flow)) >= 2,
+            )
+            ends = {0: asyncio.run(end_offset(kafka, topic))}
+            wait_for("every record delivered", lambda: delivered(out, ends))
+        wait_for("steady stopped as deleted", lambda: len(stops(out)) >= 3)
+        assert stops(out) == [("connector", None, True), ("task", 0, True), ("task", 1, True)]
+
+
+def delivered(out: Path, ends: dict[int, int]) -> bool:
+    got: dict[int, set[int]] = defaultdict(set)
+    for record in json_lines(out / "records.jsonl"):
+        got[record["partition"]].add(record["offset"])
+    return all(got[p] >= set(range(end)) for p, end in ends.items())
+
+
+def test_a_worker_back_within_its_grace_period_gets_its_own_work_back(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "homing"
+    with (
+        ConfigClient(stack.settings.config_addr) as client,
+        connector(client, "homing", sink(out, "homing-in")),
+    ):
+        before = wait_for("homing running", lambda: placement(client, "homing"))
+        assert set(before.values()) == {"worker-1", "worker-2"}
+        crash(stack, "worker-2")
+        stack.start("worker-2")  # back at once: well within session and grace
+        wait_for("homing running as before", lambda: placement(client, "homing") == before)
+        # What ran on worker-1 never stopped; worker-2's died with it, without a stop.
+        assert stops(out) == []
+
+
+def test_a_lost_worker_s_units_move_only_after_its_session_and_grace(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "moving"
+    with ConfigClient(stack.settings.config_addr) as client:
+        with connector(client, "moving", sink(out, "moving-in")):
+            before = wait_for("moving running", lambda: placement(client, "moving"))
+            lost = {u for u, w in before.items() if w == "worker-2"}
+            crash(stack, "worker-2")
+            after = wait_for(
+                "moving running on worker-1 alone",
+                lambda: running_on(client, "moving", {"worker-1"}),
+                timeout=60,
+            )
+            assert set(after) == set(before)
+            expired = log_events(stack.log_dir, "worker_expired", worker="worker-2")
+            assert expired, "worker-2's units moved before its grace period was over"
+            moved = [
+                e
+                for e in log_events(stack.log_dir, "unit_started", worker="worker-1")
+                if e["connector"] == "moving"
+            ]
+            assert moved and lost
+            assert min(e["timestamp"] for e in moved[-len(lost) :]) > expired[-1]["timestamp"]
+            assert stops(out) == []  # worker-1 stopped nothing of its own
+        stack.start("worker-2")
+
+
+def test_a_frozen_worker_s_plugins_stop_before_its_units_run_elsewhere(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "frozen"
+    with (
+        ConfigClient(stack.settings.config_addr) as client,
+        connector(client, "frozen", sink(out, "frozen-in")),
+    ):
+        before = wait_for("frozen running", lambda: placement(client, "frozen"))
+        assert "worker-2" in before.values()
+        stack.send_signal("worker-2", signal.SIGSTOP)  # its plugin processes run on
+        try:
+            wait_for(
+                "frozen running on worker-1 alone",
+                lambda: running_on(client, "frozen", {"worker-1"}),
+                timeout=60,
+            )
+        finally:
+            stack.send_signal("worker-2", signal.SIGCONT)
+        assert log_events(stack.log_dir, "plugin_host_fenced", worker="worker-2")
+        wait_for(
+            "frozen spread over both workers again",
+            lambda: (
+                (p := placement(client, "frozen"))
+                and set(p.values())
+                == {
+                    "worker-1",
+                    "worker-2",
+                }
+            ),
+            timeout=60,
+        )
+        never_twice_at_once(out)
+        assert all(not deleted for _, _, deleted in stops(out))
+
+
+def delete_while_worker_2_is_down(stack: Stack, client: ConfigClient, name: str, out: Path) -> None:
+    """Runs a connector over both workers, crashes worker-2, and deletes the connector."""
+    client.create(name, sink(out, f"{name}-in"))
+    before = wait_for(f"{name} running", lambda: placement(client, name))
+    assert set(before.values()) == {"worker-1", "worker-2"}
+    crash(stack, "worker-2")
+    client.delete(name)
+
+
+ONCE_EACH = {("connector", None): 1, ("task", 0): 1, ("task", 1): 1}
+
+
+def test_a_deletion_reaches_a_worker_that_was_down_once_it_is_back(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "doomed"
+    with ConfigClient(stack.settings.config_addr) as client:
+        delete_while_worker_2_is_down(stack, client, "doomed", out)
+        stack.start("worker-2")  # within its grace period: the deletion waited for it
+        wait_for("every unit stopped as deleted", lambda: sum(deleted_stops(out).values()) >= 3)
+        assert deleted_stops(out) == ONCE_EACH
+        wait_for(
+            "worker-2 cleaned its part up",
+            lambda: log_events(stack.log_dir, "deletion_cleaned_up", worker="worker-2"),
+        )
+
+
+def test_a_deletion_whose_worker_never_returns_is_cleaned_up_elsewhere_once(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "orphan"
+    with ConfigClient(stack.settings.config_addr) as client:
+        delete_while_worker_2_is_down(stack, client, "orphan", out)
+        wait_for(
+            "every unit stopped as deleted",
+            lambda: sum(deleted_stops(out).values()) >= 3,
+            timeout=60,
+        )
+        wait_for(
+            "worker-1 cleaned worker-2's part up",
+            lambda: log_events(stack.log_dir, "deletion_cleaned_up", worker="worker-1"),
+        )
+        applied = len(log_events(stack.log_dir, "assignment_applied", worker="worker-2"))
+        stack.start("worker-2")
+        wait_for(
+            "worker-2 back in the group",
+            lambda: (
+                len(log_events(stack.log_dir, "assignment_applied", worker="worker-2")) > applied
+            ),
+        )
+        assert deleted_stops(out) == ONCE_EACH  # and none again when it came back
+
+
+def test_a_connector_deleted_and_created_again_while_no_coordinator_runs(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "phoenix"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("phoenix", sink(out, "phoenix-in"))
+        wait_for("phoenix running", lambda: placement(client, "phoenix"))
+        coordinators = [s.name for s in stack.specs() if s.module == "headrace.coordinator"]
+        for name in coordinators:
+            crash(stack, name)
+        client.delete("phoenix")
+        client.create("phoenix", sink(out, "phoenix-in"))
+        for name in coordinators:
+            stack.start(name)
+        wait_for("the old incarnation stopped as deleted", lambda: len(deleted_stops(out)) >= 3)
+        wait_for("the new one running", lambda: placement(client, "phoenix"))
+        assert deleted_stops(out) == ONCE_EACH
+        never_twice_at_once(out)
+        client.delete("phoenix")
