@@ -7,7 +7,8 @@ from bench.workloads.coldstart import ColdStart
 from bench.workloads.files import FileToFile
 from bench.workloads.parquet import KafkaToParquet
 from bench.workloads.rebalance import Rebalance
+from bench.workloads.restart import Restart
 
 WORKLOADS: dict[str, Workload] = {
-    w.name: w for w in (FileToFile(), KafkaToParquet(), Rebalance(), ColdStart())
+    w.name: w for w in (FileToFile(), KafkaToParquet(), Rebalance(), Restart(), ColdStart())
 }
