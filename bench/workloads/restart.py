@@ -43,7 +43,6 @@ applies to a clean leave of the only member.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import time
@@ -59,8 +58,8 @@ from bench import raw
 from bench.connect import REST_RETRIES_S, STRING_CONVERTER, ConnectDistributed
 from bench.env import BenchEnv
 from bench.harness import Measure
+from bench.workloads import rebalance
 from headrace.cli.client import ConfigClient
-from headrace.core import status as headrace_status
 from headrace.core.topics import ensure_topic
 
 CONNECTORS = 250
@@ -132,21 +131,10 @@ class System(Protocol):
 
 
 @dataclass
-class Headrace:
-    env: BenchEnv
-    client: ConfigClient
-    name: str = SYSTEMS[0]
+class Headrace(rebalance.Headrace):
+    """rebalance's headrace (status topic, create, delete, decode), restarting its first worker."""
+
     worker_id: str = "worker-1"
-
-    @property
-    def status_topic(self) -> str:
-        return self.env.stack.settings.topic("status")
-
-    def create(self, name: str, config: Mapping[str, str]) -> None:
-        self.client.create(name, config)
-
-    def delete(self, name: str) -> None:
-        self.client.delete(name)
 
     def stop_worker(self) -> None:
         self.env.stack.stop(self.worker_id, timeout=STOP_DEADLINE_S)
@@ -154,21 +142,10 @@ class Headrace:
     def start_worker(self) -> None:
         self.env.stack.start(self.worker_id)
 
-    def decode(self, key: str, value: bytes | None) -> tuple[str, str] | None:
-        event = headrace_status.decode(key, value)
-        if not isinstance(event, headrace_status.StatusReported):
-            return None
-        return event.status.state.value, event.status.worker_id
-
 
 @dataclass
-class Connect:
-    cluster: ConnectDistributed
-    name: str = SYSTEMS[1]
-
-    @property
-    def status_topic(self) -> str:
-        return self.cluster.topic("status")
+class Connect(rebalance.Connect):
+    """rebalance's Connect (status topic, delete, decode), restarting its first worker."""
 
     @property
     def worker_id(self) -> str:
@@ -189,9 +166,6 @@ class Connect:
             else:
                 return
 
-    def delete(self, name: str) -> None:
-        self.cluster.delete(name)
-
     def stop_worker(self) -> None:
         # Not ConnectWorker.stop: it kills a worker still stopping after 30 s, and a worker
         # holding 1,000 units on two cores can take longer than that to stop cleanly.
@@ -207,12 +181,6 @@ class Connect:
         first = self.cluster.members[0]
         if first.pid is None or first.failed() is not None:  # not while it runs: a second JVM
             first.start()
-
-    def decode(self, key: str, value: bytes | None) -> tuple[str, str] | None:
-        if value is None:
-            return None
-        found = json.loads(value)
-        return found.get("state", ""), found.get("worker_id", "")
 
 
 def unit_keys(names: Sequence[str]) -> list[str]:
