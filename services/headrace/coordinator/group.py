@@ -189,7 +189,6 @@ class Group:
     clock: Callable[[], float] = time.monotonic
     wall: Callable[[], float] = time.time
     name: str = ""  # this coordinator, as the generations it records name it
-    generation: int = 0
     configs: ConfigState = field(default_factory=ConfigState)
     members: dict[str, Member] = field(default_factory=dict)
     departed: dict[str, Departed] = field(default_factory=dict)
@@ -216,7 +215,6 @@ class Group:
 
     def resume(self, last: Generation) -> None:
         """Continues from the last generation in the log; see the module docstring."""
-        self.generation = last.number
         self.recorded = last
         self.pending = {p.instance: p for p in last.pending}
         until = self.clock() + self.session_timeout + self.grace
@@ -233,6 +231,11 @@ class Group:
         self.departed = {m: Departed(units, until) for m, units in kept.items()}
         self.unassigned = dict(last.unassigned)
         self.dirty = True
+
+    @property
+    def generation(self) -> int:
+        """The number of the last generation recorded (0 before the first)."""
+        return self.recorded.number if self.recorded is not None else 0
 
     def end_streams(self) -> None:
         """Ends every member's stream: this coordinator no longer leads."""
@@ -438,8 +441,7 @@ class Group:
         )
         if not revocations and self._unchanged(generation, delivered.cleanups, configs):
             return
-        self.generation = generation.number
-        structlog.contextvars.bind_contextvars(generation=self.generation)
+        structlog.contextvars.bind_contextvars(generation=generation.number)
         # Written before anyone hears of it: a revocation with the deletion marker that a crash
         # interrupts is found again on replay.
         await self.append(generation)
