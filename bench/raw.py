@@ -105,3 +105,26 @@ async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
         return await consumer.end_offsets(partitions)
     finally:
         await consumer.stop()
+
+
+async def last_committed(bootstrap: str, topic: str) -> bytes | None:
+    """The value of the last committed record of a one-partition ``topic``, or None when it has
+    none: what a consumer reading committed data sees last. Transaction markers take offsets,
+    so with a transactional writer the end offset overcounts the records."""
+    tp = TopicPartition(topic, 0)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, isolation_level="read_committed"
+    )
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        end = (await consumer.end_offsets([tp]))[tp]  # the last stable offset
+        # A marker follows each transaction's records; a few offsets back is a record.
+        consumer.seek(tp, max(0, end - 8))
+        last = None
+        while await consumer.position(tp) < end:
+            for records in (await consumer.getmany(tp, timeout_ms=500)).values():
+                last = records[-1].value if records else last
+        return last
+    finally:
+        await consumer.stop()

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, overload
 
 import grpc
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.core.plugins import read_manifest
 from headrace.core.settings import BUILTIN_PLUGINS
@@ -225,9 +226,13 @@ async def plugin_host(
 async def consume(
     kafka: str, topic: str, count: int, within: float = HOST_DEADLINE_S
 ) -> list[ConsumerRecord[bytes, bytes]]:
-    """Reads ``topic`` from the beginning until ``count`` records arrived."""
+    """Reads ``topic``'s committed records from the beginning until ``count`` arrived."""
     consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=kafka, auto_offset_reset="earliest", enable_auto_commit=False
+        topic,
+        bootstrap_servers=kafka,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        isolation_level="read_committed",
     )
     await consumer.start()
     records: list[ConsumerRecord[bytes, bytes]] = []
@@ -242,15 +247,33 @@ async def consume(
     return records
 
 
-async def end_offset(kafka: str, topic: str) -> int:
-    """The number of records written to a one-partition topic."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=kafka)
-    await consumer.start()
+async def committed(kafka: str, topic: str) -> list[ConsumerRecord[bytes, bytes]]:
+    """Every committed record of ``topic`` now, as a consumer reading committed data sees them:
+    what a source task produced in transactions it committed, with no transaction markers."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
     try:
-        tp = TopicPartition(topic, 0)
-        return int((await consumer.end_offsets([tp]))[tp])
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    partitions = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka, enable_auto_commit=False, isolation_level="read_committed"
+    )
+    await consumer.start()
+    records: list[ConsumerRecord[bytes, bytes]] = []
+    try:
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)  # the last stable offsets
+        deadline = Deadline(f"the committed records of {topic}", HOST_DEADLINE_S)
+        while [tp for tp, end in ends.items() if await consumer.position(tp) < end]:
+            deadline.check(len(records))
+            for batch in (await consumer.getmany(timeout_ms=200)).values():
+                records += batch
     finally:
         await consumer.stop()
+    return records
 
 
 async def next_event(

@@ -1,6 +1,7 @@
 """The source loop against the real broker: where each polled record lands, what the task is told
-of it (``commit_record``, ``commit``), and what becomes of a record naming a partition the topic
-does not have."""
+of it (``commit_record``, ``commit``), what becomes of a record naming a partition the topic
+does not have, and what the transactions promise: a batch lands whole or not at all, and a
+fenced zombie instance of a task writes nothing once its replacement started."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import pytest
 
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
-from headrace.runtime.errors import RecordError
+from headrace.runtime.errors import RecordError, TaskFenced
 from headrace.runtime.offsets import OffsetStore
 from headrace.runtime.placement import Placement
 from headrace.runtime.source import SourceRunner
 from headrace.sdk import RecordMetadata, SourceBatch, SourceRecord, SourceTask
-from tests.support import consume, eventually
+from tests.support import committed, consume, eventually
 
 pytestmark = pytest.mark.kafka
 
@@ -229,3 +230,65 @@ async def test_a_batch_with_a_value_its_converter_refuses_is_handled_record_by_r
     assert runner.skipped == 1  # the bytes value, named and logged as on the per-record path
     assert [r.value for r in await consume(kafka, topic, 2)] == [b"a", b"c"]
     assert await stored(kafka, cluster) == {"n": 99}
+
+
+class QueueSource(ListSource):
+    """Polls what the test puts in its queue, one list per poll."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.queue: asyncio.Queue[list[SourceRecord]] = asyncio.Queue()
+
+    async def poll(self) -> list[SourceRecord]:
+        return await self.queue.get()
+
+
+async def test_a_zombie_writes_nothing_once_its_replacement_started(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-fenced"
+    await ensure_topic(kafka, topic, 1)
+    zombie_task, replacement_task = QueueSource(), QueueSource()
+    zombie = runner_for(kafka, cluster, zombie_task)
+    replacement = runner_for(kafka, cluster, replacement_task)  # the same task, elsewhere
+    await zombie.start()
+    zombie_loop = asyncio.create_task(zombie.run())
+    try:
+        zombie_task.queue.put_nowait([record(topic, 0), record(topic, 1)])
+        await eventually("the first instance's batch committed", lambda: zombie_task.commits)
+
+        await replacement.start()
+        assert replacement_task.context.offset_reader.offset(PARTITION) == {"n": 1}
+        zombie_task.queue.put_nowait([record(topic, 2)])  # the zombie polls on, unaware
+        await asyncio.wait({zombie_loop}, timeout=30)
+        assert isinstance(zombie_loop.exception(), TaskFenced)
+        assert zombie_task.commits == 1
+
+        replacement_loop = asyncio.create_task(replacement.run())
+        replacement_task.queue.put_nowait([record(topic, 2), record(topic, 3)])
+        await eventually("the replacement's batch committed", lambda: replacement_task.commits)
+        replacement.request_stop()
+        replacement_task.queue.put_nowait([])
+        await asyncio.wait({replacement_loop}, timeout=30)
+    finally:
+        for runner in (zombie, replacement):
+            await runner.task.stop()
+            await runner.close()
+
+    # The zombie's v2 was never committed: each record once, in order, and the offset after v3.
+    assert [r.value for r in await committed(kafka, topic)] == [b"v0", b"v1", b"v2", b"v3"]
+    assert await stored(kafka, cluster) == {"n": 3}
+
+
+async def test_a_batch_that_fails_half_way_leaves_nothing_behind(kafka: str, cluster: str) -> None:
+    fits, too_large = f"{cluster}-fits", f"{cluster}-too-large"
+    for topic in (fits, too_large):
+        await ensure_topic(kafka, topic, 1)
+    oversized = SourceRecord(PARTITION, {"n": 1}, too_large, "x" * (2 * 1024 * 1024))
+    task = ListSource([record(fits, 0), oversized])
+    error = await run_until(runner_for(kafka, cluster, task), lambda: False)
+
+    assert error is not None and "MessageSizeTooLarge" in repr(error)
+    # v0 reached the broker before the batch failed; its transaction was aborted.
+    assert await committed(kafka, fits) == [] and await stored(kafka, cluster) is None
+    assert task.committed == [] and task.commits == 0

@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from headrace.core import log
 from headrace.core.settings import Settings
-from headrace.core.topiclog import Record
+from headrace.core.topiclog import Record, send_records
 from headrace.core.topics import MAX_GENERATION_BYTES
 
 LEASE_KEY = b"lease"
@@ -45,13 +45,8 @@ class LeaderWriter:
         self._lock = asyncio.Lock()
 
     async def send(self, topic: str, records: list[Record]) -> list[tuple[int, int]]:
-        async with self._lock:
-            async with self._producer.transaction():
-                futures = [
-                    await self._producer.send(topic, key=k.encode(), value=v) for k, v in records
-                ]
-            metas = [await f for f in futures]
-        return [(m.partition, m.offset) for m in metas]
+        async with self._lock, self._producer.transaction():
+            return await send_records(self._producer, topic, records)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):

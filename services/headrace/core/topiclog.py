@@ -70,6 +70,16 @@ Send = Callable[[str, list[Record]], Awaitable[list[tuple[int, int]]]]
 it does not own (the coordinator's transactional one)."""
 
 
+async def send_records(
+    producer: AIOKafkaProducer, topic: str, records: list[Record]
+) -> list[tuple[int, int]]:
+    """Sends records in order and waits until Kafka has each; where each one landed. Inside a
+    producer's transaction, "has" means written, not yet committed."""
+    futures = [await producer.send(topic, key=k.encode(), value=v) for k, v in records]
+    metas = [await f for f in futures]
+    return [(m.partition, m.offset) for m in metas]
+
+
 class TopicLog:
     """Appends to and reads one topic; ``on_record`` is called for each record read, in order.
 
@@ -175,11 +185,7 @@ class TopicLog:
         if self._send is not None:
             return await self._send(self._topic, records)
         assert self._producer is not None, "this TopicLog was started read-only"
-        futures = [
-            await self._producer.send(self._topic, key=k.encode(), value=v) for k, v in records
-        ]
-        metas = [await f for f in futures]
-        return [(m.partition, m.offset) for m in metas]
+        return await send_records(self._producer, self._topic, records)
 
     async def write_and_read_back(self, records: list[Record]) -> None:
         """Appends and waits until this log's reader has folded the records in."""

@@ -25,6 +25,10 @@ class RecordError(ConnectError):
         self.cause = cause
 
 
+class TaskFenced(ConnectError):
+    """A task's writes were refused because a newer instance of it started elsewhere."""
+
+
 def sink_record_error(
     stage: str, topic: str, partition: int, offset: int, exc: BaseException
 ) -> RecordError:

@@ -12,8 +12,20 @@ each batch is one produce request's worth of work for aiokafka's sender, so fewe
 cost less Python per record. Well under the broker's default 1 MiB message limit."""
 
 
-def producer(settings: Settings, client_id: str) -> AIOKafkaProducer:
-    """An idempotent producer: a retried send never duplicates a record within a session."""
+def task_client_id(settings: Settings, connector: str, task: int) -> str:
+    """A task's Kafka client id; for a source task also its transactional id, which is Kafka
+    Connect's form (``<group>-<connector>-<task>``), so one task has one id across workers."""
+    return f"{settings.cluster}-{connector}-{task}"
+
+
+def producer(
+    settings: Settings, client_id: str, transactional_id: str | None = None
+) -> AIOKafkaProducer:
+    """An idempotent producer: a retried send never duplicates a record within a session.
+
+    With a ``transactional_id`` it writes in transactions, and starting it fences every earlier
+    producer with that id: their open transaction is aborted, and their next write refused.
+    """
     return AIOKafkaProducer(
         bootstrap_servers=settings.bootstrap_servers,
         client_id=client_id,
@@ -21,4 +33,5 @@ def producer(settings: Settings, client_id: str) -> AIOKafkaProducer:
         acks="all",
         linger_ms=5,
         max_batch_size=MAX_BATCH_BYTES,
+        transactional_id=transactional_id,
     )

@@ -8,8 +8,9 @@ latest position of every source partition of every source connector, in Kafka Co
 | key | JSON ``[connector, source_partition]``, keys sorted, no spaces: ``["gen",{"task":0}]`` |
 | value | JSON source offset, e.g. ``{"next":42}``; a null value (tombstone) forgets the offset |
 
-Writers: source tasks (after the batch's records were acknowledged by Kafka, so a stored offset
-never runs ahead of the data) and the config service when offsets are altered or reset. Records
+Writers: source tasks (in the Kafka transaction that holds the batch's records, so a stored offset
+is committed with exactly the data it covers; readers read committed records only) and the
+config service when offsets are altered or reset. Records
 are partitioned by key, so one source partition's offsets stay in order on one Kafka partition.
 Compaction keeps only the last value per key, which is all a reader needs: a task replays the topic
 to its end when it starts and keeps the last value per key of its own connector (``apply``).
@@ -30,7 +31,7 @@ import immutables
 from headrace.core import log
 from headrace.core.persistent import with_item, without_item
 from headrace.core.settings import Settings
-from headrace.core.topiclog import LogFactory, LogRecord, kafka_logs
+from headrace.core.topiclog import LogFactory, LogRecord, Send, kafka_logs
 from headrace.core.topics import ensure_cluster_topic
 
 OffsetMap = Mapping[str, Mapping[str, Any]]
@@ -110,14 +111,21 @@ class OffsetStore:
     """One connector's source offsets: replayed from the topic once, then kept current by writes.
 
     Implements the SDK's ``OffsetReader`` for the task context. ``logs`` is the offsets topic
-    on Kafka unless given (a ``memory_logs`` for tests).
+    on Kafka unless given (a ``memory_logs`` for tests); writes go through ``send`` when given
+    (the source task's transactional producer, so offsets commit with the records).
     """
 
-    def __init__(self, settings: Settings, connector: str, logs: LogFactory | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        connector: str,
+        logs: LogFactory | None = None,
+        send: Send | None = None,
+    ) -> None:
         self.settings = settings
         self.connector = connector
         self._on_kafka = logs is None
-        self._log = (logs or kafka_logs(settings, "offsets"))(self._on_record)
+        self._log = (logs or kafka_logs(settings, "offsets", send))(self._on_record)
         self.state: OffsetMap = EMPTY
 
     def _on_record(self, record: LogRecord) -> None:

@@ -140,9 +140,15 @@ class BatchProducer:
                     self._append(batch, records[index], stamps[index])  # empty: takes any one
                 members.append(index)
             sent.append(await self._send(batch, topic, partition, members))
+        # Every batch's outcome is taken, so that one failure leaves no other unread.
+        outcomes: list[Any] = await asyncio.gather(
+            *(future for future, _, _ in sent), return_exceptions=True
+        )
+        failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
+        if failed is not None:
+            raise failed
         receipts = []
-        for future, partition, members in sent:
-            metadata = await future
+        for (_, partition, members), metadata in zip(sent, outcomes, strict=True):
             # -1: the topic keeps the producer's timestamps (CreateTime), as sent.
             log_time = None if metadata.timestamp in (None, -1) else metadata.timestamp
             receipts.append(Receipt(partition, metadata.offset, log_time, members))

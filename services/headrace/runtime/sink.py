@@ -1,12 +1,14 @@
 """The sink task loop: consume -> convert -> put -> pre_commit (flush) -> commit group offsets.
 
 The consumer group is ``<cluster>-connect-<connector>`` (Connect's ``connect-<name>``, prefixed by
-the cluster), with auto-commit off and ``earliest`` reset, subscribed to ``topics`` or
-``topics.regex``. Records are delivered in batches: one ``put`` per ``getmany``, or, to a task with
-the batch API, one ``put_batch`` per partition whose records its converters turn into columns.
-Offsets are committed only after ``pre_commit`` (by default ``flush``) returned, so a record is
-never marked consumed before the plugin made it durable: at-least-once, or exactly-once for
-idempotent sinks.
+the cluster), with auto-commit off and ``earliest`` reset, reading committed records only,
+subscribed to ``topics`` or ``topics.regex``. The group's generation fences a zombie: once its
+partitions were given to another member, its offset commits are refused.
+
+Records are delivered in batches: one ``put`` per ``getmany``, or, to a task with the batch API,
+one ``put_batch`` per partition whose records its converters turn into columns. Offsets are
+committed only after ``pre_commit`` (by default ``flush``) returned, so a record is never marked
+consumed before the plugin made it durable: at-least-once, or exactly-once for idempotent sinks.
 
 No stalls: while a flush runs, the loop fetches and converts the next batch, and hands it to the
 task once the flush has returned, so ``put`` and ``flush`` never overlap. A batch fetched before
@@ -114,7 +116,7 @@ class SinkRunner(LoopBase):
         await self.task.start(self.task_config)
         if not loop:
             return
-        client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
+        client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
         if self._policy.dlq_topic:
             await ensure_topic(self.settings.bootstrap_servers, self._policy.dlq_topic, 1)
             self._dlq = kafka.producer(self.settings, f"{client_id}-dlq")
@@ -126,6 +128,9 @@ class SinkRunner(LoopBase):
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_records=max_records,
+            # Only what sources committed: a failed batch or a fenced zombie's writes are
+            # aborted transactions, which a sink must never deliver.
+            isolation_level="read_committed",
             # A subscribed topic that does not exist yet (its source has not created it) is
             # looked for again this often: aiokafka's default waits five minutes.
             metadata_max_age_ms=SUBSCRIPTION_REFRESH_MS,

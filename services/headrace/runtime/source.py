@@ -1,32 +1,44 @@
-"""The source task loop: poll -> convert -> produce -> commit_record -> store offsets -> commit.
+"""The source task loop: poll -> convert -> produce and store offsets in one transaction ->
+commit_record -> commit.
 
-Each batch ``poll`` returns is produced as a whole, in one Kafka batch per topic-partition, with an
-idempotent producer, and awaited (``produce.py``); only then are the batch's source offsets
-written (the last one per source partition), so a stored
-offset never points past data that is not in Kafka. After a crash the task resumes from the last
-stored offset: a deterministic source neither skips nor repeats records across a graceful stop,
-and repeats at most the last unacknowledged batch across a crash (at-least-once).
+Each batch ``poll`` returns is produced as a whole, in one Kafka batch per topic-partition
+(``produce.py``), and its source offsets (the last one per source partition) are written to the
+offsets topic in the same Kafka transaction (KIP-618's ``poll`` boundary). Readers of either topic
+read committed records only, so the records and the offsets that cover them appear together or
+not at all: after a crash the task resumes exactly where its committed data ends, and a
+deterministic source neither skips nor repeats a record (exactly once).
+
+The transactional id is the task's own, the same on every worker. Starting the producer fences
+every earlier instance of the task: a zombie (a task whose worker was cut off and replaced) has
+its open transaction aborted and its next write refused, so it can never add a record once its
+replacement has started. Its loop then ends with ``TaskFenced``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import ProducerFenced
 
 from headrace.core import log
+from headrace.core.topiclog import Record, send_records
 from headrace.runtime import kafka
 from headrace.runtime.converters import Converter, converter_for, encode_column
-from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
+from headrace.runtime.errors import ErrorPolicy, RecordError, TaskFenced, source_record_error
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.placement import LoopBase, Placement
-from headrace.runtime.produce import BatchProducer, Outgoing, TopicLayout, per_record
+from headrace.runtime.produce import BatchProducer, Outgoing, Receipt, TopicLayout, per_record
 from headrace.sdk.errors import DataError
 from headrace.sdk.records import Headers, RecordMetadata, SourceBatch, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
+
+ABORT_TIMEOUT_S = 10.0
+"""How long a failed batch's transaction may take to abort before it is left to Kafka."""
 
 EMPTY_POLL_BACKOFF_S = 0.1
 """Pause after a poll that returned nothing: a poll that returns [] at once must not spin the
@@ -51,13 +63,17 @@ class SourceRunner(LoopBase):
         self._policy = ErrorPolicy.from_config(self.connector_config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
-        self._offsets = OffsetStore(self.settings, self.connector)
-        await self._offsets.load()
+        send = None
         if loop:
-            client_id = f"{self.settings.cluster}-{self.connector}-{self.task_id}"
-            self._producer = kafka.producer(self.settings, client_id)
+            client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
+            self._producer = kafka.producer(self.settings, client_id, transactional_id=client_id)
+            # Fences every earlier instance of this task first, which also settles its last
+            # transaction: the offsets read next include everything it committed.
             await self._producer.start()
             self._batches = BatchProducer(self._producer)
+            send = self._send_in_transaction
+        self._offsets = OffsetStore(self.settings, self.connector, send=send)
+        await self._offsets.load()
         # The SDK's commit_record does nothing: a task that keeps it is not called per record.
         self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
         self.task.initialize(
@@ -109,15 +125,55 @@ class SourceRunner(LoopBase):
             encoded = [self._encode(r, layouts[r.topic]) for r in records]
             latest = latest_offsets(records)  # a skipped record still moves the position
         outgoing = [enc for enc in encoded if enc is not None]
-        receipts, stamps = await self._batches.produce(outgoing, layouts)
+        receipts, stamps = await self._in_transaction(outgoing, layouts, latest)
         self.produced += len(outgoing)
         if self._wants_commit_record:
             delivered = iter(per_record(receipts, stamps))
             for record, enc in zip(records, encoded, strict=True):
                 meta = None if enc is None else RecordMetadata(record.topic, *next(delivered))
                 await self.task.commit_record(record, meta)
-        await self._offsets.write(latest)
         await self.task.commit()
+
+    async def _in_transaction(
+        self,
+        outgoing: Sequence[Outgoing],
+        layouts: Mapping[str, TopicLayout],
+        latest: Sequence[tuple[Mapping[str, Any], Any]],
+    ) -> tuple[list[Receipt], list[int]]:
+        """Produces the records and stores the offsets in one transaction, and commits it."""
+        assert self._producer is not None and self._batches is not None
+        assert self._offsets is not None
+        try:
+            await self._producer.begin_transaction()
+            produced = await self._batches.produce(outgoing, layouts)
+            await self._offsets.write(latest)
+            await self._producer.commit_transaction()
+        except BaseException as exc:
+            await self._abort()
+            if isinstance(exc, ProducerFenced):
+                raise TaskFenced(
+                    f"task {self.task_id} of {self.connector!r} was fenced: another instance "
+                    "of it started, so this one writes nothing more"
+                ) from exc
+            raise
+        return produced
+
+    async def _abort(self) -> None:
+        """Aborts the open transaction, so nothing of a failed batch is ever read; a failure to
+        abort leaves it to Kafka, which aborts it when the task starts again or times out."""
+        assert self._producer is not None
+        try:
+            await asyncio.wait_for(self._producer.abort_transaction(), ABORT_TIMEOUT_S)
+        except ProducerFenced:
+            pass  # the newer instance's start aborted it already
+        except Exception as exc:  # noqa: BLE001 - the batch's own error is the one to report
+            self._log.warning("transaction_abort_failed", error=repr(exc))
+
+    async def _send_in_transaction(
+        self, topic: str, records: list[Record]
+    ) -> list[tuple[int, int]]:
+        assert self._producer is not None
+        return await send_records(self._producer, topic, records)
 
     def _encode_batch(self, batch: SourceBatch, layout: TopicLayout) -> list[Outgoing] | None:
         """The batch's records, each column converted at once; None if a column or the batch's
