@@ -4,7 +4,6 @@ SIGINT, then shutting down in order."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -64,9 +63,17 @@ def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
 
 
 async def cancel(task: asyncio.Task[object] | None) -> None:
-    """Cancels a background task and waits for it to finish."""
+    """Cancels a background task and waits for it to finish.
+
+    An error the task ends with instead is logged, not raised: it was told to stop, and what it
+    hit on the way out (a Kafka transaction it was writing, aborted under a producer another
+    process fenced) must not replace the reason it was stopped for."""
     if task is None:
         return
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
+    try:
         await task
+    except asyncio.CancelledError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - logged; the caller is already shutting it down
+        log.get().warning("background_task_failed_on_cancel", task=task.get_name(), error=repr(exc))
