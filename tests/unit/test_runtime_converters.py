@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -19,8 +22,30 @@ from headrace.runtime.converters import (
     decode_column,
     encode_column,
 )
-from headrace.sdk import ConfigException, DataError, Schema, SchemaType, Struct
-from headrace.sdk.data import INT64_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA
+from headrace.sdk import (
+    DATE_SCHEMA,
+    DECIMAL_NAME,
+    LOGICAL_NAMES,
+    OPTIONAL_DATE_SCHEMA,
+    OPTIONAL_TIMESTAMP_SCHEMA,
+    TIME_SCHEMA,
+    TIMESTAMP_SCHEMA,
+    ConfigException,
+    DataError,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    decimal_scale,
+    decimal_schema,
+)
+from headrace.sdk.data import (
+    BOOLEAN_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+)
 
 INT_RANGES = {
     SchemaType.INT8: 2**7,
@@ -29,22 +54,25 @@ INT_RANGES = {
     SchemaType.INT64: 2**63,
 }
 PRIMITIVES = [t for t in SchemaType if t.is_primitive]
-MAP_KEYS = [SchemaType.STRING, SchemaType.INT32, SchemaType.INT64, SchemaType.BOOLEAN]
+LOGICAL = [*(decimal_schema(s) for s in (-2, 0, 2, 9)), DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA]
+MAP_KEYS = [STRING_SCHEMA, INT32_SCHEMA, INT64_SCHEMA, BOOLEAN_SCHEMA, DATE_SCHEMA, LOGICAL[2]]
 field_names = st.text(st.characters(categories=("L", "N")), min_size=1, max_size=8)
+
+
+def one_of_schemas(choices: list[Schema]) -> st.SearchStrategy[Schema]:
+    """``st.sampled_from(choices)`` with a short repr: Hypothesis writes out strategies when a
+    filtered draw keeps failing, and warns (an error here) when that text passes 35 kB."""
+    return st.integers(0, len(choices) - 1).map(lambda i: choices[i])
 
 
 def schemas() -> st.SearchStrategy[Schema]:
     primitive = st.builds(Schema, st.sampled_from(PRIMITIVES), optional=st.booleans())
+    logical = st.builds(replace, one_of_schemas(LOGICAL), optional=st.booleans())
     return st.recursive(
-        primitive,
+        primitive | logical,
         lambda inner: st.one_of(
             st.builds(Schema.array, inner, optional=st.booleans()),
-            st.builds(
-                Schema.map,
-                st.builds(Schema, st.sampled_from(MAP_KEYS)),
-                inner,
-                optional=st.booleans(),
-            ),
+            st.builds(Schema.map, one_of_schemas(MAP_KEYS), inner, optional=st.booleans()),
             st.lists(st.tuples(field_names, inner), max_size=4, unique_by=lambda f: f[0]).flatmap(
                 lambda fields: st.builds(
                     Schema.struct,
@@ -64,6 +92,8 @@ def values(schema: Schema) -> st.SearchStrategy[Any]:
 
 
 def _required_values(schema: Schema) -> st.SearchStrategy[Any]:
+    if schema.name in LOGICAL_NAMES:
+        return _logical_values(schema)
     t = schema.type
     if t in INT_RANGES:
         return st.integers(-INT_RANGES[t], INT_RANGES[t] - 1)
@@ -88,6 +118,29 @@ def _required_values(schema: Schema) -> st.SearchStrategy[Any]:
     )
 
 
+def _logical_values(schema: Schema) -> st.SearchStrategy[Any]:
+    """Python values of a logical schema: decimals of its scale, negative and of more digits than
+    a decimal context keeps; dates, times and timestamps to the millisecond, before 1970 too."""
+    if schema.name == DECIMAL_NAME:
+        scale = decimal_scale(schema)
+        return st.integers(-(10**40), 10**40).map(lambda n: _scaled(n, scale))
+    if schema.name == DATE_SCHEMA.name:
+        return st.dates()
+    if schema.name == TIME_SCHEMA.name:
+        return st.times().map(_to_millis)
+    return st.datetimes(timezones=st.just(UTC)).map(_to_millis)
+
+
+def _scaled(unscaled: int, scale: int) -> Decimal:
+    sign, digits, _ = Decimal(unscaled).as_tuple()
+    return Decimal((sign, digits, -scale))
+
+
+def _to_millis(t: Any) -> Any:
+    """``t`` to the millisecond, and without the ``fold`` that no wire form keeps."""
+    return t.replace(microsecond=t.microsecond // 1000 * 1000, fold=0)
+
+
 schema_and_value = schemas().flatmap(lambda s: st.tuples(st.just(s), values(s)))
 json_values = st.recursive(
     st.none()
@@ -100,10 +153,13 @@ json_values = st.recursive(
 )
 
 
-@given(schema_and_value)
-def test_json_with_schemas_round_trips_schema_and_value(pair: tuple[Schema, Any]) -> None:
+@pytest.mark.parametrize("decimal_format", ["BASE64", "NUMERIC"])
+@given(pair=schema_and_value)
+def test_json_with_schemas_round_trips_schema_and_value(
+    decimal_format: str, pair: tuple[Schema, Any]
+) -> None:
     schema, value = pair
-    converter = JsonConverter({"schemas.enable": "true"})
+    converter = JsonConverter({"schemas.enable": "true", "decimal.format": decimal_format})
     data = converter.from_connect_data("t", schema, value)
     assert data is not None or value is None
     back = converter.to_connect_data("t", data)
@@ -111,6 +167,7 @@ def test_json_with_schemas_round_trips_schema_and_value(pair: tuple[Schema, Any]
         return  # a null value is a tombstone in both modes
     assert back.schema == schema
     assert back.value == value
+    assert repr(back.value) == repr(value)  # same types, and decimals of the same scale
 
 
 @given(json_values)
@@ -339,3 +396,196 @@ def test_text_that_is_not_utf8_or_a_converter_without_columns_decodes_one_by_one
     for big in (2**64, -(2**63) - 1, 10**30):
         assert decode_column(plain, "t", [str(big).encode()]) is None
         assert plain.to_connect_data("t", str(big).encode()).value == big
+
+
+# Logical types and schema parameters, in Connect's exact bytes.
+
+CONNECT = JsonConverter({"schemas.enable": "true"})
+NUMERIC = JsonConverter({"schemas.enable": "true", "decimal.format": "NUMERIC"})
+D2 = (
+    b'{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
+    b'"version":1,"parameters":{"scale":"2"}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("converter", "schema", "value", "expected"),
+    [
+        # 12.34 at scale 2 is unscaled 1234, the bytes 04 d2.
+        (CONNECT, decimal_schema(2), Decimal("12.34"), b'{"schema":%b,"payload":"BNI="}' % D2),
+        (CONNECT, decimal_schema(2), Decimal("-1.56"), b'{"schema":%b,"payload":"/2Q="}' % D2),
+        (NUMERIC, decimal_schema(2), Decimal("12.30"), b'{"schema":%b,"payload":12.30}' % D2),
+        (
+            CONNECT,
+            TIMESTAMP_SCHEMA,
+            datetime(1970, 2, 16, 7, 6, 40, tzinfo=UTC),
+            b'{"schema":{"type":"int64","optional":false,'
+            b'"name":"org.apache.kafka.connect.data.Timestamp","version":1},"payload":4000000000}',
+        ),
+        (
+            CONNECT,
+            DATE_SCHEMA,
+            date(1997, 5, 19),
+            b'{"schema":{"type":"int32","optional":false,'
+            b'"name":"org.apache.kafka.connect.data.Date","version":1},"payload":10000}',
+        ),
+        (
+            CONNECT,
+            TIME_SCHEMA,
+            time(4),
+            b'{"schema":{"type":"int32","optional":false,'
+            b'"name":"org.apache.kafka.connect.data.Time","version":1},"payload":14400000}',
+        ),
+        (
+            CONNECT,
+            SchemaBuilder.boolean().name("bool").version(3).doc("the documentation")
+            .parameter("foo", "bar").build(),
+            True,
+            b'{"schema":{"type":"boolean","optional":false,"name":"bool","version":3,'
+            b'"doc":"the documentation","parameters":{"foo":"bar"}},"payload":true}',
+        ),
+    ],
+)  # fmt: skip
+def test_logical_values_and_parameters_are_written_byte_for_byte_as_connect_writes_them(
+    converter: JsonConverter, schema: Schema, value: Any, expected: bytes
+) -> None:
+    assert converter.from_connect_data("t", schema, value) == expected
+    back = converter.to_connect_data("t", expected)
+    assert (back.schema, back.value) == (schema, value)
+
+
+def test_a_struct_of_logical_fields_is_written_as_connect_writes_it() -> None:
+    order = (
+        SchemaBuilder.struct()
+        .name("Order")
+        .field("price", decimal_schema(2))
+        .field("day", OPTIONAL_DATE_SCHEMA)
+        .field("at", OPTIONAL_TIMESTAMP_SCHEMA)
+        .build()
+    )
+    value = Struct(order, {"price": Decimal("-0.50"), "day": date(1969, 7, 20)})
+    data = CONNECT.from_connect_data("t", order, value)
+    assert data == (
+        b'{"schema":{"type":"struct","fields":['
+        b'{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
+        b'"version":1,"parameters":{"scale":"2"},"field":"price"},'
+        b'{"type":"int32","optional":true,"name":"org.apache.kafka.connect.data.Date",'
+        b'"version":1,"field":"day"},'
+        b'{"type":"int64","optional":true,"name":"org.apache.kafka.connect.data.Timestamp",'
+        b'"version":1,"field":"at"}],'
+        b'"optional":false,"name":"Order"},'
+        b'"payload":{"price":"zg==","day":-165,"at":null}}'
+    )
+    assert CONNECT.to_connect_data("t", data).value == value
+
+
+@pytest.mark.parametrize(
+    ("schema_json", "payload", "expected"),
+    [
+        # From Connect's JsonConverterTest: what its JsonConverter writes, as it writes it.
+        ('{ "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1, '
+         '"parameters": { "scale": "2" } }', '"AJw="', Decimal("1.56")),
+        ('{ "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1, '
+         '"optional": true, "parameters": { "scale": "2" } }', "null", None),
+        ('{ "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1 }',
+         "10000", date(1997, 5, 19)),
+        ('{ "type": "int32", "name": "org.apache.kafka.connect.data.Time", "version": 1 }',
+         "14400000", time(4)),
+        ('{ "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "version": 1 }',
+         "4000000000", datetime(1970, 2, 16, 7, 6, 40, tzinfo=UTC)),
+        # decimal.format=NUMERIC, read whatever this converter's own setting; fewer places are
+        # filled in, and digits beyond a float's survive.
+        (D2.decode(), "1.56", Decimal("1.56")),
+        (D2.decode(), "1.5", Decimal("1.50")),
+        (D2.decode(), "-2", Decimal("-2.00")),
+        (D2.decode(), "1.500", Decimal("1.50")),
+        (D2.decode(), "12345678901234567890123.45", Decimal("12345678901234567890123.45")),
+    ],
+)  # fmt: skip
+def test_json_reads_the_logical_values_connect_writes(
+    schema_json: str, payload: str, expected: Any
+) -> None:
+    data = f'{{ "schema": {schema_json}, "payload": {payload} }}'.encode()
+    value = CONNECT.to_connect_data("t", data).value
+    assert value == expected and repr(value) == repr(expected)
+
+
+def test_a_logical_default_and_parameters_round_trip_in_the_schema() -> None:
+    schema = replace(TIMESTAMP_SCHEMA, optional=True, default=datetime(2000, 1, 1, tzinfo=UTC))
+    data = CONNECT.from_connect_data("t", schema, None)
+    assert json.loads(data or b"")["schema"]["default"] == 946684800000
+    back = CONNECT.to_connect_data("t", data)
+    assert back.schema == schema and back.value == schema.default
+    numeric = replace(decimal_schema(1), default=Decimal("0.5"))
+    assert b'"default":0.5' in (NUMERIC.from_connect_data("t", numeric, None) or b"")
+
+
+def test_floats_in_the_envelope_stay_floats() -> None:
+    data = b'{"schema": null, "payload": {"a": [1.5, 2]}}'
+    assert CONNECT.to_connect_data("t", data).value == {"a": [1.5, 2]}
+    assert isinstance(CONNECT.to_connect_data("t", data).value["a"][0], float)
+    double = b'{"schema": {"type": "double"}, "payload": 0.1}'
+    assert CONNECT.to_connect_data("t", double).value == 0.1
+
+
+@pytest.mark.parametrize(
+    ("schema_json", "payload", "message"),
+    [
+        (D2.decode(), "1.555", "not a decimal of scale 2"),
+        (D2.decode(), "1E+999999999", "not a decimal of scale 2"),
+        (D2.decode(), "true", "base64 text or a JSON number"),
+        (D2.decode(), '"AJw"', "invalid base64"),
+        (D2.decode(), '""', "non-empty bytes"),
+        ('{"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal"}', '"AJw="',
+         "integer 'scale' parameter"),
+        ('{"type": "int64", "name": "org.apache.kafka.connect.data.Timestamp"}', "1.5",
+         "JSON integers"),
+        ('{"type": "int32", "name": "org.apache.kafka.connect.data.Date"}', '"1997-05-19"',
+         "JSON integers"),
+        ('{"type": "int32", "name": "org.apache.kafka.connect.data.Time"}', "86400000",
+         "not a time of day"),
+        ('{"type": "int32", "name": "org.apache.kafka.connect.data.Date"}', "2147483648",
+         "not a valid int32"),
+        ('{"type": "string", "parameters": {"a": 1}}', '"x"', "object of strings"),
+        ('{"type": "string", "parameters": ["a"]}', '"x"', "object of strings"),
+        ('{"type": "int32"}', "1.0", "not a valid int32"),
+    ],
+)  # fmt: skip
+def test_logical_values_that_do_not_fit_are_data_errors_that_say_why(
+    schema_json: str, payload: str, message: str
+) -> None:
+    data = f'{{"schema": {schema_json}, "payload": {payload}}}'.encode()
+    with pytest.raises(DataError, match=message):
+        CONNECT.to_connect_data("t", data)
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "message"),
+    [
+        (decimal_schema(2), Decimal("12.3"), "scale 1 where"),
+        (decimal_schema(2), 12.34, "not a finite decimal.Decimal"),
+        (TIMESTAMP_SCHEMA, 4000000000, "timezone-aware"),
+        (TIMESTAMP_SCHEMA, datetime(2024, 1, 1), "timezone-aware"),
+        (DATE_SCHEMA, datetime(2024, 1, 1, tzinfo=UTC), "not a datetime.date"),
+    ],
+)
+def test_writing_a_value_its_logical_schema_refuses_is_a_data_error(
+    schema: Schema, value: Any, message: str
+) -> None:
+    for converter in (CONNECT, NUMERIC):
+        with pytest.raises(DataError, match=message):
+            converter.from_connect_data("t", schema, value)
+
+
+def test_decimal_format_is_base64_or_numeric_in_any_case() -> None:
+    assert not JsonConverter().numeric_decimals
+    assert JsonConverter({"decimal.format": "numeric"}).numeric_decimals
+    assert converter_for(
+        {"value.converter": "json", "value.converter.decimal.format": "NUMERIC"}, "value"
+    ).from_connect_data("t", decimal_schema(0), Decimal(7)) == (
+        b'{"schema":{"type":"bytes","optional":false,'
+        b'"name":"org.apache.kafka.connect.data.Decimal","version":1,'
+        b'"parameters":{"scale":"0"}},"payload":7}'
+    )
+    with pytest.raises(ConfigException, match=r"decimal\.format.*'FLOAT'"):
+        JsonConverter({"decimal.format": "FLOAT"})

@@ -22,7 +22,28 @@ from headrace.sdk.config import (
 )
 from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
-from headrace.sdk.data import Field, Schema, Struct
+from headrace.sdk.data import (
+    DATE_NAME,
+    DATE_SCHEMA,
+    DECIMAL_NAME,
+    LOGICAL_NAMES,
+    OPTIONAL_DATE_SCHEMA,
+    OPTIONAL_TIME_SCHEMA,
+    OPTIONAL_TIMESTAMP_SCHEMA,
+    SCALE_PARAMETER,
+    TIME_NAME,
+    TIME_SCHEMA,
+    TIMESTAMP_NAME,
+    TIMESTAMP_SCHEMA,
+    Field,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    decimal_scale,
+    decimal_schema,
+    from_logical,
+    to_logical,
+)
 from headrace.sdk.data import Type as SchemaType
 from headrace.sdk.errors import ConfigException, ConnectError, DataError, RetriableError
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor
@@ -46,8 +67,20 @@ from headrace.sdk.task import (
 )
 
 __all__ = [
+    "DATE_NAME",
+    "DATE_SCHEMA",
+    "DECIMAL_NAME",
     "KAFKA_OFFSET_COLUMN",
+    "LOGICAL_NAMES",
     "NO_DEFAULT",
+    "OPTIONAL_DATE_SCHEMA",
+    "OPTIONAL_TIMESTAMP_SCHEMA",
+    "OPTIONAL_TIME_SCHEMA",
+    "SCALE_PARAMETER",
+    "TIMESTAMP_NAME",
+    "TIMESTAMP_SCHEMA",
+    "TIME_NAME",
+    "TIME_SCHEMA",
     "ConfigDef",
     "ConfigException",
     "ConfigKey",
@@ -67,6 +100,7 @@ __all__ = [
     "RecordMetadata",
     "RetriableError",
     "Schema",
+    "SchemaBuilder",
     "SchemaType",
     "SinkBatch",
     "SinkConnector",
@@ -82,5 +116,9 @@ __all__ = [
     "Task",
     "TopicPartition",
     "ValidString",
+    "decimal_scale",
+    "decimal_schema",
+    "from_logical",
     "non_empty_string",
+    "to_logical",
 ]
