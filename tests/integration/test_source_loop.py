@@ -292,3 +292,71 @@ async def test_a_batch_that_fails_half_way_leaves_nothing_behind(kafka: str, clu
     # v0 reached the broker before the batch failed; its transaction was aborted.
     assert await committed(kafka, fits) == [] and await stored(kafka, cluster) is None
     assert task.committed == [] and task.commits == 0
+
+
+async def stop_loop(runner: SourceRunner, task: QueueSource, loop: asyncio.Task[None]) -> None:
+    """A graceful stop, as the plugin host does it: the loop ends, then ``finish``."""
+    runner.request_stop()
+    task.queue.put_nowait([])  # the pending poll returns
+    await asyncio.wait({loop}, timeout=30)
+    assert loop.exception() is None
+    await runner.finish()
+
+
+async def test_an_interval_transaction_is_read_only_once_it_commits(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-interval"
+    await ensure_topic(kafka, topic, 1)
+    task = QueueSource()
+    interval = {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "600000"}
+    runner = runner_for(kafka, cluster, task, interval)
+    await runner.start()
+    try:
+        loop = asyncio.create_task(runner.run())
+        task.queue.put_nowait([record(topic, 0), record(topic, 1)])
+        task.queue.put_nowait([record(topic, 2)])
+        await eventually("both polls produced", lambda: runner.produced == 3)
+        assert await committed(kafka, topic) == [] and task.commits == 0  # written, not committed
+        await stop_loop(runner, task, loop)  # a graceful stop commits the open transaction
+    finally:
+        await task.stop()
+        await runner.close()
+
+    assert [r.value for r in await committed(kafka, topic)] == [b"v0", b"v1", b"v2"]
+    assert task.commits == 1 and await stored(kafka, cluster) == {"n": 2}
+
+
+async def test_a_task_that_ends_its_own_transactions(kafka: str, cluster: str) -> None:
+    topic = f"{cluster}-own"
+    await ensure_topic(kafka, topic, 1)
+    task = QueueSource()
+    runner = runner_for(kafka, cluster, task, {"transaction.boundary": "connector"})
+    await runner.start()
+    asked = task.context.transaction_context
+    assert asked is not None
+    try:
+        loop = asyncio.create_task(runner.run())
+        first = [record(topic, i) for i in range(3)]
+        asked.commit_transaction(first[0])
+        asked.abort_transaction(first[2])  # v1 and v2 are discarded, their offsets kept
+        task.queue.put_nowait(first)
+        await eventually("the first poll's two transactions ended", lambda: task.commits == 2)
+        asked.commit_transaction()
+        task.queue.put_nowait([record(topic, 3)])
+        await eventually("the second poll committed", lambda: task.commits == 3)
+        task.queue.put_nowait([record(topic, 4)])  # left open: the stop aborts it
+        await eventually("v4 produced", lambda: runner.produced == 5)
+        await stop_loop(runner, task, loop)
+    finally:
+        await task.stop()
+        await runner.close()
+
+    assert [r.value for r in await committed(kafka, topic)] == [b"v0", b"v3"]
+    assert [(r.value, m is not None) for r, m in task.committed] == [
+        ("v0", True),
+        ("v1", False),  # told they were not produced
+        ("v2", False),
+        ("v3", True),
+    ]
+    assert await stored(kafka, cluster) == {"n": 3}  # v4 is polled again after a restart

@@ -24,6 +24,7 @@ from headrace.sdk import (
     ConfigDef,
     ConfigException,
     ConfigType,
+    ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
     SourceTask,
@@ -210,3 +211,17 @@ async def test_nothing_starts_once_the_host_shuts_down() -> None:
     await host.shutdown()
     with pytest.raises(HostClosing):
         await host.start_connector("d", {})
+
+
+class EveryRecordOnce(Connector):
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        return ExactlyOnceSupport.SUPPORTED
+
+
+async def test_exactly_once_required_of_a_connector_that_does_not_say_it_fails_it() -> None:
+    required = {"exactly.once.support": "required"}
+    bus = Bus()
+    with pytest.raises(ConfigException, match=r"exactly\.once\.support: required, but"):
+        await ConnectorUnit("c", Connector(), required, bus, 1.0).start()
+    assert bus.states() == [State.FAILED]
+    assert await ConnectorUnit("c", EveryRecordOnce(), required, Bus(), 1.0).start()

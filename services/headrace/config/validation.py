@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from headrace.core.configstate import ConfigState
-from headrace.core.connectorconfig import requested_version, tasks_max
+from headrace.core.connectorconfig import requested_version, tasks_max, transactions
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.sdk.errors import ConfigException
@@ -68,6 +68,8 @@ def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -
         raise ConfigRejected(Problem.NOT_FOUND, str(exc)) from None
     try:
         tasks_max(config)
+        if plugin.type == "source":
+            transactions(config)
     except ConfigException as exc:
         raise ConfigRejected(Problem.INVALID, str(exc)) from None
     if plugin.type == "sink":

@@ -8,7 +8,10 @@ so a value is refused with one message wherever it is found wrong.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
 
+from headrace.sdk.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from headrace.sdk.errors import ConfigException
 
 TASKS_MAX = "tasks.max"
@@ -31,3 +34,89 @@ def tasks_max(config: Mapping[str, str]) -> int:
 def requested_version(config: Mapping[str, str]) -> str | None:
     """The plugin version a config asks for; None means the latest installed."""
     return config.get(PLUGIN_VERSION) or config.get(PLUGIN_VERSION_ALIAS) or None
+
+
+EXACTLY_ONCE_SUPPORT = "exactly.once.support"
+TRANSACTION_BOUNDARY = "transaction.boundary"
+TRANSACTION_BOUNDARY_INTERVAL = "transaction.boundary.interval.ms"
+OFFSETS_STORAGE_TOPIC = "offsets.storage.topic"
+DEFAULT_BOUNDARY_INTERVAL_MS = 60_000
+"""Kafka Connect's default when ``transaction.boundary=interval`` names no interval (its
+worker's ``offset.flush.interval.ms``)."""
+
+
+class Boundary(Enum):
+    """Where a source task's transactions end (KIP-618's ``transaction.boundary``)."""
+
+    POLL = "poll"  # after every batch poll returns
+    INTERVAL = "interval"  # after the first batch once the interval has passed
+    CONNECTOR = "connector"  # where the task asks, through its transaction context
+
+
+@dataclass(frozen=True)
+class Transactions:
+    """A source connector's exactly-once settings."""
+
+    boundary: Boundary = Boundary.POLL
+    interval_s: float = DEFAULT_BOUNDARY_INTERVAL_MS / 1000
+    required: bool = False  # exactly.once.support=required
+
+
+def _choice(config: Mapping[str, str], key: str, allowed: tuple[str, ...]) -> str:
+    value = config.get(key, allowed[0]).strip().lower()
+    if value not in allowed:
+        raise ConfigException(f"{key}: {config[key]!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def transactions(config: Mapping[str, str]) -> Transactions:
+    """A source connector's ``exactly.once.support`` (requested or required),
+    ``transaction.boundary`` (poll, interval or connector) and, with interval only,
+    ``transaction.boundary.interval.ms``. Offsets live in the cluster's offsets topic, so
+    ``offsets.storage.topic`` is refused."""
+    if OFFSETS_STORAGE_TOPIC in config:
+        raise ConfigException(
+            f"{OFFSETS_STORAGE_TOPIC}: not supported; every source connector's offsets are in "
+            "the cluster's offsets topic"
+        )
+    required = _choice(config, EXACTLY_ONCE_SUPPORT, ("requested", "required")) == "required"
+    boundary = Boundary(_choice(config, TRANSACTION_BOUNDARY, tuple(b.value for b in Boundary)))
+    raw = config.get(TRANSACTION_BOUNDARY_INTERVAL)
+    if raw is None:
+        return Transactions(boundary, required=required)
+    if boundary is not Boundary.INTERVAL:
+        raise ConfigException(
+            f"{TRANSACTION_BOUNDARY_INTERVAL}: applies only with {TRANSACTION_BOUNDARY}=interval "
+            f"(it is {boundary.value})"
+        )
+    try:
+        interval_ms = int(raw)
+    except ValueError:
+        raise ConfigException(
+            f"{TRANSACTION_BOUNDARY_INTERVAL}: {raw!r} is not a whole number of milliseconds"
+        ) from None
+    if interval_ms < 0:
+        raise ConfigException(f"{TRANSACTION_BOUNDARY_INTERVAL}: must be at least 0, got {raw}")
+    return Transactions(boundary, interval_ms / 1000, required)
+
+
+def check_support(
+    settings: Transactions,
+    exactly_once: ExactlyOnceSupport | None,
+    boundaries: ConnectorTransactionBoundaries,
+) -> None:
+    """Refuses settings the connector says, for this config, it cannot honour."""
+    if settings.required and exactly_once is not ExactlyOnceSupport.SUPPORTED:
+        said = "does not say" if exactly_once is None else "says it does not"
+        raise ConfigException(
+            f"{EXACTLY_ONCE_SUPPORT}: required, but the connector {said} support exactly-once "
+            "delivery with this config"
+        )
+    if (
+        settings.boundary is Boundary.CONNECTOR
+        and boundaries is not ConnectorTransactionBoundaries.SUPPORTED
+    ):
+        raise ConfigException(
+            f"{TRANSACTION_BOUNDARY}: connector, but the connector cannot define transaction "
+            "boundaries with this config"
+        )

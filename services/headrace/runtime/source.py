@@ -1,44 +1,38 @@
-"""The source task loop: poll -> convert -> produce and store offsets in one transaction ->
-commit_record -> commit.
+"""The source task loop: poll -> convert -> produce in a transaction -> at its boundary, store
+offsets and commit -> commit_record -> commit.
 
 Each batch ``poll`` returns is produced as a whole, in one Kafka batch per topic-partition
-(``produce.py``), and its source offsets (the last one per source partition) are written to the
-offsets topic in the same Kafka transaction (KIP-618's ``poll`` boundary). Readers of either topic
-read committed records only, so the records and the offsets that cover them appear together or
-not at all: after a crash the task resumes exactly where its committed data ends, and a
-deterministic source neither skips nor repeats a record (exactly once).
-
-The transactional id is the task's own, the same on every worker. Starting the producer fences
-every earlier instance of the task: a zombie (a task whose worker was cut off and replaced) has
-its open transaction aborted and its next write refused, so it can never add a record once its
-replacement has started. Its loop then ends with ``TaskFenced``.
+(``produce.py``), into the task's open Kafka transaction (``transactions.py``). Where a
+transaction ends is the connector's ``transaction.boundary`` (``boundaries.py``): after every
+poll by default, after an interval, or where the task asks. At the end, the latest source
+offset of each source partition it holds is written to the offsets topic in the same
+transaction, and it commits: after a crash the task resumes exactly where its committed data
+ends, and a deterministic source neither skips nor repeats a record (exactly once). A stop
+commits the open transaction, unless the task ends its own transactions: then it is aborted,
+and its records are polled again after the restart.
 """
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from aiokafka import AIOKafkaProducer
-from aiokafka.errors import ProducerFenced
-
 from headrace.core import log
-from headrace.core.topiclog import Record, send_records
+from headrace.core.connectorconfig import Boundary, transactions
 from headrace.runtime import kafka
+from headrace.runtime.boundaries import End, Requests, is_due, plan
 from headrace.runtime.converters import Converter, converter_for, encode_column
-from headrace.runtime.errors import ErrorPolicy, RecordError, TaskFenced, source_record_error
+from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.placement import LoopBase, Placement
-from headrace.runtime.produce import BatchProducer, Outgoing, Receipt, TopicLayout, per_record
+from headrace.runtime.produce import Outgoing, TopicLayout
+from headrace.runtime.transactions import Landed, SourceTransactions
 from headrace.sdk.errors import DataError
-from headrace.sdk.records import Headers, RecordMetadata, SourceBatch, SourceRecord
+from headrace.sdk.records import Headers, SourceBatch, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
-
-ABORT_TIMEOUT_S = 10.0
-"""How long a failed batch's transaction may take to abort before it is left to Kafka."""
 
 EMPTY_POLL_BACKOFF_S = 0.1
 """Pause after a poll that returned nothing: a poll that returns [] at once must not spin the
@@ -52,8 +46,8 @@ class SourceRunner(LoopBase):
         super().__init__(placement)
         self.task = task
         self.produced = 0
-        self._producer: AIOKafkaProducer | None = None
-        self._batches: BatchProducer | None = None
+        self._transactions: SourceTransactions | None = None
+        self._requests: Requests | None = None
         self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
 
@@ -61,24 +55,35 @@ class SourceRunner(LoopBase):
         """Reads the framework config, loads stored offsets, then starts the plugin's task;
         without ``loop`` (a clean-up, which produces nothing) there is no producer."""
         self._policy = ErrorPolicy.from_config(self.connector_config)
+        self._settings = transactions(self.connector_config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
         send = None
         if loop:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
-            self._producer = kafka.producer(self.settings, client_id, transactional_id=client_id)
+            producer = kafka.producer(self.settings, client_id, transactional_id=client_id)
             # Fences every earlier instance of this task first, which also settles its last
             # transaction: the offsets read next include everything it committed.
-            await self._producer.start()
-            self._batches = BatchProducer(self._producer)
-            send = self._send_in_transaction
+            await producer.start()
+            name = f"task {self.task_id} of {self.connector!r}"
+            self._transactions = SourceTransactions(producer, name)
+            send = self._transactions.send
         self._offsets = OffsetStore(self.settings, self.connector, send=send)
+        if self._transactions is not None:
+            self._transactions.bind(self._offsets)
         await self._offsets.load()
         # The SDK's commit_record does nothing: a task that keeps it is not called per record.
         self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
+        if self._settings.boundary is Boundary.CONNECTOR:
+            self._requests = Requests()
         self.task.initialize(
             SourceTaskContext(
-                self.connector, self.task_id, self._offsets, logger=self._log, paths=self.paths
+                self.connector,
+                self.task_id,
+                self._offsets,
+                logger=self._log,
+                paths=self.paths,
+                transaction_context=self._requests,
             )
         )
         await self.task.start(self.task_config)
@@ -89,91 +94,86 @@ class SourceRunner(LoopBase):
             polled = await unless_stopped(self.stop_requested, self.task.poll())
             if polled is None:
                 break
-            if not len(polled):
-                await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
-                continue
             # A stop request is only checked between batches: once polled, a batch is produced
             # and its offsets stored, so a graceful stop leaves nothing half done.
             await self._process(polled)
+            if not len(polled):
+                await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
 
     async def finish(self) -> None:
-        """Nothing to do: every batch stores its offsets before the next poll."""
+        """Commits the open transaction; a task that ends its own transactions has it aborted
+        instead, since it did not ask for this end (its records are polled again)."""
+        if self._transactions is None:
+            return
+        if self._settings.boundary is Boundary.CONNECTOR:
+            await self._transactions.abandon()
+        else:
+            await self._ended(await self._transactions.commit())
 
     async def close(self) -> None:
-        """Closes the Kafka clients (after the task was stopped)."""
-        if self._producer is not None:
-            await self._producer.stop()
-            self._producer = self._batches = None
+        """Closes the Kafka clients (after the task was stopped); a transaction still open
+        (the loop failed, or a stop ran out of time) is aborted first."""
+        transactions, self._transactions = self._transactions, None
+        if transactions is not None:
+            await transactions.abandon()
+            await transactions.close()
         if self._offsets is not None:
             await self._offsets.close()
             self._offsets = None
 
     async def _process(self, polled: list[SourceRecord] | SourceBatch) -> None:
-        assert self._batches is not None and self._offsets is not None
+        transactions = self._transactions
+        assert transactions is not None
+        asked = Requests() if self._requests is None else self._requests.take()
+        due = is_due(transactions.opened_at, time.monotonic(), self._settings)
+        if not len(polled):
+            for segment in plan([], self._settings, asked, due):
+                await self._end(segment.then)
+            return
         batch = polled if isinstance(polled, SourceBatch) else None
-        topics = {polled.topic} if isinstance(polled, SourceBatch) else {r.topic for r in polled}
-        layouts = await self._batches.layouts(topics)  # one metadata look-up per topic and poll
-        columns = None if batch is None else self._encode_batch(batch, layouts[batch.topic])
+        columns = None
+        if batch is not None:
+            layouts = await transactions.layouts({batch.topic})
+            columns = self._encode_batch(batch, layouts[batch.topic])
         if batch is not None and columns is not None:
-            records = batch.records() if self._wants_commit_record else []
-            encoded: Sequence[Outgoing | None] = columns
-            latest = [(batch.source_partition, batch.source_offset)]
-        else:
-            # Per record, also for a batch whose columns did not convert whole: the record at
-            # fault is then named, and skipped or not as errors.tolerance says.
-            records = polled.records() if isinstance(polled, SourceBatch) else polled
-            encoded = [self._encode(r, layouts[r.topic]) for r in records]
-            latest = latest_offsets(records)  # a skipped record still moves the position
-        outgoing = [enc for enc in encoded if enc is not None]
-        receipts, stamps = await self._in_transaction(outgoing, layouts, latest)
-        self.produced += len(outgoing)
-        if self._wants_commit_record:
-            delivered = iter(per_record(receipts, stamps))
-            for record, enc in zip(records, encoded, strict=True):
-                meta = None if enc is None else RecordMetadata(record.topic, *next(delivered))
-                await self.task.commit_record(record, meta)
+            # A batch is one segment: a request naming one of its records cannot match.
+            told = batch.records() if self._wants_commit_record else []
+            [segment] = plan([batch], self._settings, asked, due)
+            self.produced += await transactions.write(
+                told, columns, [(batch.source_partition, batch.source_offset)], layouts
+            )
+            await self._end(segment.then)
+            return
+        # Per record, also for a batch whose columns did not convert whole: the record at
+        # fault is then named, and skipped or not as errors.tolerance says.
+        records = polled.records() if isinstance(polled, SourceBatch) else polled
+        layouts = await transactions.layouts({r.topic for r in records})
+        encoded = [self._encode(r, layouts[r.topic]) for r in records]
+        for segment in plan(records, self._settings, asked, due):
+            part = records[segment.start : segment.end]
+            self.produced += await transactions.write(
+                part if self._wants_commit_record else [],
+                encoded[segment.start : segment.end],
+                latest_offsets(part),  # a skipped record still moves the position
+                layouts,
+            )
+            await self._end(segment.then)
+
+    async def _end(self, then: End | None) -> None:
+        """Ends the open transaction as a segment says: commit, abort, or keep it open."""
+        assert self._transactions is not None
+        if then is End.COMMIT:
+            await self._ended(await self._transactions.commit())
+        elif then is End.ABORT:
+            await self._ended(await self._transactions.abort_keeping_offsets())
+
+    async def _ended(self, landed: Landed | None) -> None:
+        """Tells the task of a transaction that ended: each record, then ``commit``."""
+        if landed is None:
+            return  # none was open
+        for record, metadata in landed:
+            await self.task.commit_record(record, metadata)
         await self.task.commit()
-
-    async def _in_transaction(
-        self,
-        outgoing: Sequence[Outgoing],
-        layouts: Mapping[str, TopicLayout],
-        latest: Sequence[tuple[Mapping[str, Any], Any]],
-    ) -> tuple[list[Receipt], list[int]]:
-        """Produces the records and stores the offsets in one transaction, and commits it."""
-        assert self._producer is not None and self._batches is not None
-        assert self._offsets is not None
-        try:
-            await self._producer.begin_transaction()
-            produced = await self._batches.produce(outgoing, layouts)
-            await self._offsets.write(latest)
-            await self._producer.commit_transaction()
-        except BaseException as exc:
-            await self._abort()
-            if isinstance(exc, ProducerFenced):
-                raise TaskFenced(
-                    f"task {self.task_id} of {self.connector!r} was fenced: another instance "
-                    "of it started, so this one writes nothing more"
-                ) from exc
-            raise
-        return produced
-
-    async def _abort(self) -> None:
-        """Aborts the open transaction, so nothing of a failed batch is ever read; a failure to
-        abort leaves it to Kafka, which aborts it when the task starts again or times out."""
-        assert self._producer is not None
-        try:
-            await asyncio.wait_for(self._producer.abort_transaction(), ABORT_TIMEOUT_S)
-        except ProducerFenced:
-            pass  # the newer instance's start aborted it already
-        except Exception as exc:  # noqa: BLE001 - the batch's own error is the one to report
-            self._log.warning("transaction_abort_failed", error=repr(exc))
-
-    async def _send_in_transaction(
-        self, topic: str, records: list[Record]
-    ) -> list[tuple[int, int]]:
-        assert self._producer is not None
-        return await send_records(self._producer, topic, records)
 
     def _encode_batch(self, batch: SourceBatch, layout: TopicLayout) -> list[Outgoing] | None:
         """The batch's records, each column converted at once; None if a column or the batch's
@@ -214,17 +214,21 @@ class SourceRunner(LoopBase):
         try:
             return self._convert(record, layout)
         except RecordError as exc:
-            if not self._policy.tolerate_all:
-                raise
-            self.skipped += 1
-            self._log.warning(
-                "record_skipped",
-                error=str(exc),
-                topic=record.topic,
-                skipped_total=self.skipped,
-                record=repr(record) if self._policy.log_messages else None,
-            )
+            self._skip(record, exc)
             return None
+
+    def _skip(self, record: SourceRecord, error: RecordError) -> None:
+        """Skips a record at fault if errors are tolerated, else fails the task with it."""
+        if not self._policy.tolerate_all:
+            raise error
+        self.skipped += 1
+        self._log.warning(
+            "record_skipped",
+            error=str(error),
+            topic=record.topic,
+            skipped_total=self.skipped,
+            record=repr(record) if self._policy.log_messages else None,
+        )
 
     def _convert(self, record: SourceRecord, layout: TopicLayout) -> Outgoing:
         if record.partition is not None and not layout.has(record.partition):

@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Mapping
 from typing import Protocol
 
 from headrace.core import log
-from headrace.core.connectorconfig import tasks_max
+from headrace.core.connectorconfig import check_support, tasks_max, transactions
 from headrace.core.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
 from headrace.runtime.events import EventBus
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.sdk.config import ConfigValue
-from headrace.sdk.connector import Connector, ConnectorContext
+from headrace.sdk.connector import Connector, ConnectorContext, SourceConnector
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.paths import Paths
 from headrace.sdk.task import Task
@@ -160,6 +160,12 @@ class ConnectorUnit:
         try:
             max_tasks = tasks_max(self.config)
             raise_errors(self.connector.validate(self.config))
+            if isinstance(self.connector, SourceConnector):
+                check_support(
+                    transactions(self.config),
+                    self.connector.exactly_once_support(self.config),
+                    self.connector.can_define_transaction_boundaries(self.config),
+                )
             await self.connector.start(self.config)
             configs = [dict(c) for c in self.connector.task_configs(max_tasks)]
             if len(configs) > max_tasks:

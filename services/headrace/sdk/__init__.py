@@ -21,7 +21,14 @@ from headrace.sdk.config import (
     non_empty_string,
 )
 from headrace.sdk.config import Type as ConfigType
-from headrace.sdk.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
+from headrace.sdk.connector import (
+    Connector,
+    ConnectorContext,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SinkConnector,
+    SourceConnector,
+)
 from headrace.sdk.data import (
     DATE_NAME,
     DATE_SCHEMA,
@@ -64,6 +71,7 @@ from headrace.sdk.task import (
     SourceTask,
     SourceTaskContext,
     Task,
+    TransactionContext,
 )
 
 __all__ = [
@@ -89,7 +97,9 @@ __all__ = [
     "ConnectError",
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "DataError",
+    "ExactlyOnceSupport",
     "Executor",
     "Field",
     "Importance",
@@ -115,6 +125,7 @@ __all__ = [
     "Struct",
     "Task",
     "TopicPartition",
+    "TransactionContext",
     "ValidString",
     "decimal_scale",
     "decimal_schema",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from headrace.sdk.config import ConfigDef, ConfigValue
@@ -89,12 +90,44 @@ class Connector(abc.ABC):
         return self.config().validate(config)
 
 
+class ExactlyOnceSupport(Enum):
+    """Whether a source connector, with a given config, delivers each record exactly once."""
+
+    SUPPORTED = "supported"
+    UNSUPPORTED = "unsupported"
+
+
+class ConnectorTransactionBoundaries(Enum):
+    """Whether a source connector, with a given config, can say where its transactions end."""
+
+    SUPPORTED = "supported"
+    UNSUPPORTED = "unsupported"
+
+
 class SourceConnector(Connector):
-    """A connector whose tasks read from an external system into Kafka."""
+    """A connector whose tasks read from an external system into Kafka.
+
+    Its tasks always write in Kafka transactions, with the source offsets of what they wrote
+    (KIP-618). ``exactly.once.support=required`` in a config accepts only a connector whose
+    ``exactly_once_support`` says SUPPORTED for it; ``transaction.boundary=connector`` only one
+    whose ``can_define_transaction_boundaries`` does.
+    """
 
     @abc.abstractmethod
     def task_class(self) -> type[SourceTask]:
         """The SourceTask class this connector runs."""
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """SUPPORTED if, with ``config``, a task that resumes from its stored offsets gives
+        each record once; None (the default) when the connector does not say."""
+        return None
+
+    def can_define_transaction_boundaries(
+        self, config: Mapping[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        """SUPPORTED if, with ``config``, its tasks end transactions themselves through
+        ``context.transaction_context``; UNSUPPORTED by default."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
 
 class SinkConnector(Connector):

@@ -8,10 +8,10 @@ Source task, driven by the runtime's loop:
     await task.start(config)
     while running:
         records = await task.poll()           # may wait a little; [] when nothing is ready
-        ... produced to Kafka ...
-        await task.commit_record(record, metadata)   # per record, once it is in Kafka
-        ... source offsets written ...
-        await task.commit()                   # once the batch's offsets are stored
+        ... produced to Kafka, in a transaction with their source offsets ...
+        ... the transaction commits (after each poll, by default: ``transaction.boundary``) ...
+        await task.commit_record(record, metadata)   # per record of the transaction
+        await task.commit()                   # once per transaction
     await task.stop(deleted=...)
 
 Sink task:
@@ -77,16 +77,37 @@ class _NoOffsets:
         return [(p, None) for p in partitions]
 
 
+class TransactionContext(Protocol):
+    """How a source task ends its own transactions (``transaction.boundary=connector``).
+
+    A request without a record applies after the next batch ``poll`` returns; one with a
+    record, right after that record, which must be in that batch. For the last record of a
+    batch, a request naming it wins over one for the whole batch.
+    """
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """Commits the open transaction: its records, and the offsets they carry."""
+        ...
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """Discards the open transaction's records (``commit_record`` is told they were not
+        produced), but still commits their offsets, so they are not polled again. To have
+        them polled again, raise from ``poll`` instead."""
+        ...
+
+
 @dataclass
 class SourceTaskContext:
     """What the framework offers a running source task: its stored offsets, a logger, the
-    folders a path in its config may name."""
+    folders a path in its config may name, and, when its connector ends transactions itself
+    (``transaction.boundary=connector``), the ``transaction_context`` to do it with."""
 
     connector: str = ""
     task: int = 0
     offset_reader: OffsetReader = field(default_factory=_NoOffsets)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
     paths: Paths = field(default_factory=Paths, repr=False)
+    transaction_context: TransactionContext | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -148,10 +169,12 @@ class SourceTask(Task):
         """
 
     async def commit(self) -> None:
-        """Called once the offsets of everything polled so far are stored."""
+        """Called after each transaction committed: the offsets of everything it holds are
+        stored."""
 
     async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Called per record once Kafka acknowledged it; metadata None if it was filtered out.
+        """Called per record once the transaction holding it committed; metadata None if it
+        was not produced (skipped under ``errors.tolerance``, or its transaction aborted).
 
         For a polled ``SourceBatch``, ``record`` is one of its ``records()``. A task that does
         not override this method is not called per record at all."""

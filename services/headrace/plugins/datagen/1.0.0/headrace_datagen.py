@@ -20,6 +20,7 @@ from typing import Any
 from headrace.sdk import (
     ConfigDef,
     ConfigType,
+    ExactlyOnceSupport,
     Importance,
     Range,
     SourceBatch,
@@ -95,6 +96,10 @@ class DatagenSourceConnector(SourceConnector):
     async def start(self, config: Mapping[str, str]) -> None:
         self._config = dict(config)
         CONFIG.parse(config)  # a bad value fails the start with every problem listed
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Its records are a function of the offsets a task resumes from."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def task_class(self) -> type[DatagenSourceTask]:
         return DatagenSourceTask

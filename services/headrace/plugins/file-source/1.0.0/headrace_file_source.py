@@ -48,6 +48,7 @@ from headrace.sdk import (
     ConfigException,
     ConfigType,
     ConnectError,
+    ExactlyOnceSupport,
     Importance,
     Range,
     Schema,
@@ -175,6 +176,11 @@ class FileStreamSourceConnector(SourceConnector):
         path = self.context.paths.resolve(parsed["file"], "file")
         self._config = dict(config)
         self.context.logger.info("file_source_connector_started", file=str(path))
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        """A task resumes at the byte position its last committed offset names, so a file that is
+        only appended to gives each line once."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def task_class(self) -> type[FileStreamSourceTask]:
         return FileStreamSourceTask
