@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import grpc
+from aiokafka.errors import ProducerFenced
 
 from headrace.core import log
 from headrace.core.rpc import GRPC_OPTIONS
@@ -51,10 +52,33 @@ async def until_stopped(*tasks: asyncio.Task[Any] | None) -> None:
         raise RuntimeError(f"{task.get_name()} ended")
 
 
+def quiet_fenced_futures() -> None:
+    """Keeps a fenced producer's orphaned futures out of the error log.
+
+    When Kafka fences a transactional producer, aiokafka fails internal futures that nobody
+    awaits, and asyncio logs each one as an error ("Future exception was never retrieved").
+    Being fenced is how a coordinator replica or a source task learns it was replaced; the code
+    that handles it logs that once, so these add only alarm.
+    """
+    loop = asyncio.get_running_loop()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), ProducerFenced) and "future" in context:
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
+async def _quietly(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    quiet_fenced_futures()
+    await main()
+
+
 def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Runs a service's async main, logging a crash before the process exits non-zero."""
     try:
-        asyncio.run(main())
+        asyncio.run(_quietly(main))
     except KeyboardInterrupt:
         pass
     except Exception:

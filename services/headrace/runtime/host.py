@@ -29,6 +29,7 @@ import grpc
 from headrace.core import log
 from headrace.core.plugins import read_manifest
 from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings
 from headrace.runtime.hosted import HostedPlugin
 from headrace.runtime.lifecycle import bounded, format_trace
@@ -109,6 +110,7 @@ async def serve(args: argparse.Namespace) -> int:
     server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
 
+    quiet_fenced_futures()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
