@@ -253,7 +253,8 @@ def start_guarded(stack: Stack, service: str, deadline_s: float) -> float:
     def start() -> None:
         started = time.perf_counter()
         try:
-            stack.start(service, timeout=deadline_s)
+            # Ready means replayed: for the coordinator that is leading, not merely serving.
+            stack.start(service, timeout=deadline_s, until=READY_EVENT[service])
             outcome.append(time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
             outcome.append(exc)

@@ -101,8 +101,10 @@ class Stack:
             return None
         return pid if _alive(pid) else None
 
-    def start(self, name: str, timeout: float = 120.0) -> None:
-        """Starts one service (unless it already runs) and waits until it says it is ready."""
+    def start(self, name: str, timeout: float = 120.0, until: str | None = None) -> None:
+        """Starts one service (unless it already runs) and waits until it says it is ready, or
+        logs the event ``until`` names (a coordinator's ``coordinator_ready``: leading, its
+        state replayed)."""
         if self.pid(name) is not None:
             return
         spec = self.spec(name)
@@ -122,7 +124,7 @@ class Stack:
             )
         self.processes[name] = proc
         (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
-        self._wait_ready(name, spec.ready_event, proc, log_path, offset, timeout)
+        self._wait_ready(name, until or spec.ready_event, proc, log_path, offset, timeout)
 
     def _wait_ready(
         self,
