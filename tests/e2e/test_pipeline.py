@@ -3,6 +3,7 @@ deleting a connector is the one stop that says ``deleted=True``."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from functools import partial
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.stack import Stack
-from tests.support import lifecycle, stops, wait_for
+from headrace.core.topics import ensure_topic
+from tests.support import committed, json_lines, lifecycle, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -232,3 +234,58 @@ def test_deleting_and_recreating_at_once_still_stops_the_old_one_as_deleted(
         started = {unit for event, unit in calls[last_stop:] if event == "start"}
         assert started == {"connector", "task"}
         client.delete("again")
+
+
+def test_a_transform_chain_with_a_predicate_end_to_end(stack: Stack, tmp_path: Path) -> None:
+    out, topic, n = tmp_path / "shaped", "shape-raw", 150
+    kafka = stack.settings.bootstrap_servers
+
+    def source(origin: str, extra: dict[str, str]) -> dict[str, str]:
+        """A datagen whose transforms insert a field naming it, and any ``extra`` ones."""
+        return {
+            "connector.class": "DatagenSource",
+            "topic": topic,
+            "records": str(n),
+            "batch.size": "50",
+            "transforms": ",".join(["origin", *sorted({k.split(".")[1] for k in extra})]),
+            "transforms.origin.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+            "transforms.origin.static.field": "origin",
+            "transforms.origin.static.value": origin,
+            **extra,
+        }
+
+    with ConfigClient(stack.settings.config_addr) as client:
+        # The marked source's records, each with a header, are all in the topic before the
+        # plain source's: a sink that has the plain ones has read past every marked one.
+        marked = {
+            "transforms.mark.type": "InsertHeader",
+            "transforms.mark.header": "skip",
+            "transforms.mark.value.literal": "y",
+        }
+        asyncio.run(ensure_topic(kafka, topic, 1))
+        client.create("shape-marked", source("marked", marked))
+        wait_for(
+            "the marked records in Kafka", lambda: len(asyncio.run(committed(kafka, topic))) >= n
+        )
+        client.create("shape-plain", source("plain", {}))
+        # The sink drops what carries the header, and sees the topic under another name.
+        sink = recording_sink(out, topic, tasks=1) | {
+            "transforms": "unmarked,rename",
+            "transforms.unmarked.type": "Filter",
+            "transforms.unmarked.predicate": "marked",
+            "transforms.rename.type": "RegexRouter",
+            "transforms.rename.regex": "(.*)-raw",
+            "transforms.rename.replacement": "$1-clean",
+            "predicates": "marked",
+            "predicates.marked.type": "HasHeaderKey",
+            "predicates.marked.name": "skip",
+        }
+        client.create("shape-sink", sink)
+
+        wait_for(f"{n} records in the sink", lambda: len(json_lines(out / "records.jsonl")) >= n)
+        records = json_lines(out / "records.jsonl")
+        assert {r["value"]["id"] for r in records} == set(range(n))
+        assert {r["value"]["origin"] for r in records} == {"plain"}  # no marked one
+        assert {r["topic"] for r in records} == {"shape-clean"}
+        for name in ("shape-marked", "shape-plain", "shape-sink"):
+            client.delete(name)

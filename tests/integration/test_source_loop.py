@@ -360,3 +360,47 @@ async def test_a_task_that_ends_its_own_transactions(kafka: str, cluster: str) -
         ("v3", True),
     ]
     assert await stored(kafka, cluster) == {"n": 3}  # v4 is polled again after a restart
+
+
+async def test_transforms_route_and_drop_records_before_they_are_produced(
+    kafka: str, cluster: str
+) -> None:
+    raw, clean = f"{cluster}-raw", f"{cluster}-clean"
+    await ensure_topic(kafka, clean, 1)
+    marked = SourceRecord(PARTITION, {"n": 1}, raw, "v1", headers=(("skip", b"y"),))
+    task = ListSource([record(raw, 0), marked, record(raw, 2)])
+    chain = {
+        "transforms": "route,unmarked",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)-raw",
+        "transforms.route.replacement": "$1-clean",
+        "transforms.unmarked.type": "Filter",
+        "transforms.unmarked.predicate": "marked",
+        "predicates": "marked",
+        "predicates.marked.type": "HasHeaderKey",
+        "predicates.marked.name": "skip",
+    }
+    error = await run_until(runner_for(kafka, cluster, task, chain), lambda: task.commits > 0)
+
+    assert error is None
+    assert [r.value for r in await committed(kafka, clean)] == [b"v0", b"v2"]
+    assert [(r.value, m and m.topic) for r, m in task.committed] == [
+        ("v0", clean),
+        ("v1", None),  # dropped: told it was not produced
+        ("v2", clean),
+    ]
+    assert await stored(kafka, cluster) == {"n": 2}  # the dropped record moved the position
+
+
+async def test_a_record_a_transform_cannot_handle_fails_the_task_naming_it(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-one"
+    await ensure_topic(kafka, topic, 1)
+    task = ListSource([record(topic, 0)])
+    extract = {"transforms": "pick", "transforms.pick.type": "ExtractField$Value"}
+    extract["transforms.pick.field"] = "id"  # a plain string value has no fields
+    error = await run_until(runner_for(kafka, cluster, task, extract), lambda: False)
+
+    assert isinstance(error, RecordError) and "transform 'pick'" in str(error)
+    assert await committed(kafka, topic) == [] and await stored(kafka, cluster) is None

@@ -40,7 +40,7 @@ from headrace.core import log
 from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
 from headrace.runtime.converters import converter_for
-from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers
+from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers, sink_record_error
 from headrace.runtime.executor import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
@@ -52,7 +52,8 @@ from headrace.runtime.sinkrecords import (
     to_sink_batch,
     to_sink_record,
 )
-from headrace.sdk.errors import ConfigException
+from headrace.runtime.transforms import TransformChain, parse_chain
+from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask, SinkTaskContext
 
@@ -82,6 +83,7 @@ class SinkRunner(LoopBase):
         self._closed = False
         self._broken = False  # the loop failed: nothing more may be committed
         self._log = log.get(connector=self.connector, task=self.task_id)
+        self._chain = TransformChain()
 
     async def start(self, loop: bool = True) -> None:
         """Reads the framework config, starts the plugin's task, then joins the group; without
@@ -94,8 +96,12 @@ class SinkRunner(LoopBase):
         self._flush_policy = FlushPolicy.from_config(config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
-        # A task that keeps the SDK's put_batch (which calls put) is given records one by one.
-        self._wants_batches = type(self.task).put_batch is not SinkTask.put_batch
+        self._chain = parse_chain(self.connector_config)
+        # A task that keeps the SDK's put_batch (which calls put) is given records one by one,
+        # and so is every task whose records go through transforms, which take one at a time.
+        self._wants_batches = (
+            type(self.task).put_batch is not SinkTask.put_batch and self._chain.is_empty
+        )
         max_records = int(
             config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         )
@@ -236,6 +242,7 @@ class SinkRunner(LoopBase):
         """Leaves the group, closes the Kafka clients and the executor's connection (after the
         task was stopped)."""
         self._closed = True  # leaving the group must not call back into a stopped task
+        self._chain.close()
         await self._abandon_flush()  # only when the loop was cut short: finish waited for it
         if self._consumer is not None:
             await self._consumer.stop()
@@ -267,16 +274,29 @@ class SinkRunner(LoopBase):
             else:
                 for message in messages:
                     try:
-                        prepared.records.append(
-                            to_sink_record(message, self._key_converter, self._value_converter)
+                        record = self._transformed(
+                            message,
+                            to_sink_record(message, self._key_converter, self._value_converter),
                         )
                     except RecordError as exc:
                         if not self._policy.tolerate_all:
                             raise
                         prepared.refused.append((message, exc))
+                        continue
+                    if record is not None:  # else a transform dropped it
+                        prepared.records.append(record)
             prepared.positions[ours] = messages[-1].offset + 1
             prepared.fetched += len(messages)
         return prepared
+
+    def _transformed(self, message: Message, record: SinkRecord) -> SinkRecord | None:
+        """The record after the connector's transforms; None when one dropped it."""
+        try:
+            return self._chain.apply(record)
+        except DataError as exc:
+            raise sink_record_error(
+                "transform", message.topic, message.partition, message.offset, exc
+            ) from exc
 
     async def _hand_over(self, prepared: Prepared) -> None:
         """Gives the task a prepared fetch, unless a rebalance came since it began: then the

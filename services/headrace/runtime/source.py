@@ -30,6 +30,7 @@ from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.produce import Outgoing, TopicLayout
 from headrace.runtime.transactions import Landed, SourceTransactions
+from headrace.runtime.transforms import TransformChain, parse_chain
 from headrace.sdk.errors import DataError
 from headrace.sdk.records import Headers, SourceBatch, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
@@ -48,6 +49,7 @@ class SourceRunner(LoopBase):
         self.produced = 0
         self._transactions: SourceTransactions | None = None
         self._requests: Requests | None = None
+        self._chain = TransformChain()
         self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
 
@@ -56,6 +58,7 @@ class SourceRunner(LoopBase):
         without ``loop`` (a clean-up, which produces nothing) there is no producer."""
         self._policy = ErrorPolicy.from_config(self.connector_config)
         self._settings = transactions(self.connector_config)
+        self._chain = parse_chain(self.connector_config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
         send = None
@@ -111,8 +114,9 @@ class SourceRunner(LoopBase):
             await self._ended(await self._transactions.commit())
 
     async def close(self) -> None:
-        """Closes the Kafka clients (after the task was stopped); a transaction still open
-        (the loop failed, or a stop ran out of time) is aborted first."""
+        """Closes the transforms and the Kafka clients (after the task was stopped); a
+        transaction still open (the loop failed, or a stop ran out of time) is aborted first."""
+        self._chain.close()
         transactions, self._transactions = self._transactions, None
         if transactions is not None:
             await transactions.abandon()
@@ -130,7 +134,8 @@ class SourceRunner(LoopBase):
             for segment in plan([], self._settings, asked, due):
                 await self._end(segment.then)
             return
-        batch = polled if isinstance(polled, SourceBatch) else None
+        # Columns only with no transform to apply: transforms take one record at a time.
+        batch = polled if isinstance(polled, SourceBatch) and self._chain.is_empty else None
         columns = None
         if batch is not None:
             layouts = await transactions.layouts({batch.topic})
@@ -140,15 +145,20 @@ class SourceRunner(LoopBase):
             told = batch.records() if self._wants_commit_record else []
             [segment] = plan([batch], self._settings, asked, due)
             self.produced += await transactions.write(
-                told, columns, [(batch.source_partition, batch.source_offset)], layouts
+                told,
+                columns,
+                [(batch.source_partition, batch.source_offset)],
+                layouts,
             )
             await self._end(segment.then)
             return
         # Per record, also for a batch whose columns did not convert whole: the record at
         # fault is then named, and skipped or not as errors.tolerance says.
         records = polled.records() if isinstance(polled, SourceBatch) else polled
-        layouts = await transactions.layouts({r.topic for r in records})
-        encoded = [self._encode(r, layouts[r.topic]) for r in records]
+        transformed = [self._transform(r) for r in records]
+        # One metadata look-up per topic and poll, of the topics the transforms route to.
+        layouts = await transactions.layouts({r.topic for r in transformed if r is not None})
+        encoded = [None if r is None else self._encode(r, layouts[r.topic]) for r in transformed]
         for segment in plan(records, self._settings, asked, due):
             part = records[segment.start : segment.end]
             self.produced += await transactions.write(
@@ -209,6 +219,17 @@ class SourceRunner(LoopBase):
                 strict=False,  # the repeats are endless; keys and values are as long
             )
         )
+
+    def _transform(self, record: SourceRecord) -> SourceRecord | None:
+        """The record after the connector's transforms; None when one dropped it, or when it
+        failed one and errors are tolerated."""
+        try:
+            return self._chain.apply(record)
+        except DataError as exc:
+            self._skip(
+                record, source_record_error("transform", record.source_partition, record.topic, exc)
+            )
+            return None
 
     def _encode(self, record: SourceRecord, layout: TopicLayout) -> Outgoing | None:
         try:

@@ -18,6 +18,7 @@ from headrace.core.connectorconfig import check_support, tasks_max, transactions
 from headrace.core.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
 from headrace.runtime.events import EventBus
 from headrace.runtime.lifecycle import bounded, format_trace
+from headrace.runtime.transforms import parse_chain
 from headrace.sdk.config import ConfigValue
 from headrace.sdk.connector import Connector, ConnectorContext, SourceConnector
 from headrace.sdk.errors import ConfigException
@@ -160,6 +161,7 @@ class ConnectorUnit:
         try:
             max_tasks = tasks_max(self.config)
             raise_errors(self.connector.validate(self.config))
+            parse_chain(self.config).close()  # every transform and predicate problem, by key
             if isinstance(self.connector, SourceConnector):
                 check_support(
                     transactions(self.config),

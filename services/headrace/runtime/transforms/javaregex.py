@@ -1,0 +1,148 @@
+"""Java regular expressions and replacement strings, as Connect's RegexRouter and TopicNameMatches
+read them, on Python's ``re``.
+
+The two dialects agree on most syntax. ``compile_java`` translates what differs and Python would
+accept with another meaning or refuse: named groups ``(?<name>...)`` and ``\\k<name>``, quoting
+``\\Q...\\E``, and the end anchors ``\\z`` and ``\\Z``. Java constructs Python has no equivalent
+for (``\\p{Alpha}``, class intersections ``[a-z&&[^b]]``, nested classes) are refused with a
+ValueError rather than matched differently.
+
+Java's ``.`` and ``$`` also treat ``\\r``, ``\\u0085``, ``\\u2028`` and ``\\u2029`` as line
+ends, Python's only ``\\n``; Kafka topic names (``[a-zA-Z0-9._-]``) hold none of them.
+
+Replacements follow ``java.util.regex.Matcher``: ``$n`` and ``${name}`` refer to groups, a
+backslash takes the next character literally; they are checked against the pattern up front.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+_NAMED_GROUP = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>")
+_BACKREF = re.compile(r"\\k<([A-Za-z][A-Za-z0-9]*)>")
+
+
+def compile_java(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled with Java's meaning; ValueError says why it cannot be."""
+    translated = _translate(pattern)
+    with warnings.catch_warnings():
+        # Python warns (FutureWarning) where Java syntax would mean something else to it.
+        warnings.simplefilter("error")
+        try:
+            return re.compile(translated)
+        except re.error as exc:
+            raise ValueError(str(exc)) from None
+        except FutureWarning as exc:
+            raise ValueError(f"uses Java syntax Python's re reads differently ({exc})") from None
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            if nxt == "Q":
+                end = pattern.find("\\E", i + 2)
+                quoted = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
+                out.append(re.escape(quoted))
+                i = n if end < 0 else end + 2
+                continue
+            backref = _BACKREF.match(pattern, i)
+            if backref and not in_class:
+                out.append(f"(?P={backref.group(1)})")
+                i = backref.end()
+                continue
+            if not in_class and nxt == "z":
+                out.append(r"\Z")
+            elif not in_class and nxt == "Z":
+                out.append(r"(?=\n?\Z)")
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or out[-1] == "["
+        elif c == "[":
+            in_class = True
+        elif (named := _NAMED_GROUP.match(pattern, i)) is not None:
+            out.append(f"(?P<{named.group(1)}>")
+            i = named.end()
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A parsed Java replacement string: literal text and group numbers, in order."""
+
+    parts: tuple[str | int, ...]
+
+    def expand(self, match: re.Match[str]) -> str:
+        """The replacement for one match (an unmatched group contributes nothing, as in Java)."""
+        return "".join(p if isinstance(p, str) else (match.group(p) or "") for p in self.parts)
+
+    def replace_first(self, pattern: re.Pattern[str], text: str) -> str:
+        """Java's ``Matcher.replaceFirst``: the first match found, replaced."""
+        match = pattern.search(text)
+        if match is None:
+            return text
+        return text[: match.start()] + self.expand(match) + text[match.end() :]
+
+
+def parse_replacement(replacement: str, pattern: re.Pattern[str]) -> Replacement:
+    """``replacement`` read as ``Matcher.appendReplacement`` reads it, against ``pattern``'s
+    groups; ValueError for a dangling ``\\`` or ``$`` or a group the pattern does not have."""
+    parts: list[str | int] = []
+    literal: list[str] = []
+    i, n = 0, len(replacement)
+    while i < n:
+        c = replacement[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise ValueError("a trailing backslash escapes nothing")
+            literal.append(replacement[i + 1])
+            i += 2
+        elif c == "$":
+            group, i = _group_reference(replacement, i + 1, pattern)
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(group)
+        else:
+            literal.append(c)
+            i += 1
+    if literal:
+        parts.append("".join(literal))
+    return Replacement(tuple(parts))
+
+
+def _group_reference(text: str, i: int, pattern: re.Pattern[str]) -> tuple[int, int]:
+    """The group a ``$`` at ``i - 1`` refers to, and where the reference ends."""
+    if i >= len(text):
+        raise ValueError("'$' at the end refers to no group")
+    if text[i] == "{":
+        end = text.find("}", i)
+        name = text[i + 1 : end] if end > 0 else ""
+        if end < 0 or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
+            raise ValueError(f"'${text[i:]}' is not a group reference: use ${{name}}")
+        if name not in pattern.groupindex:
+            raise ValueError(f"the regex has no group named {name!r}")
+        return pattern.groupindex[name], end + 1
+    if not text[i].isascii() or not text[i].isdigit():
+        raise ValueError(f"'${text[i]}' is not a group reference: use $n or ${{name}}")
+    # As in Java: further digits belong to the number only while such a group exists.
+    number, i = int(text[i]), i + 1
+    while i < len(text) and text[i].isascii() and text[i].isdigit():
+        longer = number * 10 + int(text[i])
+        if longer > pattern.groups:
+            break
+        number, i = longer, i + 1
+    if number > pattern.groups:
+        raise ValueError(f"the regex has no group {number}")
+    return number, i
