@@ -24,14 +24,16 @@ def producer(
     """An idempotent producer: a retried send never duplicates a record within a session.
 
     With a ``transactional_id`` it writes in transactions, and starting it fences every earlier
-    producer with that id: their open transaction is aborted, and their next write refused.
+    producer with that id: their open transaction is aborted, and their next write refused. It
+    then lingers not at all: its records go in whole batches (``produce.py``), and the few
+    offset records a transaction ends with must not wait for more that never come.
     """
     return AIOKafkaProducer(
         bootstrap_servers=settings.bootstrap_servers,
         client_id=client_id,
         enable_idempotence=True,
         acks="all",
-        linger_ms=5,
+        linger_ms=5 if transactional_id is None else 0,
         max_batch_size=MAX_BATCH_BYTES,
         transactional_id=transactional_id,
     )

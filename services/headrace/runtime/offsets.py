@@ -133,6 +133,10 @@ class OffsetStore:
         if event is not None and event.connector == self.connector:
             self.state = apply(self.state, event)
 
+    @property
+    def topic(self) -> str:
+        return self._log.topic
+
     async def load(self) -> None:
         """Creates the topic if needed, then replays it to its current end."""
         if self._on_kafka:

@@ -72,9 +72,9 @@ class SourceRunner(LoopBase):
             self._transactions = SourceTransactions(producer, name)
             send = self._transactions.send
         self._offsets = OffsetStore(self.settings, self.connector, send=send)
-        if self._transactions is not None:
-            self._transactions.bind(self._offsets)
         await self._offsets.load()
+        if self._transactions is not None:
+            await self._transactions.bind(self._offsets)
         # The SDK's commit_record does nothing: a task that keeps it is not called per record.
         self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
         if self._settings.boundary is Boundary.CONNECTOR:
@@ -149,6 +149,7 @@ class SourceRunner(LoopBase):
                 columns,
                 [(batch.source_partition, batch.source_offset)],
                 layouts,
+                last=segment.then is End.COMMIT,
             )
             await self._end(segment.then)
             return
@@ -166,6 +167,7 @@ class SourceRunner(LoopBase):
                 encoded[segment.start : segment.end],
                 latest_offsets(part),  # a skipped record still moves the position
                 layouts,
+                last=segment.then is End.COMMIT,
             )
             await self._end(segment.then)
 

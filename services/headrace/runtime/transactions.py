@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import ProducerFenced
@@ -36,6 +36,8 @@ ABORT_TIMEOUT_S = 10.0
 """How long a failed transaction may take to abort before it is left to Kafka (which aborts it
 when the task starts again, or once the transaction times out)."""
 
+A = TypeVar("A")
+B = TypeVar("B")
 Offsets = Sequence[tuple[Mapping[str, Any], Any]]
 """(source partition, offset) pairs."""
 Landed = list[tuple[SourceRecord, RecordMetadata | None]]
@@ -47,6 +49,7 @@ class _Open:
     opened_at: float
     latest: dict[str, tuple[Mapping[str, Any], Any]] = field(default_factory=dict)
     landed: Landed = field(default_factory=list)
+    stored: bool = False  # its offsets were sent with its last records
 
 
 class SourceTransactions:
@@ -60,9 +63,13 @@ class SourceTransactions:
         self._name = name  # "task 0 of 'orders'", for errors
         self._log = log.get()
 
-    def bind(self, offsets: OffsetStore) -> None:
-        """The offset store whose writes go through ``send`` (built after the producer)."""
+    async def bind(self, offsets: OffsetStore) -> None:
+        """The offset store whose writes go through ``send`` (built after the producer), once
+        it has loaded. The producer looks the offsets topic up now, not when a transaction's
+        offsets are sent beside its first records: with aiokafka looking it up then, that
+        first batch of records found no leader for its partition until it expired."""
         self._offsets = offsets
+        await self._producer.partitions_for(offsets.topic)
 
     async def send(self, topic: str, records: list[Record]) -> list[tuple[int, int]]:
         """How the offset store appends: inside the open transaction."""
@@ -82,18 +89,31 @@ class SourceTransactions:
         encoded: Sequence[Outgoing | None],
         latest: Offsets,
         layouts: Mapping[str, TopicLayout],
+        *,
+        last: bool = False,
     ) -> int:
         """Produces a segment's records (``encoded``, None for a skipped one) in the open
         transaction, opening one if needed; ``records`` are the task's, when it is told of each
-        (else empty). Returns how many were produced."""
+        (else empty). Returns how many were produced.
+
+        ``last`` says the transaction commits after this segment: its offsets are then sent
+        with the records, so that Kafka adds both topics to the transaction, and takes both
+        writes, in one round trip each."""
         outgoing = [e for e in encoded if e is not None]
         async with self._guard():
             if self._open is None:
                 await self._producer.begin_transaction()
                 self._open = _Open(time.monotonic())
-            receipts, stamps = await self._batches.produce(outgoing, layouts)
-        for partition, offset in latest:
-            self._open.latest[canonical_partition(partition)] = (partition, offset)
+            for partition, offset in latest:
+                self._open.latest[canonical_partition(partition)] = (partition, offset)
+            if last:
+                produced, _ = await _both(
+                    self._batches.produce(outgoing, layouts), self._store_offsets()
+                )
+                self._open.stored = True
+            else:
+                produced = await self._batches.produce(outgoing, layouts)
+        receipts, stamps = produced
         if records:
             delivered = iter(per_record(receipts, stamps))
             self._open.landed += [
@@ -109,7 +129,8 @@ class SourceTransactions:
         if self._open is None:
             return None
         async with self._guard():
-            await self._store_offsets()
+            if not self._open.stored:
+                await self._store_offsets()
             await self._producer.commit_transaction()
         landed, self._open = self._open.landed, None
         return landed
@@ -163,3 +184,12 @@ class SourceTransactions:
                     "writes nothing more"
                 ) from exc
             raise
+
+
+async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both results, once both are done; the first error, but only once neither runs on."""
+    outcomes = await asyncio.gather(first, second, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return outcomes[0], outcomes[1]  # type: ignore[return-value]  # neither is an error
