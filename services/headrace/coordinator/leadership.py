@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import ProducerFenced
 
 from headrace.core import log
 from headrace.core.settings import Settings
@@ -45,8 +46,13 @@ class LeaderWriter:
         self._lock = asyncio.Lock()
 
     async def send(self, topic: str, records: list[Record]) -> list[tuple[int, int]]:
-        async with self._lock, self._producer.transaction():
-            return await send_records(self._producer, topic, records)
+        """Writes the records in one transaction; LeadershipLost once another replica's
+        producer fenced this one, whichever write finds it out (a generation, or the lease)."""
+        try:
+            async with self._lock, self._producer.transaction():
+                return await send_records(self._producer, topic, records)
+        except ProducerFenced as exc:
+            raise LeadershipLost("another replica took over: this one's writes are fenced") from exc
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
