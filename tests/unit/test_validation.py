@@ -92,3 +92,36 @@ def test_bad_names(catalog: PluginCatalog, name: str) -> None:
 def test_config_name_must_match(catalog: PluginCatalog) -> None:
     err = rejected("s", {"connector.class": "File", "name": "other"}, catalog)
     assert "name" in err.message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("topic.creation.default.partitions", "3", "topic creation by connectors (KIP-158)"),
+        ("topic.creation.groups", "big", "topic creation by connectors (KIP-158)"),
+        ("value.converter.plugin.version", "3.9.0", "converters are not versioned plugins yet"),
+        ("producer.override.linger.ms", "50", "only consumer.override.max.poll.records is"),
+        ("consumer.override.fetch.min.bytes", "1", "only consumer.override.max.poll.records is"),
+        ("admin.override.retries", "1", "only consumer.override.max.poll.records is"),
+        ("errors.retry.timeout", "30000", "retries are not supported yet"),
+        ("consumer.override.max.poll.records", "0", "is not a whole number of at least 1"),
+        ("transaction.boundary", "row", "is not one of poll, interval, connector"),
+    ],
+)
+def test_a_framework_key_not_honoured_is_refused_with_the_reason(
+    catalog: PluginCatalog, key: str, value: str, reason: str
+) -> None:
+    err = rejected("s", {"connector.class": "File", key: value}, catalog)
+    assert err.problem is Problem.INVALID
+    assert err.message.startswith(f"{key}: ") and reason in err.message
+
+
+def test_values_that_change_nothing_are_accepted(catalog: PluginCatalog) -> None:
+    config = {
+        "connector.class": "Lake",
+        "topics": "t",
+        "errors.retry.timeout": "0",
+        "consumer.override.max.poll.records": "500",
+        "plugin.specific.key": "its own",  # a connector's own keys are its to read
+    }
+    assert check_create("s", config, catalog, ConfigState()).config["errors.retry.timeout"] == "0"

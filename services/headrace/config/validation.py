@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 from headrace.core.configstate import ConfigState
-from headrace.core.connectorconfig import requested_version, tasks_max, transactions
+from headrace.core.connectorconfig import (
+    refuse_unhonoured,
+    requested_version,
+    tasks_max,
+    transactions,
+)
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.sdk.errors import ConfigException
@@ -68,6 +73,7 @@ def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -
         raise ConfigRejected(Problem.NOT_FOUND, str(exc)) from None
     try:
         tasks_max(config)
+        refuse_unhonoured(config)
         if plugin.type == "source":
             transactions(config)
     except ConfigException as exc:

@@ -120,3 +120,42 @@ def check_support(
             f"{TRANSACTION_BOUNDARY}: connector, but the connector cannot define transaction "
             "boundaries with this config"
         )
+
+
+MAX_POLL_RECORDS = "consumer.override.max.poll.records"
+CLIENT_OVERRIDES = ("producer.override.", "consumer.override.", "admin.override.")
+CONVERTER_VERSIONS = tuple(
+    f"{side}.converter.plugin.version" for side in ("key", "value", "header")
+)
+RETRY_TIMEOUT = "errors.retry.timeout"
+
+
+def refuse_unhonoured(config: Mapping[str, str]) -> None:
+    """Refuses Kafka Connect's framework keys that headrace does not honour yet, each with the
+    reason, so that none is accepted and then ignored. A value that changes nothing in Connect
+    either (``errors.retry.timeout=0``, its default) is let through."""
+    for key in sorted(config):
+        if key.startswith("topic.creation."):
+            raise ConfigException(
+                f"{key}: topic creation by connectors (KIP-158) is not supported yet; create "
+                "the topic beforehand, or let the broker create it"
+            )
+        if key in CONVERTER_VERSIONS:
+            raise ConfigException(
+                f"{key}: converters are not versioned plugins yet; remove the key to use the "
+                "built-in converter"
+            )
+        if key.startswith(CLIENT_OVERRIDES) and key != MAX_POLL_RECORDS:
+            raise ConfigException(
+                f"{key}: not supported; of the client overrides, only {MAX_POLL_RECORDS} is"
+            )
+    if config.get(RETRY_TIMEOUT, "0").strip() != "0":
+        raise ConfigException(
+            f"{RETRY_TIMEOUT}: retries are not supported yet; only 0 (fail or tolerate at once) is"
+        )
+    if MAX_POLL_RECORDS in config:
+        raw = config[MAX_POLL_RECORDS]
+        if not raw.strip().isdigit() or int(raw) < 1:
+            raise ConfigException(
+                f"{MAX_POLL_RECORDS}: {raw!r} is not a whole number of at least 1"
+            )
