@@ -167,3 +167,91 @@ def test_the_cli_manages_connectors(config_service: tuple[Stack, Settings], tmp_
     missing = headrace(settings, "connectors", "get", "gen")
     assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
     assert json.loads(headrace(settings, "connectors", "list").stdout) == ["lake"]
+
+
+def test_the_lifecycle_calls_change_the_stored_state_and_survive_replay(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    stack, settings = config_service
+    gen = {"connector.class": "Gen", "tasks.max": "2", "topic": "t1"}
+    with ConfigClient(settings.config_addr) as client:
+        put = client.put_config("gen", gen)
+        assert put.created and put.info.target_state == "RUNNING"
+        again = client.put_config("gen", {**gen, "topic": "t2"})
+        assert not again.created and again.info.config["topic"] == "t2"
+
+        patched = client.patch("gen", {"tasks.max": None, "label": "x"})
+        assert dict(patched.config) == {
+            "connector.class": "Gen",
+            "topic": "t2",
+            "label": "x",
+            "name": "gen",
+        }
+
+        client.pause("gen")
+        assert client.get("gen").target_state == "PAUSED"
+        client.stop("gen")
+        assert client.get("gen").target_state == "STOPPED"
+        client.create("held", {"connector.class": "Gen"}, initial_state="PAUSED")
+
+        restarted = client.restart("gen", include_tasks=True)
+        assert restarted.connector.state == "RESTARTING"  # no tasks: the connector is stopped
+        assert list(restarted.tasks) == []
+        only_failed = client.restart("gen", include_tasks=True, only_failed=True)
+        assert only_failed.connector.state == "UNASSIGNED"  # not failed: not restarted
+
+    stack.stop("config", sig=signal.SIGKILL)
+    stack.start("config")
+
+    with ConfigClient(settings.config_addr) as client:
+        assert client.get("gen").target_state == "STOPPED"
+        assert client.get("held").target_state == "PAUSED"
+        client.resume("gen")
+        assert client.get("gen").target_state == "RUNNING"
+        assert dict(client.get("gen").config)["label"] == "x"
+
+
+LIFECYCLE_REFUSALS = [
+    ("pause", lambda c: c.pause("nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+    ("resume", lambda c: c.resume("nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+    ("stop", lambda c: c.stop("nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+    ("restart", lambda c: c.restart("nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+    ("task restart", lambda c: c.restart_task("existing", 0), grpc.StatusCode.NOT_FOUND, "task 0"),
+    ("task status", lambda c: c.task_status("existing", 3), grpc.StatusCode.NOT_FOUND, "task 3"),
+    ("patch", lambda c: c.patch("nope", {"a": "b"}), grpc.StatusCode.NOT_FOUND, "nope"),
+    (
+        "patch removing the class",
+        lambda c: c.patch("existing", {"connector.class": None}),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "connector.class",
+    ),
+    (
+        "bad initial state",
+        lambda c: c.create("x", {"connector.class": "Gen"}, initial_state="SLEEPING"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "initial_state",
+    ),
+    (
+        "a 5 MB value",
+        lambda c: c.put_config("x", {"connector.class": "Gen", "big": "v" * 5_000_000}),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "1000000 bytes",
+    ),
+]
+
+
+def test_lifecycle_calls_with_bad_input_are_refused_and_change_nothing(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    _, settings = config_service
+    with ConfigClient(settings.config_addr) as client:
+        client.create("existing", {"connector.class": "Gen", "topic": "keep"})
+        for label, call, code, mentioned in LIFECYCLE_REFUSALS:
+            with pytest.raises(grpc.RpcError) as info:
+                call(client)
+            assert info.value.code() == code, label
+            assert mentioned in info.value.details(), label
+        assert client.names() == ["existing"]
+        kept = client.get("existing")
+        assert dict(kept.config) == {"connector.class": "Gen", "topic": "keep", "name": "existing"}
+        assert kept.target_state == "RUNNING"

@@ -11,11 +11,14 @@ from headrace.core.configstate import (
     ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
+    RestartRequested,
+    TargetStateChanged,
     TaskConfigured,
     TasksCommitted,
     apply,
     fold,
 )
+from headrace.core.structs import Target
 
 
 def records_to_events(records: list[configlog.Record]) -> list:
@@ -103,6 +106,54 @@ def test_records_round_trip_through_the_topic_protocol() -> None:
     assert [dict(t) for t in state.tasks_of("my-conn")] == [{"a": "1"}, {"a": "2"}]
     state = fold(records_to_events(configlog.deletion("my-conn", 2)), state)
     assert state == ConfigState()
+
+
+def test_a_connector_runs_until_paused_or_stopped_and_a_deletion_forgets_its_target() -> None:
+    state = fold([ConnectorConfigured("a", {}, "i1")])
+    assert state.target_of("a") is Target.RUNNING
+    state = apply(state, TargetStateChanged("a", Target.PAUSED))
+    assert state.target_of("a") is Target.PAUSED
+    state = fold([ConnectorRemoved("a"), ConnectorConfigured("a", {}, "i2")], state)
+    assert state.target_of("a") is Target.RUNNING
+
+
+def test_a_create_with_an_initial_state_keeps_it_through_a_recreate_without_tombstone() -> None:
+    # Compaction may drop the tombstone between two incarnations: the new one's target state,
+    # written before its config, still holds.
+    state = fold(
+        [
+            ConnectorConfigured("a", {}, "i1"),
+            TargetStateChanged("a", Target.STOPPED),
+            ConnectorConfigured("a", {}, "i2"),
+        ]
+    )
+    assert state.target_of("a") is Target.STOPPED
+
+
+def test_restarts_remember_the_last_request_per_unit() -> None:
+    state = fold(
+        [
+            ConnectorConfigured("a", {}, "i1"),
+            RestartRequested("a", (-1, 0), 10),
+            RestartRequested("a", (1,), 12),
+        ]
+    )
+    assert [state.restart_of("a", t) for t in (-1, 0, 1, 2)] == [10, 10, 12, 0]
+    assert fold([ConnectorRemoved("a")], state).restart_of("a", 1) == 0
+
+
+def test_targets_and_restarts_round_trip_with_the_offset_of_their_record() -> None:
+    records = [
+        configlog.target_state("a", Target.PAUSED),
+        configlog.connector_configured("a", {}, "i1"),
+        configlog.restart("a", [-1, 3]),
+    ]
+    events = [configlog.decode(k, v, offset) for offset, (k, v) in enumerate(records, 40)]
+    assert events[0] == TargetStateChanged("a", Target.PAUSED)
+    assert events[2] == RestartRequested("a", (-1, 3), 42)
+    state = fold(e for e in events if e is not None)
+    deleted = fold(records_to_events(configlog.deletion("a", 0)), state)
+    assert deleted == ConfigState()
 
 
 names = st.text(alphabet="abc-", min_size=1, max_size=4)

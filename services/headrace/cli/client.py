@@ -21,10 +21,55 @@ class ConfigClient:
     def __exit__(self, *exc: object) -> None:
         self._channel.close()
 
-    def create(self, name: str, config: Mapping[str, str]) -> config_pb2.ConnectorInfo:
+    def create(
+        self, name: str, config: Mapping[str, str], initial_state: str = ""
+    ) -> config_pb2.ConnectorInfo:
         return self._stub.CreateConnector(
-            config_pb2.CreateConnectorRequest(name=name, config=dict(config))
+            config_pb2.CreateConnectorRequest(
+                name=name, config=dict(config), initial_state=initial_state
+            )
         )
+
+    def put_config(
+        self, name: str, config: Mapping[str, str]
+    ) -> config_pb2.PutConnectorConfigResponse:
+        return self._stub.PutConnectorConfig(
+            config_pb2.PutConnectorConfigRequest(name=name, config=dict(config))
+        )
+
+    def patch(self, name: str, changes: Mapping[str, str | None]) -> config_pb2.ConnectorInfo:
+        """Sets each key to its value; a None value removes the key (Connect's PATCH)."""
+        return self._stub.PatchConnectorConfig(
+            config_pb2.PatchConnectorConfigRequest(
+                name=name,
+                set={k: v for k, v in changes.items() if v is not None},
+                remove=[k for k, v in changes.items() if v is None],
+            )
+        )
+
+    def pause(self, name: str) -> None:
+        self._stub.PauseConnector(config_pb2.ConnectorRequest(name=name))
+
+    def resume(self, name: str) -> None:
+        self._stub.ResumeConnector(config_pb2.ConnectorRequest(name=name))
+
+    def stop(self, name: str) -> None:
+        self._stub.StopConnector(config_pb2.ConnectorRequest(name=name))
+
+    def restart(
+        self, name: str, *, include_tasks: bool = False, only_failed: bool = False
+    ) -> config_pb2.ConnectorStatus:
+        return self._stub.RestartConnector(
+            config_pb2.RestartConnectorRequest(
+                name=name, include_tasks=include_tasks, only_failed=only_failed
+            )
+        )
+
+    def restart_task(self, name: str, task: int) -> None:
+        self._stub.RestartTask(config_pb2.TaskRequest(name=name, task=task))
+
+    def task_status(self, name: str, task: int) -> config_pb2.UnitStatus:
+        return self._stub.GetTaskStatus(config_pb2.TaskRequest(name=name, task=task))
 
     def get(self, name: str) -> config_pb2.ConnectorInfo:
         return self._stub.GetConnector(config_pb2.ConnectorRequest(name=name))

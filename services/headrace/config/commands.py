@@ -10,11 +10,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from headrace.config.store import ConfigStore
-from headrace.config.validation import ConfigRejected, Problem, check_create, check_exists
-from headrace.core import configlog
+from headrace.config.validation import (
+    ConfigRejected,
+    Problem,
+    check_config,
+    check_create,
+    check_exists,
+    check_size,
+    check_task,
+)
+from headrace.core import configlog, log
 from headrace.core.configstate import Config
 from headrace.core.plugins import PluginCatalog
 from headrace.core.status import StatusState, of_connector
+from headrace.core.structs import CONNECTOR_TASK, State, Target, WorkUnit
 
 
 @dataclass(frozen=True)
@@ -23,6 +32,36 @@ class ConnectorView:
     config: Config
     tasks: tuple[Config, ...]
     type: str
+    target: Target = Target.RUNNING
+
+
+@dataclass(frozen=True)
+class RestartPlan:
+    """The units a restart asked for, as Kafka Connect plans them (``onlyFailed``,
+    ``includeTasks``); they are reported RESTARTING until their worker has restarted them."""
+
+    connector: bool
+    tasks: tuple[int, ...]
+
+    @property
+    def units(self) -> list[int]:
+        return ([CONNECTOR_TASK] if self.connector else []) + list(self.tasks)
+
+
+def plan_restart(
+    task_count: int, statuses: StatusState, name: str, *, include_tasks: bool, only_failed: bool
+) -> RestartPlan:
+    """Which of a connector's units a restart covers: the connector, and with ``include_tasks``
+    its tasks; with ``only_failed`` only those that are FAILED."""
+
+    def wanted(unit: WorkUnit) -> bool:
+        status = statuses.get(unit)
+        return not only_failed or (status is not None and status.state is State.FAILED)
+
+    tasks = range(task_count) if include_tasks else range(0)
+    return RestartPlan(
+        wanted(WorkUnit.of(name)), tuple(t for t in tasks if wanted(WorkUnit(name, t)))
+    )
 
 
 class Commands:
@@ -40,17 +79,107 @@ class Commands:
         state = self.store.configs
         check_exists(name, state)
         config = state.connectors[name]
-        return ConnectorView(name, config, state.tasks_of(name), self._type_of(config))
+        return ConnectorView(
+            name, config, state.tasks_of(name), self._type_of(config), state.target_of(name)
+        )
 
-    async def create(self, name: str, config: Mapping[str, str]) -> ConnectorView:
+    async def create(
+        self, name: str, config: Mapping[str, str], initial_state: Target | None = None
+    ) -> ConnectorView:
+        """A new connector; ``initial_state`` PAUSED or STOPPED keeps it from moving data until
+        it is resumed (Connect's ``initial_state``)."""
         async with self.store.write_lock:
             accepted = check_create(name, config, self.catalog, await self.store.current())
             # A new incarnation: the coordinator tells its units from those of a connector that
             # had the name before, whose deletion may still be on its way to the plugin.
             incarnation = uuid.uuid4().hex
-            record = configlog.connector_configured(name, accepted.config, incarnation)
-            await self.store.write([record])
+            record = check_size(configlog.connector_configured(name, accepted.config, incarnation))
+            # The target state goes first, so that no one sees the connector running meanwhile.
+            target = [] if initial_state is None else [configlog.target_state(name, initial_state)]
+            await self.store.write([*target, record])
             return self._view(name)
+
+    async def put_config(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorView, bool]:
+        """Creates the connector or replaces its whole config; whether it was created."""
+        async with self.store.write_lock:
+            state = await self.store.current()
+            if name not in state.connectors:
+                accepted = check_create(name, config, self.catalog, state)
+                incarnation = uuid.uuid4().hex
+            else:
+                accepted = check_config(name, config, self.catalog)
+                incarnation = state.incarnations.get(name, "")
+            record = configlog.connector_configured(name, accepted.config, incarnation)
+            await self.store.write([check_size(record)])
+            return self._view(name), name not in state.connectors
+
+    async def patch(
+        self, name: str, changes: Mapping[str, str], removed: Sequence[str] = ()
+    ) -> ConnectorView:
+        """Sets the keys in ``changes`` and drops those in ``removed`` (Connect's PATCH, where
+        a null value removes a key); the result is validated as a whole config."""
+        async with self.store.write_lock:
+            state = await self.store.current()
+            check_exists(name, state)
+            merged = {k: v for k, v in state.connectors[name].items() if k not in removed}
+            merged.update(changes)
+            accepted = check_config(name, merged, self.catalog)
+            incarnation = state.incarnations.get(name, "")
+            record = configlog.connector_configured(name, accepted.config, incarnation)
+            await self.store.write([check_size(record)])
+            return self._view(name)
+
+    async def pause(self, name: str) -> None:
+        """Stops the connector and its tasks moving data; they are kept, and stay paused
+        across restarts of every service until resumed."""
+        await self._target(name, Target.PAUSED)
+
+    async def resume(self, name: str) -> None:
+        await self._target(name, Target.RUNNING)
+
+    async def stop(self, name: str) -> None:
+        """KIP-875's STOPPED: the connector shuts down and its tasks are removed; the config
+        stays, and a resume starts it again."""
+        await self._target(name, Target.STOPPED)
+
+    async def _target(self, name: str, target: Target) -> None:
+        async with self.store.write_lock:
+            state = await self.store.current()
+            check_exists(name, state)
+            records: list[configlog.Record] = []
+            if state.target_of(name) is not target:
+                records.append(configlog.target_state(name, target))
+            if target is Target.STOPPED and state.tasks_of(name):
+                records.extend(configlog.task_set(name, []))
+            if records:
+                await self.store.write(records)
+            log.get().info("connector_target_state", connector=name, target=target.value)
+
+    async def restart(
+        self, name: str, *, include_tasks: bool = False, only_failed: bool = False
+    ) -> tuple[ConnectorView, StatusState, RestartPlan]:
+        """Restarts the connector, and with ``include_tasks`` its tasks (with ``only_failed``
+        only the FAILED ones); the status answered shows the restarted units RESTARTING."""
+        async with self.store.write_lock:
+            state = await self.store.current()
+            check_exists(name, state)
+            statuses = of_connector(await self.store.current_status(), name)
+            plan = plan_restart(
+                len(state.tasks_of(name)),
+                statuses,
+                name,
+                include_tasks=include_tasks,
+                only_failed=only_failed,
+            )
+            if plan.units:
+                await self.store.write([configlog.restart(name, plan.units)])
+            return self._view(name), statuses, plan
+
+    async def restart_task(self, name: str, task: int) -> None:
+        async with self.store.write_lock:
+            state = await self.store.current()
+            check_task(name, task, state)
+            await self.store.write([configlog.restart(name, [task])])
 
     async def get(self, name: str) -> ConnectorView:
         await self.store.current()
@@ -66,10 +195,14 @@ class Commands:
             await self.store.write(configlog.deletion(name, len(state.tasks_of(name))))
 
     async def put_task_configs(self, name: str, tasks: Sequence[Mapping[str, str]]) -> bool:
-        """Makes ``tasks`` the connector's live task set; False when it already is."""
+        """Makes ``tasks`` the connector's live task set; False when it already is, or when the
+        connector is paused or stopped (a late answer from a connector shut down meanwhile)."""
         async with self.store.write_lock:
             state = await self.store.current()
             check_exists(name, state)
+            if state.target_of(name) is not Target.RUNNING:
+                log.get().info("task_configs_ignored", connector=name, target=state.target_of(name))
+                return False
             if [dict(t) for t in state.tasks_of(name)] == [dict(t) for t in tasks]:
                 return False
             await self.store.write(configlog.task_set(name, list(tasks)))
@@ -80,5 +213,9 @@ class Commands:
         statuses = await self.store.current_status()
         return view, of_connector(statuses, name)
 
+    async def task_status(self, name: str, task: int) -> tuple[ConnectorView, StatusState]:
+        check_task(name, task, await self.store.current())
+        return await self.status(name)
 
-__all__ = ["Commands", "ConfigRejected", "ConnectorView", "Problem"]
+
+__all__ = ["Commands", "ConfigRejected", "ConnectorView", "Problem", "RestartPlan"]

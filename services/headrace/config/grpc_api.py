@@ -7,10 +7,10 @@ from typing import TypeVar
 
 import grpc
 
-from headrace.config.commands import Commands, ConnectorView
+from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.status import UnitStatus
-from headrace.core.structs import State, WorkUnit
+from headrace.core.status import StatusState, UnitStatus
+from headrace.core.structs import State, Target, WorkUnit
 from headrace.v1 import config_pb2, config_pb2_grpc
 
 T = TypeVar("T")
@@ -30,12 +30,54 @@ async def _answer(context: grpc.aio.ServicerContext, call: Awaitable[T]) -> T:
         raise  # abort raises; this keeps type checkers honest
 
 
+async def _done(
+    context: grpc.aio.ServicerContext, call: Awaitable[None]
+) -> config_pb2.LifecycleResponse:
+    """The empty answer of a call that only changes state."""
+    await _answer(context, call)
+    return config_pb2.LifecycleResponse()
+
+
 def _info(view: ConnectorView) -> config_pb2.ConnectorInfo:
     return config_pb2.ConnectorInfo(
         name=view.name,
         config=dict(view.config),
         tasks=[config_pb2.TaskInfo(task=i, config=dict(t)) for i, t in enumerate(view.tasks)],
         type=view.type,
+        target_state=view.target.value,
+    )
+
+
+def _target(value: str) -> Target | None:
+    """The initial state a request names; None for none."""
+    if not value:
+        return None
+    try:
+        return Target(value.upper())
+    except ValueError:
+        choices = ", ".join(t.value for t in Target)
+        raise ConfigRejected(
+            Problem.INVALID, f"initial_state: {value!r} is not one of {choices}"
+        ) from None
+
+
+def _status(
+    view: ConnectorView, statuses: StatusState, plan: RestartPlan | None = None
+) -> config_pb2.ConnectorStatus:
+    """The connector's status; the units of a restart ``plan`` show RESTARTING."""
+    restarting = set(plan.units) if plan is not None else set()
+
+    def unit(u: WorkUnit) -> config_pb2.UnitStatus:
+        reported = _unit(u, statuses.get(u))
+        if u.task in restarting:
+            reported.state = State.RESTARTING.value
+        return reported
+
+    return config_pb2.ConnectorStatus(
+        name=view.name,
+        type=view.type,
+        connector=unit(WorkUnit.of(view.name)),
+        tasks=[unit(WorkUnit(view.name, i)) for i in range(len(view.tasks))],
     )
 
 
@@ -58,8 +100,25 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
     async def CreateConnector(
         self, request: config_pb2.CreateConnectorRequest, context: grpc.aio.ServicerContext
     ) -> config_pb2.ConnectorInfo:
-        view = await _answer(context, self._commands.create(request.name, dict(request.config)))
-        return _info(view)
+        create = self._create(request.name, dict(request.config), request.initial_state)
+        return _info(await _answer(context, create))
+
+    async def _create(self, name: str, config: dict[str, str], initial_state: str) -> ConnectorView:
+        return await self._commands.create(name, config, _target(initial_state))
+
+    async def PutConnectorConfig(
+        self, request: config_pb2.PutConnectorConfigRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.PutConnectorConfigResponse:
+        view, created = await _answer(
+            context, self._commands.put_config(request.name, dict(request.config))
+        )
+        return config_pb2.PutConnectorConfigResponse(info=_info(view), created=created)
+
+    async def PatchConnectorConfig(
+        self, request: config_pb2.PatchConnectorConfigRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.ConnectorInfo:
+        patch = self._commands.patch(request.name, dict(request.set), list(request.remove))
+        return _info(await _answer(context, patch))
 
     async def GetConnector(
         self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
@@ -81,15 +140,45 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
         self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
     ) -> config_pb2.ConnectorStatus:
         view, statuses = await _answer(context, self._commands.status(request.name))
-        return config_pb2.ConnectorStatus(
-            name=view.name,
-            type=view.type,
-            connector=_unit(WorkUnit.of(view.name), statuses.get(WorkUnit.of(view.name))),
-            tasks=[
-                _unit(WorkUnit(view.name, i), statuses.get(WorkUnit(view.name, i)))
-                for i in range(len(view.tasks))
-            ],
+        return _status(view, statuses)
+
+    async def GetTaskStatus(
+        self, request: config_pb2.TaskRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.UnitStatus:
+        view, statuses = await _answer(
+            context, self._commands.task_status(request.name, request.task)
         )
+        unit = WorkUnit(view.name, request.task)
+        return _unit(unit, statuses.get(unit))
+
+    async def PauseConnector(
+        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.LifecycleResponse:
+        return await _done(context, self._commands.pause(request.name))
+
+    async def ResumeConnector(
+        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.LifecycleResponse:
+        return await _done(context, self._commands.resume(request.name))
+
+    async def StopConnector(
+        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.LifecycleResponse:
+        return await _done(context, self._commands.stop(request.name))
+
+    async def RestartConnector(
+        self, request: config_pb2.RestartConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.ConnectorStatus:
+        restart = self._commands.restart(
+            request.name, include_tasks=request.include_tasks, only_failed=request.only_failed
+        )
+        view, statuses, plan = await _answer(context, restart)
+        return _status(view, statuses, plan)
+
+    async def RestartTask(
+        self, request: config_pb2.TaskRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.LifecycleResponse:
+        return await _done(context, self._commands.restart_task(request.name, request.task))
 
     async def ListPlugins(
         self, request: config_pb2.ListPluginsRequest, context: grpc.aio.ServicerContext

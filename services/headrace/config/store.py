@@ -33,7 +33,7 @@ class ConfigStore:
         return cls(kafka_logs(settings, "configs"), StatusStore(kafka_logs(settings, "status")))
 
     def _on_config(self, record: LogRecord) -> None:
-        event = configlog.decode(record.key, record.value)
+        event = configlog.decode(record.key, record.value, record.offset)
         if event is not None:
             self.configs = apply(self.configs, event)
 

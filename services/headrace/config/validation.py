@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from headrace.core import configlog
 from headrace.core.configstate import ConfigState
 from headrace.core.connectorconfig import (
     refuse_unhonoured,
@@ -104,3 +105,30 @@ def check_create(
 def check_exists(name: str, state: ConfigState) -> None:
     if name not in state.connectors:
         raise ConfigRejected(Problem.NOT_FOUND, f"connector {name!r} not found")
+
+
+def check_task(name: str, task: int, state: ConfigState) -> None:
+    check_exists(name, state)
+    count = len(state.tasks_of(name))
+    if not 0 <= task < count:
+        raise ConfigRejected(
+            Problem.NOT_FOUND, f"task {task} of connector {name!r} not found: it has {count} tasks"
+        )
+
+
+MAX_CONFIG_RECORD_BYTES = 1_000_000
+"""The largest connector config the configs topic takes, as one record: below the broker's and
+the producer's default limits (1 MiB), so that a config too large is refused here, by name,
+rather than by Kafka."""
+
+
+def check_size(record: configlog.Record) -> configlog.Record:
+    """The record, if the configs topic can take it."""
+    size = len(record[1] or b"")
+    if size > MAX_CONFIG_RECORD_BYTES:
+        raise ConfigRejected(
+            Problem.INVALID,
+            f"config: the connector's config takes {size} bytes; "
+            f"at most {MAX_CONFIG_RECORD_BYTES} bytes fit in one record of the configs topic",
+        )
+    return record

@@ -80,7 +80,7 @@ class ConfigFeed:
         self._log = logs(self._on_record)
 
     def _on_record(self, record: LogRecord) -> None:
-        event = configlog.decode(record.key, record.value)
+        event = configlog.decode(record.key, record.value, record.offset)
         if event is None:
             return
         self.view, submit = apply(self.view, event)

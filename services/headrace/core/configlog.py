@@ -8,6 +8,10 @@
 | ``task-<name>-<n>`` | tombstone | clean-up after a deletion, so compaction can drop the key |
 | ``commit-<name>`` | ``TasksCommitted`` | tasks 0..count-1 of the connector are now live |
 | ``commit-<name>`` | tombstone | clean-up after a deletion |
+| ``target-state-<name>`` | ``TargetStateChanged`` | RUNNING, PAUSED or STOPPED; none: RUNNING |
+| ``target-state-<name>`` | tombstone | clean-up after a deletion |
+| ``restart-<name>`` | ``RestartRequested`` | restart these units; the offset orders restarts |
+| ``restart-<name>`` | tombstone | clean-up after a deletion |
 
 Only the config service writes this topic. Compaction keeps the latest record per key, so a
 commit may outlive task records that a later, smaller task set tombstoned; the fold ignores a
@@ -23,10 +27,13 @@ from headrace.core.configstate import (
     ConfigEvent,
     ConnectorConfigured,
     ConnectorRemoved,
+    RestartRequested,
+    TargetStateChanged,
     TaskConfigured,
     TasksCommitted,
     frozen_config,
 )
+from headrace.core.structs import Target
 from headrace.v1 import events_pb2
 
 Record = tuple[str, bytes | None]
@@ -44,8 +51,17 @@ def commit_key(name: str) -> str:
     return f"commit-{name}"
 
 
-def decode(key: str, value: bytes | None) -> ConfigEvent | None:
-    """The event a record of the configs topic carries; None for records it does not know."""
+def target_key(name: str) -> str:
+    return f"target-state-{name}"
+
+
+def restart_key(name: str) -> str:
+    return f"restart-{name}"
+
+
+def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None:
+    """The event a record of the configs topic carries (``offset`` is where it was); None for
+    records it does not know."""
     if key.startswith("connector-"):
         name = key.removeprefix("connector-")
         if value is None:
@@ -58,7 +74,15 @@ def decode(key: str, value: bytes | None) -> ConfigEvent | None:
     if key.startswith("commit-") and value is not None:
         msg_c = events_pb2.TasksCommitted.FromString(value)
         return TasksCommitted(msg_c.connector, msg_c.task_count)
-    return None  # task/commit tombstones only let compaction clean up
+    if key.startswith("target-state-") and value is not None:
+        msg_s = events_pb2.TargetStateChanged.FromString(value)
+        if msg_s.state not in Target.__members__:
+            return None  # a state this version does not know: the connector keeps its own
+        return TargetStateChanged(msg_s.connector, Target(msg_s.state))
+    if key.startswith("restart-") and value is not None:
+        msg_r = events_pb2.RestartRequested.FromString(value)
+        return RestartRequested(msg_r.connector, tuple(msg_r.tasks), offset)
+    return None  # the other tombstones only let compaction clean up
 
 
 def connector_configured(name: str, config: Mapping[str, str], incarnation: str) -> Record:
@@ -80,8 +104,23 @@ def task_set(name: str, tasks: list[Mapping[str, str]]) -> list[Record]:
     return records
 
 
+def target_state(name: str, target: Target) -> Record:
+    msg = events_pb2.TargetStateChanged(connector=name, state=target.value)
+    return target_key(name), msg.SerializeToString()
+
+
+def restart(name: str, tasks: list[int]) -> Record:
+    msg = events_pb2.RestartRequested(connector=name, tasks=tasks)
+    return restart_key(name), msg.SerializeToString()
+
+
 def deletion(name: str, task_count: int) -> list[Record]:
     """The records that delete a connector: the tombstone that counts, then clean-up tombstones."""
-    records: list[Record] = [(connector_key(name), None), (commit_key(name), None)]
+    records: list[Record] = [
+        (connector_key(name), None),
+        (commit_key(name), None),
+        (target_key(name), None),
+        (restart_key(name), None),
+    ]
     records.extend((task_key(name, i), None) for i in range(task_count))
     return records

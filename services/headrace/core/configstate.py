@@ -14,6 +14,7 @@ from types import MappingProxyType
 import immutables
 
 from headrace.core.persistent import with_item, without_item
+from headrace.core.structs import Target
 
 Config = Mapping[str, str]
 
@@ -57,7 +58,32 @@ class TasksCommitted:
     count: int
 
 
-ConfigEvent = ConnectorConfigured | ConnectorRemoved | TaskConfigured | TasksCommitted
+@dataclass(frozen=True)
+class TargetStateChanged:
+    """The operator paused, resumed or stopped the connector."""
+
+    connector: str
+    state: Target
+
+
+@dataclass(frozen=True)
+class RestartRequested:
+    """Restart these units of the connector (task -1 is the connector itself); ``at`` is the
+    record's offset in the configs topic, which orders restarts."""
+
+    connector: str
+    tasks: tuple[int, ...]
+    at: int
+
+
+ConfigEvent = (
+    ConnectorConfigured
+    | ConnectorRemoved
+    | TaskConfigured
+    | TasksCommitted
+    | TargetStateChanged
+    | RestartRequested
+)
 
 
 @dataclass(frozen=True)
@@ -70,12 +96,23 @@ class ConfigState:
     tasks: Mapping[str, tuple[Config, ...]] = field(default_factory=immutables.Map)
     staged: Mapping[str, Mapping[int, Config]] = field(default_factory=immutables.Map)
     incarnations: Mapping[str, str] = field(default_factory=immutables.Map)
+    targets: Mapping[str, Target] = field(default_factory=immutables.Map)
+    # Per connector, per task (-1: the connector), the offset of the last restart asked for it.
+    restarts: Mapping[str, Mapping[int, int]] = field(default_factory=immutables.Map)
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
         if name not in self.connectors:
             return ()
         return self.tasks.get(name, ())
+
+    def target_of(self, name: str) -> Target:
+        """What the connector should be doing; one never paused or stopped runs."""
+        return self.targets.get(name, Target.RUNNING)
+
+    def restart_of(self, name: str, task: int) -> int:
+        """The offset of the last restart asked for the unit; 0 when none was."""
+        return self.restarts.get(name, {}).get(task, 0)
 
 
 def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
@@ -84,20 +121,16 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
         case ConnectorConfigured(name, config, incarnation):
             if state.incarnations.get(name, incarnation) != incarnation:
                 # Created again with no tombstone in between (compaction dropped it): the old
-                # incarnation's tasks are not this one's.
-                state = apply(state, ConnectorRemoved(name))
+                # incarnation's tasks are not this one's. The target state stays: a create
+                # writes the new one's before its config.
+                state = replace(_removed(state, name), targets=state.targets)
             return replace(
                 state,
                 connectors=with_item(state.connectors, name, config),
                 incarnations=with_item(state.incarnations, name, incarnation),
             )
         case ConnectorRemoved(name):
-            return ConfigState(
-                connectors=without_item(state.connectors, name),
-                tasks=without_item(state.tasks, name),
-                staged=without_item(state.staged, name),
-                incarnations=without_item(state.incarnations, name),
-            )
+            return _removed(state, name)
         case TaskConfigured(connector, task, config):
             staged = dict(state.staged.get(connector, {}))
             staged[task] = config
@@ -106,7 +139,28 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
             )
         case TasksCommitted(connector, count):
             return _commit(state, connector, count)
+        case TargetStateChanged(connector, target):
+            return replace(state, targets=with_item(state.targets, connector, target))
+        case RestartRequested(connector, tasks, at):
+            restarts = dict(state.restarts.get(connector, {}))
+            restarts.update(dict.fromkeys(tasks, at))
+            return replace(
+                state,
+                restarts=with_item(state.restarts, connector, MappingProxyType(restarts)),
+            )
     raise TypeError(f"not a config event: {event!r}")
+
+
+def _removed(state: ConfigState, name: str) -> ConfigState:
+    """The state without anything of the connector's."""
+    return ConfigState(
+        connectors=without_item(state.connectors, name),
+        tasks=without_item(state.tasks, name),
+        staged=without_item(state.staged, name),
+        incarnations=without_item(state.incarnations, name),
+        targets=without_item(state.targets, name),
+        restarts=without_item(state.restarts, name),
+    )
 
 
 def _commit(state: ConfigState, connector: str, count: int) -> ConfigState:

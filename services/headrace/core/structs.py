@@ -4,6 +4,7 @@
 | --- | --- |
 | :class:`WorkUnit` | one unit of work: a connector instance, or one of its tasks |
 | :class:`State` | the observed state of a unit, as Kafka Connect reports it |
+| :class:`Target` | the state an operator wants a connector in: running, paused or stopped |
 | :data:`Instance` | a unit of one incarnation of its connector |
 | :class:`Revocation` | a unit a worker must stop, with the deletion marker |
 | :class:`AssignedUnit`, :class:`Cleanup` | a unit to run, a deletion to deliver |
@@ -69,6 +70,14 @@ class State(StrEnum):
     STOPPED = "STOPPED"
     FAILED = "FAILED"
     RESTARTING = "RESTARTING"
+
+
+class Target(StrEnum):
+    """What an operator wants a connector and its tasks to do (Kafka Connect's target state)."""
+
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"  # the units are kept, and no record moves
+    STOPPED = "STOPPED"  # KIP-875: the connector shut down, with no tasks; its config kept
 
 
 @dataclass(frozen=True, order=True)

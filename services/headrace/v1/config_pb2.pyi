@@ -13,6 +13,23 @@ class ConnectorRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class CreateConnectorRequest(_message.Message):
+    __slots__ = ("name", "config", "initial_state")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_STATE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    config: _containers.ScalarMap[str, str]
+    initial_state: str
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., initial_state: _Optional[str] = ...) -> None: ...
+
+class PutConnectorConfigRequest(_message.Message):
     __slots__ = ("name", "config")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
@@ -26,6 +43,53 @@ class CreateConnectorRequest(_message.Message):
     name: str
     config: _containers.ScalarMap[str, str]
     def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class PutConnectorConfigResponse(_message.Message):
+    __slots__ = ("info", "created")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    info: ConnectorInfo
+    created: bool
+    def __init__(self, info: _Optional[_Union[ConnectorInfo, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class PatchConnectorConfigRequest(_message.Message):
+    __slots__ = ("name", "set", "remove")
+    class SetEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SET_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    set: _containers.ScalarMap[str, str]
+    remove: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., set: _Optional[_Mapping[str, str]] = ..., remove: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TaskRequest(_message.Message):
+    __slots__ = ("name", "task")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    task: int
+    def __init__(self, name: _Optional[str] = ..., task: _Optional[int] = ...) -> None: ...
+
+class RestartConnectorRequest(_message.Message):
+    __slots__ = ("name", "include_tasks", "only_failed")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_TASKS_FIELD_NUMBER: _ClassVar[int]
+    ONLY_FAILED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    include_tasks: bool
+    only_failed: bool
+    def __init__(self, name: _Optional[str] = ..., include_tasks: _Optional[bool] = ..., only_failed: _Optional[bool] = ...) -> None: ...
+
+class LifecycleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class TaskInfo(_message.Message):
     __slots__ = ("task", "config")
@@ -43,7 +107,7 @@ class TaskInfo(_message.Message):
     def __init__(self, task: _Optional[int] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ConnectorInfo(_message.Message):
-    __slots__ = ("name", "config", "tasks", "type")
+    __slots__ = ("name", "config", "tasks", "type", "target_state")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -55,11 +119,13 @@ class ConnectorInfo(_message.Message):
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    TARGET_STATE_FIELD_NUMBER: _ClassVar[int]
     name: str
     config: _containers.ScalarMap[str, str]
     tasks: _containers.RepeatedCompositeFieldContainer[TaskInfo]
     type: str
-    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., tasks: _Optional[_Iterable[_Union[TaskInfo, _Mapping]]] = ..., type: _Optional[str] = ...) -> None: ...
+    target_state: str
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., tasks: _Optional[_Iterable[_Union[TaskInfo, _Mapping]]] = ..., type: _Optional[str] = ..., target_state: _Optional[str] = ...) -> None: ...
 
 class ListConnectorsRequest(_message.Message):
     __slots__ = ()

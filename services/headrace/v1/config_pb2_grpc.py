@@ -39,6 +39,16 @@ class ConfigServiceStub:
                 request_serializer=headrace_dot_v1_dot_config__pb2.CreateConnectorRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorInfo.FromString,
                 _registered_method=True)
+        self.PutConnectorConfig = channel.unary_unary(
+                '/headrace.v1.ConfigService/PutConnectorConfig',
+                request_serializer=headrace_dot_v1_dot_config__pb2.PutConnectorConfigRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.PutConnectorConfigResponse.FromString,
+                _registered_method=True)
+        self.PatchConnectorConfig = channel.unary_unary(
+                '/headrace.v1.ConfigService/PatchConnectorConfig',
+                request_serializer=headrace_dot_v1_dot_config__pb2.PatchConnectorConfigRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorInfo.FromString,
+                _registered_method=True)
         self.GetConnector = channel.unary_unary(
                 '/headrace.v1.ConfigService/GetConnector',
                 request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
@@ -59,6 +69,36 @@ class ConfigServiceStub:
                 request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorStatus.FromString,
                 _registered_method=True)
+        self.GetTaskStatus = channel.unary_unary(
+                '/headrace.v1.ConfigService/GetTaskStatus',
+                request_serializer=headrace_dot_v1_dot_config__pb2.TaskRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.UnitStatus.FromString,
+                _registered_method=True)
+        self.PauseConnector = channel.unary_unary(
+                '/headrace.v1.ConfigService/PauseConnector',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+                _registered_method=True)
+        self.ResumeConnector = channel.unary_unary(
+                '/headrace.v1.ConfigService/ResumeConnector',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+                _registered_method=True)
+        self.StopConnector = channel.unary_unary(
+                '/headrace.v1.ConfigService/StopConnector',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+                _registered_method=True)
+        self.RestartConnector = channel.unary_unary(
+                '/headrace.v1.ConfigService/RestartConnector',
+                request_serializer=headrace_dot_v1_dot_config__pb2.RestartConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorStatus.FromString,
+                _registered_method=True)
+        self.RestartTask = channel.unary_unary(
+                '/headrace.v1.ConfigService/RestartTask',
+                request_serializer=headrace_dot_v1_dot_config__pb2.TaskRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+                _registered_method=True)
         self.ListPlugins = channel.unary_unary(
                 '/headrace.v1.ConfigService/ListPlugins',
                 request_serializer=headrace_dot_v1_dot_config__pb2.ListPluginsRequest.SerializeToString,
@@ -75,6 +115,18 @@ class ConfigServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def CreateConnector(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PutConnectorConfig(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PatchConnectorConfig(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -104,6 +156,45 @@ class ConfigServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTaskStatus(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseConnector(self, request, context):
+        """The connector and its tasks stop moving data; they stay paused across restarts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeConnector(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopConnector(self, request, context):
+        """KIP-875: the connector shuts down and its tasks are removed; its config is kept.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestartConnector(self, request, context):
+        """Answers the status with the units it restarts shown RESTARTING.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestartTask(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListPlugins(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -122,6 +213,16 @@ def add_ConfigServiceServicer_to_server(servicer, server):
             'CreateConnector': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateConnector,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.CreateConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.ConnectorInfo.SerializeToString,
+            ),
+            'PutConnectorConfig': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutConnectorConfig,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.PutConnectorConfigRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.PutConnectorConfigResponse.SerializeToString,
+            ),
+            'PatchConnectorConfig': grpc.unary_unary_rpc_method_handler(
+                    servicer.PatchConnectorConfig,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.PatchConnectorConfigRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_config__pb2.ConnectorInfo.SerializeToString,
             ),
             'GetConnector': grpc.unary_unary_rpc_method_handler(
@@ -143,6 +244,36 @@ def add_ConfigServiceServicer_to_server(servicer, server):
                     servicer.GetConnectorStatus,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_config__pb2.ConnectorStatus.SerializeToString,
+            ),
+            'GetTaskStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskStatus,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.TaskRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.UnitStatus.SerializeToString,
+            ),
+            'PauseConnector': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseConnector,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.SerializeToString,
+            ),
+            'ResumeConnector': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeConnector,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.SerializeToString,
+            ),
+            'StopConnector': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopConnector,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.SerializeToString,
+            ),
+            'RestartConnector': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestartConnector,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.RestartConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.ConnectorStatus.SerializeToString,
+            ),
+            'RestartTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestartTask,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.TaskRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.SerializeToString,
             ),
             'ListPlugins': grpc.unary_unary_rpc_method_handler(
                     servicer.ListPlugins,
@@ -181,6 +312,60 @@ class ConfigService:
             target,
             '/headrace.v1.ConfigService/CreateConnector',
             headrace_dot_v1_dot_config__pb2.CreateConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.ConnectorInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutConnectorConfig(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/PutConnectorConfig',
+            headrace_dot_v1_dot_config__pb2.PutConnectorConfigRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.PutConnectorConfigResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PatchConnectorConfig(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/PatchConnectorConfig',
+            headrace_dot_v1_dot_config__pb2.PatchConnectorConfigRequest.SerializeToString,
             headrace_dot_v1_dot_config__pb2.ConnectorInfo.FromString,
             options,
             channel_credentials,
@@ -290,6 +475,168 @@ class ConfigService:
             '/headrace.v1.ConfigService/GetConnectorStatus',
             headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
             headrace_dot_v1_dot_config__pb2.ConnectorStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/GetTaskStatus',
+            headrace_dot_v1_dot_config__pb2.TaskRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.UnitStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseConnector(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/PauseConnector',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeConnector(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/ResumeConnector',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopConnector(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/StopConnector',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestartConnector(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/RestartConnector',
+            headrace_dot_v1_dot_config__pb2.RestartConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.ConnectorStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestartTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/RestartTask',
+            headrace_dot_v1_dot_config__pb2.TaskRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
             options,
             channel_credentials,
             insecure,

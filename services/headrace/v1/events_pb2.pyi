@@ -48,6 +48,22 @@ class TasksCommitted(_message.Message):
     task_count: int
     def __init__(self, connector: _Optional[str] = ..., task_count: _Optional[int] = ...) -> None: ...
 
+class TargetStateChanged(_message.Message):
+    __slots__ = ("connector", "state")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    state: str
+    def __init__(self, connector: _Optional[str] = ..., state: _Optional[str] = ...) -> None: ...
+
+class RestartRequested(_message.Message):
+    __slots__ = ("connector", "tasks")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    tasks: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, connector: _Optional[str] = ..., tasks: _Optional[_Iterable[int]] = ...) -> None: ...
+
 class StatusReported(_message.Message):
     __slots__ = ("connector", "task", "state", "worker_id", "trace", "generation", "plugin_version")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
