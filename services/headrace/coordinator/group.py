@@ -167,6 +167,8 @@ def _assigned(unit: WorkUnit, incarnation: str, configs: ConfigState) -> Assigne
         configs.connectors.get(unit.connector, NO_CONFIG),
         tasks[unit.task] if 0 <= unit.task < len(tasks) else NO_CONFIG,
         incarnation,
+        configs.target_of(unit.connector),
+        configs.restart_of(unit.connector, unit.task),
     )
 
 

@@ -98,6 +98,10 @@ class AssignedUnit:
     connector_config: Config
     task_config: Config
     incarnation: str = ""
+    target: Target = Target.RUNNING
+    # The configs-topic offset of the last restart asked for the unit (0: none): a worker
+    # restarts a unit it started before that.
+    restart: int = 0
 
     @property
     def instance(self) -> Instance:

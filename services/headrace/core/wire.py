@@ -12,6 +12,7 @@ from headrace.core.structs import (
     ReconfigurationRequested,
     Revocation,
     State,
+    Target,
     UnitStateChanged,
     WorkUnit,
 )
@@ -56,6 +57,8 @@ def assignment_to_pb(update: AssignmentUpdate) -> coordinator_pb2.Assignment:
                 connector_config=dict(u.connector_config),
                 task_config=dict(u.task_config),
                 incarnation=u.incarnation,
+                target=u.target.value,
+                restart=u.restart,
             )
             for u in update.units
         ],
@@ -77,7 +80,12 @@ def assignment_from_pb(msg: coordinator_pb2.Assignment) -> AssignmentUpdate:
         generation=msg.generation,
         units=tuple(
             AssignedUnit(
-                unit_from_pb(u.unit), dict(u.connector_config), dict(u.task_config), u.incarnation
+                unit_from_pb(u.unit),
+                dict(u.connector_config),
+                dict(u.task_config),
+                u.incarnation,
+                Target(u.target) if u.target else Target.RUNNING,
+                u.restart,
             )
             for u in msg.units
         ),

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from headrace.v1 import events_pb2 as headrace_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dheadrace/v1/coordinator.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/events.proto\"J\n\x04Join\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12)\n\x07running\x18\x03 \x03(\x0b\x32\x18.headrace.v1.RunningUnitJ\x04\x08\x02\x10\x03\"\x1d\n\tHeartbeat\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"%\n\x0fRevocationsDone\x12\x12\n\ngeneration\x18\x01 \x01(\x03\"8\n\rDeletionsDone\x12\'\n\x05units\x18\x01 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\"\x07\n\x05Leave\"\xfc\x01\n\rWorkerMessage\x12!\n\x04join\x18\x01 \x01(\x0b\x32\x11.headrace.v1.JoinH\x00\x12+\n\theartbeat\x18\x02 \x01(\x0b\x32\x16.headrace.v1.HeartbeatH\x00\x12\x38\n\x10revocations_done\x18\x03 \x01(\x0b\x32\x1c.headrace.v1.RevocationsDoneH\x00\x12\x34\n\x0e\x64\x65letions_done\x18\x04 \x01(\x0b\x32\x1a.headrace.v1.DeletionsDoneH\x00\x12#\n\x05leave\x18\x05 \x01(\x0b\x32\x12.headrace.v1.LeaveH\x00\x42\x06\n\x04kind\"\xbd\x02\n\x0c\x41ssignedUnit\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12H\n\x10\x63onnector_config\x18\x02 \x03(\x0b\x32..headrace.v1.AssignedUnit.ConnectorConfigEntry\x12>\n\x0btask_config\x18\x03 \x03(\x0b\x32).headrace.v1.AssignedUnit.TaskConfigEntry\x12\x13\n\x0bincarnation\x18\x04 \x01(\t\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x02\n\x07\x43leanup\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\x43\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32).headrace.v1.Cleanup.ConnectorConfigEntry\x12\x39\n\x0btask_config\x18\x04 \x03(\x0b\x32$.headrace.v1.Cleanup.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\nAssignment\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12(\n\x05units\x18\x02 \x03(\x0b\x32\x19.headrace.v1.AssignedUnit\x12(\n\x07revoked\x18\x03 \x03(\x0b\x32\x17.headrace.v1.Revocation\x12&\n\x08\x63leanups\x18\x04 \x03(\x0b\x32\x14.headrace.v1.Cleanup\":\n\x07Welcome\x12\x1a\n\x12session_timeout_ms\x18\x01 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x02 \x01(\t\" \n\x0cHeartbeatAck\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"\xa8\x01\n\x12\x43oordinatorMessage\x12-\n\nassignment\x18\x01 \x01(\x0b\x32\x17.headrace.v1.AssignmentH\x00\x12\'\n\x07welcome\x18\x02 \x01(\x0b\x32\x14.headrace.v1.WelcomeH\x00\x12\x32\n\rheartbeat_ack\x18\x03 \x01(\x0b\x32\x19.headrace.v1.HeartbeatAckH\x00\x42\x06\n\x04kind2V\n\x0b\x43oordinator\x12G\n\x04Join\x12\x1a.headrace.v1.WorkerMessage\x1a\x1f.headrace.v1.CoordinatorMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dheadrace/v1/coordinator.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/events.proto\"J\n\x04Join\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12)\n\x07running\x18\x03 \x03(\x0b\x32\x18.headrace.v1.RunningUnitJ\x04\x08\x02\x10\x03\"\x1d\n\tHeartbeat\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"%\n\x0fRevocationsDone\x12\x12\n\ngeneration\x18\x01 \x01(\x03\"8\n\rDeletionsDone\x12\'\n\x05units\x18\x01 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\"\x07\n\x05Leave\"\xfc\x01\n\rWorkerMessage\x12!\n\x04join\x18\x01 \x01(\x0b\x32\x11.headrace.v1.JoinH\x00\x12+\n\theartbeat\x18\x02 \x01(\x0b\x32\x16.headrace.v1.HeartbeatH\x00\x12\x38\n\x10revocations_done\x18\x03 \x01(\x0b\x32\x1c.headrace.v1.RevocationsDoneH\x00\x12\x34\n\x0e\x64\x65letions_done\x18\x04 \x01(\x0b\x32\x1a.headrace.v1.DeletionsDoneH\x00\x12#\n\x05leave\x18\x05 \x01(\x0b\x32\x12.headrace.v1.LeaveH\x00\x42\x06\n\x04kind\"\xde\x02\n\x0c\x41ssignedUnit\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12H\n\x10\x63onnector_config\x18\x02 \x03(\x0b\x32..headrace.v1.AssignedUnit.ConnectorConfigEntry\x12>\n\x0btask_config\x18\x03 \x03(\x0b\x32).headrace.v1.AssignedUnit.TaskConfigEntry\x12\x13\n\x0bincarnation\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0f\n\x07restart\x18\x06 \x01(\x03\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x02\n\x07\x43leanup\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\x43\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32).headrace.v1.Cleanup.ConnectorConfigEntry\x12\x39\n\x0btask_config\x18\x04 \x03(\x0b\x32$.headrace.v1.Cleanup.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\nAssignment\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12(\n\x05units\x18\x02 \x03(\x0b\x32\x19.headrace.v1.AssignedUnit\x12(\n\x07revoked\x18\x03 \x03(\x0b\x32\x17.headrace.v1.Revocation\x12&\n\x08\x63leanups\x18\x04 \x03(\x0b\x32\x14.headrace.v1.Cleanup\":\n\x07Welcome\x12\x1a\n\x12session_timeout_ms\x18\x01 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x02 \x01(\t\" \n\x0cHeartbeatAck\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"\xa8\x01\n\x12\x43oordinatorMessage\x12-\n\nassignment\x18\x01 \x01(\x0b\x32\x17.headrace.v1.AssignmentH\x00\x12\'\n\x07welcome\x18\x02 \x01(\x0b\x32\x14.headrace.v1.WelcomeH\x00\x12\x32\n\rheartbeat_ack\x18\x03 \x01(\x0b\x32\x19.headrace.v1.HeartbeatAckH\x00\x42\x06\n\x04kind2V\n\x0b\x43oordinator\x12G\n\x04Join\x12\x1a.headrace.v1.WorkerMessage\x1a\x1f.headrace.v1.CoordinatorMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -53,25 +53,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WORKERMESSAGE']._serialized_start=286
   _globals['_WORKERMESSAGE']._serialized_end=538
   _globals['_ASSIGNEDUNIT']._serialized_start=541
-  _globals['_ASSIGNEDUNIT']._serialized_end=858
-  _globals['_ASSIGNEDUNIT_CONNECTORCONFIGENTRY']._serialized_start=753
-  _globals['_ASSIGNEDUNIT_CONNECTORCONFIGENTRY']._serialized_end=807
-  _globals['_ASSIGNEDUNIT_TASKCONFIGENTRY']._serialized_start=809
-  _globals['_ASSIGNEDUNIT_TASKCONFIGENTRY']._serialized_end=858
-  _globals['_CLEANUP']._serialized_start=861
-  _globals['_CLEANUP']._serialized_end=1163
-  _globals['_CLEANUP_CONNECTORCONFIGENTRY']._serialized_start=753
-  _globals['_CLEANUP_CONNECTORCONFIGENTRY']._serialized_end=807
-  _globals['_CLEANUP_TASKCONFIGENTRY']._serialized_start=809
-  _globals['_CLEANUP_TASKCONFIGENTRY']._serialized_end=858
-  _globals['_ASSIGNMENT']._serialized_start=1166
-  _globals['_ASSIGNMENT']._serialized_end=1322
-  _globals['_WELCOME']._serialized_start=1324
-  _globals['_WELCOME']._serialized_end=1382
-  _globals['_HEARTBEATACK']._serialized_start=1384
-  _globals['_HEARTBEATACK']._serialized_end=1416
-  _globals['_COORDINATORMESSAGE']._serialized_start=1419
-  _globals['_COORDINATORMESSAGE']._serialized_end=1587
-  _globals['_COORDINATOR']._serialized_start=1589
-  _globals['_COORDINATOR']._serialized_end=1675
+  _globals['_ASSIGNEDUNIT']._serialized_end=891
+  _globals['_ASSIGNEDUNIT_CONNECTORCONFIGENTRY']._serialized_start=786
+  _globals['_ASSIGNEDUNIT_CONNECTORCONFIGENTRY']._serialized_end=840
+  _globals['_ASSIGNEDUNIT_TASKCONFIGENTRY']._serialized_start=842
+  _globals['_ASSIGNEDUNIT_TASKCONFIGENTRY']._serialized_end=891
+  _globals['_CLEANUP']._serialized_start=894
+  _globals['_CLEANUP']._serialized_end=1196
+  _globals['_CLEANUP_CONNECTORCONFIGENTRY']._serialized_start=786
+  _globals['_CLEANUP_CONNECTORCONFIGENTRY']._serialized_end=840
+  _globals['_CLEANUP_TASKCONFIGENTRY']._serialized_start=842
+  _globals['_CLEANUP_TASKCONFIGENTRY']._serialized_end=891
+  _globals['_ASSIGNMENT']._serialized_start=1199
+  _globals['_ASSIGNMENT']._serialized_end=1355
+  _globals['_WELCOME']._serialized_start=1357
+  _globals['_WELCOME']._serialized_end=1415
+  _globals['_HEARTBEATACK']._serialized_start=1417
+  _globals['_HEARTBEATACK']._serialized_end=1449
+  _globals['_COORDINATORMESSAGE']._serialized_start=1452
+  _globals['_COORDINATORMESSAGE']._serialized_end=1620
+  _globals['_COORDINATOR']._serialized_start=1622
+  _globals['_COORDINATOR']._serialized_end=1708
 # @@protoc_insertion_point(module_scope)

@@ -48,6 +48,7 @@ from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
 from headrace.core.status import StatusStore, UnitStatus, status_key
 from headrace.core.structs import (
+    AssignedUnit,
     AssignmentUpdate,
     Cleanup,
     HostEvent,
@@ -55,28 +56,32 @@ from headrace.core.structs import (
     ReconfigurationRequested,
     Revocation,
     State,
+    Target,
     UnitStateChanged,
     WorkUnit,
 )
 from headrace.core.topiclog import kafka_logs
 from headrace.v1 import config_pb2, config_pb2_grpc, plugin_pb2
 from headrace.worker.membership import FENCE_AFTER, Membership
-from headrace.worker.reconcile import Configs, reconcile
+from headrace.worker.reconcile import reconcile
 from headrace.worker.supervisor import PluginProcess, plugin_key
 
 
 @dataclass(frozen=True)
 class Running:
-    """A unit this worker was assigned, with the configs it was started with."""
+    """A unit this worker was assigned, as it was assigned when it started."""
 
     plugin: PluginDescriptor | None
-    connector_config: Mapping[str, str]
-    task_config: Mapping[str, str]
-    incarnation: str = ""
+    assigned: AssignedUnit
 
     @property
-    def configs(self) -> Configs:
-        return self.connector_config, self.task_config, self.incarnation
+    def incarnation(self) -> str:
+        return self.assigned.incarnation
+
+    @property
+    def held(self) -> bool:
+        """Paused or stopped by an operator: kept here, and not running in a plugin process."""
+        return self.assigned.target is not Target.RUNNING
 
 
 @dataclass(frozen=True)
@@ -222,12 +227,14 @@ class Worker:
             revoked=len(update.revoked),
             cleanups=len(update.cleanups),
         )
-        assigned: dict[WorkUnit, Configs] = {
-            u.unit: (dict(u.connector_config), dict(u.task_config), u.incarnation)
-            for u in update.units
-        }
-        steps = reconcile({u: r.configs for u, r in self.running.items()}, update.revoked, assigned)
-        await self._stop_all(steps.stops)
+        assigned = {u.unit: u for u in update.units}
+        steps = reconcile(
+            {u: r.assigned for u, r in self.running.items()}, update.revoked, assigned
+        )
+        await for_each(
+            lambda u: self._report(u, State.RESTARTING), steps.restarts, MAX_CONCURRENT_UNIT_CALLS
+        )
+        await self._stop_all(steps.stops, restarting=frozenset(steps.starts))
         if steps.acknowledge:
             self.membership.acknowledge(update.generation)
             return  # the assignment that follows says what to run now
@@ -235,13 +242,17 @@ class Worker:
         await for_each(self._clean_up, update.cleanups, MAX_CONCURRENT_UNIT_CALLS)
         self.log.info("assignment_applied", generation=update.generation, running=len(self.running))
 
-    async def _start_all(self, starts: Mapping[WorkUnit, Configs]) -> None:
-        """Starts the units concurrently, once the plugin processes they need are up."""
+    async def _start_all(self, starts: Mapping[WorkUnit, AssignedUnit]) -> None:
+        """Starts the units concurrently, once the plugin processes they need are up; a held
+        unit is only reported (PAUSED or STOPPED)."""
         plugins: dict[WorkUnit, PluginDescriptor | PluginError] = {}
-        for unit, (connector_config, task_config, incarnation) in starts.items():
-            plugin = plugins[unit] = self._resolve(connector_config)
+        for unit, assigned in starts.items():
+            plugin = plugins[unit] = self._resolve(assigned.connector_config)
             descriptor = plugin if isinstance(plugin, PluginDescriptor) else None
-            self.running[unit] = Running(descriptor, connector_config, task_config, incarnation)
+            self.running[unit] = Running(descriptor, assigned)
+        held = {u for u, a in starts.items() if a.target is not Target.RUNNING}
+        await for_each(lambda u: self._hold(u, starts[u].target), held, MAX_CONCURRENT_UNIT_CALLS)
+        plugins = {u: p for u, p in plugins.items() if u not in held}
         processes = await self._processes_for(
             p for p in plugins.values() if isinstance(p, PluginDescriptor)
         )
@@ -249,7 +260,12 @@ class Worker:
             unit: processes[plugin_key(p)] if isinstance(p, PluginDescriptor) else p
             for unit, p in plugins.items()
         }
-        await for_each(lambda u: self._start(u, hosts[u]), starts, MAX_CONCURRENT_UNIT_CALLS)
+        await for_each(lambda u: self._start(u, hosts[u]), plugins, MAX_CONCURRENT_UNIT_CALLS)
+
+    async def _hold(self, unit: WorkUnit, target: Target) -> None:
+        """Keeps a paused or stopped unit here without running it, and says so."""
+        self.log.info("unit_held", connector=unit.connector, task=unit.task, target=target.value)
+        await self._report(unit, State(target.value))
 
     def _resolve(self, connector_config: Mapping[str, str]) -> PluginDescriptor | PluginError:
         try:
@@ -316,10 +332,11 @@ class Worker:
         """Starts the unit in its plugin process; a connector's task configs then go to the
         config service."""
         assert process.stub is not None
+        assigned = running.assigned
         if unit.is_connector:
             started = await process.stub.StartConnector(
                 plugin_pb2.StartConnectorRequest(
-                    name=unit.connector, config=dict(running.connector_config)
+                    name=unit.connector, config=dict(assigned.connector_config)
                 ),
                 timeout=CALL_TIMEOUT_S,
             )
@@ -329,8 +346,8 @@ class Worker:
             plugin_pb2.StartTaskRequest(
                 connector=unit.connector,
                 task=unit.task,
-                connector_config=dict(running.connector_config),
-                task_config=dict(running.task_config),
+                connector_config=dict(assigned.connector_config),
+                task_config=dict(assigned.task_config),
             ),
             timeout=CALL_TIMEOUT_S,
         )
@@ -353,37 +370,50 @@ class Worker:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    async def _stop_all(self, stops: Iterable[Revocation]) -> None:
+    async def _stop_all(
+        self, stops: Iterable[Revocation], restarting: frozenset[WorkUnit] = frozenset()
+    ) -> None:
         """Stops the units concurrently, every task and then every connector; each round takes
-        its units out of ``running`` as it begins. The deletions done are acknowledged."""
+        its units out of ``running`` as it begins. The deletions done are acknowledged. A unit
+        in ``restarting`` starts again next, and is not reported UNASSIGNED meanwhile."""
         done: list[Instance] = []
         for stop_round in stop_rounds(stops):
             taken = [
                 (s, r) for s in stop_round if (r := self.running.pop(s.unit, None)) is not None
             ]
-            await for_each(lambda t: self._stop(*t, done), taken, MAX_CONCURRENT_UNIT_CALLS)
+            await for_each(
+                lambda t: self._stop(*t, done, restarting), taken, MAX_CONCURRENT_UNIT_CALLS
+            )
         if done:
             self.membership.deletions_done(done)
 
-    async def _stop(self, stop: Revocation, running: Running, done: list[Instance]) -> None:
+    async def _stop(
+        self,
+        stop: Revocation,
+        running: Running,
+        done: list[Instance],
+        restarting: frozenset[WorkUnit] = frozenset(),
+    ) -> None:
         unit, deleted = stop.unit, stop.deleted
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
         halted = False
-        if process is not None and process.stub is not None:
+        if process is not None and process.stub is not None and not running.held:
             halted = await self._halt(process, unit, deleted=deleted)
         self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=deleted)
         if deleted:
             instance = (unit, running.incarnation)
-            # Its process is gone (it crashed) or did not answer: the plugin has not heard of
+            # Its process is gone (it crashed), did not answer, or the unit was held (paused or
+            # stopped, so its plugin stopped without the marker): the plugin has not heard of
             # the deletion yet, and is started only to hear of it.
+            assigned = running.assigned
             cleanup = Cleanup(
-                unit, running.incarnation, running.connector_config, running.task_config
+                unit, assigned.incarnation, assigned.connector_config, assigned.task_config
             )
             if halted or await self._deliver(cleanup):
                 self._remember(instance)
                 done.append(instance)
             await self._write_status(unit, self._status.remove(unit))
-        else:
+        elif unit not in restarting:
             await self._report(unit, State.UNASSIGNED, running=running)
 
     async def _halt(self, process: PluginProcess, unit: WorkUnit, *, deleted: bool) -> bool:
@@ -493,11 +523,16 @@ class Worker:
         except KafkaError as exc:
             self.log.error("status_write_failed", key=status_key(unit), error=repr(exc))
 
+    def _live(self, unit: WorkUnit) -> bool:
+        """Whether the unit runs here in a plugin process (not held, not gone)."""
+        running = self.running.get(unit)
+        return running is not None and not running.held
+
     async def _reported(self, event: HostEvent) -> None:
         match event:
-            case UnitStateChanged(unit, State.FAILED, trace) if unit in self.running:
+            case UnitStateChanged(unit, State.FAILED, trace) if self._live(unit):
                 await self._report(unit, State.FAILED, trace=trace)
-            case ReconfigurationRequested(connector) if WorkUnit.of(connector) in self.running:
+            case ReconfigurationRequested(connector) if self._live(WorkUnit.of(connector)):
                 await self._reconfigure(WorkUnit.of(connector))
         # RUNNING is reported when a start returns, STOPPED when a stop does.
 
@@ -505,8 +540,8 @@ class Worker:
         # The connector wants new task configs: restarting it asks it for them again, and the
         # config service keeps the old set when nothing changed.
         running = self.running[unit]
-        await self._stop_all([Revocation(unit)])
-        await self._start_all({unit: running.configs})
+        await self._stop_all([Revocation(unit)], restarting=frozenset([unit]))
+        await self._start_all({unit: running.assigned})
 
     async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
         if self._processes.get(process.key) is not process:
@@ -517,7 +552,9 @@ class Worker:
         hosted = [
             unit
             for unit, running in self.running.items()
-            if running.plugin is not None and plugin_key(running.plugin) == process.key
+            if running.plugin is not None
+            and not running.held
+            and plugin_key(running.plugin) == process.key
         ]
         await for_each(
             lambda u: self._report(u, State.FAILED, trace=trace), hosted, MAX_CONCURRENT_UNIT_CALLS

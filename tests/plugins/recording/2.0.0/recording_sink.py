@@ -62,7 +62,7 @@ class RecordingSinkTask(SinkTask):
         self.path = config["path"]
         # fail.put.task=N: task N raises in every put, to test what a failed sink commits.
         self.fail_put = config.get("fail.put.task") == str(self.context.task)
-        self._log(event="start")
+        self._log(event="start", label=config.get("label", ""))
 
     def _log(self, **entry: Any) -> None:
         _lifecycle(

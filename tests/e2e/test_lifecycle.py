@@ -1,0 +1,195 @@
+"""End to end: what an operator does with a connector, seen in the records that move and in the
+lifecycle calls its plugin gets. Pause, stop, restart and update stop with ``deleted=False``;
+only a deletion says ``deleted=True``, also for a connector that was paused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.stack import Stack
+from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
+
+pytestmark = pytest.mark.kafka
+
+
+def states(client: ConfigClient, name: str) -> tuple[str, list[str]]:
+    status = status_json(client.status(name))
+    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
+
+
+def all_in(client: ConfigClient, name: str, state: str, tasks: int) -> bool:
+    connector, task_states = states(client, name)
+    return connector == state and task_states == [state] * tasks
+
+
+def sink_lines(folder: Path) -> int:
+    return len(json_lines(folder / "records.jsonl"))
+
+
+def topic_size(stack: Stack, topic: str) -> int:
+    return len(asyncio.run(committed(stack.settings.bootstrap_servers, topic)))
+
+
+def starts(folder: Path) -> Counter[tuple[Any, ...]]:
+    """How many times each unit started, and with which ``label``."""
+    return Counter(
+        (e["unit"], e.get("task"), e.get("label", ""))
+        for e in lifecycle(folder)
+        if e["event"] == "start"
+    )
+
+
+def restart_every_service(stack: Stack) -> None:
+    """Every process of the stack stopped, then started again: nothing is left but the topics."""
+    stack.down()
+    stack.up()
+
+
+def test_a_paused_connector_moves_nothing_even_across_a_restart_of_every_service(
+    stack: Stack, tmp_path: Path
+) -> None:
+    topic, out = "paused-records", tmp_path / "sink"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "steady",
+            {
+                "connector.class": "DatagenSource",
+                "topic": topic,
+                "batch.size": "20",
+                "interval.ms": "50",
+            },
+        )
+        client.create(
+            "drain",
+            {"connector.class": "recording_sink.RecordingSinkConnector", "topics": topic}
+            | {"path": str(out)},
+        )
+        wait_for("records reaching the sink", lambda: sink_lines(out) >= 100)
+
+        client.pause("drain")
+        wait_for("the sink paused", lambda: all_in(client, "drain", "PAUSED", 1))
+        consumed = sink_lines(out)
+        produced = topic_size(stack, topic)
+        wait_for(
+            "the source still producing while the sink is paused",
+            lambda: topic_size(stack, topic) >= produced + 100,
+        )
+        client.pause("steady")
+        wait_for("the source paused", lambda: all_in(client, "steady", "PAUSED", 1))
+        produced = topic_size(stack, topic)
+        held_before = len(log_events(stack.log_dir, "unit_held", connector="drain"))
+
+        restart_every_service(stack)
+        wait_for(
+            "the restarted workers holding both paused",
+            lambda: (
+                len(log_events(stack.log_dir, "unit_held", connector="drain")) >= held_before + 2
+                and all_in(client, "drain", "PAUSED", 1)
+                and all_in(client, "steady", "PAUSED", 1)
+            ),
+        )
+        assert sink_lines(out) == consumed, "a paused sink took records"
+        assert topic_size(stack, topic) == produced, "a paused source produced records"
+
+        client.resume("drain")
+        client.resume("steady")
+        wait_for("both running again", lambda: all_in(client, "steady", "RUNNING", 1))
+        wait_for(
+            "the sink catching up past what was produced while paused",
+            lambda: sink_lines(out) >= produced + 100,
+        )
+        wait_for("the sink running", lambda: all_in(client, "drain", "RUNNING", 1))
+        client.delete("steady")
+        client.delete("drain")
+        wait_for("the sink deleted", lambda: sum(d for _, _, d in stops(out)) >= 2)
+        assert [(u, t) for u, t, deleted in stops(out) if deleted] == [
+            ("connector", None),
+            ("task", 0),
+        ]
+
+
+def recording(folder: Path, label: str) -> dict[str, str]:
+    return {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "tasks.max": "2",
+        "topics": "lifecycle-in",
+        "path": str(folder),
+        "label": label,
+    }
+
+
+def test_update_restart_stop_and_resume_reach_the_plugin_without_the_deletion_marker(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "life"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("life", recording(out, "v1"))
+        wait_for("life running", lambda: all_in(client, "life", "RUNNING", 2))
+
+        client.put_config("life", recording(out, "v2"))
+        wait_for(
+            "the tasks restarted with the new config",
+            lambda: starts(out)[("task", 0, "v2")] == 1 and starts(out)[("task", 1, "v2")] == 1,
+        )
+        wait_for("life running again", lambda: all_in(client, "life", "RUNNING", 2))
+
+        before = starts(out)
+        answer = status_json(client.restart("life", include_tasks=True))
+        assert [answer["connector"]["state"], *(t["state"] for t in answer["tasks"])] == [
+            "RESTARTING"
+        ] * 3
+        wait_for(
+            "every unit started once more",
+            lambda: (
+                starts(out) - before
+                == Counter({("connector", None, ""): 1, ("task", 0, "v2"): 1, ("task", 1, "v2"): 1})
+            ),
+        )
+        wait_for("life running after the restart", lambda: all_in(client, "life", "RUNNING", 2))
+
+        before = starts(out)
+        client.restart_task("life", 1)
+        wait_for(
+            "task 1 alone started again",
+            lambda: starts(out) - before == Counter({("task", 1, "v2"): 1}),
+        )
+
+        client.stop("life")
+        wait_for(
+            "life stopped, with no tasks",
+            lambda: states(client, "life") == ("STOPPED", []),
+        )
+        client.resume("life")
+        wait_for("life running after the stop", lambda: all_in(client, "life", "RUNNING", 2))
+
+        client.pause("life")
+        wait_for("life paused", lambda: all_in(client, "life", "PAUSED", 2))
+        assert not any(deleted for _, _, deleted in stops(out))
+
+        client.delete("life")  # while paused: the plugin still hears of the deletion, once
+        wait_for("the deletion delivered", lambda: sum(d for _, _, d in stops(out)) >= 3)
+        assert sorted((u, t) for u, t, deleted in stops(out) if deleted) == [
+            ("connector", None),
+            ("task", 0),
+            ("task", 1),
+        ]
+
+
+def test_a_connector_created_stopped_runs_nothing_until_resumed(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "later"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("later", recording(out, "v1"), initial_state="STOPPED")
+        wait_for("later stopped", lambda: states(client, "later") == ("STOPPED", []))
+        assert lifecycle(out) == []
+        client.resume("later")
+        wait_for("later running", lambda: all_in(client, "later", "RUNNING", 2))
+        client.delete("later")
+        wait_for("later deleted", lambda: sum(d for _, _, d in stops(out)) >= 3)
