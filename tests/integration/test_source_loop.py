@@ -12,10 +12,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from headrace.core.offsets import OffsetStore
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
 from headrace.runtime.errors import RecordError, TaskFenced
-from headrace.runtime.offsets import OffsetStore
 from headrace.runtime.placement import Placement
 from headrace.runtime.source import SourceRunner
 from headrace.sdk import RecordMetadata, SourceBatch, SourceRecord, SourceTask

@@ -14,12 +14,12 @@ import pytest
 
 from headrace.config.store import ConfigStore
 from headrace.core import configlog
+from headrace.core.offsets import OffsetStore
 from headrace.core.settings import Settings
 from headrace.core.status import State, StatusStore, UnitStatus
 from headrace.core.structs import WorkUnit
 from headrace.core.topiclog import LogFactory, MemoryTopic, kafka_logs, memory_logs
 from headrace.core.topics import ensure_topics
-from headrace.runtime.offsets import OffsetStore
 
 
 @dataclass

@@ -10,7 +10,6 @@
 | ``placement`` | where a task runs and with what: the base of both task loops |
 | ``source``, ``sink`` | the task loops that do the Kafka I/O |
 | ``sinkrecords``, ``sinkoffsets`` | pure parts of the sink loop: records, commit bookkeeping |
-| ``offsets`` | the source offsets topic protocol and reader |
 | ``executor`` | the Spark executor's client, a sink task's ``context.executor`` |
 | ``converters`` | JSON, string and bytes converters |
 | ``errors`` | ``errors.tolerance`` and the dead letter queue |

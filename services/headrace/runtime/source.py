@@ -21,12 +21,12 @@ from typing import Any
 
 from headrace.core import log
 from headrace.core.connectorconfig import Boundary, transactions
+from headrace.core.offsets import OffsetStore, canonical_partition
 from headrace.runtime import kafka
 from headrace.runtime.boundaries import End, Requests, is_due, plan
 from headrace.runtime.converters import Converter, converter_for, encode_column
 from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
-from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.produce import Outgoing, TopicLayout
 from headrace.runtime.transactions import Landed, SourceTransactions

@@ -26,9 +26,9 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import ProducerFenced
 
 from headrace.core import log
+from headrace.core.offsets import OffsetStore, canonical_partition
 from headrace.core.topiclog import Record, send_records
 from headrace.runtime.errors import TaskFenced
-from headrace.runtime.offsets import OffsetStore, canonical_partition
 from headrace.runtime.produce import BatchProducer, Outgoing, TopicLayout, per_record
 from headrace.sdk.records import RecordMetadata, SourceRecord
 

@@ -49,6 +49,11 @@ def canonical_partition(source_partition: Mapping[str, Any]) -> str:
     return _canonical(dict(source_partition))
 
 
+def sink_group_id(cluster: str, connector: str) -> str:
+    """The consumer group a sink connector's tasks consume in, and keep their offsets in."""
+    return f"{cluster}-connect-{connector}"
+
+
 def offset_key(connector: str, source_partition: Mapping[str, Any]) -> bytes:
     """The record key for one source partition of one connector."""
     return _canonical([connector, dict(source_partition)]).encode()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from headrace.runtime.offsets import (
+from headrace.core.offsets import (
     EMPTY,
     OffsetMap,
     apply,
