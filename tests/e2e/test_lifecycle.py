@@ -5,7 +5,9 @@ only a deletion says ``deleted=True``, also for a connector that was paused."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,10 @@ def all_in(client: ConfigClient, name: str, state: str, tasks: int) -> bool:
     return connector == state and task_states == [state] * tasks
 
 
+def stopped(client: ConfigClient, name: str) -> bool:
+    return states(client, name) == ("STOPPED", [])
+
+
 def sink_lines(folder: Path) -> int:
     return len(json_lines(folder / "records.jsonl"))
 
@@ -43,6 +49,15 @@ def starts(folder: Path) -> Counter[tuple[Any, ...]]:
         for e in lifecycle(folder)
         if e["event"] == "start"
     )
+
+
+def recording_on(topic: str, folder: Path) -> dict[str, str]:
+    """A one-task recording sink on ``topic``, writing under ``folder``."""
+    return {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "topics": topic,
+        "path": str(folder),
+    }
 
 
 def restart_every_service(stack: Stack) -> None:
@@ -67,8 +82,7 @@ def test_a_paused_connector_moves_nothing_even_across_a_restart_of_every_service
         )
         client.create(
             "drain",
-            {"connector.class": "recording_sink.RecordingSinkConnector", "topics": topic}
-            | {"path": str(out)},
+            recording_on(topic, out),
         )
         wait_for("records reaching the sink", lambda: sink_lines(out) >= 100)
 
@@ -163,7 +177,7 @@ def test_update_restart_stop_and_resume_reach_the_plugin_without_the_deletion_ma
         client.stop("life")
         wait_for(
             "life stopped, with no tasks",
-            lambda: states(client, "life") == ("STOPPED", []),
+            partial(stopped, client, "life"),
         )
         client.resume("life")
         wait_for("life running after the stop", lambda: all_in(client, "life", "RUNNING", 2))
@@ -187,9 +201,68 @@ def test_a_connector_created_stopped_runs_nothing_until_resumed(
     out = tmp_path / "later"
     with ConfigClient(stack.settings.config_addr) as client:
         client.create("later", recording(out, "v1"), initial_state="STOPPED")
-        wait_for("later stopped", lambda: states(client, "later") == ("STOPPED", []))
+        wait_for("later stopped", partial(stopped, client, "later"))
         assert lifecycle(out) == []
         client.resume("later")
         wait_for("later running", lambda: all_in(client, "later", "RUNNING", 2))
         client.delete("later")
         wait_for("later deleted", lambda: sum(d for _, _, d in stops(out)) >= 3)
+
+
+def ids_in(stack: Stack, topic: str) -> Counter[int]:
+    records = asyncio.run(committed(stack.settings.bootstrap_servers, topic))
+    return Counter(json.loads(r.value)["id"] for r in records if r.value is not None)
+
+
+def test_altered_and_reset_offsets_are_where_the_connectors_resume(
+    stack: Stack, tmp_path: Path
+) -> None:
+    topic, out = "offsets-records", tmp_path / "sink"
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "counted",
+            {
+                "connector.class": "DatagenSource",
+                "topic": topic,
+                "records": "40",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false",
+            },
+        )
+        client.create(
+            "reader",
+            recording_on(topic, out),
+        )
+        wait_for("40 records read", lambda: sink_lines(out) == 40)
+
+        for name in ("counted", "reader"):
+            client.stop(name)
+            wait_for(f"{name} stopped", partial(stopped, client, name))
+        [source] = client.offsets("counted")
+        assert source["offset"] == {"next": 40}
+        client.alter_offsets("counted", [{**source, "offset": {"next": 30}}])
+        [sink] = client.offsets("reader")
+        assert sink["offset"] == {"kafka_offset": 40}
+        client.alter_offsets("reader", [{**sink, "offset": {"kafka_offset": 35}}])
+
+        client.resume("counted")
+        wait_for("ids 30 to 39 produced again", lambda: sum(ids_in(stack, topic).values()) == 50)
+        assert ids_in(stack, topic) == Counter(range(40)) + Counter(range(30, 40))
+        client.resume("reader")
+        wait_for("the sink reading again from offset 35", lambda: sink_lines(out) == 55)
+        offsets = [r["offset"] for r in json_lines(out / "records.jsonl")]
+        # Read up to 40, again from 35, then the ten new records (after a transaction marker).
+        assert offsets[:45] == [*range(40), *range(35, 40)]
+        assert all(o > 40 for o in offsets[45:])
+
+        client.stop("counted")
+        wait_for("counted stopped again", partial(stopped, client, "counted"))
+        client.reset_offsets("counted")
+        assert client.offsets("counted") == []
+        client.resume("counted")
+        wait_for("every id produced once more", lambda: sum(ids_in(stack, topic).values()) == 90)
+        assert ids_in(stack, topic) == Counter(range(40)) + Counter(range(40)) + Counter(
+            range(30, 40)
+        )
+        client.delete("counted")
+        client.delete("reader")

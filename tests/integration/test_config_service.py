@@ -3,6 +3,7 @@ refused with the right gRPC status while nothing changes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -10,13 +11,17 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from headrace.cli.client import ConfigClient
 from headrace.cli.stack import Stack
+from headrace.core.offsets import OffsetStore, sink_group_id
 from headrace.core.settings import Settings
+from headrace.core.topics import ensure_topic
 from tests.support import install_manifest
 
 pytestmark = pytest.mark.kafka
@@ -255,3 +260,79 @@ def test_lifecycle_calls_with_bad_input_are_refused_and_change_nothing(
         kept = client.get("existing")
         assert dict(kept.config) == {"connector.class": "Gen", "topic": "keep", "name": "existing"}
         assert kept.target_state == "RUNNING"
+
+
+async def seed_offsets(settings: Settings, name: str, topic: str) -> None:
+    """Offsets as a running source task and a sink's consumer group would have left them."""
+    store = OffsetStore(settings, name)
+    await store.load()
+    try:
+        await store.write([({"task": 0}, {"next": 5})])
+    finally:
+        await store.close()
+    await ensure_topic(settings.bootstrap_servers, topic, 2)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.bootstrap_servers,
+        group_id=sink_group_id(settings.cluster, "lake"),
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+        consumer.assign(partitions)
+        await consumer.commit({partitions[0]: 7, partitions[1]: 11})
+    finally:
+        await consumer.stop()
+
+
+def test_offsets_are_read_and_changed_only_while_stopped(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    _, settings = config_service
+    topic = f"{settings.cluster}-lake-in"
+    with ConfigClient(settings.config_addr) as client:
+        client.create("gen", {"connector.class": "Gen"})
+        client.create("lake", {"connector.class": "Lake", "topics": topic})
+        asyncio.run(seed_offsets(settings, "gen", topic))
+
+        assert client.offsets("gen") == [{"partition": {"task": 0}, "offset": {"next": 5}}]
+
+        def sink(partition: int, offset: int | None) -> dict[str, Any]:
+            at = None if offset is None else {"kafka_offset": offset}
+            return {"partition": {"kafka_topic": topic, "kafka_partition": partition}, "offset": at}
+
+        assert client.offsets("lake") == [sink(0, 7), sink(1, 11)]
+
+        for name in ("gen", "lake"):
+            for change in (lambda n: client.alter_offsets(n, [sink(0, 1)]), client.reset_offsets):
+                with pytest.raises(grpc.RpcError) as info:
+                    change(name)
+                assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+                assert "STOPPED" in info.value.details()
+            client.stop(name)
+
+        client.alter_offsets(
+            "gen",
+            [
+                {"partition": {"task": 0}, "offset": {"next": 9}},
+                {"partition": {"task": 1}, "offset": {"next": 1}},
+            ],
+        )
+        assert client.offsets("gen") == [
+            {"partition": {"task": 0}, "offset": {"next": 9}},
+            {"partition": {"task": 1}, "offset": {"next": 1}},
+        ]
+        client.alter_offsets("gen", [{"partition": {"task": 1}, "offset": None}])
+        assert client.offsets("gen") == [{"partition": {"task": 0}, "offset": {"next": 9}}]
+        client.reset_offsets("gen")
+        assert client.offsets("gen") == []
+
+        client.alter_offsets("lake", [sink(0, 2), sink(1, None)])
+        assert client.offsets("lake") == [sink(0, 2)]
+        with pytest.raises(grpc.RpcError) as info:
+            client.alter_offsets("lake", [{"partition": {"kafka_topic": topic}, "offset": None}])
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "kafka_partition" in info.value.details()
+        assert client.offsets("lake") == [sink(0, 2)]
+        client.reset_offsets("lake")
+        assert client.offsets("lake") == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +68,29 @@ class ConfigClient:
 
     def restart_task(self, name: str, task: int) -> None:
         self._stub.RestartTask(config_pb2.TaskRequest(name=name, task=task))
+
+    def offsets(self, name: str) -> list[dict[str, Any]]:
+        """The connector's offsets in Connect's shape: ``{"partition": …, "offset": …}``."""
+        found = self._stub.GetOffsets(config_pb2.ConnectorRequest(name=name)).offsets
+        return [
+            {"partition": json.loads(o.partition), "offset": json.loads(o.offset or "null")}
+            for o in found
+        ]
+
+    def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        request = config_pb2.AlterOffsetsRequest(
+            name=name,
+            offsets=[
+                config_pb2.ConnectorOffset(
+                    partition=json.dumps(o["partition"]), offset=json.dumps(o.get("offset"))
+                )
+                for o in offsets
+            ],
+        )
+        return str(self._stub.AlterOffsets(request).message)
+
+    def reset_offsets(self, name: str) -> str:
+        return str(self._stub.ResetOffsets(config_pb2.ConnectorRequest(name=name)).message)
 
     def task_status(self, name: str, task: int) -> config_pb2.UnitStatus:
         return self._stub.GetTaskStatus(config_pb2.TaskRequest(name=name, task=task))

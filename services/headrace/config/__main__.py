@@ -6,6 +6,7 @@ import argparse
 
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigServicer
+from headrace.config.offsets import OffsetsAdmin
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner
 from headrace.core.plugins import discover
@@ -19,7 +20,7 @@ async def serve(settings: Settings, address: str) -> None:
     await ensure_topics(settings)
     store = ConfigStore.on_kafka(settings)
     await store.start()
-    commands = Commands(store, discover(settings.plugin_path))
+    commands = Commands(store, discover(settings.plugin_path), OffsetsAdmin(settings))
     server = await runner.start_server(
         address,
         lambda s: config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), s),

@@ -6,9 +6,11 @@ events, and returns the state that includes them; bad input raises :class:`Confi
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 
+from headrace.config.groupadmin import GroupInUse
+from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
 from headrace.config.store import ConfigStore
 from headrace.config.validation import (
     ConfigRejected,
@@ -67,9 +69,10 @@ def plan_restart(
 class Commands:
     """Lifecycle commands over one store and the installed plugins."""
 
-    def __init__(self, store: ConfigStore, catalog: PluginCatalog) -> None:
+    def __init__(self, store: ConfigStore, catalog: PluginCatalog, offsets: OffsetsAdmin) -> None:
         self.store = store
         self.catalog = catalog
+        self.offsets = offsets
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -212,6 +215,52 @@ class Commands:
         view = await self.get(name)
         statuses = await self.store.current_status()
         return view, of_connector(statuses, name)
+
+    async def read_offsets(self, name: str) -> Sequence[ConnectorOffset]:
+        """The connector's offsets as they are stored now (KIP-875)."""
+        view = await self.get(name)
+        return await self.offsets.read(name, view.type)
+
+    async def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> None:
+        """Sets or forgets the offsets of the partitions named; only while STOPPED."""
+        view = await self._stopped(name)
+        if not entries:
+            raise ConfigRejected(Problem.INVALID, "offsets: name at least one partition to alter")
+        await self._on_group(self.offsets.alter(name, view.type, entries))
+
+    async def reset_offsets(self, name: str) -> None:
+        """Forgets every offset of the connector; only while STOPPED."""
+        view = await self._stopped(name)
+        await self._on_group(self.offsets.reset(name, view.type))
+
+    async def _stopped(self, name: str) -> ConnectorView:
+        """The connector, if it is STOPPED and none of its tasks still runs."""
+        view = await self.get(name)
+        if view.target is not Target.STOPPED or view.tasks:
+            raise ConfigRejected(
+                Problem.PRECONDITION,
+                f"connector {name!r} is {view.target.value}: offsets change only while it is "
+                "STOPPED; stop it first",
+            )
+        statuses = of_connector(await self.store.current_status(), name)
+        live = [
+            str(unit)
+            for unit, status in statuses.items()
+            if not unit.is_connector and status.state in (State.RUNNING, State.PAUSED)
+        ]
+        if live:
+            raise ConfigRejected(
+                Problem.PRECONDITION,
+                f"connector {name!r} is stopping: its tasks {sorted(live)} have not stopped yet",
+            )
+        return view
+
+    @staticmethod
+    async def _on_group(change: Awaitable[None]) -> None:
+        try:
+            await change
+        except GroupInUse as exc:
+            raise ConfigRejected(Problem.PRECONDITION, str(exc)) from None
 
     async def task_status(self, name: str, task: int) -> tuple[ConnectorView, StatusState]:
         check_task(name, task, await self.store.current())

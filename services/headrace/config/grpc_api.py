@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable
 from typing import TypeVar
 
 import grpc
 
 from headrace.config.commands import Commands, ConnectorView, RestartPlan
+from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
@@ -19,6 +21,7 @@ CODES = {
     Problem.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
     Problem.NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Problem.CONFLICT: grpc.StatusCode.ALREADY_EXISTS,
+    Problem.PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -198,3 +201,34 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
         tasks = [dict(t.config) for t in sorted(request.tasks, key=lambda t: t.task)]
         changed = await _answer(context, self._commands.put_task_configs(request.connector, tasks))
         return config_pb2.PutTaskConfigsResponse(changed=changed)
+
+    async def GetOffsets(
+        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.ConnectorOffsets:
+        found = await _answer(context, self._commands.read_offsets(request.name))
+        return config_pb2.ConnectorOffsets(offsets=[_offset(o) for o in found])
+
+    async def AlterOffsets(
+        self, request: config_pb2.AlterOffsetsRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.OffsetsChanged:
+        await _answer(context, self._alter(request))
+        return config_pb2.OffsetsChanged(message="The offsets of the connector were altered.")
+
+    async def _alter(self, request: config_pb2.AlterOffsetsRequest) -> None:
+        entries = parse_entries([(o.partition, o.offset) for o in request.offsets])
+        await self._commands.alter_offsets(request.name, entries)
+
+    async def ResetOffsets(
+        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.OffsetsChanged:
+        await _answer(context, self._commands.reset_offsets(request.name))
+        return config_pb2.OffsetsChanged(message="The offsets of the connector were reset.")
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _offset(entry: ConnectorOffset) -> config_pb2.ConnectorOffset:
+    offset = "" if entry.offset is None else _json(dict(entry.offset))
+    return config_pb2.ConnectorOffset(partition=_json(dict(entry.partition)), offset=offset)

@@ -28,6 +28,7 @@ class Problem(Enum):
     INVALID = "invalid"
     NOT_FOUND = "not_found"
     CONFLICT = "conflict"
+    PRECONDITION = "precondition"  # valid, but not in the state the connector is in
 
 
 class ConfigRejected(Exception):

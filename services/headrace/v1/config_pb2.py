@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/config.proto\x12\x0bheadrace.v1\" \n\x10\x43onnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xad\x01\n\x16\x43reateConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12?\n\x06\x63onfig\x18\x02 \x03(\x0b\x32/.headrace.v1.CreateConnectorRequest.ConfigEntry\x12\x15\n\rinitial_state\x18\x03 \x01(\t\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\x19PutConnectorConfigRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x42\n\x06\x63onfig\x18\x02 \x03(\x0b\x32\x32.headrace.v1.PutConnectorConfigRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"W\n\x1aPutConnectorConfigResponse\x12(\n\x04info\x18\x01 \x01(\x0b\x32\x1a.headrace.v1.ConnectorInfo\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"\xa7\x01\n\x1bPatchConnectorConfigRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x03set\x18\x02 \x03(\x0b\x32\x31.headrace.v1.PatchConnectorConfigRequest.SetEntry\x12\x0e\n\x06remove\x18\x03 \x03(\t\x1a*\n\x08SetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\")\n\x0bTaskRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\"S\n\x17RestartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rinclude_tasks\x18\x02 \x01(\x08\x12\x13\n\x0bonly_failed\x18\x03 \x01(\x08\"\x13\n\x11LifecycleResponse\"z\n\x08TaskInfo\x12\x0c\n\x04task\x18\x01 \x01(\x05\x12\x31\n\x06\x63onfig\x18\x02 \x03(\x0b\x32!.headrace.v1.TaskInfo.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xce\x01\n\rConnectorInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x36\n\x06\x63onfig\x18\x02 \x03(\x0b\x32&.headrace.v1.ConnectorInfo.ConfigEntry\x12$\n\x05tasks\x18\x03 \x03(\x0b\x32\x15.headrace.v1.TaskInfo\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x14\n\x0ctarget_state\x18\x05 \x01(\t\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x17\n\x15ListConnectorsRequest\"\'\n\x16ListConnectorsResponse\x12\r\n\x05names\x18\x01 \x03(\t\"\x19\n\x17\x44\x65leteConnectorResponse\"c\n\nUnitStatus\x12\x0c\n\x04task\x18\x01 \x01(\x05\x12\r\n\x05state\x18\x02 \x01(\t\x12\x11\n\tworker_id\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12\x16\n\x0eplugin_version\x18\x05 \x01(\t\"\x81\x01\n\x0f\x43onnectorStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12*\n\tconnector\x18\x03 \x01(\x0b\x32\x17.headrace.v1.UnitStatus\x12&\n\x05tasks\x18\x04 \x03(\x0b\x32\x17.headrace.v1.UnitStatus\"\x14\n\x12ListPluginsRequest\"P\n\nPluginInfo\x12\x12\n\nclass_name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0f\n\x07\x61liases\x18\x04 \x03(\t\"?\n\x13ListPluginsResponse\x12(\n\x07plugins\x18\x01 \x03(\x0b\x32\x17.headrace.v1.PluginInfo\"P\n\x15PutTaskConfigsRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12$\n\x05tasks\x18\x02 \x03(\x0b\x32\x15.headrace.v1.TaskInfo\")\n\x16PutTaskConfigsResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x01(\x08\x32\xfe\t\n\rConfigService\x12R\n\x0f\x43reateConnector\x12#.headrace.v1.CreateConnectorRequest\x1a\x1a.headrace.v1.ConnectorInfo\x12\x65\n\x12PutConnectorConfig\x12&.headrace.v1.PutConnectorConfigRequest\x1a\'.headrace.v1.PutConnectorConfigResponse\x12\\\n\x14PatchConnectorConfig\x12(.headrace.v1.PatchConnectorConfigRequest\x1a\x1a.headrace.v1.ConnectorInfo\x12I\n\x0cGetConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1a.headrace.v1.ConnectorInfo\x12Y\n\x0eListConnectors\x12\".headrace.v1.ListConnectorsRequest\x1a#.headrace.v1.ListConnectorsResponse\x12V\n\x0f\x44\x65leteConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a$.headrace.v1.DeleteConnectorResponse\x12Q\n\x12GetConnectorStatus\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1c.headrace.v1.ConnectorStatus\x12\x42\n\rGetTaskStatus\x12\x18.headrace.v1.TaskRequest\x1a\x17.headrace.v1.UnitStatus\x12O\n\x0ePauseConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12P\n\x0fResumeConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12N\n\rStopConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12V\n\x10RestartConnector\x12$.headrace.v1.RestartConnectorRequest\x1a\x1c.headrace.v1.ConnectorStatus\x12G\n\x0bRestartTask\x12\x18.headrace.v1.TaskRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12P\n\x0bListPlugins\x12\x1f.headrace.v1.ListPluginsRequest\x1a .headrace.v1.ListPluginsResponse\x12Y\n\x0ePutTaskConfigs\x12\".headrace.v1.PutTaskConfigsRequest\x1a#.headrace.v1.PutTaskConfigsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/config.proto\x12\x0bheadrace.v1\" \n\x10\x43onnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xad\x01\n\x16\x43reateConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12?\n\x06\x63onfig\x18\x02 \x03(\x0b\x32/.headrace.v1.CreateConnectorRequest.ConfigEntry\x12\x15\n\rinitial_state\x18\x03 \x01(\t\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\x19PutConnectorConfigRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x42\n\x06\x63onfig\x18\x02 \x03(\x0b\x32\x32.headrace.v1.PutConnectorConfigRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"W\n\x1aPutConnectorConfigResponse\x12(\n\x04info\x18\x01 \x01(\x0b\x32\x1a.headrace.v1.ConnectorInfo\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"\xa7\x01\n\x1bPatchConnectorConfigRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x03set\x18\x02 \x03(\x0b\x32\x31.headrace.v1.PatchConnectorConfigRequest.SetEntry\x12\x0e\n\x06remove\x18\x03 \x03(\t\x1a*\n\x08SetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\")\n\x0bTaskRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\"S\n\x17RestartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rinclude_tasks\x18\x02 \x01(\x08\x12\x13\n\x0bonly_failed\x18\x03 \x01(\x08\"\x13\n\x11LifecycleResponse\"4\n\x0f\x43onnectorOffset\x12\x11\n\tpartition\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\t\"A\n\x10\x43onnectorOffsets\x12-\n\x07offsets\x18\x01 \x03(\x0b\x32\x1c.headrace.v1.ConnectorOffset\"R\n\x13\x41lterOffsetsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x07offsets\x18\x02 \x03(\x0b\x32\x1c.headrace.v1.ConnectorOffset\"!\n\x0eOffsetsChanged\x12\x0f\n\x07message\x18\x01 \x01(\t\"z\n\x08TaskInfo\x12\x0c\n\x04task\x18\x01 \x01(\x05\x12\x31\n\x06\x63onfig\x18\x02 \x03(\x0b\x32!.headrace.v1.TaskInfo.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xce\x01\n\rConnectorInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x36\n\x06\x63onfig\x18\x02 \x03(\x0b\x32&.headrace.v1.ConnectorInfo.ConfigEntry\x12$\n\x05tasks\x18\x03 \x03(\x0b\x32\x15.headrace.v1.TaskInfo\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x14\n\x0ctarget_state\x18\x05 \x01(\t\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x17\n\x15ListConnectorsRequest\"\'\n\x16ListConnectorsResponse\x12\r\n\x05names\x18\x01 \x03(\t\"\x19\n\x17\x44\x65leteConnectorResponse\"c\n\nUnitStatus\x12\x0c\n\x04task\x18\x01 \x01(\x05\x12\r\n\x05state\x18\x02 \x01(\t\x12\x11\n\tworker_id\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12\x16\n\x0eplugin_version\x18\x05 \x01(\t\"\x81\x01\n\x0f\x43onnectorStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12*\n\tconnector\x18\x03 \x01(\x0b\x32\x17.headrace.v1.UnitStatus\x12&\n\x05tasks\x18\x04 \x03(\x0b\x32\x17.headrace.v1.UnitStatus\"\x14\n\x12ListPluginsRequest\"P\n\nPluginInfo\x12\x12\n\nclass_name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0f\n\x07\x61liases\x18\x04 \x03(\t\"?\n\x13ListPluginsResponse\x12(\n\x07plugins\x18\x01 \x03(\x0b\x32\x17.headrace.v1.PluginInfo\"P\n\x15PutTaskConfigsRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12$\n\x05tasks\x18\x02 \x03(\x0b\x32\x15.headrace.v1.TaskInfo\")\n\x16PutTaskConfigsResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x01(\x08\x32\xe5\x0b\n\rConfigService\x12R\n\x0f\x43reateConnector\x12#.headrace.v1.CreateConnectorRequest\x1a\x1a.headrace.v1.ConnectorInfo\x12\x65\n\x12PutConnectorConfig\x12&.headrace.v1.PutConnectorConfigRequest\x1a\'.headrace.v1.PutConnectorConfigResponse\x12\\\n\x14PatchConnectorConfig\x12(.headrace.v1.PatchConnectorConfigRequest\x1a\x1a.headrace.v1.ConnectorInfo\x12I\n\x0cGetConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1a.headrace.v1.ConnectorInfo\x12Y\n\x0eListConnectors\x12\".headrace.v1.ListConnectorsRequest\x1a#.headrace.v1.ListConnectorsResponse\x12V\n\x0f\x44\x65leteConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a$.headrace.v1.DeleteConnectorResponse\x12Q\n\x12GetConnectorStatus\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1c.headrace.v1.ConnectorStatus\x12\x42\n\rGetTaskStatus\x12\x18.headrace.v1.TaskRequest\x1a\x17.headrace.v1.UnitStatus\x12O\n\x0ePauseConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12P\n\x0fResumeConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12N\n\rStopConnector\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12V\n\x10RestartConnector\x12$.headrace.v1.RestartConnectorRequest\x1a\x1c.headrace.v1.ConnectorStatus\x12G\n\x0bRestartTask\x12\x18.headrace.v1.TaskRequest\x1a\x1e.headrace.v1.LifecycleResponse\x12J\n\nGetOffsets\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1d.headrace.v1.ConnectorOffsets\x12M\n\x0c\x41lterOffsets\x12 .headrace.v1.AlterOffsetsRequest\x1a\x1b.headrace.v1.OffsetsChanged\x12J\n\x0cResetOffsets\x12\x1d.headrace.v1.ConnectorRequest\x1a\x1b.headrace.v1.OffsetsChanged\x12P\n\x0bListPlugins\x12\x1f.headrace.v1.ListPluginsRequest\x1a .headrace.v1.ListPluginsResponse\x12Y\n\x0ePutTaskConfigs\x12\".headrace.v1.PutTaskConfigsRequest\x1a#.headrace.v1.PutTaskConfigsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -63,34 +63,42 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESTARTCONNECTORREQUEST']._serialized_end=795
   _globals['_LIFECYCLERESPONSE']._serialized_start=797
   _globals['_LIFECYCLERESPONSE']._serialized_end=816
-  _globals['_TASKINFO']._serialized_start=818
-  _globals['_TASKINFO']._serialized_end=940
+  _globals['_CONNECTOROFFSET']._serialized_start=818
+  _globals['_CONNECTOROFFSET']._serialized_end=870
+  _globals['_CONNECTOROFFSETS']._serialized_start=872
+  _globals['_CONNECTOROFFSETS']._serialized_end=937
+  _globals['_ALTEROFFSETSREQUEST']._serialized_start=939
+  _globals['_ALTEROFFSETSREQUEST']._serialized_end=1021
+  _globals['_OFFSETSCHANGED']._serialized_start=1023
+  _globals['_OFFSETSCHANGED']._serialized_end=1056
+  _globals['_TASKINFO']._serialized_start=1058
+  _globals['_TASKINFO']._serialized_end=1180
   _globals['_TASKINFO_CONFIGENTRY']._serialized_start=204
   _globals['_TASKINFO_CONFIGENTRY']._serialized_end=249
-  _globals['_CONNECTORINFO']._serialized_start=943
-  _globals['_CONNECTORINFO']._serialized_end=1149
+  _globals['_CONNECTORINFO']._serialized_start=1183
+  _globals['_CONNECTORINFO']._serialized_end=1389
   _globals['_CONNECTORINFO_CONFIGENTRY']._serialized_start=204
   _globals['_CONNECTORINFO_CONFIGENTRY']._serialized_end=249
-  _globals['_LISTCONNECTORSREQUEST']._serialized_start=1151
-  _globals['_LISTCONNECTORSREQUEST']._serialized_end=1174
-  _globals['_LISTCONNECTORSRESPONSE']._serialized_start=1176
-  _globals['_LISTCONNECTORSRESPONSE']._serialized_end=1215
-  _globals['_DELETECONNECTORRESPONSE']._serialized_start=1217
-  _globals['_DELETECONNECTORRESPONSE']._serialized_end=1242
-  _globals['_UNITSTATUS']._serialized_start=1244
-  _globals['_UNITSTATUS']._serialized_end=1343
-  _globals['_CONNECTORSTATUS']._serialized_start=1346
-  _globals['_CONNECTORSTATUS']._serialized_end=1475
-  _globals['_LISTPLUGINSREQUEST']._serialized_start=1477
-  _globals['_LISTPLUGINSREQUEST']._serialized_end=1497
-  _globals['_PLUGININFO']._serialized_start=1499
-  _globals['_PLUGININFO']._serialized_end=1579
-  _globals['_LISTPLUGINSRESPONSE']._serialized_start=1581
-  _globals['_LISTPLUGINSRESPONSE']._serialized_end=1644
-  _globals['_PUTTASKCONFIGSREQUEST']._serialized_start=1646
-  _globals['_PUTTASKCONFIGSREQUEST']._serialized_end=1726
-  _globals['_PUTTASKCONFIGSRESPONSE']._serialized_start=1728
-  _globals['_PUTTASKCONFIGSRESPONSE']._serialized_end=1769
-  _globals['_CONFIGSERVICE']._serialized_start=1772
-  _globals['_CONFIGSERVICE']._serialized_end=3050
+  _globals['_LISTCONNECTORSREQUEST']._serialized_start=1391
+  _globals['_LISTCONNECTORSREQUEST']._serialized_end=1414
+  _globals['_LISTCONNECTORSRESPONSE']._serialized_start=1416
+  _globals['_LISTCONNECTORSRESPONSE']._serialized_end=1455
+  _globals['_DELETECONNECTORRESPONSE']._serialized_start=1457
+  _globals['_DELETECONNECTORRESPONSE']._serialized_end=1482
+  _globals['_UNITSTATUS']._serialized_start=1484
+  _globals['_UNITSTATUS']._serialized_end=1583
+  _globals['_CONNECTORSTATUS']._serialized_start=1586
+  _globals['_CONNECTORSTATUS']._serialized_end=1715
+  _globals['_LISTPLUGINSREQUEST']._serialized_start=1717
+  _globals['_LISTPLUGINSREQUEST']._serialized_end=1737
+  _globals['_PLUGININFO']._serialized_start=1739
+  _globals['_PLUGININFO']._serialized_end=1819
+  _globals['_LISTPLUGINSRESPONSE']._serialized_start=1821
+  _globals['_LISTPLUGINSRESPONSE']._serialized_end=1884
+  _globals['_PUTTASKCONFIGSREQUEST']._serialized_start=1886
+  _globals['_PUTTASKCONFIGSREQUEST']._serialized_end=1966
+  _globals['_PUTTASKCONFIGSRESPONSE']._serialized_start=1968
+  _globals['_PUTTASKCONFIGSRESPONSE']._serialized_end=2009
+  _globals['_CONFIGSERVICE']._serialized_start=2012
+  _globals['_CONFIGSERVICE']._serialized_end=3521
 # @@protoc_insertion_point(module_scope)

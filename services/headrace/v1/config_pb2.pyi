@@ -91,6 +91,34 @@ class LifecycleResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class ConnectorOffset(_message.Message):
+    __slots__ = ("partition", "offset")
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    partition: str
+    offset: str
+    def __init__(self, partition: _Optional[str] = ..., offset: _Optional[str] = ...) -> None: ...
+
+class ConnectorOffsets(_message.Message):
+    __slots__ = ("offsets",)
+    OFFSETS_FIELD_NUMBER: _ClassVar[int]
+    offsets: _containers.RepeatedCompositeFieldContainer[ConnectorOffset]
+    def __init__(self, offsets: _Optional[_Iterable[_Union[ConnectorOffset, _Mapping]]] = ...) -> None: ...
+
+class AlterOffsetsRequest(_message.Message):
+    __slots__ = ("name", "offsets")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSETS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    offsets: _containers.RepeatedCompositeFieldContainer[ConnectorOffset]
+    def __init__(self, name: _Optional[str] = ..., offsets: _Optional[_Iterable[_Union[ConnectorOffset, _Mapping]]] = ...) -> None: ...
+
+class OffsetsChanged(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: str
+    def __init__(self, message: _Optional[str] = ...) -> None: ...
+
 class TaskInfo(_message.Message):
     __slots__ = ("task", "config")
     class ConfigEntry(_message.Message):

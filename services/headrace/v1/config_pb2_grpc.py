@@ -99,6 +99,21 @@ class ConfigServiceStub:
                 request_serializer=headrace_dot_v1_dot_config__pb2.TaskRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
                 _registered_method=True)
+        self.GetOffsets = channel.unary_unary(
+                '/headrace.v1.ConfigService/GetOffsets',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorOffsets.FromString,
+                _registered_method=True)
+        self.AlterOffsets = channel.unary_unary(
+                '/headrace.v1.ConfigService/AlterOffsets',
+                request_serializer=headrace_dot_v1_dot_config__pb2.AlterOffsetsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.OffsetsChanged.FromString,
+                _registered_method=True)
+        self.ResetOffsets = channel.unary_unary(
+                '/headrace.v1.ConfigService/ResetOffsets',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.OffsetsChanged.FromString,
+                _registered_method=True)
         self.ListPlugins = channel.unary_unary(
                 '/headrace.v1.ConfigService/ListPlugins',
                 request_serializer=headrace_dot_v1_dot_config__pb2.ListPluginsRequest.SerializeToString,
@@ -195,6 +210,25 @@ class ConfigServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetOffsets(self, request, context):
+        """KIP-875. Altering and resetting are refused (FAILED_PRECONDITION) unless it is STOPPED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterOffsets(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResetOffsets(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListPlugins(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -274,6 +308,21 @@ def add_ConfigServiceServicer_to_server(servicer, server):
                     servicer.RestartTask,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.TaskRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.SerializeToString,
+            ),
+            'GetOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetOffsets,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.ConnectorOffsets.SerializeToString,
+            ),
+            'AlterOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterOffsets,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.AlterOffsetsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.OffsetsChanged.SerializeToString,
+            ),
+            'ResetOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetOffsets,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.OffsetsChanged.SerializeToString,
             ),
             'ListPlugins': grpc.unary_unary_rpc_method_handler(
                     servicer.ListPlugins,
@@ -637,6 +686,87 @@ class ConfigService:
             '/headrace.v1.ConfigService/RestartTask',
             headrace_dot_v1_dot_config__pb2.TaskRequest.SerializeToString,
             headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/GetOffsets',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.ConnectorOffsets.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/AlterOffsets',
+            headrace_dot_v1_dot_config__pb2.AlterOffsetsRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.OffsetsChanged.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/ResetOffsets',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.OffsetsChanged.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,162 @@
+"""A connector's offsets as KIP-875 shows them, read from and written to where they live.
+
+A source connector's offsets are in the cluster's offsets topic, one record per source partition
+(a tombstone forgets one); a sink connector's are the committed offsets of its consumer group.
+Both are shown in Connect's shape: a list of ``{"partition": {...}, "offset": {...}}``, where a
+sink's partition is ``{"kafka_topic", "kafka_partition"}`` and its offset ``{"kafka_offset"}``.
+An entry whose offset is None forgets that partition's offset.
+
+Parsing an entry is pure and names the key that is wrong; the I/O is in :class:`OffsetsAdmin`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import TopicPartition
+
+from headrace.config.groupadmin import GroupAdmin
+from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.offsets import OffsetStore, sink_group_id
+from headrace.core.settings import Settings
+
+KAFKA_TOPIC = "kafka_topic"
+KAFKA_PARTITION = "kafka_partition"
+KAFKA_OFFSET = "kafka_offset"
+
+
+@dataclass(frozen=True)
+class ConnectorOffset:
+    """One partition's offset; ``offset`` None forgets it."""
+
+    partition: Mapping[str, Any]
+    offset: Mapping[str, Any] | None
+
+
+def _invalid(message: str) -> ConfigRejected:
+    return ConfigRejected(Problem.INVALID, f"offsets: {message}")
+
+
+def _whole_number(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _invalid(f"{what} must be a whole number, not {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise _invalid(f"{what} must be a whole number, not {value!r}") from None
+    if number < 0:
+        raise _invalid(f"{what} must not be negative, not {number}")
+    return number
+
+
+def sink_entry(entry: ConnectorOffset) -> tuple[TopicPartition, int | None]:
+    """The topic partition and offset a sink connector's entry names."""
+    topic = entry.partition.get(KAFKA_TOPIC)
+    if not isinstance(topic, str) or not topic:
+        raise _invalid(f"each partition needs {KAFKA_TOPIC}, a topic name")
+    if KAFKA_PARTITION not in entry.partition:
+        raise _invalid(f"each partition needs {KAFKA_PARTITION}")
+    partition = _whole_number(entry.partition[KAFKA_PARTITION], KAFKA_PARTITION)
+    if set(entry.partition) - {KAFKA_TOPIC, KAFKA_PARTITION}:
+        extra = sorted(set(entry.partition) - {KAFKA_TOPIC, KAFKA_PARTITION})
+        raise _invalid(
+            f"a sink connector's partition has only {KAFKA_TOPIC} and {KAFKA_PARTITION}, "
+            f"not {extra}"
+        )
+    if entry.offset is None:
+        return TopicPartition(topic, partition), None
+    if set(entry.offset) != {KAFKA_OFFSET}:
+        raise _invalid(f"a sink connector's offset is {{{KAFKA_OFFSET!r}: n}} or null")
+    return TopicPartition(topic, partition), _whole_number(entry.offset[KAFKA_OFFSET], KAFKA_OFFSET)
+
+
+def source_entry(entry: ConnectorOffset) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
+    """A source connector's entry, checked: a partition is a non-empty object."""
+    if not isinstance(entry.partition, Mapping) or not entry.partition:
+        raise _invalid("each partition must be a non-empty JSON object")
+    if entry.offset is not None and not isinstance(entry.offset, Mapping):
+        raise _invalid("each offset must be a JSON object or null")
+    return entry.partition, entry.offset
+
+
+def parse_entries(partitions_and_offsets: Sequence[tuple[str, str]]) -> list[ConnectorOffset]:
+    """Entries from JSON texts (an empty or ``null`` offset forgets the partition's)."""
+    entries = []
+    for partition_text, offset_text in partitions_and_offsets:
+        try:
+            partition = json.loads(partition_text)
+            offset = json.loads(offset_text) if offset_text.strip() else None
+        except json.JSONDecodeError as exc:
+            raise _invalid(f"not JSON: {exc}") from None
+        if not isinstance(partition, dict) or not (offset is None or isinstance(offset, dict)):
+            raise _invalid(
+                "each partition and offset must be a JSON object (an offset may be null)"
+            )
+        entries.append(ConnectorOffset(partition, offset))
+    return entries
+
+
+class OffsetsAdmin:
+    """Reads and changes connectors' offsets on one cluster."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.groups = GroupAdmin(settings.bootstrap_servers)
+
+    def _group(self, name: str) -> str:
+        return sink_group_id(self.settings.cluster, name)
+
+    async def _source_store(self, name: str) -> OffsetStore:
+        store = OffsetStore(self.settings, name)
+        await store.load()
+        return store
+
+    async def read(self, name: str, kind: str) -> list[ConnectorOffset]:
+        if kind == "sink":
+            found = await self.groups.offsets(self._group(name))
+            return [
+                ConnectorOffset(
+                    {KAFKA_TOPIC: tp.topic, KAFKA_PARTITION: tp.partition}, {KAFKA_OFFSET: offset}
+                )
+                for tp, offset in sorted(found.items())
+            ]
+        store = await self._source_store(name)
+        try:
+            return [
+                ConnectorOffset(json.loads(partition), dict(offset))
+                for partition, offset in sorted(store.state.items())
+            ]
+        finally:
+            await store.close()
+
+    async def alter(self, name: str, kind: str, entries: Sequence[ConnectorOffset]) -> None:
+        """Sets or forgets the offsets of the partitions named; the others keep theirs."""
+        if kind == "sink":
+            parsed = dict(sink_entry(e) for e in entries)
+            commits = {tp: o for tp, o in parsed.items() if o is not None}
+            if commits:
+                await self.groups.commit(self._group(name), commits)
+            await self.groups.delete(
+                self._group(name), [tp for tp, o in parsed.items() if o is None]
+            )
+            return
+        pairs = [source_entry(e) for e in entries]
+        store = await self._source_store(name)
+        try:
+            await store.write(pairs)
+        finally:
+            await store.close()
+
+    async def reset(self, name: str, kind: str) -> None:
+        """Forgets every offset of the connector: it starts over, as a new one would."""
+        if kind == "sink":
+            await self.groups.delete_group(self._group(name))
+            return
+        store = await self._source_store(name)
+        try:
+            await store.write([(json.loads(p), None) for p in store.state])
+        finally:
+            await store.close()
