@@ -60,6 +60,7 @@ class BenchEnv:
                 bootstrap_servers=self.bootstrap,
                 cluster=f"bench{self.run_id}",
                 config_addr=f"127.0.0.1:{free_port()}",
+                rest_addr=f"127.0.0.1:{free_port()}",
                 coordinator_addr=f"127.0.0.1:{free_port()}",
                 executor_addr=f"127.0.0.1:{free_port()}",
                 var_dir=self.root / "var",

@@ -13,6 +13,7 @@ from hypothesis import settings as hypothesis_settings
 
 from headrace.cli.kafka import EmbeddedKafka, free_port
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from tests.support import local_settings
 
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
 hypothesis_settings.register_profile("headrace", deadline=None)
@@ -62,15 +63,8 @@ def settings_for(kafka: str, cluster: str, var_dir: Path) -> Callable[..., Setti
     """Builds Settings for this test: its own topics, free ports, its own folder."""
 
     def build(*plugin_path: Path) -> Settings:
-        return Settings(
-            bootstrap_servers=kafka,
-            cluster=cluster,
-            config_addr=f"127.0.0.1:{free_port()}",
-            coordinator_addr=f"127.0.0.1:{free_port()}",
-            executor_addr=f"127.0.0.1:{free_port()}",
-            plugin_path=plugin_path or (BUILTIN_PLUGINS, TEST_PLUGINS),
-            var_dir=var_dir,
-            spark_master="local[1]",
+        return local_settings(
+            kafka, cluster, var_dir, plugin_path or (BUILTIN_PLUGINS, TEST_PLUGINS)
         )
 
     return build

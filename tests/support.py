@@ -23,8 +23,9 @@ import grpc
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from headrace.cli.kafka import free_port
 from headrace.core.plugins import read_manifest
-from headrace.core.settings import BUILTIN_PLUGINS
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.runtime.loader import load_module
 from headrace.v1 import plugin_pb2 as pb
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
@@ -117,6 +118,27 @@ def stops(folder: Path) -> list[tuple[str, int | None, bool]]:
             if e["event"] == "stop"
         ),
         key=str,
+    )
+
+
+def local_settings(
+    kafka: str,
+    cluster: str,
+    var_dir: Path,
+    plugin_path: tuple[Path, ...],
+    coordinators: int = 1,
+) -> Settings:
+    """Settings of a test's own services on this machine: free ports, its own topics and folder."""
+    return Settings(
+        bootstrap_servers=kafka,
+        cluster=cluster,
+        config_addr=f"127.0.0.1:{free_port()}",
+        rest_addr=f"127.0.0.1:{free_port()}",
+        coordinator_addr=",".join(f"127.0.0.1:{free_port()}" for _ in range(coordinators)),
+        executor_addr=f"127.0.0.1:{free_port()}",
+        plugin_path=plugin_path,
+        var_dir=var_dir,
+        spark_master="local[1]",
     )
 
 

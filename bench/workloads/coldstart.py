@@ -217,6 +217,7 @@ class ColdStart:
             bootstrap_servers=env.bootstrap,
             cluster=env.fresh(f"coldstart{n}"),
             config_addr=f"127.0.0.1:{free_port()}",
+            rest_addr=f"127.0.0.1:{free_port()}",
             coordinator_addr=f"127.0.0.1:{free_port()}",
             executor_addr=f"127.0.0.1:{free_port()}",
             var_dir=env.folder(f"coldstart{n}"),

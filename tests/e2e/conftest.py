@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from headrace.cli.kafka import free_port
 from headrace.cli.stack import Stack
-from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.core.settings import BUILTIN_PLUGINS
+from tests.support import local_settings
 
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
 
@@ -32,15 +32,12 @@ COORDINATOR_ARGS = (
 
 @pytest.fixture(scope="session")
 def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    settings = Settings(
-        bootstrap_servers=kafka,
-        cluster=f"e2e{uuid.uuid4().hex[:8]}",
-        config_addr=f"127.0.0.1:{free_port()}",
-        coordinator_addr=f"127.0.0.1:{free_port()},127.0.0.1:{free_port()}",
-        executor_addr=f"127.0.0.1:{free_port()}",
-        plugin_path=(BUILTIN_PLUGINS, TEST_PLUGINS),
-        var_dir=tmp_path_factory.mktemp("stack"),
-        spark_master="local[1]",
+    settings = local_settings(
+        kafka,
+        f"e2e{uuid.uuid4().hex[:8]}",
+        tmp_path_factory.mktemp("stack"),
+        (BUILTIN_PLUGINS, TEST_PLUGINS),
+        coordinators=2,
     )
     stack = Stack(
         settings,

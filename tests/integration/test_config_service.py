@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +21,8 @@ from headrace.cli.stack import Stack
 from headrace.core.offsets import OffsetStore, sink_group_id
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
-from tests.support import install_manifest
 
 pytestmark = pytest.mark.kafka
-
-
-@pytest.fixture
-def config_service(
-    settings_for: Callable[..., Settings], tmp_path: Path
-) -> Iterator[tuple[Stack, Settings]]:
-    plugins = tmp_path / "plugins"
-    install_manifest(plugins, "Gen", "1.0.0", "source")
-    install_manifest(plugins, "Lake", "1.0.0", "sink")
-    install_manifest(plugins, "Lake", "2.0.0", "sink")
-    settings = settings_for(plugins)
-    stack = Stack(settings)
-    stack.start("config")
-    try:
-        yield stack, settings
-    finally:
-        stack.down()
 
 
 CONFIGS = {

@@ -52,14 +52,14 @@ def test_missing_connector_class(catalog: PluginCatalog) -> None:
 
 def test_unknown_plugin_names_what_is_installed(catalog: PluginCatalog) -> None:
     err = rejected("s", {"connector.class": "Nope"}, catalog)
-    assert err.problem is Problem.NOT_FOUND
+    assert err.problem is Problem.NO_PLUGIN
     assert "Nope" in err.message and "com.example.LakeConnector" in err.message
 
 
 @pytest.mark.parametrize("key", ["connector.plugin.version", "connector.version"])
 def test_unknown_version_names_the_versions_that_exist(catalog: PluginCatalog, key: str) -> None:
     err = rejected("s", {"connector.class": "Lake", "topics": "t", key: "3.0.0"}, catalog)
-    assert err.problem is Problem.NOT_FOUND
+    assert err.problem is Problem.NO_PLUGIN
     assert "3.0.0" in err.message and "1.9.0" in err.message and "1.10.0" in err.message
 
 
@@ -84,9 +84,19 @@ def test_a_sink_needs_exactly_one_of_topics_and_topics_regex(
     assert "topics" in err.message
 
 
-@pytest.mark.parametrize("name", ["", "  ", "a\nb", " lead"])
+@pytest.mark.parametrize(
+    "name", ["", "  ", "a\nb", " lead", "../../../some/dir/x", "a/b", "a\\b", ".", ".."]
+)
 def test_bad_names(catalog: PluginCatalog, name: str) -> None:
-    assert rejected(name, {"connector.class": "File"}, catalog).problem is Problem.INVALID
+    err = rejected(name, {"connector.class": "File"}, catalog)
+    assert err.problem is Problem.INVALID and err.message.startswith("name:")
+
+
+@pytest.mark.parametrize("name", ["my-connector", "a.b", "..x", "ünïcode name"])
+def test_names_that_cannot_climb_out_of_a_folder_are_accepted(
+    catalog: PluginCatalog, name: str
+) -> None:
+    assert check_create(name, {"connector.class": "File"}, catalog, ConfigState()).name == name
 
 
 def test_config_name_must_match(catalog: PluginCatalog) -> None:

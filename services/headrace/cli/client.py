@@ -107,8 +107,9 @@ class ConfigClient:
     def status(self, name: str) -> config_pb2.ConnectorStatus:
         return self._stub.GetConnectorStatus(config_pb2.ConnectorRequest(name=name))
 
-    def plugins(self) -> list[config_pb2.PluginInfo]:
-        return list(self._stub.ListPlugins(config_pb2.ListPluginsRequest()).plugins)
+    def plugins(self, connectors_only: bool = True) -> list[config_pb2.PluginInfo]:
+        request = config_pb2.ListPluginsRequest(connectors_only=connectors_only)
+        return list(self._stub.ListPlugins(request).plugins)
 
 
 def info_json(info: config_pb2.ConnectorInfo) -> dict[str, Any]:

@@ -1,21 +1,39 @@
-"""``python -m headrace.config``: the config service (gRPC on --port)."""
+"""``python -m headrace.config``: the config service (gRPC on --address, Kafka Connect's REST
+API on --rest-address)."""
 
 from __future__ import annotations
 
 import argparse
 
+from aiohttp import web
+from aiokafka.admin import AIOKafkaAdminClient
+
+from headrace.config.builtins import headrace_version
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigServicer
 from headrace.config.offsets import OffsetsAdmin
+from headrace.config.rest import ConnectApi, app
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner
 from headrace.core.plugins import discover
+from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topics
 from headrace.v1 import config_pb2_grpc
 
 
-async def serve(settings: Settings, address: str) -> None:
+async def cluster_id(settings: Settings) -> str:
+    """The Kafka cluster's id, as Connect's ``GET /`` shows it."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    await admin.start()
+    try:
+        described = await admin.describe_cluster()
+    finally:
+        await admin.close()
+    return str(described.get("cluster_id") or "")
+
+
+async def serve(settings: Settings, address: str, rest_address: str) -> None:
     logger = log.get()
     await ensure_topics(settings)
     store = ConfigStore.on_kafka(settings)
@@ -25,15 +43,30 @@ async def serve(settings: Settings, address: str) -> None:
         address,
         lambda s: config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), s),
     )
+    info = {
+        "version": headrace_version(),
+        "commit": "",
+        "kafka_cluster_id": await cluster_id(settings),
+    }
+
+    async def server_info() -> dict[str, str]:
+        return info
+
+    rest = web.AppRunner(app(ConnectApi(commands, server_info)), access_log=None)
+    await rest.setup()
+    host, port = split_address(rest_address)
+    await web.TCPSite(rest, host, port).start()
     logger.info(
         "config_service_ready",
         address=address,
+        rest_address=rest_address,
         connectors=len(store.configs.connectors),
         plugins=len(commands.catalog.plugins),
     )
     try:
         await runner.until_stopped(*store.readers())
     finally:
+        await rest.cleanup()
         await server.stop(grace=2)
         await store.close()
         logger.info("config_service_stopped")
@@ -45,9 +78,14 @@ def main() -> None:
     parser.add_argument(
         "--address", default=settings.config_addr, help="host:port to serve gRPC on"
     )
+    parser.add_argument(
+        "--rest-address",
+        default=settings.rest_addr,
+        help="host:port to serve Kafka Connect's REST API on",
+    )
     args = parser.parse_args()
     log.configure("config")
-    runner.run(lambda: serve(settings, args.address))
+    runner.run(lambda: serve(settings, args.address, args.rest_address))
 
 
 if __name__ == "__main__":

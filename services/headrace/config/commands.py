@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 
+from headrace.config.builtins import PluginInfo, builtin_plugins
 from headrace.config.groupadmin import GroupInUse
 from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
 from headrace.config.store import ConfigStore
@@ -261,6 +262,16 @@ class Commands:
             await change
         except GroupInUse as exc:
             raise ConfigRejected(Problem.PRECONDITION, str(exc)) from None
+
+    def plugins(self, *, connectors_only: bool) -> Sequence[PluginInfo]:
+        """Every installed connector version, and unless ``connectors_only`` the built-in
+        converters, transformations and predicates."""
+        connectors = [PluginInfo(p.class_name, p.type, p.version) for p in self.catalog.plugins]
+        return connectors if connectors_only else [*connectors, *builtin_plugins()]
+
+    async def current(self) -> None:
+        """Returns once everything written to the configs topic so far has been read."""
+        await self.store.current()
 
     async def task_status(self, name: str, task: int) -> tuple[ConnectorView, StatusState]:
         check_task(name, task, await self.store.current())

@@ -56,7 +56,9 @@ class OffsetDeleteRequest_v0(RequestStruct):
         ("group_id", String("utf-8")),
         (
             "topics",
-            Array(("name", String("utf-8")), ("partitions", Array(Schema(("partition_index", Int32))))),
+            Array(
+                ("name", String("utf-8")), ("partitions", Array(Schema(("partition_index", Int32))))
+            ),
         ),
     )
 

@@ -20,6 +20,7 @@ T = TypeVar("T")
 CODES = {
     Problem.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
     Problem.NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Problem.NO_PLUGIN: grpc.StatusCode.NOT_FOUND,
     Problem.CONFLICT: grpc.StatusCode.ALREADY_EXISTS,
     Problem.PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
 }
@@ -186,12 +187,16 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
     async def ListPlugins(
         self, request: config_pb2.ListPluginsRequest, context: grpc.aio.ServicerContext
     ) -> config_pb2.ListPluginsResponse:
+        aliases = {p.class_name: p.aliases for p in self._commands.catalog.plugins}
         return config_pb2.ListPluginsResponse(
             plugins=[
                 config_pb2.PluginInfo(
-                    class_name=p.class_name, type=p.type, version=p.version, aliases=p.aliases
+                    class_name=p.class_name,
+                    type=p.type,
+                    version=p.version,
+                    aliases=aliases.get(p.class_name, ()),
                 )
-                for p in self._commands.catalog.plugins
+                for p in self._commands.plugins(connectors_only=request.connectors_only)
             ]
         )
 

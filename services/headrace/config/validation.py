@@ -28,6 +28,7 @@ class Problem(Enum):
     INVALID = "invalid"
     NOT_FOUND = "not_found"
     CONFLICT = "conflict"
+    NO_PLUGIN = "no_plugin"  # the config names a plugin or version that is not installed
     PRECONDITION = "precondition"  # valid, but not in the state the connector is in
 
 
@@ -56,6 +57,12 @@ def check_name(name: str) -> None:
         raise ConfigRejected(Problem.INVALID, f"name: {name!r} has leading or trailing spaces")
     if any(unicodedata.category(c) == "Cc" for c in name):
         raise ConfigRejected(Problem.INVALID, f"name: {name!r} contains control characters")
+    # Plugins and the runtime use the name in paths (markers, folders): as one path component
+    # it must never climb out of, or into another part of, the folder it is put in.
+    if any(sep in name for sep in ("/", "\\")) or name in (".", ".."):
+        raise ConfigRejected(
+            Problem.INVALID, f"name: {name!r} may not contain / or \\ nor be . or .."
+        )
 
 
 def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Accepted:
@@ -72,7 +79,7 @@ def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -
     try:
         plugin = catalog.resolve(connector_class, requested_version(config))
     except PluginError as exc:
-        raise ConfigRejected(Problem.NOT_FOUND, str(exc)) from None
+        raise ConfigRejected(Problem.NO_PLUGIN, str(exc)) from None
     try:
         tasks_max(config)
         refuse_unhonoured(config)

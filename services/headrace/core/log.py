@@ -1,15 +1,50 @@
 """structlog set-up: one JSON object per line, with the service and its context bound.
 
 Events are static names with fields (``log.info("task_started", connector=..., task=...)``).
+Their level is the ``headrace`` logger's in the stdlib logging tree, read at each event, so that
+changing it at run time (Kafka Connect's ``/admin/loggers``) takes effect at once, as it does for
+the libraries' own loggers (``aiokafka``, ``grpc``...).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
 from typing import Any, TextIO
 
 import structlog
+
+OWN = "headrace"
+"""The stdlib logger whose level the service's own events follow."""
+
+# Connect's level names, to the stdlib's.
+LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "WARNING": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "OFF": logging.CRITICAL + 10,
+}
+_NAMES = {
+    logging.DEBUG: "DEBUG",
+    logging.INFO: "INFO",
+    logging.WARNING: "WARN",
+    logging.ERROR: "ERROR",
+    logging.CRITICAL: "FATAL",
+    logging.CRITICAL + 10: "OFF",
+}
+_modified: dict[str, int] = {}  # logger name -> when its level was last set, in ms
+
+
+def _by_own_level(_: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    level = logging.getLevelNamesMapping().get(method.upper(), logging.INFO)
+    if level < logging.getLogger(OWN).getEffectiveLevel():
+        raise structlog.DropEvent
+    return event
 
 
 def configure(
@@ -18,6 +53,7 @@ def configure(
     """Routes structlog (and the stdlib loggers of our libraries) to JSON lines on ``stream``."""
     out = stream or sys.stderr
     processors: list[Any] = [
+        _by_own_level,
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -26,7 +62,7 @@ def configure(
     ]
     structlog.configure(
         processors=processors,
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
         logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
@@ -47,6 +83,45 @@ def configure(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+    logging.getLogger(OWN).setLevel(level)
+
+
+def level_of(name: str) -> dict[str, Any]:
+    """A logger's effective level in Connect's words, and when it was set (None: never)."""
+    logger = logging.getLogger(name) if name != "root" else logging.getLogger()
+    level = logger.getEffectiveLevel()
+    return {
+        "level": _NAMES.get(level, logging.getLevelName(level)),
+        "last_modified": _modified.get(name),
+    }
+
+
+def levels() -> dict[str, dict[str, Any]]:
+    """Every logger whose level is set, with the root's."""
+    named = [
+        n
+        for n, lg in logging.Logger.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger) and lg.level
+    ]
+    return {name: level_of(name) for name in sorted({"root", *named})}
+
+
+def set_level(name: str, level: str) -> list[str]:
+    """Sets a logger's level (Connect's names); the loggers whose level it changed: the named
+    one and those below it that had no level of their own."""
+    value = LEVELS[level.upper()]
+    logger = logging.getLogger(name) if name != "root" else logging.getLogger()
+    prefix = "" if name == "root" else name + "."
+    below = [
+        n
+        for n, lg in logging.Logger.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger) and n.startswith(prefix) and not lg.level
+    ]
+    logger.setLevel(value)
+    now = int(time.time() * 1000)
+    for changed in (name, *below):
+        _modified[changed] = now
+    return sorted({name, *below})
 
 
 def get(name: str | None = None, **bound: Any) -> Any:

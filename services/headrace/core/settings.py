@@ -5,6 +5,7 @@
 | KAFKA_BOOTSTRAP_SERVERS | 127.0.0.1:9092 | the Kafka cluster (set: no embedded broker) |
 | HEADRACE_CLUSTER | headrace | the prefix of every topic name (clusters can share Kafka) |
 | HEADRACE_CONFIG_ADDR | 127.0.0.1:50051 | the config service's gRPC address |
+| HEADRACE_REST_ADDR | 127.0.0.1:8083 | where the config service serves Kafka Connect's REST API |
 | HEADRACE_COORDINATOR_ADDR | 127.0.0.1:50052 | every coordinator replica's address, by ``,`` |
 | HEADRACE_EXECUTOR_ADDR | 127.0.0.1:50053 | the Spark executor's gRPC address |
 | HEADRACE_PLUGIN_PATH | the built-in plugins | folders holding plugins, separated by ``:`` |
@@ -76,6 +77,9 @@ class Settings:
     config_addr: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_CONFIG_ADDR", "127.0.0.1:50051")
     )
+    rest_addr: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_REST_ADDR", "127.0.0.1:8083")
+    )
     coordinator_addr: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_COORDINATOR_ADDR", "127.0.0.1:50052")
     )
@@ -100,6 +104,7 @@ class Settings:
             "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap_servers,
             "HEADRACE_CLUSTER": self.cluster,
             "HEADRACE_CONFIG_ADDR": self.config_addr,
+            "HEADRACE_REST_ADDR": self.rest_addr,
             "HEADRACE_COORDINATOR_ADDR": self.coordinator_addr,
             "HEADRACE_EXECUTOR_ADDR": self.executor_addr,
             "HEADRACE_PLUGIN_PATH": ":".join(str(p) for p in self.plugin_path),

@@ -196,8 +196,10 @@ class ConnectorStatus(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., connector: _Optional[_Union[UnitStatus, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[UnitStatus, _Mapping]]] = ...) -> None: ...
 
 class ListPluginsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("connectors_only",)
+    CONNECTORS_ONLY_FIELD_NUMBER: _ClassVar[int]
+    connectors_only: bool
+    def __init__(self, connectors_only: _Optional[bool] = ...) -> None: ...
 
 class PluginInfo(_message.Message):
     __slots__ = ("class_name", "type", "version", "aliases")

@@ -1,0 +1,377 @@
+"""Kafka Connect's REST API, on the config service's commands: the same paths, methods, JSON
+bodies and status codes as Connect 4.1, so an operator's existing tooling works unchanged.
+
+Every handler is a thin edge: it parses JSON, calls the one command the gRPC API and the command
+topic also call, and renders the answer in Connect's shape. Errors are Connect's
+``{"error_code": N, "message": "..."}``: 400 for bad input or a call the connector's state does
+not allow, 404 for what does not exist, 409 for a name taken, 500 for anything unexpected
+(logged with its trace). A malformed request never reaches a command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from headrace.config.commands import Commands, ConnectorView, RestartPlan
+from headrace.config.offsets import ConnectorOffset
+from headrace.config.validation import ConfigRejected, Problem
+from headrace.core import log
+from headrace.core.status import StatusState, UnitStatus
+from headrace.core.structs import State, Target, WorkUnit
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+STATUS = {
+    Problem.INVALID: 400,
+    Problem.NO_PLUGIN: 400,
+    Problem.PRECONDITION: 400,
+    Problem.NOT_FOUND: 404,
+    Problem.CONFLICT: 409,
+}
+
+
+class BadRequest(Exception):
+    """A request this API cannot read: bad JSON, a body of the wrong shape, a bad parameter."""
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error_code": status, "message": message}, status=status)
+
+
+@web.middleware
+async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure as Connect's error body; nothing but a bug is a 500."""
+    try:
+        return await handler(request)
+    except ConfigRejected as exc:
+        return _error(STATUS[exc.problem], exc.message)
+    except BadRequest as exc:
+        return _error(400, str(exc))
+    except web.HTTPException as exc:  # no such path, or method (with the Allow header)
+        response = _error(exc.status, exc.reason)
+        if "Allow" in exc.headers:
+            response.headers["Allow"] = exc.headers["Allow"]
+        return response
+    except Exception as exc:  # noqa: BLE001 - answered as Connect answers a server error
+        log.get().exception("rest_request_failed", method=request.method, path=request.path)
+        return _error(500, f"{type(exc).__name__}: {exc}")
+
+
+async def _json_body(request: web.Request) -> Any:
+    try:
+        return json.loads(await request.text() or "null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"the request body is not JSON: {exc}") from None
+
+
+def _config_map(value: Any, what: str, *, nulls: bool = False) -> dict[str, str | None]:
+    """A config object, its values as strings (Connect takes numbers and booleans as text)."""
+    if not isinstance(value, dict):
+        raise BadRequest(f"{what} must be a JSON object of config keys and values")
+    out: dict[str, str | None] = {}
+    for key, raw in value.items():
+        if raw is None and nulls:
+            out[key] = None
+        elif isinstance(raw, bool):
+            out[key] = "true" if raw else "false"
+        elif isinstance(raw, str | int | float):
+            out[key] = str(raw)
+        else:
+            kind = "null" if raw is None else type(raw).__name__
+            raise BadRequest(f"{what}: the value of {key!r} must be a string, not {kind}")
+    return out
+
+
+def _strings(config: Mapping[str, str | None]) -> dict[str, str]:
+    return {k: v for k, v in config.items() if v is not None}
+
+
+def _flag(request: web.Request, name: str) -> bool:
+    raw = request.query.get(name, "false").strip().lower()
+    if raw not in ("true", "false"):
+        raise BadRequest(f"{name} must be true or false, not {raw!r}")
+    return raw == "true"
+
+
+def _task(request: web.Request) -> int:
+    raw = request.match_info["task"]
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigRejected(Problem.NOT_FOUND, f"task {raw!r} not found") from None
+
+
+def info_json(view: ConnectorView) -> dict[str, Any]:
+    return {
+        "name": view.name,
+        "config": dict(view.config),
+        "tasks": [{"connector": view.name, "task": i} for i in range(len(view.tasks))],
+        "type": view.type,
+    }
+
+
+def _state(status: UnitStatus | None, restarting: bool) -> dict[str, Any]:
+    if status is None:
+        out: dict[str, Any] = {"state": State.UNASSIGNED.value, "worker_id": ""}
+    else:
+        out = {"state": status.state.value, "worker_id": status.worker_id}
+        if status.trace:
+            out["trace"] = status.trace
+        if status.plugin_version:
+            out["version"] = status.plugin_version
+    if restarting:
+        out["state"] = State.RESTARTING.value
+    return out
+
+
+def status_json(
+    view: ConnectorView, statuses: StatusState, plan: RestartPlan | None = None
+) -> dict[str, Any]:
+    """Connect's ConnectorStateInfo; the units of a restart plan show RESTARTING."""
+    planned = set(plan.units) if plan is not None else set()
+    unit = WorkUnit.of(view.name)
+    return {
+        "name": view.name,
+        "connector": _state(statuses.get(unit), unit.task in planned),
+        "tasks": [
+            {"id": i, **_state(statuses.get(WorkUnit(view.name, i)), i in planned)}
+            for i in range(len(view.tasks))
+        ],
+        "type": view.type,
+    }
+
+
+def _offsets_json(entries: list[ConnectorOffset]) -> dict[str, Any]:
+    return {
+        "offsets": [
+            {"partition": dict(e.partition), "offset": None if e.offset is None else dict(e.offset)}
+            for e in entries
+        ]
+    }
+
+
+def _offsets_body(body: Any) -> list[ConnectorOffset]:
+    entries = body.get("offsets") if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        raise BadRequest('the body must be {"offsets": [{"partition": {...}, "offset": {...}}]}')
+    parsed = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("partition"), dict):
+            raise BadRequest("each entry of offsets needs a partition object")
+        offset = entry.get("offset")
+        if offset is not None and not isinstance(offset, dict):
+            raise BadRequest("each offset must be an object or null")
+        parsed.append(ConnectorOffset(entry["partition"], offset))
+    return parsed
+
+
+class ConnectApi:
+    """The handlers, over the service's commands."""
+
+    def __init__(self, commands: Commands, server_info: Callable[[], Awaitable[dict[str, str]]]):
+        self.commands = commands
+        self.server_info = server_info
+
+    def routes(self) -> list[web.RouteDef]:
+        c = "/connectors/{connector}"
+        return [
+            web.get("/", self.root),
+            web.get("/health", self.health),
+            web.get("/connectors", self.list_connectors),
+            web.post("/connectors", self.create),
+            web.get(c, self.get),
+            web.delete(c, self.delete),
+            web.get(c + "/config", self.get_config),
+            web.put(c + "/config", self.put_config),
+            web.patch(c + "/config", self.patch_config),
+            web.get(c + "/status", self.status),
+            web.get(c + "/tasks", self.tasks),
+            web.get(c + "/tasks/{task}/status", self.task_status),
+            web.post(c + "/tasks/{task}/restart", self.restart_task),
+            web.put(c + "/pause", self.pause),
+            web.put(c + "/resume", self.resume),
+            web.put(c + "/stop", self.stop),
+            web.post(c + "/restart", self.restart),
+            web.get(c + "/offsets", self.get_offsets),
+            web.patch(c + "/offsets", self.alter_offsets),
+            web.delete(c + "/offsets", self.reset_offsets),
+            web.get("/connector-plugins", self.plugins),
+            web.get("/admin/loggers", self.loggers),
+            web.get("/admin/loggers/{logger}", self.logger),
+            web.put("/admin/loggers/{logger}", self.set_logger),
+            web.get(c + "/topics", self.topics),
+            web.put(c + "/topics/reset", self.topics),
+        ]
+
+    async def root(self, request: web.Request) -> web.Response:
+        return web.json_response(await self.server_info())
+
+    async def health(self, request: web.Request) -> web.Response:
+        await self.commands.current()  # answers once the configs are replayed and readable
+        return web.json_response(
+            {"status": "healthy", "message": "The config service is ready to handle requests."}
+        )
+
+    async def list_connectors(self, request: web.Request) -> web.Response:
+        names = await self.commands.list()
+        expand = {v for e in request.query.getall("expand", []) for v in e.split(",")}
+        if not expand & {"status", "info"}:
+            return web.json_response(names)
+        out: dict[str, dict[str, Any]] = {}
+        for name in names:
+            view, statuses = await self.commands.status(name)
+            entry: dict[str, Any] = {}
+            if "status" in expand:
+                entry["status"] = status_json(view, statuses)
+            if "info" in expand:
+                entry["info"] = info_json(view)
+            out[name] = entry
+        return web.json_response(out)
+
+    async def create(self, request: web.Request) -> web.Response:
+        body = await _json_body(request)
+        if not isinstance(body, dict):
+            raise BadRequest('the body must be {"name": ..., "config": {...}}')
+        config = _strings(_config_map(body.get("config", {}), "config"))
+        name = body.get("name", config.get("name"))
+        if not isinstance(name, str):
+            raise BadRequest("name: the connector's name is missing")
+        name = name.strip()  # as Connect does
+        initial = body.get("initial_state")
+        target = None
+        if initial is not None:
+            try:
+                target = Target(str(initial).upper())
+            except ValueError:
+                choices = ", ".join(t.value for t in Target)
+                raise BadRequest(f"initial_state: {initial!r} is not one of {choices}") from None
+        view = await self.commands.create(name, config, target)
+        return web.json_response(info_json(view), status=201)
+
+    async def get(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            info_json(await self.commands.get(request.match_info["connector"]))
+        )
+
+    async def delete(self, request: web.Request) -> web.Response:
+        await self.commands.delete(request.match_info["connector"])
+        return web.Response(status=204)
+
+    async def get_config(self, request: web.Request) -> web.Response:
+        view = await self.commands.get(request.match_info["connector"])
+        return web.json_response(dict(view.config))
+
+    async def put_config(self, request: web.Request) -> web.Response:
+        config = _strings(_config_map(await _json_body(request), "the body"))
+        view, created = await self.commands.put_config(request.match_info["connector"], config)
+        return web.json_response(info_json(view), status=201 if created else 200)
+
+    async def patch_config(self, request: web.Request) -> web.Response:
+        changes = _config_map(await _json_body(request), "the body", nulls=True)
+        removed = [k for k, v in changes.items() if v is None]
+        view = await self.commands.patch(
+            request.match_info["connector"], _strings(changes), removed
+        )
+        return web.json_response(info_json(view))
+
+    async def status(self, request: web.Request) -> web.Response:
+        view, statuses = await self.commands.status(request.match_info["connector"])
+        return web.json_response(status_json(view, statuses))
+
+    async def tasks(self, request: web.Request) -> web.Response:
+        view = await self.commands.get(request.match_info["connector"])
+        return web.json_response(
+            [
+                {"id": {"connector": view.name, "task": i}, "config": dict(config)}
+                for i, config in enumerate(view.tasks)
+            ]
+        )
+
+    async def task_status(self, request: web.Request) -> web.Response:
+        name, task = request.match_info["connector"], _task(request)
+        _, statuses = await self.commands.task_status(name, task)
+        return web.json_response({"id": task, **_state(statuses.get(WorkUnit(name, task)), False)})
+
+    async def restart_task(self, request: web.Request) -> web.Response:
+        await self.commands.restart_task(request.match_info["connector"], _task(request))
+        return web.Response(status=204)
+
+    async def pause(self, request: web.Request) -> web.Response:
+        await self.commands.pause(request.match_info["connector"])
+        return web.Response(status=202)
+
+    async def resume(self, request: web.Request) -> web.Response:
+        await self.commands.resume(request.match_info["connector"])
+        return web.Response(status=202)
+
+    async def stop(self, request: web.Request) -> web.Response:
+        await self.commands.stop(request.match_info["connector"])
+        return web.Response(status=204)
+
+    async def restart(self, request: web.Request) -> web.Response:
+        include_tasks, only_failed = _flag(request, "includeTasks"), _flag(request, "onlyFailed")
+        view, statuses, plan = await self.commands.restart(
+            request.match_info["connector"], include_tasks=include_tasks, only_failed=only_failed
+        )
+        if not include_tasks and not only_failed:
+            return web.Response(status=200)  # Connect's answer to a plain restart: no body
+        return web.json_response(status_json(view, statuses, plan), status=202)
+
+    async def get_offsets(self, request: web.Request) -> web.Response:
+        found = await self.commands.read_offsets(request.match_info["connector"])
+        return web.json_response(_offsets_json(list(found)))
+
+    async def alter_offsets(self, request: web.Request) -> web.Response:
+        entries = _offsets_body(await _json_body(request))
+        await self.commands.alter_offsets(request.match_info["connector"], entries)
+        return web.json_response(
+            {"message": "The offsets for this connector have been altered successfully"}
+        )
+
+    async def reset_offsets(self, request: web.Request) -> web.Response:
+        await self.commands.reset_offsets(request.match_info["connector"])
+        return web.json_response(
+            {"message": "The offsets for this connector have been reset successfully"}
+        )
+
+    async def plugins(self, request: web.Request) -> web.Response:
+        connectors_only = request.query.get("connectorsOnly", "true").strip().lower()
+        if connectors_only not in ("true", "false"):
+            raise BadRequest(f"connectorsOnly must be true or false, not {connectors_only!r}")
+        listed = self.commands.plugins(connectors_only=connectors_only == "true")
+        return web.json_response(
+            [{"class": p.class_name, "type": p.type, "version": p.version} for p in listed]
+        )
+
+    async def loggers(self, request: web.Request) -> web.Response:
+        return web.json_response(log.levels())
+
+    async def logger(self, request: web.Request) -> web.Response:
+        return web.json_response(log.level_of(request.match_info["logger"]))
+
+    async def set_logger(self, request: web.Request) -> web.Response:
+        body = await _json_body(request)
+        scope = request.query.get("scope", "worker").strip().lower()
+        if scope not in ("worker", "cluster"):
+            raise BadRequest(f"scope must be worker or cluster, not {scope!r}")
+        if scope == "cluster":
+            raise BadRequest("scope: cluster-wide log levels are not supported; use worker")
+        level = body.get("level") if isinstance(body, dict) else None
+        if not isinstance(level, str) or level.upper() not in log.LEVELS:
+            known = ", ".join(log.LEVELS)
+            raise BadRequest(f'the body must be {{"level": ...}}, one of {known}; not {body!r}')
+        return web.json_response(log.set_level(request.match_info["logger"], level))
+
+    async def topics(self, request: web.Request) -> web.Response:
+        await self.commands.get(request.match_info["connector"])
+        raise web.HTTPForbidden(reason="Topic tracking is disabled.")
+
+
+def app(api: ConnectApi) -> web.Application:
+    application = web.Application(middlewares=[errors], client_max_size=8 * 1024 * 1024)
+    application.add_routes(api.routes())
+    return application
