@@ -269,15 +269,21 @@ async def consume(
     return records
 
 
-async def committed(kafka: str, topic: str) -> list[ConsumerRecord[bytes, bytes]]:
-    """Every committed record of ``topic`` now, as a consumer reading committed data sees them:
-    what a source task produced in transactions it committed, with no transaction markers."""
+async def describe_topic(kafka: str, topic: str) -> dict[str, Any]:
+    """What the broker says of a topic: its partitions, with their replicas."""
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
     await admin.start()
     try:
         [described] = await admin.describe_topics([topic])
     finally:
         await admin.close()
+    return dict(described)
+
+
+async def committed(kafka: str, topic: str) -> list[ConsumerRecord[bytes, bytes]]:
+    """Every committed record of ``topic`` now, as a consumer reading committed data sees them:
+    what a source task produced in transactions it committed, with no transaction markers."""
+    described = await describe_topic(kafka, topic)
     partitions = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
     consumer = AIOKafkaConsumer(
         bootstrap_servers=kafka, enable_auto_commit=False, isolation_level="read_committed"

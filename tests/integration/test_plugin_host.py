@@ -255,6 +255,8 @@ async def test_malformed_records_fail_the_task_or_go_to_the_dead_letter_queue(
         "errors.tolerance": tolerance,
         "errors.deadletterqueue.topic.name": dlq,
         "errors.deadletterqueue.context.headers.enable": "true",
+        "errors.log.enable": "true",
+        "errors.log.include.messages": "true",
     }
     manifest = TEST_PLUGINS / "recording" / "1.0.0" / "manifest.json"
     async with plugin_host(manifest, kafka, cluster, tmp_path) as host:

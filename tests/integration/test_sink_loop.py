@@ -1,23 +1,29 @@
 """The sink loop against the real broker: a task with the batch API (``put_batch``) receives the
 same records, the same number of times, as a task with ``put`` alone, and a message its
-converter refuses is found, named and handled record by record."""
+converter refuses is found, named and handled record by record. What a task asks through its
+context is honoured: a record it reports as errant is skipped into the dead letter queue or fails
+it, ``offset`` rewinds or skips ahead, ``pause`` holds one partition back while others flow."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import TopicPartition as KafkaTopicPartition
+from aiokafka.errors import KafkaError
+from structlog.testing import capture_logs
 
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
+from headrace.runtime.lifecycle import format_trace
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
-from headrace.sdk import SinkBatch, SinkRecord, SinkTask, TopicPartition
-from tests.support import eventually
+from headrace.sdk import ConnectError, SinkBatch, SinkRecord, SinkTask, TopicPartition
+from tests.support import consume, describe_topic, eventually
 
 pytestmark = pytest.mark.kafka
 
@@ -49,19 +55,27 @@ class ColumnSink(RecordSink):
         await self.put(batch.records())
 
 
-async def fill(kafka: str, topic: str, messages: list[tuple[int, Any, Any, Any]]) -> None:
+async def fill(kafka: str, topic: str, messages: Sequence[tuple[int, Any, Any, Any]]) -> None:
+    """Produces the messages, each partition's in order, and waits until all are stored."""
     producer = AIOKafkaProducer(bootstrap_servers=kafka)
     await producer.start()
     try:
-        for partition, key, value, headers in messages:
-            await producer.send_and_wait(
-                topic, value=value, key=key, partition=partition, headers=headers
-            )
+        sent = [
+            await producer.send(topic, value=value, key=key, partition=partition, headers=headers)
+            for partition, key, value, headers in messages
+        ]
+        await asyncio.gather(*sent)
     finally:
         await producer.stop()
 
 
 async def run_until(runner: SinkRunner, done: Callable[[], bool]) -> None:
+    loop = await run_to(runner, done)
+    assert loop.exception() is None
+
+
+async def run_to(runner: SinkRunner, done: Callable[[], bool]) -> asyncio.Task[None]:
+    """Runs the loop until ``done`` or its end, then stops it as a unit does; the loop."""
     await runner.start()
     loop = asyncio.create_task(runner.run())
     try:
@@ -72,7 +86,18 @@ async def run_until(runner: SinkRunner, done: Callable[[], bool]) -> None:
         await runner.finish()
         await runner.task.stop()
         await runner.close()
-    assert loop.exception() is None
+    return loop
+
+
+async def committed(kafka: str, group: str, topic: str, partition: int) -> int | None:
+    """The offset ``group`` committed for one partition, None if none."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        found: int | None = await consumer.committed(KafkaTopicPartition(topic, partition))
+        return found
+    finally:
+        await consumer.stop()
 
 
 def runner_for(
@@ -220,3 +245,282 @@ async def test_no_record_is_lost_when_a_second_task_joins_mid_stream(
             await runner.close()
     assert all(loop.exception() is None for loop in loops)
     assert first.overlaps == second.overlaps == 0
+
+
+@pytest.mark.parametrize("log_enable", [False, True])
+async def test_a_tolerated_error_is_logged_only_when_errors_log_enable_says_so(
+    kafka: str, cluster: str, log_enable: bool
+) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 1)
+    await fill(
+        kafka, topic, [(0, None, b"a", None), (0, b"k", b"\xff\xfe", None), (0, None, b"c", None)]
+    )
+    errors = {
+        "errors.tolerance": "all",
+        "errors.log.enable": str(log_enable).lower(),
+        "errors.log.include.messages": "true",
+    }
+    with capture_logs() as logs:
+        task = RecordSink()
+        runner = runner_for(kafka, cluster, "snk", topic, task, **errors)
+        await run_until(runner, lambda: len(task.seen) >= 2)
+
+    assert runner.skipped == 1  # counted either way
+    skipped = [e for e in logs if e["event"] == "record_skipped"]
+    if not log_enable:
+        assert skipped == []
+        return
+    [entry] = skipped
+    assert entry["log_level"] == "error"
+    assert {k: entry[k] for k in ("stage", "topic", "partition", "offset", "key", "value")} == {
+        "stage": "VALUE_CONVERTER",
+        "topic": topic,
+        "partition": 0,
+        "offset": 1,
+        "key": "k",
+        "value": "\\xff\\xfe",
+    }
+    assert entry["executing"] == "headrace.runtime.converters.simple.StringConverter"
+
+
+class Unwritable(Exception):
+    """What the sink's own system says of a record it refuses."""
+
+
+class ErrantSink(RecordSink):
+    """Reports every record whose value is in ``errant`` instead of keeping it, and catches
+    what ``report`` raises (which must not save it under ``errors.tolerance=none``)."""
+
+    def __init__(self, errant: set[str]) -> None:
+        super().__init__()
+        self.errant = errant
+        self.reported: list[asyncio.Future[None]] = []
+        self.raised: list[ConnectError] = []
+        self.unacknowledged_at_pre_commit = 0
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        for record in records:
+            if record.value in self.errant:
+                await self._report(record)
+        await super().put([r for r in records if r.value not in self.errant])
+
+    async def _report(self, record: SinkRecord) -> None:
+        try:
+            raise Unwritable(f"cannot write {record.value}")
+        except Unwritable as exc:
+            try:
+                self.reported.append(await self.context.errant_record_reporter.report(record, exc))
+            except ConnectError as failure:
+                self.raised.append(failure)
+
+    async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        self.unacknowledged_at_pre_commit += sum(not f.done() for f in self.reported)
+        return await super().pre_commit(offsets)
+
+
+async def test_a_reported_record_goes_to_the_dead_letter_queue_before_its_offset_is_committed(
+    kafka: str, cluster: str
+) -> None:
+    topic, dlq = f"{cluster}-in", f"{cluster}-dlq"
+    await ensure_topic(kafka, topic, 1)
+    await fill(
+        kafka, topic, [(0, f"k{i}".encode(), str(i).encode(), [("h", b"v")]) for i in range(1000)]
+    )
+    errors = {
+        "errors.tolerance": "all",
+        "errors.log.enable": "true",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true",
+        "consumer.override.max.poll.records": "100",
+    }
+    task = ErrantSink({"500"})
+    with capture_logs() as logs:
+        runner = runner_for(kafka, cluster, "snk", topic, task, **errors)
+        await run_until(runner, lambda: len(task.seen) >= 999)
+
+    values = [value for _, _, _, value, _, _ in task.seen]
+    assert (
+        len(values) == 999
+        and "500" not in values
+        and set(values) == {str(i) for i in range(1000) if i != 500}
+    )
+    assert runner.skipped == 1 and task.raised == [] and len(task.reported) == 1
+    assert task.unacknowledged_at_pre_commit == 0
+    assert await committed(kafka, f"{cluster}-connect-snk", topic, 0) == 1000
+
+    [dead] = await consume(kafka, dlq, 1)
+    assert (dead.key, dead.value) == (b"k500", b"500")  # the bytes as consumed
+    headers = dict(dead.headers)
+    assert headers["h"] == b"v"
+    assert {k: headers[f"__connect.errors.{k}"].decode() for k in CONTEXT_KEYS} == {
+        "topic": topic,
+        "partition": "0",
+        "offset": "500",
+        "connector.name": "snk",
+        "task.id": "0",
+        "stage": "TASK_PUT",
+        "class.name": f"{__name__}.ErrantSink",
+        "exception.class.name": f"{__name__}.Unwritable",
+        "exception.message": "cannot write 500",
+    }
+    trace = headers["__connect.errors.exception.stacktrace"].decode()
+    assert trace.startswith("Traceback") and f"{__name__}.Unwritable: cannot write 500" in trace
+    [entry] = [e for e in logs if e["event"] == "record_skipped"]
+    assert entry["log_level"] == "error" and entry["stage"] == "TASK_PUT"
+    assert "offset" not in entry and "value" not in entry  # errors.log.include.messages=false
+
+
+CONTEXT_KEYS = (
+    "topic",
+    "partition",
+    "offset",
+    "connector.name",
+    "task.id",
+    "stage",
+    "class.name",
+    "exception.class.name",
+    "exception.message",
+)
+
+
+async def test_without_tolerance_a_reported_record_fails_the_task_even_if_it_catches_that(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 1)
+    await fill(kafka, topic, [(0, None, str(i).encode(), None) for i in range(10)])
+    task = ErrantSink({"5"})
+    runner = runner_for(kafka, cluster, "snk", topic, task)
+    loop = await run_to(runner, lambda: False)
+
+    error = loop.exception()
+    assert error is not None and len(task.raised) == 1
+    trace = format_trace(error)
+    assert f"task put failed for the record at topic {topic} partition 0 offset 5" in trace
+    assert "Unwritable: cannot write 5" in trace
+    offset = await committed(kafka, f"{cluster}-connect-snk", topic, 0)
+    assert offset is None or offset <= 5  # nothing past the record is marked consumed
+
+
+class RewindingSink(RecordSink):
+    """Asks, once, to go on from offset ``to`` when it is handed offset ``at``; or, with
+    ``at`` None, to start from ``to`` when its partitions are opened."""
+
+    def __init__(self, at: int | None, to: int) -> None:
+        super().__init__()
+        self.at, self.to = at, to
+
+    async def open(self, partitions: set[TopicPartition]) -> None:
+        if self.at is None:
+            self.context.offset(dict.fromkeys(partitions, self.to))
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        await super().put(records)
+        for record in records:
+            if record.offset == self.at:
+                self.at = -1
+                self.context.offset(record.topic_partition, self.to)
+
+
+@pytest.mark.parametrize(
+    ("at", "expected"), [(9, [*range(10), *range(3, 10)]), (None, [*range(3, 10)])]
+)
+async def test_the_task_rewinds_or_skips_ahead_with_context_offset(
+    kafka: str, cluster: str, at: int | None, expected: list[int]
+) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 1)
+    await fill(kafka, topic, [(0, None, f"v{i}".encode(), None) for i in range(10)])
+    task = RewindingSink(at, 3)
+    runner = runner_for(kafka, cluster, "snk", topic, task)
+    await run_until(runner, lambda: len(task.seen) >= len(expected))
+
+    assert [(offset, value) for _, offset, _, value, _, _ in task.seen] == [
+        (i, f"v{i}") for i in expected
+    ]
+
+
+class PausingSink(RecordSink):
+    """Pauses one partition when its partitions are first opened; keeps (topic, partition,
+    value) of what it is handed, and counts the times it is opened."""
+
+    def __init__(self, paused: TopicPartition) -> None:
+        super().__init__()
+        self.paused = paused
+        self.opened = 0
+        self.got: list[tuple[str, int, str]] = []
+
+    async def open(self, partitions: set[TopicPartition]) -> None:
+        self.opened += 1
+        if self.opened == 1:
+            self.context.pause(self.paused)
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        self.got += [(r.topic, r.partition, r.value) for r in records]
+
+    def values(self, topic: str, partition: int) -> list[str]:
+        return [v for t, p, v in self.got if (t, p) == (topic, partition)]
+
+
+async def test_a_paused_partition_waits_across_a_rebalance_while_others_flow(
+    kafka: str, cluster: str
+) -> None:
+    first, second = f"{cluster}-in-a", f"{cluster}-in-b"
+    await ensure_topic(kafka, first, 2)
+    await fill(kafka, first, [(i % 2, None, f"{i % 2}-{i // 2}".encode(), None) for i in range(20)])
+    task = PausingSink(TopicPartition(first, 0))
+    runner = runner_for(kafka, cluster, "snk", first, task, **{"topics.regex": f"{cluster}-in-.*"})
+    runner.connector_config.pop("topics")
+    await runner.start()
+    loop = asyncio.create_task(runner.run())
+    try:
+        await eventually("partition 1", lambda: len(task.values(first, 1)) == 10 or loop.done())
+        # A new topic the pattern matches: a rebalance that keeps both partitions.
+        await ensure_topic(kafka, second, 1)
+        await fill(kafka, second, [(0, None, b"b", None)])
+        await eventually("the new topic", lambda: task.values(second, 0) or loop.done())
+        await fill(kafka, first, [(1, None, b"1-late", None), (0, None, b"0-late", None)])
+        await eventually("partition 1 still", lambda: "1-late" in task.values(first, 1))
+        assert task.opened == 2 and task.values(first, 0) == []
+
+        task.context.resume(TopicPartition(first, 0))
+        await eventually("partition 0", lambda: len(task.values(first, 0)) == 11 or loop.done())
+    finally:
+        runner.request_stop()
+        await asyncio.wait({loop}, timeout=30)
+        await runner.finish()
+        await runner.task.stop()
+        await runner.close()
+    assert loop.exception() is None
+    assert task.values(first, 0) == [*(f"0-{i}" for i in range(10)), "0-late"]
+    assert task.values(first, 1) == [*(f"1-{i}" for i in range(10)), "1-late"]
+
+
+@pytest.mark.parametrize("factor", ["1", "3"])
+async def test_the_dead_letter_queue_is_created_with_the_replication_factor_asked_for(
+    kafka: str, cluster: str, factor: str
+) -> None:
+    topic, dlq = f"{cluster}-in", f"{cluster}-dlq"
+    await ensure_topic(kafka, topic, 1)
+    errors = {
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": factor,
+    }
+    runner = runner_for(kafka, cluster, "snk", topic, RecordSink(), **errors)
+    try:
+        if factor == "3":  # more than the one broker there is: the broker's refusal, named
+            with pytest.raises(
+                KafkaError, match=f"dead letter queue topic {dlq} with replication factor 3"
+            ):
+                await runner.start()
+        else:
+            await runner.start()
+            assert await replicas(kafka, dlq) == 1
+    finally:
+        await runner.close()
+
+
+async def replicas(kafka: str, topic: str) -> int:
+    [partition] = (await describe_topic(kafka, topic))["partitions"]
+    return len(partition["replicas"])

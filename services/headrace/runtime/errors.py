@@ -1,36 +1,84 @@
-"""Error handling for records in the task runner: ``errors.tolerance`` and the dead letter queue.
+"""Error handling for records in the task runner: ``errors.tolerance``, the error log and the dead
+letter queue.
 
-A record that cannot be converted fails its task with a RecordError naming where the record came
-from (topic, partition, offset for sinks; source partition and target topic for sources), unless
-``errors.tolerance=all``. Then the record is skipped, counted and logged (``record_skipped``) and,
-for sinks with ``errors.deadletterqueue.topic.name`` set, its original bytes go to that topic with
-headers saying why (Connect's ``__connect.errors.*`` headers, when
-``errors.deadletterqueue.context.headers.enable=true``). Nothing is dropped silently.
+A record that cannot be converted or transformed fails its task with a RecordError naming where
+the record came from (topic, partition, offset for sinks; source partition and target topic for
+sources), unless ``errors.tolerance=all``; so does a record a sink task reports as errant
+(``context.errant_record_reporter``, stage ``TASK_PUT``). Under ``errors.tolerance=all`` the record
+is skipped and counted; with ``errors.log.enable=true`` each one is also logged at ERROR
+(``record_skipped``: the stage and the error, and with ``errors.log.include.messages=true`` where
+the record came from and a preview of its key and value). Nothing is dropped silently.
+
+The dead letter queue (sinks, ``errors.deadletterqueue.topic.name``): a topic of one partition,
+created if missing with ``errors.deadletterqueue.topic.replication.factor`` replicas (min(3,
+brokers) when the key is not set, so the embedded single broker works). Each record written there
+is a skipped record's original key, value, headers and timestamp, plus Connect's
+``__connect.errors.*`` headers saying why when
+``errors.deadletterqueue.context.headers.enable=true``. Only the sink task that consumed the
+record writes it, and before the offsets past it are committed: at least once, so a task that
+fails before its commit may write a record again when it reads it again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
+from aiokafka import AIOKafkaProducer, ConsumerRecord
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError, for_code
+
+from headrace.core.settings import Settings
+from headrace.core.topics import ensure_topic
+from headrace.runtime import kafka
 from headrace.sdk.errors import ConfigException, ConnectError
+
+Message: TypeAlias = ConsumerRecord[bytes, bytes]
+"""A record as consumed from Kafka: its original bytes, headers and position."""
+
+PREVIEW_CHARS = 200
+"""How much of a key or value ``errors.log.include.messages`` logs: enough to recognise it."""
+
+_CONNECT_STAGES = {"transform": "TRANSFORMATION"}
+"""Our stage names whose Connect name is not just their upper-case form."""
 
 
 class RecordError(ConnectError):
-    """A record failed a conversion step; the message says which record and why."""
+    """A record failed a step of its way; the message says which record and why.
 
-    def __init__(self, message: str, stage: str, cause: BaseException) -> None:
+    ``executing`` is the fully qualified name of the class that was at work (the converter, the
+    transformation chain, the sink task), for the dead letter queue's headers.
+    """
+
+    def __init__(self, message: str, stage: str, cause: BaseException, executing: str = "") -> None:
         super().__init__(message)
         self.stage = stage
         self.cause = cause
+        self.executing = executing
 
 
 class TaskFenced(ConnectError):
     """A task's writes were refused because a newer instance of it started elsewhere."""
 
 
+def qualified_name(cls: type) -> str:
+    """A class's name with its module (as Python's tracebacks print it: builtins bare), the
+    counterpart of Java's ``Class.getName`` in Connect's headers."""
+    if cls.__module__ in ("builtins", "__main__"):
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def sink_record_error(
-    stage: str, topic: str, partition: int, offset: int, exc: BaseException
+    stage: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    exc: BaseException,
+    executing: type | None = None,
 ) -> RecordError:
     """A RecordError for a consumed record, e.g. stage ``value converter``."""
     return RecordError(
@@ -38,6 +86,7 @@ def sink_record_error(
         f"offset {offset}: {exc}",
         stage,
         exc,
+        "" if executing is None else qualified_name(executing),
     )
 
 
@@ -53,14 +102,25 @@ def source_record_error(
     )
 
 
+def connect_stage(stage: str) -> str:
+    """Connect's name of a stage (``value converter`` -> ``VALUE_CONVERTER``)."""
+    return _CONNECT_STAGES.get(stage, stage.upper().replace(" ", "_"))
+
+
 @dataclass(frozen=True)
 class ErrorPolicy:
-    """What to do with a record that cannot be converted, from the connector config."""
+    """What to do with a record that fails, from the connector config.
+
+    ``dlq_replication_factor`` None: the key is not set, and a missing dead letter queue topic
+    gets the replication factor of every topic headrace creates.
+    """
 
     tolerate_all: bool = False
     dlq_topic: str | None = None
     dlq_context_headers: bool = False
+    log_errors: bool = False
     log_messages: bool = False
+    dlq_replication_factor: int | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, str]) -> ErrorPolicy:
@@ -72,7 +132,9 @@ class ErrorPolicy:
             tolerate_all=tolerance == "all",
             dlq_topic=config.get("errors.deadletterqueue.topic.name", "").strip() or None,
             dlq_context_headers=_flag(config, "errors.deadletterqueue.context.headers.enable"),
+            log_errors=_flag(config, "errors.log.enable"),
             log_messages=_flag(config, "errors.log.include.messages"),
+            dlq_replication_factor=_replication_factor(config),
         )
 
 
@@ -83,10 +145,23 @@ def _flag(config: Mapping[str, str], key: str) -> bool:
     return raw == "true"
 
 
+def _replication_factor(config: Mapping[str, str]) -> int | None:
+    """``errors.deadletterqueue.topic.replication.factor``: a short of at least 1. Connect's
+    -1 (the broker's default) is refused: the admin client cannot ask for it."""
+    key = "errors.deadletterqueue.topic.replication.factor"
+    raw = config.get(key, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 1 <= int(raw) <= 32767:
+        raise ConfigException(f"{key} must be a whole number from 1 to 32767, not {raw!r}")
+    return int(raw)
+
+
 def dlq_headers(
     error: RecordError, topic: str, partition: int, offset: int, connector: str, task: int
 ) -> list[tuple[str, bytes]]:
-    """Connect's dead-letter context headers for one failed record."""
+    """Connect's dead-letter context headers for one failed record: where it was consumed, the
+    stage and class that failed, and the cause's class, message and traceback."""
     cause = error.cause
     values = {
         "__connect.errors.topic": topic,
@@ -94,8 +169,155 @@ def dlq_headers(
         "__connect.errors.offset": str(offset),
         "__connect.errors.connector.name": connector,
         "__connect.errors.task.id": str(task),
-        "__connect.errors.stage": error.stage.upper().replace(" ", "_"),
-        "__connect.errors.exception.class.name": type(cause).__qualname__,
-        "__connect.errors.exception.message": str(error),
+        "__connect.errors.stage": connect_stage(error.stage),
+        "__connect.errors.class.name": error.executing,
+        "__connect.errors.exception.class.name": qualified_name(type(cause)),
+        "__connect.errors.exception.message": str(cause),
+        "__connect.errors.exception.stacktrace": "".join(traceback.format_exception(cause)),
     }
+    if not error.executing:
+        del values["__connect.errors.class.name"]
     return [(k, v.encode()) for k, v in values.items()]
+
+
+def preview(data: bytes | None) -> str | None:
+    """The start of a key or value as text, for a log line: undecodable bytes escaped, and the
+    full length said when it is cut."""
+    if data is None:
+        return None
+    head = data[: PREVIEW_CHARS * 4]  # at least PREVIEW_CHARS characters, whatever the encoding
+    text = head.decode("utf-8", errors="backslashreplace")
+    if len(head) == len(data) and len(text) <= PREVIEW_CHARS:
+        return text
+    return f"{text[:PREVIEW_CHARS]}... ({len(data)} bytes)"
+
+
+def skip_log_fields(error: RecordError, policy: ErrorPolicy, message: Message) -> dict[str, Any]:
+    """The fields of a ``record_skipped`` log line (the logger binds connector and task): the
+    stage, the class at work and the cause; where the record was consumed and its key and value
+    only with ``errors.log.include.messages=true``."""
+    fields: dict[str, Any] = {
+        "stage": connect_stage(error.stage),
+        "executing": error.executing or None,
+        "error": str(error.cause),
+        "error_class": qualified_name(type(error.cause)),
+    }
+    if policy.log_messages:
+        fields |= {
+            "topic": message.topic,
+            "partition": message.partition,
+            "offset": message.offset,
+            "key": preview(message.key),
+            "value": preview(message.value),
+        }
+    return fields
+
+
+def acknowledgement(sent: asyncio.Future[Any] | None) -> asyncio.Future[None]:
+    """A future done when ``sent`` is (at once when there is nothing to wait for), failing as
+    it fails: what a reporter hands the task. A failure nobody awaits is not logged as never
+    retrieved: the loop fails the task with it before its next commit."""
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    done.add_done_callback(lambda f: f.cancelled() or f.exception())
+    if sent is None:
+        done.set_result(None)
+        return done
+
+    def relay(finished: asyncio.Future[Any]) -> None:
+        if done.done():
+            return
+        if finished.cancelled():
+            done.cancel()
+        elif (exc := finished.exception()) is not None:
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+    sent.add_done_callback(relay)
+    return done
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The task whose records go to a dead letter queue, and whether they say why there."""
+
+    connector: str
+    task: int
+    context_headers: bool
+
+
+class DeadLetterQueue:
+    """A sink connector's dead letter queue: sends without waiting for each record, and says
+    when all that was sent is acknowledged, which the loop waits for before committing."""
+
+    def __init__(self, producer: AIOKafkaProducer, topic: str, origin: Origin) -> None:
+        self.topic = topic
+        self._producer = producer
+        self._origin = origin
+        self._unacknowledged: list[asyncio.Future[Any]] = []
+
+    async def send(self, message: Message, error: RecordError) -> asyncio.Future[Any]:
+        """Hands a failed message to the producer as it was consumed (with the context headers
+        if asked for); the future is done once Kafka acknowledged it."""
+        headers = list(message.headers or ())
+        if self._origin.context_headers:
+            where = (message.topic, message.partition, message.offset)
+            headers += dlq_headers(error, *where, self._origin.connector, self._origin.task)
+        sent: asyncio.Future[Any] = await self._producer.send(
+            self.topic,
+            value=message.value,
+            key=message.key,
+            headers=headers,
+            timestamp_ms=message.timestamp if message.timestamp >= 0 else None,
+        )
+        self._unacknowledged.append(sent)
+        return sent
+
+    async def acknowledged(self) -> None:
+        """Waits until every record sent so far is in the topic; raises the first failure."""
+        waiting, self._unacknowledged = self._unacknowledged, []
+        outcomes = await asyncio.gather(*waiting, return_exceptions=True)
+        failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
+        if failed is not None:
+            raise failed
+
+    async def close(self) -> None:
+        """Stops the producer (after sending what it holds)."""
+        await self._producer.stop()
+
+
+async def open_dead_letter_queue(
+    settings: Settings, policy: ErrorPolicy, client_id: str, connector: str, task: int
+) -> DeadLetterQueue | None:
+    """The connector's dead letter queue, its topic created if missing; None without one."""
+    if policy.dlq_topic is None:
+        return None
+    if policy.dlq_replication_factor is not None:
+        await _create_topic(
+            settings.bootstrap_servers, policy.dlq_topic, policy.dlq_replication_factor
+        )
+    await ensure_topic(settings.bootstrap_servers, policy.dlq_topic, 1)
+    producer = kafka.producer(settings, client_id)
+    await producer.start()
+    origin = Origin(connector, task, policy.dlq_context_headers)
+    return DeadLetterQueue(producer, policy.dlq_topic, origin)
+
+
+async def _create_topic(bootstrap: str, name: str, replication: int) -> None:
+    """Creates a one-partition topic with ``replication`` replicas unless it exists; the
+    broker's refusal (too few brokers, say) as its KafkaError, naming the topic."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        if name in await admin.list_topics():
+            return
+        response: Any = await admin.create_topics([NewTopic(name, 1, replication)])
+        for entry in response.topic_errors:
+            code = entry[1]
+            if code not in (0, TopicAlreadyExistsError.errno):
+                raise for_code(code)(
+                    f"creating the dead letter queue topic {name} with replication factor "
+                    f"{replication}: {entry[2:] or ''}"
+                )
+    finally:
+        await admin.close()

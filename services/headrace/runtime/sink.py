@@ -20,27 +20,47 @@ flush) make flushes rarer, for sinks that prefer larger writes. A task may also 
 ``context.request_commit()``. Partitions revoked by a rebalance are flushed and committed first,
 then the task's ``close`` is called; ``open`` is called on assignment.
 
-The bookkeeping (positions, commits, what is pending) is one immutable ``SinkOffsets`` value
-(``sinkoffsets.py``); this module does the I/O and replaces that value after each step. The task's
-``context.executor`` is bound to this process's executor address and closed with the runner.
+The task steers its consumption through its context, as in Connect: ``context.offset`` seeks
+before the next fetch, or right after ``open`` when called there; ``context.pause`` and ``resume``
+take effect at once, and a rebalance that keeps a paused partition pauses it again. A fetch that
+began before such a request is dropped, as one that began before a rebalance is, and its
+partitions are read again from where the task stands.
+
+A record the task reports as errant (``context.errant_record_reporter``) fails it, unless
+``errors.tolerance=all``: then it is skipped as a record a converter refuses (``errors.py``), with
+the message it was consumed as, kept until the next flush. Whatever went to the dead letter queue
+is acknowledged before ``pre_commit`` and again before the offsets are committed.
+
+The bookkeeping (positions, commits, what is pending, what the task asked for) is one immutable
+``SinkOffsets`` value (``sinkoffsets.py``); this module does the I/O and replaces that value after
+each step. The task's ``context.executor`` is bound to this process's executor address and closed
+with the runner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Collection, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.errors import CommitFailedError
 
 from headrace.core import log
-from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
 from headrace.runtime.converters import converter_for
-from headrace.runtime.errors import ErrorPolicy, RecordError, dlq_headers, sink_record_error
+from headrace.runtime.errors import (
+    DeadLetterQueue,
+    ErrorPolicy,
+    RecordError,
+    acknowledgement,
+    open_dead_letter_queue,
+    sink_record_error,
+    skip_log_fields,
+)
 from headrace.runtime.executor import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
@@ -48,14 +68,17 @@ from headrace.runtime.sinkoffsets import SinkOffsets
 from headrace.runtime.sinkrecords import (
     FlushPolicy,
     Message,
+    Originals,
+    Where,
+    as_consumed,
     subscription,
     to_sink_batch,
     to_sink_record,
 )
 from headrace.runtime.transforms import TransformChain, parse_chain
-from headrace.sdk.errors import ConfigException, DataError
+from headrace.sdk.errors import ConfigException, ConnectError, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
-from headrace.sdk.task import SinkTask, SinkTaskContext
+from headrace.sdk.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 
 FETCH_TIMEOUT_MS = 1000
 SUBSCRIPTION_REFRESH_MS = 5_000
@@ -73,7 +96,9 @@ class SinkRunner(LoopBase):
         self.task = task
         self.delivered = 0
         self._consumer: AIOKafkaConsumer | None = None
-        self._dlq: AIOKafkaProducer | None = None
+        self._dlq: DeadLetterQueue | None = None
+        self._originals = Originals()  # the messages behind what the task holds unflushed
+        self._errant: RecordError | None = None  # reported under errors.tolerance=none
         self._executor: TaskExecutor | None = None
         self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
         self._flushing: asyncio.Task[None] | None = None  # the flush in flight
@@ -117,16 +142,19 @@ class SinkRunner(LoopBase):
                 executor=self._executor,
                 logger=self._log,
                 paths=self.paths,
+                errant_record_reporter=ErrantRecordReporter(self._report),
+                _offset=self._request_offsets,
+                _pause=self._pause,
+                _resume=self._resume,
             )
         )
         await self.task.start(self.task_config)
         if not loop:
             return
         client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
-        if self._policy.dlq_topic:
-            await ensure_topic(self.settings.bootstrap_servers, self._policy.dlq_topic, 1)
-            self._dlq = kafka.producer(self.settings, f"{client_id}-dlq")
-            await self._dlq.start()
+        self._dlq = await open_dead_letter_queue(
+            self.settings, self._policy, f"{client_id}-dlq", self.connector, self.task_id
+        )
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=self.settings.bootstrap_servers,
             group_id=f"{self.settings.cluster}-connect-{self.connector}",
@@ -157,6 +185,28 @@ class SinkRunner(LoopBase):
     def _request_commit(self) -> None:
         self._offsets = self._offsets.with_commit_requested()
 
+    def _request_offsets(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self._check_assigned(offsets.keys(), "reset the offsets of")
+        self._offsets = self._offsets.with_requested(offsets)
+
+    def _pause(self, partitions: Set[TopicPartition]) -> None:
+        self._check_assigned(partitions, "pause")
+        self._offsets = self._offsets.with_paused(partitions)
+        if self._consumer is not None:
+            self._consumer.pause(*_theirs(partitions))
+
+    def _resume(self, partitions: Set[TopicPartition]) -> None:
+        self._check_assigned(partitions, "resume")
+        self._offsets = self._offsets.with_resumed(partitions)
+        if self._consumer is not None:
+            self._consumer.resume(*_theirs(partitions))
+
+    def _check_assigned(self, partitions: Collection[TopicPartition], what: str) -> None:
+        foreign = sorted(set(partitions) - self.assignment())
+        if foreign:
+            named = ", ".join(map(str, foreign))
+            raise ConnectError(f"a sink task may not {what} partitions it is not assigned: {named}")
+
     async def run(self) -> None:
         """Consumes and delivers until a stop is requested; a raising plugin ends it."""
         try:
@@ -186,7 +236,9 @@ class SinkRunner(LoopBase):
     async def _consume(self) -> None:
         assert self._consumer is not None
         while not self.stop_requested.is_set():
-            epoch = self._epoch  # before the fetch: a rebalance during it makes the fetch stale
+            await self._seek_requested_offsets()
+            # Before the fetch: a rebalance or a task's request during it makes the fetch stale.
+            epoch, changes = self._epoch, self._offsets.changes
             batch = await unless_stopped(
                 self.stop_requested, self._consumer.getmany(timeout_ms=FETCH_TIMEOUT_MS)
             )
@@ -196,13 +248,32 @@ class SinkRunner(LoopBase):
                 break
             # Converted while the previous flush may still be writing: the loop does not stall
             # on a slow flush. One flush in flight and one batch ready, at most.
-            prepared = self._prepare(batch, epoch) if batch else None
+            prepared = self._prepare(batch, epoch, changes) if batch else None
             await self._flushed()
             async with self._lock:
                 if prepared is not None:
                     await self._hand_over(prepared)
                 if self._offsets.flush_due(self._flush_policy, time.monotonic()):
                     self._flushing = asyncio.create_task(self._flush_in_background())
+
+    async def _seek_requested_offsets(self) -> None:
+        """Seeks where the task asked to go on from, once the flush in flight (which commits
+        the positions this moves) is done."""
+        if not self._offsets.requested:
+            return
+        await self._flushed()
+        async with self._lock:
+            self._seek_requested()
+
+    def _seek_requested(self) -> None:
+        assert self._consumer is not None
+        sought, self._offsets = self._offsets.rewound(self.assignment())
+        for tp, offset in sought.items():
+            self._consumer.seek(KafkaTopicPartition(tp.topic, tp.partition), offset)
+        if sought:
+            self._log.info(
+                "offsets_reset_by_task", offsets={str(tp): o for tp, o in sought.items()}
+            )
 
     async def _flush_in_background(self) -> None:
         try:
@@ -248,17 +319,19 @@ class SinkRunner(LoopBase):
             await self._consumer.stop()
             self._consumer = None
         if self._dlq is not None:
-            await self._dlq.stop()
+            await self._dlq.close()
             self._dlq = None
         if self._executor is not None:
             await self._executor.close()
             self._executor = None
 
-    def _prepare(self, batch: dict[KafkaTopicPartition, list[Message]], epoch: int) -> Prepared:
+    def _prepare(
+        self, batch: dict[KafkaTopicPartition, list[Message]], epoch: int, changes: int
+    ) -> Prepared:
         """A fetch converted for the task: columns where its converters allow, records
         otherwise. A record they refuse fails the task here, or is kept aside to be skipped
         when the fetch is handed over (a dropped fetch skips nothing)."""
-        prepared = Prepared(epoch)
+        prepared = Prepared(epoch, changes)
         assigned = self.assignment()
         for tp, messages in batch.items():
             ours = TopicPartition(tp.topic, tp.partition)
@@ -285,6 +358,10 @@ class SinkRunner(LoopBase):
                         continue
                     if record is not None:  # else a transform dropped it
                         prepared.records.append(record)
+                        if (record.topic, record.partition) != (tp.topic, tp.partition):
+                            where = (record.topic, record.partition, record.offset)
+                            prepared.moved[where] = message
+            prepared.messages[ours] = messages
             prepared.positions[ours] = messages[-1].offset + 1
             prepared.fetched += len(messages)
         return prepared
@@ -295,67 +372,94 @@ class SinkRunner(LoopBase):
             return self._chain.apply(record)
         except DataError as exc:
             raise sink_record_error(
-                "transform", message.topic, message.partition, message.offset, exc
+                "transform",
+                message.topic,
+                message.partition,
+                message.offset,
+                exc,
+                type(self._chain),
             ) from exc
 
     async def _hand_over(self, prepared: Prepared) -> None:
         """Gives the task a prepared fetch, unless a rebalance came since it began: then the
-        fetch is dropped, and every partition now assigned goes back to its committed offset.
-        Nothing was handed over since the rebalance, so that is where the task stands: no
-        record of the fetch is lost (whether it was read before the rebalance or after), and
-        none is given twice."""
+        fetch is dropped, and every partition now assigned goes back to its committed offset (or
+        to where the task asked, in ``open``, to go on from). Nothing was handed over since the
+        rebalance, so that is where the task stands: no record of the fetch is lost (whether it
+        was read before the rebalance or after), and none is given twice. A fetch that began
+        before a request of the task (an offset, a pause) is dropped the same way, its partitions
+        back to the positions of what the task holds."""
         if prepared.epoch != self._epoch:
             self._log.info("fetch_dropped_after_rebalance", records=prepared.fetched)
-            await self._rewind_to_committed()
+            await self._seek_to_task(self.assignment())
             return
+        if prepared.changes != self._offsets.changes:
+            self._log.info("fetch_dropped_after_task_request", records=prepared.fetched)
+            await self._seek_to_task(prepared.positions.keys())
+            return
+        self._originals = self._originals.with_fetch(prepared.messages, prepared.moved)
         for message, error in prepared.refused:
-            await self._skip(message, error)
+            await self._tolerate(message, error)
         for columns in prepared.columns:
             await self.task.put_batch(columns)
             self.delivered += len(columns)
         if prepared.records:
             await self.task.put(prepared.records)
             self.delivered += len(prepared.records)
+        self._raise_errant()
         # Only now that the task holds them may these offsets be committed.
         self._offsets = self._offsets.delivered(prepared.positions, prepared.fetched)
 
-    async def _rewind_to_committed(self) -> None:
-        """Every assigned partition back to the group's committed offset, or to its start when
-        none is committed (``earliest``, as the consumer resets)."""
+    async def _seek_to_task(self, partitions: Collection[TopicPartition]) -> None:
+        """Partitions back to where the task stands: the position of what it holds (or was
+        sought to at its request) in this assignment, else the group's committed offset, else
+        the start (``earliest``, as the consumer resets)."""
         assert self._consumer is not None
-        for tp in self._consumer.assignment():
-            committed = await self._consumer.committed(tp)
-            if committed is None:
-                await self._consumer.seek_to_beginning(tp)
+        for tp in partitions:
+            theirs = KafkaTopicPartition(tp.topic, tp.partition)
+            position = self._offsets.positions.get(tp)
+            if position is None:
+                position = await self._consumer.committed(theirs)
+            if position is None:
+                await self._consumer.seek_to_beginning(theirs)
             else:
-                self._consumer.seek(tp, committed)
+                self._consumer.seek(theirs, position)
 
-    async def _skip(self, message: Message, error: RecordError) -> None:
+    async def _report(self, record: SinkRecord, error: BaseException) -> asyncio.Future[None]:
+        """What ``errant_record_reporter.report`` does: fails the task, or skips the record
+        with the message it was consumed as."""
+        where = (record.topic, record.partition, record.offset)
+        failure = sink_record_error("task put", *where, error, type(self.task))
+        if not self._policy.tolerate_all:
+            self._errant = self._errant or failure
+            raise failure from error
+        message = self._originals.find(record)
+        if message is None:
+            message = as_consumed(record, self._key_converter, self._value_converter)
+        return acknowledgement(await self._tolerate(message, failure))
+
+    def _raise_errant(self) -> None:
+        """Fails the loop with a record the task reported under ``errors.tolerance=none``, even
+        if the task caught what ``report`` raised (as Connect does)."""
+        if self._errant is not None:
+            raise self._errant
+
+    async def _tolerate(self, message: Message, error: RecordError) -> asyncio.Future[Any] | None:
+        """Skips a record under ``errors.tolerance=all``: counts it, logs it if
+        ``errors.log.enable`` says so, and sends it to the dead letter queue, if there is one
+        (the future of that send)."""
         self.skipped += 1
-        if self._dlq is not None and self._policy.dlq_topic:
-            headers = list(message.headers or ())
-            if self._policy.dlq_context_headers:
-                headers += dlq_headers(
-                    error,
-                    message.topic,
-                    message.partition,
-                    message.offset,
-                    self.connector,
-                    self.task_id,
-                )
-            await self._dlq.send_and_wait(
-                self._policy.dlq_topic, value=message.value, key=message.key, headers=headers
+        if self._policy.log_errors:
+            self._log.error(
+                "record_skipped",
+                dead_letter_topic=self._policy.dlq_topic,
+                skipped_total=self.skipped,
+                **skip_log_fields(error, self._policy, message),
             )
-        self._log.warning(
-            "record_skipped",
-            error=str(error),
-            topic=message.topic,
-            partition=message.partition,
-            offset=message.offset,
-            dead_letter_topic=self._policy.dlq_topic,
-            skipped_total=self.skipped,
-            record=repr(message.value) if self._policy.log_messages else None,
-        )
+        return None if self._dlq is None else await self._dlq.send(message, error)
+
+    async def _dead_letters_acknowledged(self) -> None:
+        if self._dlq is not None:
+            await self._dlq.acknowledged()
 
     async def _commit(self, only: set[TopicPartition] | None = None) -> None:
         """pre_commit (which flushes) the current positions, then commits what it returned."""
@@ -363,7 +467,11 @@ class SinkRunner(LoopBase):
             return
         assert self._consumer is not None
         assigned = self.assignment()
+        await self._dead_letters_acknowledged()
         committable = await self.task.pre_commit(self._offsets.for_pre_commit(assigned, only))
+        self._raise_errant()
+        await self._dead_letters_acknowledged()  # what the task reported while flushing
+        self._originals = self._originals.without(only)
         offsets = self._offsets.to_commit(committable, assigned)
         self._offsets = self._offsets.after_flush(time.monotonic())
         if not offsets:
@@ -389,22 +497,34 @@ class SinkRunner(LoopBase):
         self._offsets = self._offsets.after_revocation(revoked)
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
-        """Opens newly assigned partitions in the task."""
+        """Opens newly assigned partitions in the task, then pauses again those it paused and
+        still has, and seeks to the offsets it asked for (in ``open``, or before the rebalance)."""
         self._epoch += 1
-        if assigned and not self._closed:
-            await self.task.open(assigned)
+        if self._closed or self._consumer is None:
+            return
+        async with self._lock:
+            self._offsets = self._offsets.after_assignment(assigned)
+            if assigned:
+                await self.task.open(assigned)
+            self._consumer.pause(*_theirs(self._offsets.paused))
+            self._seek_requested()
 
 
 @dataclass
 class Prepared:
-    """One fetch, converted, waiting for the task (``epoch``: the rebalances seen before it)."""
+    """One fetch, converted, waiting for the task (``epoch``: the rebalances seen before it;
+    ``changes``: the task's requests), with the messages it came from (``moved``: those a
+    transform gave another topic or partition, by where their record says it is)."""
 
     epoch: int
+    changes: int
     columns: list[SinkBatch] = field(default_factory=list)
     records: list[SinkRecord] = field(default_factory=list)
     positions: dict[TopicPartition, int] = field(default_factory=dict)
     fetched: int = 0
     refused: list[tuple[Message, RecordError]] = field(default_factory=list)
+    messages: dict[TopicPartition, list[Message]] = field(default_factory=dict)
+    moved: dict[Where, Message] = field(default_factory=dict)
 
 
 class _Rebalance(ConsumerRebalanceListener):
@@ -428,3 +548,7 @@ class _Rebalance(ConsumerRebalanceListener):
 
 def _ours(partitions: Any) -> set[TopicPartition]:
     return {TopicPartition(tp.topic, tp.partition) for tp in partitions}
+
+
+def _theirs(partitions: Collection[TopicPartition]) -> list[KafkaTopicPartition]:
+    return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]

@@ -1,22 +1,21 @@
 """The pure parts of the sink loop: subscription and flush settings, messages -> SinkRecord or
-SinkBatch."""
+SinkBatch, and back from a record the task reports as errant to the message it came from."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 import pyarrow as pa
 from aiokafka import ConsumerRecord
 
 from headrace.runtime.converters import Converter, decode_column
-from headrace.runtime.errors import sink_record_error
+from headrace.runtime.errors import Message, sink_record_error
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
-
-Message: TypeAlias = ConsumerRecord[bytes, bytes]
 
 
 def subscription(config: Mapping[str, str]) -> tuple[list[str], str | None]:
@@ -75,11 +74,11 @@ def to_sink_record(
     try:
         key = key_converter.to_connect_data(message.topic, message.key)
     except DataError as exc:
-        raise sink_record_error("key converter", *where, exc) from exc
+        raise sink_record_error("key converter", *where, exc, type(key_converter)) from exc
     try:
         value = value_converter.to_connect_data(message.topic, message.value)
     except DataError as exc:
-        raise sink_record_error("value converter", *where, exc) from exc
+        raise sink_record_error("value converter", *where, exc, type(value_converter)) from exc
     return SinkRecord(
         topic=message.topic,
         partition=message.partition,
@@ -116,4 +115,78 @@ def to_sink_batch(
         headers=[tuple(m.headers or ()) for m in messages] if has_headers else None,
         key_schema=keys[0],
         value_schema=values[0],
+    )
+
+
+Where: TypeAlias = tuple[str, int, int]
+"""A record's (topic, partition, offset), as the task sees it."""
+
+
+@dataclass(frozen=True)
+class Originals:
+    """The consumed messages behind the records handed to the task since its last flush, so a
+    record it reports as errant goes to the dead letter queue as it was consumed.
+
+    ``fetched``: each partition's messages, fetch by fetch, in offset order (found by bisection,
+    with no step per record on the way in). ``moved``: the messages whose record a transform
+    gave another topic or partition, by where the record says it is.
+    """
+
+    fetched: Mapping[TopicPartition, tuple[Sequence[Message], ...]] = field(default_factory=dict)
+    moved: Mapping[Where, Message] = field(default_factory=dict)
+
+    def with_fetch(
+        self, fetched: Mapping[TopicPartition, Sequence[Message]], moved: Mapping[Where, Message]
+    ) -> Originals:
+        merged = dict(self.fetched)
+        for tp, messages in fetched.items():
+            merged[tp] = (*merged.get(tp, ()), messages)
+        return Originals(merged, {**self.moved, **moved} if moved else self.moved)
+
+    def without(self, partitions: Set[TopicPartition] | None) -> Originals:
+        """Forgets what the task flushed: ``partitions``, or everything when None."""
+        if partitions is None:
+            return Originals()
+        gone = {(tp.topic, tp.partition) for tp in partitions}
+        return Originals(
+            {tp: m for tp, m in self.fetched.items() if tp not in partitions},
+            {w: m for w, m in self.moved.items() if (m.topic, m.partition) not in gone},
+        )
+
+    def find(self, record: SinkRecord) -> Message | None:
+        """The message ``record`` came from, if the task was handed it since its last flush."""
+        moved = self.moved.get((record.topic, record.partition, record.offset))
+        if moved is not None:
+            return moved
+        for messages in self.fetched.get(record.topic_partition, ()):
+            at = bisect_left(messages, record.offset, key=_offset)
+            if at < len(messages) and messages[at].offset == record.offset:
+                return messages[at]
+        return None
+
+
+def _offset(message: Message) -> int:
+    return message.offset
+
+
+def as_consumed(
+    record: SinkRecord, key_converter: Converter, value_converter: Converter
+) -> Message:
+    """A record no consumed message is known to be behind (the task made it, or reports it
+    after flushing it), as the message it would have been: its key and value through the
+    converters, as Connect sends such a record to the dead letter queue."""
+    key = key_converter.from_connect_data(record.topic, record.key_schema, record.key)
+    value = value_converter.from_connect_data(record.topic, record.value_schema, record.value)
+    return ConsumerRecord(
+        topic=record.topic,
+        partition=record.partition,
+        offset=record.offset,
+        timestamp=-1 if record.timestamp is None else record.timestamp,
+        timestamp_type=0,
+        key=key,
+        value=value,
+        checksum=None,
+        serialized_key_size=-1 if key is None else len(key),
+        serialized_value_size=-1 if value is None else len(value),
+        headers=[(n, v.encode() if isinstance(v, str) else (v or b"")) for n, v in record.headers],
     )

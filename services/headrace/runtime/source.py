@@ -25,7 +25,13 @@ from headrace.core.offsets import OffsetStore, canonical_partition
 from headrace.runtime import kafka
 from headrace.runtime.boundaries import End, Requests, is_due, plan
 from headrace.runtime.converters import Converter, converter_for, encode_column
-from headrace.runtime.errors import ErrorPolicy, RecordError, source_record_error
+from headrace.runtime.errors import (
+    ErrorPolicy,
+    RecordError,
+    connect_stage,
+    qualified_name,
+    source_record_error,
+)
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.produce import Outgoing, TopicLayout
@@ -245,13 +251,16 @@ class SourceRunner(LoopBase):
         if not self._policy.tolerate_all:
             raise error
         self.skipped += 1
-        self._log.warning(
-            "record_skipped",
-            error=str(error),
-            topic=record.topic,
-            skipped_total=self.skipped,
-            record=repr(record) if self._policy.log_messages else None,
-        )
+        if self._policy.log_errors:  # errors.log.enable; counted either way
+            self._log.error(
+                "record_skipped",
+                stage=connect_stage(error.stage),
+                error=str(error.cause),
+                error_class=qualified_name(type(error.cause)),
+                topic=record.topic,
+                skipped_total=self.skipped,
+                record=repr(record) if self._policy.log_messages else None,
+            )
 
     def _convert(self, record: SourceRecord, layout: TopicLayout) -> Outgoing:
         if record.partition is not None and not layout.has(record.partition):

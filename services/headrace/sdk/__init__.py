@@ -7,7 +7,8 @@ An idiomatic async take on Kafka Connect's ``connect-api``::
 This package is all of headrace a plugin may import. What else a plugin needs from its host
 comes through its context: ``context.logger`` (a :class:`Logger`) for every connector and task,
 ``context.paths`` (:class:`Paths`, the folders a path in a config may name) for every connector
-and task, and ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark.
+and task, ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark,
+and ``context.errant_record_reporter`` (an :class:`ErrantRecordReporter`) for sink tasks.
 """
 
 from headrace.sdk.config import (
@@ -65,6 +66,7 @@ from headrace.sdk.records import (
     TopicPartition,
 )
 from headrace.sdk.task import (
+    ErrantRecordReporter,
     OffsetReader,
     SinkTask,
     SinkTaskContext,
@@ -99,6 +101,7 @@ __all__ = [
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
     "DataError",
+    "ErrantRecordReporter",
     "ExactlyOnceSupport",
     "Executor",
     "Field",

@@ -29,17 +29,22 @@ Offsets handed to ``flush``/``pre_commit`` are the *next* offset to consume per 
 Contexts: every task logs with ``self.context.logger``; a sink task writing through Spark hands
 Arrow tables to ``self.context.executor`` (see ``headrace.sdk.executor``); a task that uses a
 file named in its config resolves it with ``self.context.paths`` (see ``headrace.sdk.paths``). A
-context built by hand (in a unit test) logs through ``logging``, has no executor and allows no
-folder unless they are passed.
+sink task steers its consumption with ``self.context``: ``offset`` (rewind or skip ahead),
+``pause``/``resume`` (of its assigned partitions), ``request_commit``; and hands a record it cannot
+write to ``self.context.errant_record_reporter`` instead of failing. A context built by hand (in a
+unit test) logs through ``logging``, has no executor, allows no folder, ignores offsets, pauses
+and resumes, and fails on an errant record, unless it is given what to do instead.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
+from headrace.sdk.errors import ConnectError
 from headrace.sdk.executor import Executor, NoExecutor
 from headrace.sdk.logger import Logger, StdlibLogger
 from headrace.sdk.paths import Paths
@@ -110,10 +115,49 @@ class SourceTaskContext:
     transaction_context: TransactionContext | None = field(default=None, repr=False)
 
 
+Report = Callable[[SinkRecord, BaseException], Awaitable[asyncio.Future[None]]]
+
+
+async def _intolerant(record: SinkRecord, error: BaseException) -> asyncio.Future[None]:
+    raise ConnectError(
+        f"errant record at {record.topic_partition} offset {record.offset}: {error}"
+    ) from error
+
+
+@dataclass(frozen=True)
+class ErrantRecordReporter:
+    """Where a sink task sends a record it cannot write, instead of failing (Kafka Connect's
+    ``ErrantRecordReporter``, KIP-610): the connector's ``errors.*`` settings decide its fate,
+    as they do for a record a converter or a transform refuses.
+
+    Every sink task has one, whatever the settings; how a report ends depends on them:
+
+    - ``errors.tolerance=none`` (the default): ``report`` raises, and the task fails with the
+      reported error in its trace, even if it catches what ``report`` raised.
+    - ``errors.tolerance=all``: the record is skipped and counted, logged when
+      ``errors.log.enable=true``, and its original bytes go to the dead letter queue when
+      ``errors.deadletterqueue.topic.name`` is set (with the ``__connect.errors.*`` headers when
+      ``errors.deadletterqueue.context.headers.enable=true``).
+    """
+
+    _report: Report = field(default=_intolerant, repr=False)
+
+    async def report(self, record: SinkRecord, error: BaseException) -> asyncio.Future[None]:
+        """Reports one record ``put`` (or ``put_batch``) handed over, and why it failed.
+
+        Returns once the record is on its way, with a future that is done once it is in the
+        dead letter queue (at once when there is none). Awaiting it is optional: the framework
+        waits for every reported record to be there before it calls ``pre_commit``, and again
+        before it commits the offsets of the batch, so none is lost if the task fails later.
+        """
+        return await self._report(record, error)
+
+
 @dataclass
 class SinkTaskContext:
-    """What the framework offers a running sink task: its partitions, commits, the Spark
-    executor, a logger, and the folders a path in its config may name."""
+    """What the framework offers a running sink task: its partitions and how they are
+    consumed, commits, a reporter for records it cannot write, the Spark executor, a logger,
+    and the folders a path in its config may name."""
 
     connector: str = ""
     task: int = 0
@@ -122,6 +166,18 @@ class SinkTaskContext:
     executor: Executor = field(default_factory=NoExecutor, repr=False)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
     paths: Paths = field(default_factory=Paths, repr=False)
+    errant_record_reporter: ErrantRecordReporter = field(
+        default_factory=ErrantRecordReporter, repr=False
+    )
+    _offset: Callable[[Mapping[TopicPartition, int]], None] = field(
+        default=lambda offsets: None, repr=False
+    )
+    _pause: Callable[[Set[TopicPartition]], None] = field(
+        default=lambda partitions: None, repr=False
+    )
+    _resume: Callable[[Set[TopicPartition]], None] = field(
+        default=lambda partitions: None, repr=False
+    )
 
     def assignment(self) -> set[TopicPartition]:
         """The partitions this task currently consumes."""
@@ -130,6 +186,47 @@ class SinkTaskContext:
     def request_commit(self) -> None:
         """Asks for a flush and offset commit after the current batch."""
         self._request_commit()
+
+    @overload
+    def offset(self, partition: TopicPartition, offset: int, /) -> None: ...
+    @overload
+    def offset(self, offsets: Mapping[TopicPartition, int], /) -> None: ...
+    def offset(
+        self, target: TopicPartition | Mapping[TopicPartition, int], offset: int | None = None, /
+    ) -> None:
+        """Resets where consumption of assigned partitions goes on: the next record ``put``
+        gets from each is the one at the given offset (an earlier one: records are seen again;
+        a later one: records are skipped).
+
+        For a task that keeps its own offsets in the system it writes to: it calls this in
+        ``open`` with what it stored, as Connect's sink tasks do. Offsets asked for in ``open``
+        apply before the partitions' first fetch; at any other time, before the next fetch, and
+        nothing fetched before is handed over after them. A reset offset is not committed by
+        itself: the group's offset moves once records past it were delivered and flushed.
+        ConnectError for a partition this task is not assigned; ValueError for a negative offset.
+        """
+        if isinstance(target, TopicPartition):
+            if offset is None:
+                raise TypeError("offset(partition, offset) needs the offset")
+            offsets: dict[TopicPartition, int] = {target: offset}
+        else:
+            offsets = dict(target)
+        negative = {str(tp): o for tp, o in offsets.items() if o < 0}
+        if negative:
+            raise ValueError(f"offsets must be at least 0: {negative}")
+        self._offset(offsets)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stops fetching from these assigned partitions until ``resume``: ``put`` gets none of
+        their records meanwhile (others keep flowing), and none is lost. A rebalance that keeps
+        a partition with this task keeps it paused. ConnectError for a partition this task is
+        not assigned."""
+        self._pause(frozenset(partitions))
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        """Fetches again from partitions ``pause`` stopped. ConnectError for a partition this
+        task is not assigned."""
+        self._resume(frozenset(partitions))
 
 
 class Task(abc.ABC):
