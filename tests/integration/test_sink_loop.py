@@ -2,7 +2,8 @@
 same records, the same number of times, as a task with ``put`` alone, and a message its
 converter refuses is found, named and handled record by record. What a task asks through its
 context is honoured: a record it reports as errant is skipped into the dead letter queue or fails
-it, ``offset`` rewinds or skips ahead, ``pause`` holds one partition back while others flow."""
+it, ``offset`` rewinds or skips ahead, ``pause`` holds one partition back while others flow.
+``topics.regex`` takes what Connect's takes: topics whose whole name matches, created later too."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
 from headrace.runtime.lifecycle import format_trace
 from headrace.runtime.placement import Placement
-from headrace.runtime.sink import SinkRunner
+from headrace.runtime.sink import SUBSCRIPTION_REFRESH_MS, SinkRunner
 from headrace.sdk import ConnectError, SinkBatch, SinkRecord, SinkTask, TopicPartition
 from tests.support import consume, describe_topic, eventually
 
@@ -495,6 +496,60 @@ async def test_a_paused_partition_waits_across_a_rebalance_while_others_flow(
     assert loop.exception() is None
     assert task.values(first, 0) == [*(f"0-{i}" for i in range(10)), "0-late"]
     assert task.values(first, 1) == [*(f"1-{i}" for i in range(10)), "1-late"]
+
+
+class TopicSink(RecordSink):
+    """Keeps (topic, partition, key, value) of every record it is handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.got: list[tuple[str, int, str, str]] = []
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        self.got += [(r.topic, r.partition, r.key, r.value) for r in records]
+
+
+async def test_topics_regex_takes_a_topic_created_later_only_if_its_whole_name_matches(
+    kafka: str, cluster: str
+) -> None:
+    """As in Connect, the regex must match the whole topic name: aiokafka alone would also
+    consume a topic whose name only starts with a match. A topic created while the task runs
+    is found by the next metadata refresh."""
+    first, later, longer = (f"{cluster}-orders-{n}" for n in ("1", "7", "7-archive"))
+    await ensure_topic(kafka, first, 1)
+    await fill(kafka, first, [(0, b"k0", b"first", None)])
+    task = TopicSink()
+    regex = {"topics.regex": f"{cluster}-orders-[0-9]+"}
+    runner = runner_for(kafka, cluster, "snk", first, task, **regex)
+    runner.connector_config.pop("topics")
+    await runner.start()
+    loop = asyncio.create_task(runner.run())
+    try:
+        await eventually("the group is joined", lambda: task.got or loop.done())
+        # The longer name first: the refresh that finds the later topic has seen both.
+        await ensure_topic(kafka, longer, 1)
+        await fill(kafka, longer, [(0, b"k9", b"archived", None)])
+        await ensure_topic(kafka, later, 2)
+        await fill(
+            kafka, later, [(i % 2, f"k{i}".encode(), f"v{i}".encode(), None) for i in range(6)]
+        )
+        await eventually(
+            "the later topic's records",
+            lambda: len(task.got) >= 7 or loop.done(),
+            within=SUBSCRIPTION_REFRESH_MS / 1000 + 20,
+        )
+        assert {tp.topic for tp in runner.assignment()} == {first, later}
+    finally:
+        runner.request_stop()
+        await asyncio.wait({loop}, timeout=30)
+        await runner.finish()
+        await runner.task.stop()
+        await runner.close()
+    assert loop.exception() is None
+    assert sorted(task.got) == [
+        (first, 0, "k0", "first"),
+        *sorted((later, i % 2, f"k{i}", f"v{i}") for i in range(6)),
+    ]
 
 
 @pytest.mark.parametrize("factor", ["1", "3"])

@@ -74,6 +74,7 @@ from headrace.runtime.sinkrecords import (
     subscription,
     to_sink_batch,
     to_sink_record,
+    topics_pattern,
 )
 from headrace.runtime.transforms import TransformChain, parse_chain
 from headrace.sdk.errors import ConfigException, ConnectError, DataError
@@ -172,7 +173,7 @@ class SinkRunner(LoopBase):
         await self._consumer.start()
         listener = _Rebalance(self)
         if pattern is not None:
-            self._consumer.subscribe(pattern=pattern, listener=listener)
+            self._consumer.subscribe(pattern=topics_pattern(pattern), listener=listener)
         else:
             self._consumer.subscribe(topics=topics, listener=listener)
 

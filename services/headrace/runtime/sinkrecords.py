@@ -3,7 +3,6 @@ SinkBatch, and back from a record the task reports as errant to the message it c
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from aiokafka import ConsumerRecord
 
 from headrace.runtime.converters import Converter, decode_column
 from headrace.runtime.errors import Message, sink_record_error
+from headrace.runtime.transforms.javaregex import whole_match_java
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 
@@ -27,11 +27,22 @@ def subscription(config: Mapping[str, str]) -> tuple[list[str], str | None]:
     if not topics and not pattern:
         raise ConfigException("a sink connector needs topics or topics.regex")
     if pattern is not None:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigException(f"topics.regex: invalid regular expression: {exc}") from None
+        topics_pattern(pattern)
     return topics, pattern
+
+
+def topics_pattern(regex: str) -> str:
+    """``topics.regex`` as the pattern the consumer subscribes with.
+
+    Connect compiles it as a Java regex, and the Java consumer takes a topic only when the whole
+    name matches; aiokafka takes one when ``re.match`` does, at the start of the name, so
+    ``orders`` would also take ``orders-archive``. The regex is translated from Java's dialect
+    and anchored at the end, so that it takes the topics Connect's would take.
+    """
+    try:
+        return whole_match_java(regex)
+    except ValueError as exc:
+        raise ConfigException(f"topics.regex: invalid regular expression: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,9 @@ ValueError rather than matched differently.
 Java's ``.`` and ``$`` also treat ``\\r``, ``\\u0085``, ``\\u2028`` and ``\\u2029`` as line
 ends, Python's only ``\\n``; Kafka topic names (``[a-zA-Z0-9._-]``) hold none of them.
 
+``Matcher.matches()`` takes a string only when the whole of it matches. ``fullmatch`` does the
+same; ``whole_match_java`` is for callers that only call ``match``, which stops at a prefix.
+
 Replacements follow ``java.util.regex.Matcher``: ``$n`` and ``${name}`` refer to groups, a
 backslash takes the next character literally; they are checked against the pattern up front.
 """
@@ -22,6 +25,9 @@ from dataclasses import dataclass
 
 _NAMED_GROUP = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>")
 _BACKREF = re.compile(r"\\k<([A-Za-z][A-Za-z0-9]*)>")
+# Global flags must stay first in Python; in verbose mode whitespace and comments may come between.
+_LEADING_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))*")
+_LEADING_FLAGS_VERBOSE = re.compile(r"(?:\(\?[aiLmsux]+\)|[ \t\n\r\v\f]+|#[^\n]*\n?)*")
 
 
 def compile_java(pattern: str) -> re.Pattern[str]:
@@ -36,6 +42,24 @@ def compile_java(pattern: str) -> re.Pattern[str]:
             raise ValueError(str(exc)) from None
         except FutureWarning as exc:
             raise ValueError(f"uses Java syntax Python's re reads differently ({exc})") from None
+
+
+def whole_match_java(pattern: str) -> str:
+    """``pattern`` as Python source whose ``re.match`` takes a string only when Java's
+    ``Pattern.compile(pattern).matcher(s).matches()`` would: the whole string, not a prefix of
+    it. ValueError says why it cannot be, as for ``compile_java``.
+
+    The translation goes in a group anchored at the end, so an alternation ``a|ab`` is anchored
+    as a whole. Leading global flags such as ``(?i)`` stay in front, where Python requires them.
+    """
+    compiled = compile_java(pattern)
+    verbose = bool(compiled.flags & re.VERBOSE)
+    leading = (_LEADING_FLAGS_VERBOSE if verbose else _LEADING_FLAGS).match(compiled.pattern)
+    flags = leading.group() if leading else ""
+    body = compiled.pattern[len(flags) :]
+    # In verbose mode a comment on the last line would swallow the closing parenthesis.
+    end = "\n" if verbose else ""
+    return f"{flags}(?:{body}{end})" + r"\Z"
 
 
 def _translate(pattern: str) -> str:
