@@ -142,15 +142,55 @@ def local_settings(
     )
 
 
+PLUGIN_MODULE = """
+from headrace.sdk import ConfigDef, ConfigType, {kind}Connector, {kind}Task
+
+
+class {plugin}Task({kind}Task):
+    async def start(self, config):
+        pass
+
+    async def stop(self, deleted=False):
+        pass
+
+    {work}
+
+
+class {plugin}Connector({kind}Connector):
+    VERSION = "{version}"
+
+    def config(self):
+        return ConfigDef().define("label", ConfigType.STRING, "", doc="Any text.")
+
+    async def start(self, config):
+        pass
+
+    def task_class(self):
+        return {plugin}Task
+
+    def task_configs(self, max_tasks):
+        return [{{}} for _ in range(max_tasks)]
+
+    async def stop(self, deleted=False):
+        pass
+"""
+WORK = {
+    "Source": "async def poll(self):\n        return []",
+    "Sink": "async def put(self, records):\n        pass",
+}
+
+
 def install_manifest(root: Path, plugin: str, version: str, kind: str) -> None:
-    """Writes a plugin version under ``root`` as the config service reads it: a manifest and an
-    empty module (discovery never imports plugin code)."""
+    """Writes a plugin version under ``root``: a manifest, and a connector that does nothing and
+    defines one key of its own, ``label`` (what the config service asks it to validate)."""
     folder = root / plugin / version
     folder.mkdir(parents=True)
     manifest = {"class": f"com.example.{plugin}Connector", "version": version, "type": kind}
     (folder / "manifest.json").write_text(json.dumps(manifest))
     (folder / "com").mkdir()
-    (folder / "com" / "example.py").write_text("")
+    title = kind.title()
+    module = PLUGIN_MODULE.format(kind=title, plugin=plugin, version=version, work=WORK[title])
+    (folder / "com" / "example.py").write_text(module)
 
 
 def builtin_plugin_module(plugin: str, version: str) -> ModuleType:

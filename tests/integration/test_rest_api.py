@@ -14,12 +14,14 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import (
+    negative_data_rejection,
     positive_data_acceptance,
     response_schema_conformance,
 )
 
 from headrace.cli.kafka import free_port
 from headrace.cli.stack import Stack
+from headrace.core.settings import BUILTIN_PLUGINS
 from tests.integration.conftest import manifest_plugins
 from tests.support import local_settings
 
@@ -54,7 +56,10 @@ class Rest:
 def rest(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rest]:
     folder = tmp_path_factory.mktemp("rest")
     settings = local_settings(
-        kafka, f"rest{free_port()}", folder, (manifest_plugins(folder / "plugins"),)
+        kafka,
+        f"rest{free_port()}",
+        folder,
+        (manifest_plugins(folder / "plugins"), BUILTIN_PLUGINS),
     )
     stack = Stack(settings)
     stack.start("config")
@@ -82,11 +87,13 @@ def test_the_server_says_what_it_is_and_that_it_is_healthy(rest: Rest) -> None:
     )
     status, plugins = rest("GET", "/connector-plugins")
     assert status == 200
-    assert {(p["class"], p["type"], p["version"]) for p in plugins} == {
+    assert {
         ("com.example.GenConnector", "source", "1.0.0"),
         ("com.example.LakeConnector", "sink", "1.0.0"),
         ("com.example.LakeConnector", "sink", "2.0.0"),
-    }
+        ("headrace_datagen.DatagenSourceConnector", "source", "1.0.0"),
+    } <= {(p["class"], p["type"], p["version"]) for p in plugins}
+    assert {p["type"] for p in plugins} == {"source", "sink"}
     _, everything = rest("GET", "/connector-plugins?connectorsOnly=false")
     kinds = {p["type"] for p in everything}
     assert kinds == {"source", "sink", "converter", "transformation", "predicate"}
@@ -254,7 +261,70 @@ def test_the_live_server_satisfies_kafka_s_openapi_description(
     case.call_and_validate(
         base_url=base_url,
         # Schema-valid is not config-valid: a connector config without connector.class is
-        # refused with 400, though the description types it as any map of strings.
-        excluded_checks=[positive_data_acceptance, response_schema_conformance],
+        # refused with 400, though the description types it as any map of strings. And a
+        # number or a boolean where the description says string is taken as its text, as
+        # Connect's JSON reader takes it: tooling that sends {"tasks.max": 2} works unchanged.
+        excluded_checks=[
+            positive_data_acceptance,
+            negative_data_rejection,
+            response_schema_conformance,
+        ],
         additional_checks=[connect_response],
     )
+
+
+MISTAKES = {
+    "connector.class": "DatagenSource",
+    "topic": "bad topic/..",
+    "tasks.max": "0",
+    "value.converter": "com.example.NoSuchConverter",
+    "transforms": "x",
+    "transforms.x.type": "com.example.NoSuchTransform",
+}
+
+
+def test_validate_answers_every_key_and_names_every_mistake(rest: Rest) -> None:
+    status, answer = rest("PUT", "/connector-plugins/DatagenSource/config/validate", MISTAKES)
+    assert status == 200
+    assert answer["name"] == "headrace_datagen.DatagenSourceConnector"
+    by_key = {c["value"]["name"]: c for c in answer["configs"]}
+    wrong = {k for k, c in by_key.items() if c["value"]["errors"]}
+    assert wrong == {"topic", "tasks.max", "value.converter", "transforms.x.type"}
+    assert answer["error_count"] == sum(len(c["value"]["errors"]) for c in answer["configs"])
+    assert {"Common", "Transforms", "Error Handling"} <= set(answer["groups"])
+    topic = by_key["topic"]
+    assert topic["definition"]["required"] and topic["definition"]["type"] == "STRING"
+    assert topic["value"]["value"] == "bad topic/.."
+    assert "topic name" in topic["value"]["errors"][0]
+    assert by_key["records"]["value"]["errors"] == []  # the plugin's own keys, with defaults
+
+    status, empty = rest("PUT", "/connector-plugins/DatagenSource/config/validate", {})
+    assert status == 200
+    [missing] = [c for c in empty["configs"] if c["value"]["name"] == "topic"]
+    assert "Missing required configuration" in missing["value"]["errors"][0]
+    mismatch = {"connector.class": "com.example.LakeConnector"}
+    assert error(
+        *rest("PUT", "/connector-plugins/DatagenSource/config/validate", mismatch),
+        400,
+        "does not match",
+    )
+
+
+def test_a_create_with_mistakes_is_refused_with_all_of_them(rest: Rest) -> None:
+    status, body = rest("POST", "/connectors", {"name": "wrong", "config": MISTAKES})
+    assert error(status, body, 400, "4 error(s)", "- topic:", "- tasks.max:")
+    assert "NoSuchConverter" in body["message"] and "NoSuchTransform" in body["message"]
+    assert "wrong" not in rest("GET", "/connectors")[1]
+    huge = {"connector.class": "Gen", "big": "v" * 5_000_000}
+    assert error(*rest("PUT", "/connectors/huge/config", huge), 400, "1000000 bytes")
+
+
+def test_a_plugin_s_config_definition(rest: Rest) -> None:
+    status, keys = rest("GET", "/connector-plugins/DatagenSource/config")
+    assert status == 200
+    by_name = {k["name"]: k for k in keys}
+    assert by_name["topic"]["required"] and by_name["topic"]["importance"] == "HIGH"
+    assert by_name["batch.size"]["default_value"] is not None
+    assert rest("GET", "/connector-plugins/DatagenSource/config?version=1.0.0")[0] == 200
+    assert error(*rest("GET", "/connector-plugins/DatagenSource/config?version=9"), 404, "9")
+    assert error(*rest("GET", "/connector-plugins/Nope/config"), 404, "Nope")

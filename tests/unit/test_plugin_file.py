@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from headrace.core.plugins import read_manifest
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.core.supervisor import host_env
 from headrace.runtime.hosted import HostedPlugin
 from headrace.runtime.loader import load_connector_class
 from headrace.sdk import (
@@ -33,7 +34,6 @@ from headrace.sdk import (
     SinkTaskContext,
     SourceTaskContext,
 )
-from headrace.worker.supervisor import host_env
 from tests.support import builtin_plugin_module
 
 source = builtin_plugin_module("file-source", "1.0.0")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from headrace.config.validation import ConfigRejected, Problem, check_create
+from headrace.config.framework import check_create
+from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.configstate import ConfigState, ConnectorConfigured, fold
 from headrace.core.plugins import PluginCatalog, discover, version_key
 from tests.support import install_manifest
@@ -84,12 +85,28 @@ def test_a_sink_needs_exactly_one_of_topics_and_topics_regex(
     assert "topics" in err.message
 
 
+@pytest.mark.parametrize("regex", ["(", "orders)", "\\p{Alpha}+", "orders(?i)-x"])
+def test_a_sink_regex_that_cannot_be_read_as_java_reads_it_is_refused_by_name(
+    catalog: PluginCatalog, regex: str
+) -> None:
+    err = rejected("s", {"connector.class": "Lake", "topics.regex": regex}, catalog)
+    assert err.problem is Problem.INVALID and "- topics.regex: " in err.message
+
+
+def test_a_sink_regex_in_java_syntax_is_accepted(catalog: PluginCatalog) -> None:
+    config = {"connector.class": "Lake", "topics.regex": "(?<env>eu|us)-\\Qorders.v1\\E"}
+    assert (
+        check_create("s", config, catalog, ConfigState()).config["topics.regex"]
+        == (config["topics.regex"])
+    )
+
+
 @pytest.mark.parametrize(
     "name", ["", "  ", "a\nb", " lead", "../../../some/dir/x", "a/b", "a\\b", ".", ".."]
 )
 def test_bad_names(catalog: PluginCatalog, name: str) -> None:
     err = rejected(name, {"connector.class": "File"}, catalog)
-    assert err.problem is Problem.INVALID and err.message.startswith("name:")
+    assert err.problem is Problem.INVALID and "- name: " in err.message
 
 
 @pytest.mark.parametrize("name", ["my-connector", "a.b", "..x", "ünïcode name"])
@@ -123,7 +140,7 @@ def test_a_framework_key_not_honoured_is_refused_with_the_reason(
 ) -> None:
     err = rejected("s", {"connector.class": "File", key: value}, catalog)
     assert err.problem is Problem.INVALID
-    assert err.message.startswith(f"{key}: ") and reason in err.message
+    assert f"- {key}: " in err.message and reason in err.message
 
 
 def test_values_that_change_nothing_are_accepted(catalog: PluginCatalog) -> None:

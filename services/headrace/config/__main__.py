@@ -12,6 +12,7 @@ from headrace.config.builtins import headrace_version
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigServicer
 from headrace.config.offsets import OffsetsAdmin
+from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, app
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner
@@ -38,7 +39,8 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     await ensure_topics(settings)
     store = ConfigStore.on_kafka(settings)
     await store.start()
-    commands = Commands(store, discover(settings.plugin_path), OffsetsAdmin(settings))
+    checks = PluginChecks(settings)
+    commands = Commands(store, discover(settings.plugin_path), OffsetsAdmin(settings), checks)
     server = await runner.start_server(
         address,
         lambda s: config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), s),
@@ -68,6 +70,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     finally:
         await rest.cleanup()
         await server.stop(grace=2)
+        await checks.close()
         await store.close()
         logger.info("config_service_stopped")
 

@@ -9,22 +9,26 @@ import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 
+from headrace.config import framework
 from headrace.config.builtins import PluginInfo, builtin_plugins
 from headrace.config.groupadmin import GroupInUse
 from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
+from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import ConfigStore
 from headrace.config.validation import (
+    Accepted,
     ConfigRejected,
     Problem,
-    check_config,
-    check_create,
     check_exists,
+    check_free,
     check_size,
     check_task,
 )
 from headrace.core import configlog, log
+from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.configstate import Config
-from headrace.core.plugins import PluginCatalog
+from headrace.core.errors import PluginError
+from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.status import StatusState, of_connector
 from headrace.core.structs import CONNECTOR_TASK, State, Target, WorkUnit
 
@@ -70,10 +74,17 @@ def plan_restart(
 class Commands:
     """Lifecycle commands over one store and the installed plugins."""
 
-    def __init__(self, store: ConfigStore, catalog: PluginCatalog, offsets: OffsetsAdmin) -> None:
+    def __init__(
+        self,
+        store: ConfigStore,
+        catalog: PluginCatalog,
+        offsets: OffsetsAdmin,
+        checks: PluginChecks,
+    ) -> None:
         self.store = store
         self.catalog = catalog
         self.offsets = offsets
+        self.checks = checks
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -92,8 +103,9 @@ class Commands:
     ) -> ConnectorView:
         """A new connector; ``initial_state`` PAUSED or STOPPED keeps it from moving data until
         it is resumed (Connect's ``initial_state``)."""
+        accepted = await self.check(name, config)
         async with self.store.write_lock:
-            accepted = check_create(name, config, self.catalog, await self.store.current())
+            check_free(name, await self.store.current())
             # A new incarnation: the coordinator tells its units from those of a connector that
             # had the name before, whose deletion may still be on its way to the plugin.
             incarnation = uuid.uuid4().hex
@@ -105,17 +117,14 @@ class Commands:
 
     async def put_config(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorView, bool]:
         """Creates the connector or replaces its whole config; whether it was created."""
+        accepted = await self.check(name, config)
         async with self.store.write_lock:
             state = await self.store.current()
-            if name not in state.connectors:
-                accepted = check_create(name, config, self.catalog, state)
-                incarnation = uuid.uuid4().hex
-            else:
-                accepted = check_config(name, config, self.catalog)
-                incarnation = state.incarnations.get(name, "")
+            created = name not in state.connectors
+            incarnation = uuid.uuid4().hex if created else state.incarnations.get(name, "")
             record = configlog.connector_configured(name, accepted.config, incarnation)
             await self.store.write([check_size(record)])
-            return self._view(name), name not in state.connectors
+            return self._view(name), created
 
     async def patch(
         self, name: str, changes: Mapping[str, str], removed: Sequence[str] = ()
@@ -127,11 +136,57 @@ class Commands:
             check_exists(name, state)
             merged = {k: v for k, v in state.connectors[name].items() if k not in removed}
             merged.update(changes)
-            accepted = check_config(name, merged, self.catalog)
+            accepted = await self.check(name, merged)
             incarnation = state.incarnations.get(name, "")
             record = configlog.connector_configured(name, accepted.config, incarnation)
             await self.store.write([check_size(record)])
             return self._view(name)
+
+    async def validate(self, name: str, config: Mapping[str, str]) -> ConfigInfos:
+        """Every key of ``config`` with its errors: the framework's, then the plugin's own (its
+        ``config()`` and ``validate()``, asked in a plugin process). Nothing is written."""
+        return (await self._validated(name, config))[0]
+
+    async def _validated(
+        self, name: str, config: Mapping[str, str]
+    ) -> tuple[ConfigInfos, PluginDescriptor | None]:
+        verdict = framework.check(name, config, self.catalog)
+        if verdict.plugin is None:
+            return merge(config.get("connector.class", ""), verdict.configs), None
+        own = await self.checks.validate(verdict.plugin, config)
+        return merge(verdict.plugin.class_name, verdict.configs, own.configs), verdict.plugin
+
+    async def check(self, name: str, config: Mapping[str, str]) -> Accepted:
+        """The config as it is stored, once its validation found no error; else ConfigRejected
+        with every error, each naming its key."""
+        infos, plugin = await self._validated(name, config)
+        framework.refuse(name, config, infos, plugin is not None)
+        assert plugin is not None  # an unresolved plugin is an error of connector.class
+        return framework.accepted(name, config, plugin)
+
+    async def validate_plugin(self, plugin_name: str, config: Mapping[str, str]) -> ConfigInfos:
+        """Connect's validate call: ``config`` checked as a config of the plugin named."""
+        named = config.get("connector.class", "").strip()
+        if named and not self._same_plugin(named, plugin_name):
+            raise ConfigRejected(
+                Problem.INVALID,
+                f"connector.class: {named!r} does not match the plugin validated, {plugin_name!r}",
+            )
+        full = {**config, "connector.class": named or plugin_name}
+        return await self.validate(config.get("name", "") or "validated", full)
+
+    def _same_plugin(self, a: str, b: str) -> bool:
+        found = {p.class_name for p in self.catalog.versions_of(a)}
+        return bool(found & {p.class_name for p in self.catalog.versions_of(b)}) or a == b
+
+    async def plugin_config(self, plugin_name: str, version: str | None) -> list[KeyInfo]:
+        """A plugin's own configuration keys (Connect's ``GET .../config``)."""
+        try:
+            plugin = self.catalog.resolve(plugin_name, version)
+        except PluginError as exc:
+            raise ConfigRejected(Problem.NO_PLUGIN, str(exc)) from None
+        infos = await self.checks.validate(plugin, {}, definition_only=True)
+        return list(definitions(infos))
 
     async def pause(self, name: str) -> None:
         """Stops the connector and its tasks moving data; they are kept, and stay paused

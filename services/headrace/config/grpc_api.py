@@ -13,7 +13,8 @@ from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
-from headrace.v1 import config_pb2, config_pb2_grpc
+from headrace.core.wire import config_infos_to_pb, key_info_to_pb
+from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2
 
 T = TypeVar("T")
 
@@ -199,6 +200,20 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
                 for p in self._commands.plugins(connectors_only=request.connectors_only)
             ]
         )
+
+    async def GetPluginConfig(
+        self, request: config_pb2.PluginConfigRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.PluginConfig:
+        keys = await _answer(
+            context, self._commands.plugin_config(request.plugin, request.version or None)
+        )
+        return config_pb2.PluginConfig(keys=[key_info_to_pb(k) for k in keys])
+
+    async def ValidateConfig(
+        self, request: config_pb2.ValidateConfigRequest, context: grpc.aio.ServicerContext
+    ) -> configdef_pb2.ConfigInfos:
+        validated = self._commands.validate_plugin(request.plugin, dict(request.config))
+        return config_infos_to_pb(await _answer(context, validated))
 
     async def PutTaskConfigs(
         self, request: config_pb2.PutTaskConfigsRequest, context: grpc.aio.ServicerContext

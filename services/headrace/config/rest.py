@@ -20,6 +20,7 @@ from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.offsets import ConnectorOffset
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core import log
+from headrace.core.configinfo import KeyInfo, ValueInfo
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
 
@@ -145,6 +146,43 @@ def status_json(
     }
 
 
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields that have a value: Kafka's description types each as a string, not null."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def key_json(key: KeyInfo) -> dict[str, Any]:
+    """Connect's ConfigKeyInfo; no default_value for a key without one."""
+    return _present(
+        {
+            "name": key.name,
+            "type": key.type,
+            "required": key.required,
+            "default_value": key.default_value,
+            "importance": key.importance,
+            "documentation": key.documentation,
+            "group": key.group or None,
+            "order": key.order_in_group,
+            "width": key.width,
+            "display_name": key.display_name,
+            "dependents": list(key.dependents),
+        }
+    )
+
+
+def value_json(value: ValueInfo) -> dict[str, Any]:
+    """Connect's ConfigValueInfo; no value for a key neither set nor defaulted."""
+    return _present(
+        {
+            "name": value.name,
+            "value": value.value,
+            "recommended_values": list(value.recommended_values),
+            "errors": list(value.errors),
+            "visible": value.visible,
+        }
+    )
+
+
 def _offsets_json(entries: list[ConnectorOffset]) -> dict[str, Any]:
     return {
         "offsets": [
@@ -200,6 +238,8 @@ class ConnectApi:
             web.patch(c + "/offsets", self.alter_offsets),
             web.delete(c + "/offsets", self.reset_offsets),
             web.get("/connector-plugins", self.plugins),
+            web.get("/connector-plugins/{plugin}/config", self.plugin_config),
+            web.put("/connector-plugins/{plugin}/config/validate", self.validate),
             web.get("/admin/loggers", self.loggers),
             web.get("/admin/loggers/{logger}", self.logger),
             web.put("/admin/loggers/{logger}", self.set_logger),
@@ -345,6 +385,33 @@ class ConnectApi:
         listed = self.commands.plugins(connectors_only=connectors_only == "true")
         return web.json_response(
             [{"class": p.class_name, "type": p.type, "version": p.version} for p in listed]
+        )
+
+    async def plugin_config(self, request: web.Request) -> web.Response:
+        version = request.query.get("version", "latest").strip()
+        try:
+            keys = await self.commands.plugin_config(
+                request.match_info["plugin"], None if version in ("", "latest") else version
+            )
+        except ConfigRejected as exc:
+            if exc.problem is Problem.NO_PLUGIN:  # the path names what is not there
+                raise ConfigRejected(Problem.NOT_FOUND, exc.message) from None
+            raise
+        return web.json_response([key_json(k) for k in keys])
+
+    async def validate(self, request: web.Request) -> web.Response:
+        config = _strings(_config_map(await _json_body(request), "the body"))
+        infos = await self.commands.validate_plugin(request.match_info["plugin"], config)
+        return web.json_response(
+            {
+                "name": infos.name,
+                "error_count": infos.error_count,
+                "groups": list(infos.groups),
+                "configs": [
+                    {"definition": key_json(c.definition), "value": value_json(c.value)}
+                    for c in infos.configs
+                ],
+            }
         )
 
     async def loggers(self, request: web.Request) -> web.Response:

@@ -1,7 +1,9 @@
-"""Checks a connector config before it is written: pure, so every entry point shares it.
+"""The problems a request can have, and the checks that are not about a config's keys (a name,
+a record's size, whether a connector or task exists): pure, so every entry point shares them.
 
 Each problem names the key and what is wrong with it. The kind tells the API layer which status
-to answer with (gRPC code or HTTP status); nothing is written when there is a problem.
+to answer with (gRPC code or HTTP status); nothing is written when there is a problem. A config's
+keys are checked by ``framework`` (the framework's) and the plugin's own validate.
 """
 
 from __future__ import annotations
@@ -13,15 +15,8 @@ from enum import Enum
 
 from headrace.core import configlog
 from headrace.core.configstate import ConfigState
-from headrace.core.connectorconfig import (
-    refuse_unhonoured,
-    requested_version,
-    tasks_max,
-    transactions,
-)
-from headrace.core.errors import PluginError
-from headrace.core.plugins import PluginCatalog, PluginDescriptor
-from headrace.sdk.errors import ConfigException
+from headrace.core.plugins import PluginDescriptor
+from headrace.runtime.transforms.javaregex import whole_match_java
 
 
 class Problem(Enum):
@@ -65,49 +60,20 @@ def check_name(name: str) -> None:
         )
 
 
-def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Accepted:
-    """Validates a connector's config on its own (no look at other connectors)."""
-    check_name(name)
-    if "name" in config and config["name"] != name:
+def check_topics_regex(regex: str) -> None:
+    """Refuses a ``topics.regex`` the sink's tasks could not subscribe with, read as Connect
+    reads it: a Java regular expression."""
+    try:
+        whole_match_java(regex.strip())
+    except ValueError as exc:
         raise ConfigRejected(
-            Problem.INVALID,
-            f"name: the config says {config['name']!r} but the connector is {name!r}",
-        )
-    connector_class = config.get("connector.class", "").strip()
-    if not connector_class:
-        raise ConfigRejected(Problem.INVALID, "connector.class: missing; name the plugin to run")
-    try:
-        plugin = catalog.resolve(connector_class, requested_version(config))
-    except PluginError as exc:
-        raise ConfigRejected(Problem.NO_PLUGIN, str(exc)) from None
-    try:
-        tasks_max(config)
-        refuse_unhonoured(config)
-        if plugin.type == "source":
-            transactions(config)
-    except ConfigException as exc:
-        raise ConfigRejected(Problem.INVALID, str(exc)) from None
-    if plugin.type == "sink":
-        has_topics = bool(config.get("topics", "").strip())
-        has_regex = bool(config.get("topics.regex", "").strip())
-        if has_topics == has_regex:
-            raise ConfigRejected(
-                Problem.INVALID,
-                "topics: a sink connector needs exactly one of topics or topics.regex",
-            )
-    stored = dict(config)
-    stored["name"] = name
-    return Accepted(name, stored, plugin)
+            Problem.INVALID, f"topics.regex: {regex!r} is not a valid regular expression: {exc}"
+        ) from None
 
 
-def check_create(
-    name: str, config: Mapping[str, str], catalog: PluginCatalog, state: ConfigState
-) -> Accepted:
-    """Validates a new connector: its config, and that its name is free."""
-    accepted = check_config(name, config, catalog)
+def check_free(name: str, state: ConfigState) -> None:
     if name in state.connectors:
         raise ConfigRejected(Problem.CONFLICT, f"name: connector {name!r} already exists")
-    return accepted
 
 
 def check_exists(name: str, state: ConfigState) -> None:

@@ -3,6 +3,7 @@ codec that carries those types. Each function converts one way and does nothing 
 
 from __future__ import annotations
 
+from headrace.core.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
 from headrace.core.structs import (
     AssignedUnit,
     AssignmentUpdate,
@@ -16,7 +17,7 @@ from headrace.core.structs import (
     UnitStateChanged,
     WorkUnit,
 )
-from headrace.v1 import coordinator_pb2, events_pb2, plugin_pb2
+from headrace.v1 import configdef_pb2, coordinator_pb2, events_pb2, plugin_pb2
 
 
 def unit_to_pb(unit: WorkUnit) -> events_pb2.WorkUnit:
@@ -118,3 +119,77 @@ def host_event_from_pb(msg: plugin_pb2.UnitEvent) -> HostEvent:
     if msg.reconfiguration_requested:
         return ReconfigurationRequested(msg.connector)
     return UnitStateChanged(WorkUnit(msg.connector, msg.task), State(msg.state), msg.trace)
+
+
+def config_infos_to_pb(infos: ConfigInfos) -> configdef_pb2.ConfigInfos:
+    return configdef_pb2.ConfigInfos(
+        name=infos.name,
+        error_count=infos.error_count,
+        groups=list(infos.groups),
+        configs=[
+            configdef_pb2.ConfigInfo(
+                definition=key_info_to_pb(c.definition), value=_value_to_pb(c.value)
+            )
+            for c in infos.configs
+        ],
+    )
+
+
+def key_info_to_pb(key: KeyInfo) -> configdef_pb2.ConfigKeyInfo:
+    return configdef_pb2.ConfigKeyInfo(
+        name=key.name,
+        type=key.type,
+        required=key.required,
+        default_value=key.default_value or "",
+        has_default=key.default_value is not None,
+        importance=key.importance,
+        documentation=key.documentation,
+        group=key.group,
+        order_in_group=key.order_in_group,
+        width=key.width,
+        display_name=key.display_name,
+        dependents=list(key.dependents),
+    )
+
+
+def _value_to_pb(value: ValueInfo) -> configdef_pb2.ConfigValueInfo:
+    return configdef_pb2.ConfigValueInfo(
+        name=value.name,
+        value=value.value or "",
+        has_value=value.value is not None,
+        recommended_values=list(value.recommended_values),
+        errors=list(value.errors),
+        visible=value.visible,
+    )
+
+
+def config_infos_from_pb(msg: configdef_pb2.ConfigInfos) -> ConfigInfos:
+    return ConfigInfos(
+        msg.name,
+        tuple(
+            ConfigInfo(
+                KeyInfo(
+                    name=c.definition.name,
+                    type=c.definition.type,
+                    required=c.definition.required,
+                    default_value=c.definition.default_value if c.definition.has_default else None,
+                    importance=c.definition.importance,
+                    documentation=c.definition.documentation,
+                    group=c.definition.group,
+                    order_in_group=c.definition.order_in_group,
+                    width=c.definition.width,
+                    display_name=c.definition.display_name,
+                    dependents=tuple(c.definition.dependents),
+                ),
+                ValueInfo(
+                    name=c.value.name,
+                    value=c.value.value if c.value.has_value else None,
+                    recommended_values=tuple(c.value.recommended_values),
+                    errors=tuple(c.value.errors),
+                    visible=c.value.visible,
+                ),
+            )
+            for c in msg.configs
+        ),
+        tuple(msg.groups),
+    )

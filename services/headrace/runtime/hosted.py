@@ -22,6 +22,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from headrace.core import log
+from headrace.core.configinfo import (
+    ConfigInfo,
+    ConfigInfos,
+    KeyInfo,
+    ValueInfo,
+    key_info,
+    value_info,
+)
 from headrace.core.connectorconfig import tasks_max
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
@@ -31,6 +39,7 @@ from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
 from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit
+from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import Connector
 from headrace.sdk.errors import ConnectError
 from headrace.sdk.paths import Paths
@@ -94,6 +103,23 @@ class HostedPlugin:
             )
             self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
             return self._with_framework_keys(await unit.start(), config)
+
+    def validate(self, config: Mapping[str, str], definition_only: bool = False) -> ConfigInfos:
+        """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
+        each key's value, errors, recommended values and visibility from its ``validate()``.
+        A PASSWORD key's value is never echoed back."""
+        connector = self.connector_class()
+        definition = connector.config()
+        keys = {k.name: key_info(k) for k in definition.keys.values()}
+        if definition_only:
+            values = [ValueInfo(name) for name in keys]
+        else:
+            secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
+            values = [value_info(v, v.name in secret) for v in connector.validate(config)]
+        return ConfigInfos(
+            self.descriptor.class_name,
+            tuple(ConfigInfo(keys.get(v.name) or KeyInfo(v.name), v) for v in values),
+        )
 
     async def stop_connector(self, name: str, deleted: bool) -> None:
         """Stops the connector with the deleted flag; nothing happens for an unknown name."""

@@ -23,10 +23,11 @@ from typing import NoReturn
 import grpc
 
 from headrace.core.structs import WorkUnit
-from headrace.core.wire import host_event_to_pb
+from headrace.core.wire import config_infos_to_pb, host_event_to_pb
 from headrace.runtime.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.lifecycle import format_trace
 from headrace.sdk.errors import ConfigException
+from headrace.v1 import configdef_pb2
 from headrace.v1 import plugin_pb2 as pb
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
@@ -85,6 +86,15 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     ) -> pb.DescribeResponse:
         d = self.plugin.descriptor
         return pb.DescribeResponse(plugin_class=d.class_name, version=d.version, type=d.type)
+
+    async def Validate(
+        self, request: pb.ValidateRequest, context: grpc.aio.ServicerContext
+    ) -> configdef_pb2.ConfigInfos:
+        try:
+            infos = self.plugin.validate(dict(request.config), request.definition_only)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
+            await _abort(context, exc)
+        return config_infos_to_pb(infos)
 
     async def StartConnector(
         self, request: pb.StartConnectorRequest, context: grpc.aio.ServicerContext

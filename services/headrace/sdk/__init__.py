@@ -18,8 +18,11 @@ from headrace.sdk.config import (
     ConfigValue,
     Importance,
     Range,
+    Recommender,
     ValidString,
+    Width,
     non_empty_string,
+    topic_name,
 )
 from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import (
@@ -110,6 +113,7 @@ __all__ = [
     "OffsetReader",
     "Paths",
     "Range",
+    "Recommender",
     "RecordMetadata",
     "RetriableError",
     "Schema",
@@ -130,9 +134,11 @@ __all__ = [
     "TopicPartition",
     "TransactionContext",
     "ValidString",
+    "Width",
     "decimal_scale",
     "decimal_schema",
     "from_logical",
     "non_empty_string",
     "to_logical",
+    "topic_name",
 ]

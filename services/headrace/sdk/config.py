@@ -1,9 +1,12 @@
 """``ConfigDef``: what a plugin's configuration keys are, and per-key validation results.
 
-A minimal take on Connect's ``ConfigDef``: each key has a type, a default (or none, which makes it
-required), an importance, a doc string, an optional validator and recommended values.
-``validate`` answers, per defined key, the parsed value, its errors and recommended values, the
-shape of Connect's validate call; keys the definition does not know are left to the framework.
+Connect's ``ConfigDef`` in Python: each key has a type, a default (or none, which makes it
+required), an importance, a doc string, an optional validator and recommended values, and what
+a UI shows of it (group, order in the group, width, display name, the keys that depend on it).
+A ``Recommender`` computes a key's recommended values and visibility from the other keys' parsed
+values. ``validate`` answers, per defined key, the value, its errors, recommended values and
+visibility, the shape of Connect's validate call; keys the definition does not know are left to
+the framework.
 
     CONFIG = (
         ConfigDef()
@@ -17,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from headrace.sdk.errors import ConfigException
 
@@ -39,6 +42,24 @@ class Importance(StrEnum):
     HIGH = "HIGH"
     MEDIUM = "MEDIUM"
     LOW = "LOW"
+
+
+class Width(StrEnum):
+    """How wide a UI should draw a key's field."""
+
+    NONE = "NONE"
+    SHORT = "SHORT"
+    MEDIUM = "MEDIUM"
+    LONG = "LONG"
+
+
+class Recommender(Protocol):
+    """Connect's ``ConfigDef.Recommender``: what a key may be set to, and whether it matters,
+    given the parsed values of every key (None for a key that did not parse)."""
+
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]: ...
+
+    def visible(self, name: str, parsed: Mapping[str, Any]) -> bool: ...
 
 
 class _NoDefault:
@@ -122,6 +143,31 @@ def non_empty_string(name: str, value: Any) -> None:
         raise ConfigException(f"Invalid value for configuration {name}: must not be empty")
 
 
+TOPIC_NAME_MAX = 249
+_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def topic_name(name: str, value: Any) -> None:
+    """Accepts a name Kafka takes for a topic: 1 to 249 of ASCII letters, digits, ``.``, ``_``
+    and ``-``, and not ``.`` or ``..``. Kafka would refuse any other, and a source writing to it
+    would fail on every record."""
+    non_empty_string(name, value)
+    if value is None:
+        return
+    topic = str(value)
+    bad = sorted(set(topic) - _TOPIC_CHARS)
+    if bad:
+        raise ConfigException(
+            f"Invalid value {topic!r} for configuration {name}: a topic name has only ASCII "
+            f"letters, digits, '.', '_' and '-', not {''.join(bad)!r}"
+        )
+    if topic in (".", "..") or len(topic) > TOPIC_NAME_MAX:
+        raise ConfigException(
+            f"Invalid value {topic!r} for configuration {name}: a topic name is not . or .. "
+            f"and has at most {TOPIC_NAME_MAX} characters"
+        )
+
+
 @dataclass(frozen=True)
 class ConfigKey:
     """The definition of one key."""
@@ -133,6 +179,12 @@ class ConfigKey:
     doc: str = ""
     validator: Validator | None = None
     recommended_values: tuple[Any, ...] = ()
+    group: str = ""
+    order_in_group: int = -1
+    width: Width = Width.NONE
+    display_name: str = ""
+    dependents: tuple[str, ...] = ()
+    recommender: Recommender | None = None
 
     @property
     def required(self) -> bool:
@@ -165,16 +217,45 @@ class ConfigDef:
         doc: str = "",
         validator: Validator | None = None,
         recommended_values: Sequence[Any] = (),
+        *,
+        group: str = "",
+        order_in_group: int = -1,
+        width: Width = Width.NONE,
+        display_name: str = "",
+        dependents: Sequence[str] = (),
+        recommender: Recommender | None = None,
     ) -> ConfigDef:
         """A ConfigDef with one more key. A key without a default is required."""
         if name in self.keys:
             raise ConfigException(f"Configuration {name} is defined twice")
-        key = ConfigKey(name, type, default, importance, doc, validator, tuple(recommended_values))
+        key = ConfigKey(
+            name,
+            type,
+            default,
+            importance,
+            doc,
+            validator,
+            tuple(recommended_values),
+            group,
+            order_in_group,
+            width,
+            display_name or name,
+            tuple(dependents),
+            recommender,
+        )
         return replace(self, keys={**self.keys, name: key})
 
     def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        """One result per defined key, in definition order; errors never raise."""
-        return [self._validate_key(key, config) for key in self.keys.values()]
+        """One result per defined key, in definition order; errors never raise. Recommended
+        values and visibility come from each key's recommender, given every parsed value."""
+        parsed = {k.name: self._parsed_or_none(k, config) for k in self.keys.values()}
+        return [self._validate_key(key, config, parsed) for key in self.keys.values()]
+
+    def _parsed_or_none(self, key: ConfigKey, config: Mapping[str, Any]) -> Any:
+        try:
+            return self._parse_key(key, config)
+        except ConfigException:
+            return None
 
     def parse(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The parsed value of every defined key; ConfigException listing every problem."""
@@ -191,9 +272,17 @@ class ConfigDef:
             return parse_value(key.name, key.type, config[key.name])
         return None if key.required else key.default
 
-    def _validate_key(self, key: ConfigKey, config: Mapping[str, Any]) -> ConfigValue:
+    def _validate_key(
+        self, key: ConfigKey, config: Mapping[str, Any], parsed: Mapping[str, Any]
+    ) -> ConfigValue:
         result = ConfigValue(key.name, config.get(key.name, None))
         result.recommended_values = list(key.recommended_values)
+        if key.recommender is not None:
+            try:
+                result.recommended_values = list(key.recommender.valid_values(key.name, parsed))
+                result.visible = key.recommender.visible(key.name, parsed)
+            except Exception as exc:  # noqa: BLE001 - a recommender's failure is the key's error
+                result.errors.append(f"{key.name}: the recommender failed: {exc}")
         if key.name not in config and key.required:
             result.errors.append(
                 f'Missing required configuration "{key.name}" which has no default value.'

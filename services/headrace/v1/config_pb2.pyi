@@ -1,3 +1,4 @@
+from headrace.v1 import configdef_pb2 as _configdef_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -118,6 +119,35 @@ class OffsetsChanged(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     message: str
     def __init__(self, message: _Optional[str] = ...) -> None: ...
+
+class ValidateConfigRequest(_message.Message):
+    __slots__ = ("plugin", "config")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    plugin: str
+    config: _containers.ScalarMap[str, str]
+    def __init__(self, plugin: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class PluginConfigRequest(_message.Message):
+    __slots__ = ("plugin", "version")
+    PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    plugin: str
+    version: str
+    def __init__(self, plugin: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class PluginConfig(_message.Message):
+    __slots__ = ("keys",)
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[_configdef_pb2.ConfigKeyInfo]
+    def __init__(self, keys: _Optional[_Iterable[_Union[_configdef_pb2.ConfigKeyInfo, _Mapping]]] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
     __slots__ = ("task", "config")

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from headrace.v1 import config_pb2 as headrace_dot_v1_dot_config__pb2
+from headrace.v1 import configdef_pb2 as headrace_dot_v1_dot_configdef__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -118,6 +119,16 @@ class ConfigServiceStub:
                 '/headrace.v1.ConfigService/ListPlugins',
                 request_serializer=headrace_dot_v1_dot_config__pb2.ListPluginsRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_config__pb2.ListPluginsResponse.FromString,
+                _registered_method=True)
+        self.GetPluginConfig = channel.unary_unary(
+                '/headrace.v1.ConfigService/GetPluginConfig',
+                request_serializer=headrace_dot_v1_dot_config__pb2.PluginConfigRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.PluginConfig.FromString,
+                _registered_method=True)
+        self.ValidateConfig = channel.unary_unary(
+                '/headrace.v1.ConfigService/ValidateConfig',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
                 _registered_method=True)
         self.PutTaskConfigs = channel.unary_unary(
                 '/headrace.v1.ConfigService/PutTaskConfigs',
@@ -235,6 +246,18 @@ class ConfigServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPluginConfig(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ValidateConfig(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def PutTaskConfigs(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -328,6 +351,16 @@ def add_ConfigServiceServicer_to_server(servicer, server):
                     servicer.ListPlugins,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.ListPluginsRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_config__pb2.ListPluginsResponse.SerializeToString,
+            ),
+            'GetPluginConfig': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPluginConfig,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.PluginConfigRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.PluginConfig.SerializeToString,
+            ),
+            'ValidateConfig': grpc.unary_unary_rpc_method_handler(
+                    servicer.ValidateConfig,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.SerializeToString,
             ),
             'PutTaskConfigs': grpc.unary_unary_rpc_method_handler(
                     servicer.PutTaskConfigs,
@@ -794,6 +827,60 @@ class ConfigService:
             '/headrace.v1.ConfigService/ListPlugins',
             headrace_dot_v1_dot_config__pb2.ListPluginsRequest.SerializeToString,
             headrace_dot_v1_dot_config__pb2.ListPluginsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPluginConfig(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/GetPluginConfig',
+            headrace_dot_v1_dot_config__pb2.PluginConfigRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.PluginConfig.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ValidateConfig(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/ValidateConfig',
+            headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.SerializeToString,
+            headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
             options,
             channel_credentials,
             insecure,

@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from headrace.v1 import configdef_pb2 as headrace_dot_v1_dot_configdef__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/plugin.proto\x12\x0bheadrace.v1\"\x94\x01\n\x15StartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x06\x63onfig\x18\x02 \x03(\x0b\x32..headrace.v1.StartConnectorRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\nTaskConfig\x12\x33\n\x06\x63onfig\x18\x01 \x03(\x0b\x32#.headrace.v1.TaskConfig.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x16StartConnectorResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.headrace.v1.TaskConfig\"?\n\x0bStopRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x0e\n\x0cStopResponse\"\xb0\x02\n\x10StartTaskRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12L\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x32.headrace.v1.StartTaskRequest.ConnectorConfigEntry\x12\x42\n\x0btask_config\x18\x04 \x03(\x0b\x32-.headrace.v1.StartTaskRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11StartTaskResponse\"\xaa\x02\n\x0e\x43leanupRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12J\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x30.headrace.v1.CleanupRequest.ConnectorConfigEntry\x12@\n\x0btask_config\x18\x04 \x03(\x0b\x32+.headrace.v1.CleanupRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x10KeepAliveRequest\x12\x10\n\x08lease_ms\x18\x01 \x01(\x03\x12\x0f\n\x07stop_ms\x18\x02 \x01(\x03\"\x13\n\x11KeepAliveResponse\"\x0e\n\x0cWatchRequest\"m\n\tUnitEvent\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12!\n\x19reconfiguration_requested\x18\x05 \x01(\x08\"\x11\n\x0f\x44\x65scribeRequest\"G\n\x10\x44\x65scribeResponse\x12\x14\n\x0cplugin_class\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t2\xd0\x04\n\nPluginHost\x12G\n\x08\x44\x65scribe\x12\x1c.headrace.v1.DescribeRequest\x1a\x1d.headrace.v1.DescribeResponse\x12Y\n\x0eStartConnector\x12\".headrace.v1.StartConnectorRequest\x1a#.headrace.v1.StartConnectorResponse\x12\x44\n\rStopConnector\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tStartTask\x12\x1d.headrace.v1.StartTaskRequest\x1a\x1e.headrace.v1.StartTaskResponse\x12?\n\x08StopTask\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12\x41\n\x07\x43leanup\x12\x1b.headrace.v1.CleanupRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tKeepAlive\x12\x1d.headrace.v1.KeepAliveRequest\x1a\x1e.headrace.v1.KeepAliveResponse\x12<\n\x05Watch\x12\x19.headrace.v1.WatchRequest\x1a\x16.headrace.v1.UnitEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/plugin.proto\x12\x0bheadrace.v1\x1a\x1bheadrace/v1/configdef.proto\"\x94\x01\n\x15StartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x06\x63onfig\x18\x02 \x03(\x0b\x32..headrace.v1.StartConnectorRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\nTaskConfig\x12\x33\n\x06\x63onfig\x18\x01 \x03(\x0b\x32#.headrace.v1.TaskConfig.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x16StartConnectorResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.headrace.v1.TaskConfig\"?\n\x0bStopRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x0e\n\x0cStopResponse\"\xb0\x02\n\x10StartTaskRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12L\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x32.headrace.v1.StartTaskRequest.ConnectorConfigEntry\x12\x42\n\x0btask_config\x18\x04 \x03(\x0b\x32-.headrace.v1.StartTaskRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11StartTaskResponse\"\xaa\x02\n\x0e\x43leanupRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12J\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x30.headrace.v1.CleanupRequest.ConnectorConfigEntry\x12@\n\x0btask_config\x18\x04 \x03(\x0b\x32+.headrace.v1.CleanupRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x10KeepAliveRequest\x12\x10\n\x08lease_ms\x18\x01 \x01(\x03\x12\x0f\n\x07stop_ms\x18\x02 \x01(\x03\"\x13\n\x11KeepAliveResponse\"\x0e\n\x0cWatchRequest\"m\n\tUnitEvent\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12!\n\x19reconfiguration_requested\x18\x05 \x01(\x08\"\x11\n\x0f\x44\x65scribeRequest\"G\n\x10\x44\x65scribeResponse\x12\x14\n\x0cplugin_class\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\"\x93\x01\n\x0fValidateRequest\x12\x38\n\x06\x63onfig\x18\x01 \x03(\x0b\x32(.headrace.v1.ValidateRequest.ConfigEntry\x12\x17\n\x0f\x64\x65\x66inition_only\x18\x02 \x01(\x08\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\x94\x05\n\nPluginHost\x12\x42\n\x08Validate\x12\x1c.headrace.v1.ValidateRequest\x1a\x18.headrace.v1.ConfigInfos\x12G\n\x08\x44\x65scribe\x12\x1c.headrace.v1.DescribeRequest\x1a\x1d.headrace.v1.DescribeResponse\x12Y\n\x0eStartConnector\x12\".headrace.v1.StartConnectorRequest\x1a#.headrace.v1.StartConnectorResponse\x12\x44\n\rStopConnector\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tStartTask\x12\x1d.headrace.v1.StartTaskRequest\x1a\x1e.headrace.v1.StartTaskResponse\x12?\n\x08StopTask\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12\x41\n\x07\x43leanup\x12\x1b.headrace.v1.CleanupRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tKeepAlive\x12\x1d.headrace.v1.KeepAliveRequest\x1a\x1e.headrace.v1.KeepAliveResponse\x12<\n\x05Watch\x12\x19.headrace.v1.WatchRequest\x1a\x16.headrace.v1.UnitEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,46 +44,52 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_options = b'8\001'
   _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._loaded_options = None
   _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_options = b'8\001'
-  _globals['_STARTCONNECTORREQUEST']._serialized_start=42
-  _globals['_STARTCONNECTORREQUEST']._serialized_end=190
-  _globals['_STARTCONNECTORREQUEST_CONFIGENTRY']._serialized_start=145
-  _globals['_STARTCONNECTORREQUEST_CONFIGENTRY']._serialized_end=190
-  _globals['_TASKCONFIG']._serialized_start=192
-  _globals['_TASKCONFIG']._serialized_end=304
-  _globals['_TASKCONFIG_CONFIGENTRY']._serialized_start=145
-  _globals['_TASKCONFIG_CONFIGENTRY']._serialized_end=190
-  _globals['_STARTCONNECTORRESPONSE']._serialized_start=306
-  _globals['_STARTCONNECTORRESPONSE']._serialized_end=370
-  _globals['_STOPREQUEST']._serialized_start=372
-  _globals['_STOPREQUEST']._serialized_end=435
-  _globals['_STOPRESPONSE']._serialized_start=437
-  _globals['_STOPRESPONSE']._serialized_end=451
-  _globals['_STARTTASKREQUEST']._serialized_start=454
-  _globals['_STARTTASKREQUEST']._serialized_end=758
-  _globals['_STARTTASKREQUEST_CONNECTORCONFIGENTRY']._serialized_start=653
-  _globals['_STARTTASKREQUEST_CONNECTORCONFIGENTRY']._serialized_end=707
-  _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._serialized_start=709
-  _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._serialized_end=758
-  _globals['_STARTTASKRESPONSE']._serialized_start=760
-  _globals['_STARTTASKRESPONSE']._serialized_end=779
-  _globals['_CLEANUPREQUEST']._serialized_start=782
-  _globals['_CLEANUPREQUEST']._serialized_end=1080
-  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_start=653
-  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_end=707
-  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_start=709
-  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_end=758
-  _globals['_KEEPALIVEREQUEST']._serialized_start=1082
-  _globals['_KEEPALIVEREQUEST']._serialized_end=1135
-  _globals['_KEEPALIVERESPONSE']._serialized_start=1137
-  _globals['_KEEPALIVERESPONSE']._serialized_end=1156
-  _globals['_WATCHREQUEST']._serialized_start=1158
-  _globals['_WATCHREQUEST']._serialized_end=1172
-  _globals['_UNITEVENT']._serialized_start=1174
-  _globals['_UNITEVENT']._serialized_end=1283
-  _globals['_DESCRIBEREQUEST']._serialized_start=1285
-  _globals['_DESCRIBEREQUEST']._serialized_end=1302
-  _globals['_DESCRIBERESPONSE']._serialized_start=1304
-  _globals['_DESCRIBERESPONSE']._serialized_end=1375
-  _globals['_PLUGINHOST']._serialized_start=1378
-  _globals['_PLUGINHOST']._serialized_end=1970
+  _globals['_VALIDATEREQUEST_CONFIGENTRY']._loaded_options = None
+  _globals['_VALIDATEREQUEST_CONFIGENTRY']._serialized_options = b'8\001'
+  _globals['_STARTCONNECTORREQUEST']._serialized_start=71
+  _globals['_STARTCONNECTORREQUEST']._serialized_end=219
+  _globals['_STARTCONNECTORREQUEST_CONFIGENTRY']._serialized_start=174
+  _globals['_STARTCONNECTORREQUEST_CONFIGENTRY']._serialized_end=219
+  _globals['_TASKCONFIG']._serialized_start=221
+  _globals['_TASKCONFIG']._serialized_end=333
+  _globals['_TASKCONFIG_CONFIGENTRY']._serialized_start=174
+  _globals['_TASKCONFIG_CONFIGENTRY']._serialized_end=219
+  _globals['_STARTCONNECTORRESPONSE']._serialized_start=335
+  _globals['_STARTCONNECTORRESPONSE']._serialized_end=399
+  _globals['_STOPREQUEST']._serialized_start=401
+  _globals['_STOPREQUEST']._serialized_end=464
+  _globals['_STOPRESPONSE']._serialized_start=466
+  _globals['_STOPRESPONSE']._serialized_end=480
+  _globals['_STARTTASKREQUEST']._serialized_start=483
+  _globals['_STARTTASKREQUEST']._serialized_end=787
+  _globals['_STARTTASKREQUEST_CONNECTORCONFIGENTRY']._serialized_start=682
+  _globals['_STARTTASKREQUEST_CONNECTORCONFIGENTRY']._serialized_end=736
+  _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._serialized_start=738
+  _globals['_STARTTASKREQUEST_TASKCONFIGENTRY']._serialized_end=787
+  _globals['_STARTTASKRESPONSE']._serialized_start=789
+  _globals['_STARTTASKRESPONSE']._serialized_end=808
+  _globals['_CLEANUPREQUEST']._serialized_start=811
+  _globals['_CLEANUPREQUEST']._serialized_end=1109
+  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_start=682
+  _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_end=736
+  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_start=738
+  _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_end=787
+  _globals['_KEEPALIVEREQUEST']._serialized_start=1111
+  _globals['_KEEPALIVEREQUEST']._serialized_end=1164
+  _globals['_KEEPALIVERESPONSE']._serialized_start=1166
+  _globals['_KEEPALIVERESPONSE']._serialized_end=1185
+  _globals['_WATCHREQUEST']._serialized_start=1187
+  _globals['_WATCHREQUEST']._serialized_end=1201
+  _globals['_UNITEVENT']._serialized_start=1203
+  _globals['_UNITEVENT']._serialized_end=1312
+  _globals['_DESCRIBEREQUEST']._serialized_start=1314
+  _globals['_DESCRIBEREQUEST']._serialized_end=1331
+  _globals['_DESCRIBERESPONSE']._serialized_start=1333
+  _globals['_DESCRIBERESPONSE']._serialized_end=1404
+  _globals['_VALIDATEREQUEST']._serialized_start=1407
+  _globals['_VALIDATEREQUEST']._serialized_end=1554
+  _globals['_VALIDATEREQUEST_CONFIGENTRY']._serialized_start=174
+  _globals['_VALIDATEREQUEST_CONFIGENTRY']._serialized_end=219
+  _globals['_PLUGINHOST']._serialized_start=1557
+  _globals['_PLUGINHOST']._serialized_end=2217
 # @@protoc_insertion_point(module_scope)

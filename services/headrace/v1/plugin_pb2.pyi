@@ -1,3 +1,4 @@
+from headrace.v1 import configdef_pb2 as _configdef_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -153,3 +154,18 @@ class DescribeResponse(_message.Message):
     version: str
     type: str
     def __init__(self, plugin_class: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ...) -> None: ...
+
+class ValidateRequest(_message.Message):
+    __slots__ = ("config", "definition_only")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_ONLY_FIELD_NUMBER: _ClassVar[int]
+    config: _containers.ScalarMap[str, str]
+    definition_only: bool
+    def __init__(self, config: _Optional[_Mapping[str, str]] = ..., definition_only: _Optional[bool] = ...) -> None: ...

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from headrace.v1 import configdef_pb2 as headrace_dot_v1_dot_configdef__pb2
 from headrace.v1 import plugin_pb2 as headrace_dot_v1_dot_plugin__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -34,6 +35,11 @@ class PluginHostStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.Validate = channel.unary_unary(
+                '/headrace.v1.PluginHost/Validate',
+                request_serializer=headrace_dot_v1_dot_plugin__pb2.ValidateRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
+                _registered_method=True)
         self.Describe = channel.unary_unary(
                 '/headrace.v1.PluginHost/Describe',
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.DescribeRequest.SerializeToString,
@@ -78,6 +84,12 @@ class PluginHostStub:
 
 class PluginHostServicer:
     """Missing associated documentation comment in .proto file."""
+
+    def Validate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
     def Describe(self, request, context):
         """Missing associated documentation comment in .proto file."""
@@ -130,6 +142,11 @@ class PluginHostServicer:
 
 def add_PluginHostServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'Validate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Validate,
+                    request_deserializer=headrace_dot_v1_dot_plugin__pb2.ValidateRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.SerializeToString,
+            ),
             'Describe': grpc.unary_unary_rpc_method_handler(
                     servicer.Describe,
                     request_deserializer=headrace_dot_v1_dot_plugin__pb2.DescribeRequest.FromString,
@@ -180,6 +197,33 @@ def add_PluginHostServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class PluginHost:
     """Missing associated documentation comment in .proto file."""
+
+    @staticmethod
+    def Validate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.PluginHost/Validate',
+            headrace_dot_v1_dot_plugin__pb2.ValidateRequest.SerializeToString,
+            headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def Describe(request,

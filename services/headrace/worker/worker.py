@@ -60,11 +60,11 @@ from headrace.core.structs import (
     UnitStateChanged,
     WorkUnit,
 )
+from headrace.core.supervisor import PluginProcess, plugin_key
 from headrace.core.topiclog import kafka_logs
 from headrace.v1 import config_pb2, config_pb2_grpc, plugin_pb2
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
-from headrace.worker.supervisor import PluginProcess, plugin_key
 
 
 @dataclass(frozen=True)

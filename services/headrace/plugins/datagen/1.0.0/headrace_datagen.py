@@ -26,7 +26,7 @@ from headrace.sdk import (
     SourceBatch,
     SourceConnector,
     SourceTask,
-    non_empty_string,
+    topic_name,
 )
 
 VERSION = "1.0.0"
@@ -38,7 +38,7 @@ CONFIG = (
         "topic",
         ConfigType.STRING,
         importance=Importance.HIGH,
-        validator=non_empty_string,
+        validator=topic_name,
         doc="The topic records are written to.",
     )
     .define(

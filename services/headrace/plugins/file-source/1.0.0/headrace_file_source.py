@@ -57,6 +57,7 @@ from headrace.sdk import (
     SourceConnector,
     SourceTask,
     non_empty_string,
+    topic_name,
 )
 
 VERSION = "1.0.0"
@@ -81,12 +82,13 @@ def require_file(name: str, value: Any) -> None:
 
 
 def single_topic(name: str, value: Any) -> None:
-    """Accepts one non-empty topic name; a list of topics is an error, as in Kafka."""
+    """Accepts one topic name Kafka takes; a list of topics is an error, as in Kafka."""
     non_empty_string(name, value)
     if value is not None and "," in str(value):
         raise ConfigException(
             f"Invalid value {value} for configuration {name}: must be a single topic, not a list"
         )
+    topic_name(name, value)
 
 
 CONFIG = (

@@ -1,10 +1,13 @@
 """Plugin processes: one OS process per plugin version, spoken to over gRPC on a Unix socket.
 
-Each event a plugin process sends is handed to the worker (``on_event``) as a ``HostEvent``
+Workers run their units in them; the config service starts them too, only to ask a plugin
+about its configuration keys (``Validate``), so that no plugin code ever runs in a service.
+
+Each event a plugin process sends is handed to its owner (``on_event``) as a ``HostEvent``
 (``UnitStateChanged`` or ``ReconfigurationRequested``). A crash in a plugin process is reported
-to the worker (``on_exit``) and fails only the units it hosted; the worker itself goes on.
-Plugin processes watch their worker's pid and exit when it is gone, so a worker killed with
-SIGKILL leaves no orphan running its tasks twice.
+(``on_exit``) and fails only the units it hosted; the owner itself goes on. Plugin processes
+watch their owner's pid and exit when it is gone, so a worker killed with SIGKILL leaves no
+orphan running its tasks twice.
 """
 
 from __future__ import annotations

@@ -1,0 +1,255 @@
+"""The framework's keys of a connector config, each with its verdict, for validate and create.
+
+Connect answers a validate call with the framework's keys (name, class, tasks, converters,
+transforms, error handling, topics...) beside the plugin's own, and refuses a create with the
+errors of both. This module is the framework's half, pure: each check runs on its own, so every
+problem is found, not only the first, and each error is filed under the key it names (a message
+``"<key>: ..."``), else under the key its check is about. The checks are the ones the worker and
+the plugin host apply again when they run the connector (``headrace.core.connectorconfig``, the
+runtime's converters, transforms and error policy), so a config refused here would have failed
+there, and one accepted here starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from headrace.config.validation import (
+    Accepted,
+    ConfigRejected,
+    Problem,
+    check_free,
+    check_name,
+    check_topics_regex,
+)
+from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, merge
+from headrace.core.configstate import ConfigState
+from headrace.core.connectorconfig import (
+    EXACTLY_ONCE_SUPPORT,
+    PLUGIN_VERSION,
+    TASKS_MAX,
+    refuse_unhonoured,
+    requested_version,
+    tasks_max,
+    transactions,
+)
+from headrace.core.errors import PluginError
+from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.runtime.converters import converter_for
+from headrace.runtime.errors import ErrorPolicy
+from headrace.runtime.transforms import parse_chain
+from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
+from headrace.sdk.errors import ConfigException
+
+COMMON, TRANSFORMS, ERRORS, SINK, SOURCE = (
+    "Common",
+    "Transforms",
+    "Error Handling",
+    "Sink",
+    "Exactly Once Support",
+)
+
+
+def _common() -> ConfigDef:
+    keys = [
+        ("name", Type.STRING, None, "Globally unique name of the connector.", COMMON),
+        ("connector.class", Type.STRING, None, "The connector plugin, by class or alias.", COMMON),
+        (PLUGIN_VERSION, Type.STRING, "", "The plugin version; the latest when empty.", COMMON),
+        (TASKS_MAX, Type.INT, 1, "At most this many tasks.", COMMON),
+        ("key.converter", Type.CLASS, "", "Converter of record keys.", COMMON),
+        ("value.converter", Type.CLASS, "", "Converter of record values.", COMMON),
+        ("transforms", Type.LIST, "", "Aliases of the transformations, in order.", TRANSFORMS),
+        ("predicates", Type.LIST, "", "Aliases of the predicates.", TRANSFORMS),
+        ("errors.tolerance", Type.STRING, "none", "none or all: failing records.", ERRORS),
+        ("errors.retry.timeout", Type.LONG, 0, "Retries are not supported: 0 only.", ERRORS),
+        ("errors.log.enable", Type.BOOLEAN, False, "Log each tolerated error.", ERRORS),
+        ("errors.log.include.messages", Type.BOOLEAN, False, "With the record.", ERRORS),
+    ]
+    return _defined(keys)
+
+
+def _sink() -> ConfigDef:
+    keys = [
+        ("topics", Type.LIST, "", "The topics to consume.", SINK),
+        ("topics.regex", Type.STRING, "", "A pattern of the topics to consume.", SINK),
+        ("errors.deadletterqueue.topic.name", Type.STRING, "", "The DLQ topic.", ERRORS),
+        ("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, "", ERRORS),
+    ]
+    return _defined(keys)
+
+
+def _source() -> ConfigDef:
+    keys = [
+        (EXACTLY_ONCE_SUPPORT, Type.STRING, "requested", "requested or required.", SOURCE),
+        ("transaction.boundary", Type.STRING, "poll", "poll, interval or connector.", SOURCE),
+    ]
+    return _defined(keys)
+
+
+def _defined(keys: Sequence[tuple[str, Type, Any, str, str]]) -> ConfigDef:
+    """A definition of keys given as (name, type, default or None: required, doc, group)."""
+    definition = ConfigDef()
+    for order, (name, type_, default, doc, group) in enumerate(keys, 1):
+        definition = definition.define(
+            name,
+            type_,
+            NO_DEFAULT if default is None else default,
+            Importance.HIGH if default is None else Importance.MEDIUM,
+            doc,
+            group=group,
+            order_in_group=order,
+        )
+    return definition
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The framework's keys with their errors, and the plugin the config resolves to."""
+
+    configs: tuple[ConfigInfo, ...]
+    plugin: PluginDescriptor | None
+
+
+Check = Callable[[], object]
+
+
+def _checks(
+    name: str, config: Mapping[str, str], plugin: PluginDescriptor | None
+) -> list[tuple[str, Check]]:
+    checks: list[tuple[str, Check]] = [
+        ("name", lambda: check_name(name)),
+        (TASKS_MAX, lambda: tasks_max(config)),
+        ("key.converter", lambda: converter_for(config, "key")),
+        ("value.converter", lambda: converter_for(config, "value")),
+        ("transforms", lambda: parse_chain(config).close()),
+        ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
+        ("connector.class", lambda: refuse_unhonoured(config)),
+    ]
+    if plugin is not None and plugin.type == "sink":
+        checks.append(("topics", lambda: _one_subscription(config)))
+    if plugin is not None and plugin.type == "source":
+        checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config)))
+    return checks
+
+
+def _one_subscription(config: Mapping[str, str]) -> None:
+    has_topics = bool(config.get("topics", "").strip())
+    has_regex = bool(config.get("topics.regex", "").strip())
+    if has_topics == has_regex:
+        raise ConfigException(
+            "topics: a sink connector needs exactly one of topics or topics.regex"
+        )
+    if has_regex:
+        check_topics_regex(config["topics.regex"])
+
+
+def _owner(message: str, fallback: str, keys: set[str]) -> str:
+    """The key a message names at its start (``"<key>: ..."``), else ``fallback``."""
+    named = message.split(":", 1)[0].strip()
+    return named if named in keys else fallback
+
+
+def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdict:
+    """Every framework key of ``config``, each with the errors found in it."""
+    errors: dict[str, list[str]] = {}
+    plugin: PluginDescriptor | None = None
+    if not config.get("connector.class", "").strip():
+        errors["connector.class"] = ["connector.class: missing; name the plugin to run"]
+    else:
+        plugin = _resolve(config, catalog, errors)
+    definition = _definition(plugin)
+    keys = set(definition.keys) | set(config)
+    if "name" in config and config["name"] != name:
+        errors.setdefault("name", []).append(
+            f"name: the config says {config['name']!r} but the connector is {name!r}"
+        )
+    for key, run in _checks(name, config, plugin):
+        try:
+            run()
+        except (ConfigException, ConfigRejected) as exc:
+            message = exc.message if isinstance(exc, ConfigRejected) else str(exc)
+            errors.setdefault(_owner(message, key, keys), []).append(message)
+    values = {k.name: config.get(k.name) for k in definition.keys.values()}
+    values["name"] = name
+    infos = [
+        ConfigInfo(
+            key_info(k), ValueInfo(k.name, values[k.name], (), tuple(errors.pop(k.name, ())))
+        )
+        for k in definition.keys.values()
+    ]
+    # Errors of keys outside the definition (a transform's own keys, an override...).
+    infos += [
+        ConfigInfo(
+            key_info(ConfigDef().define(k, Type.STRING, "").keys[k]),
+            ValueInfo(k, config.get(k), (), tuple(e)),
+        )
+        for k, e in errors.items()
+    ]
+    return Verdict(tuple(infos), plugin)
+
+
+def _resolve(
+    config: Mapping[str, str], catalog: PluginCatalog, errors: dict[str, list[str]]
+) -> PluginDescriptor | None:
+    """The plugin the config names, or None with the error filed under the key at fault."""
+    version = requested_version(config)
+    try:
+        return catalog.resolve(config["connector.class"].strip(), version)
+    except PluginError as exc:
+        key = PLUGIN_VERSION if version and _known(catalog, config) else "connector.class"
+        errors.setdefault(key, []).append(str(exc))
+        return None
+
+
+def _known(catalog: PluginCatalog, config: Mapping[str, str]) -> bool:
+    return bool(catalog.versions_of(config.get("connector.class", "").strip()))
+
+
+def _definition(plugin: PluginDescriptor | None) -> ConfigDef:
+    definition = _common()
+    extra = _sink() if plugin is not None and plugin.type == "sink" else None
+    if plugin is not None and plugin.type == "source":
+        extra = _source()
+    for key in extra.keys.values() if extra is not None else ():
+        definition = ConfigDef({**definition.keys, key.name: key})
+    return definition
+
+
+def refuse(name: str, config: Mapping[str, str], infos: ConfigInfos, resolved: bool) -> None:
+    """ConfigRejected with every error of a validation, each naming its key: NO_PLUGIN when the
+    plugin named is not installed, else INVALID. Nothing for a config without errors."""
+    if not infos.error_count:
+        return
+    named = bool(config.get("connector.class", "").strip())
+    problem = Problem.NO_PLUGIN if named and not resolved else Problem.INVALID
+    listed = "\n".join(f"- {e}" for e in infos.errors())
+    raise ConfigRejected(
+        problem,
+        f"the config of {name!r} has {infos.error_count} error(s); the validate call shows "
+        f"them by key:\n{listed}",
+    )
+
+
+def accepted(name: str, config: Mapping[str, str], plugin: PluginDescriptor) -> Accepted:
+    """A checked config as it is stored: with its name."""
+    return Accepted(name, {**config, "name": name}, plugin)
+
+
+def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Accepted:
+    """The framework's keys of a config checked on their own (no plugin code, no look at other
+    connectors); ConfigRejected with every error."""
+    verdict = check(name, config, catalog)
+    refuse(name, config, merge("", verdict.configs), verdict.plugin is not None)
+    assert verdict.plugin is not None  # an unresolved plugin is an error of connector.class
+    return accepted(name, config, verdict.plugin)
+
+
+def check_create(
+    name: str, config: Mapping[str, str], catalog: PluginCatalog, state: ConfigState
+) -> Accepted:
+    """``check_config``, and that the name is free."""
+    found = check_config(name, config, catalog)
+    check_free(name, state)
+    return found

@@ -1,0 +1,111 @@
+"""The plugins' own say on a config: their ``config()`` keys and ``validate()`` results.
+
+That is plugin code, and plugin code runs only in plugin processes. The config service starts
+one per plugin version the first time it needs it, the way a worker does, and keeps it for the
+next call: validating a config then costs one call on a Unix socket. A process that exits is
+started again when next needed; a plugin that cannot be loaded, or raises, is an error naming
+``connector.class``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+
+import grpc
+
+from headrace.config.validation import ConfigRejected, Problem
+from headrace.core import log
+from headrace.core.configinfo import ConfigInfos
+from headrace.core.plugins import PluginDescriptor
+from headrace.core.settings import Settings
+from headrace.core.supervisor import PluginProcess, plugin_key
+from headrace.core.wire import config_infos_from_pb
+from headrace.v1 import plugin_pb2
+
+VALIDATE_TIMEOUT_S = 30.0
+OWNER = "config"
+
+
+class PluginChecks:
+    """Plugin processes kept to answer ``Validate``, one per plugin version."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        # Sockets in a folder of their own, readable by this user only, with a path short
+        # enough for a Unix socket (108 bytes) wherever the var folder is.
+        self._run_dir = Path(tempfile.mkdtemp(prefix="headrace-config-"))
+        self._log_dir = settings.var_dir / "log"
+        self._processes: dict[str, PluginProcess] = {}
+        self._starting: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._gone: set[asyncio.Future[None]] = set()  # forgetting a process that exited
+
+    async def validate(
+        self,
+        plugin: PluginDescriptor,
+        config: Mapping[str, str],
+        *,
+        definition_only: bool = False,
+    ) -> ConfigInfos:
+        """The plugin's keys, with each one's verdict on ``config`` unless ``definition_only``."""
+        process = await self._process(plugin)
+        assert process.stub is not None
+        request = plugin_pb2.ValidateRequest(config=dict(config), definition_only=definition_only)
+        try:
+            answer = await process.stub.Validate(request, timeout=VALIDATE_TIMEOUT_S)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                await self._forget(process)
+            raise ConfigRejected(
+                Problem.INVALID,
+                f"connector.class: {plugin.class_name} {plugin.version} failed to validate "
+                f"the config: {exc.details()}",
+            ) from None
+        return config_infos_from_pb(answer)
+
+    async def _process(self, plugin: PluginDescriptor) -> PluginProcess:
+        key = plugin_key(plugin)
+        async with self._starting[key]:
+            running = self._processes.get(key)
+            if running is not None:
+                return running
+            self._log_dir.mkdir(parents=True, exist_ok=True)
+            process = PluginProcess(
+                plugin,
+                self.settings,
+                OWNER,
+                self._run_dir,
+                self._log_dir,
+                lambda _, event: None,  # it runs no units: nothing it says calls for action
+                self._exited,
+            )
+            try:
+                await process.start()
+            except (OSError, RuntimeError, TimeoutError) as exc:
+                raise ConfigRejected(
+                    Problem.INVALID,
+                    f"connector.class: {plugin.class_name} {plugin.version} could not be "
+                    f"loaded: {exc}",
+                ) from None
+            self._processes[key] = process
+            return process
+
+    def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
+        forgetting = asyncio.ensure_future(self._forget(process))
+        self._gone.add(forgetting)
+        forgetting.add_done_callback(self._gone.discard)
+
+    async def _forget(self, process: PluginProcess) -> None:
+        if self._processes.get(process.key) is process:
+            del self._processes[process.key]
+            log.get().warning("validation_plugin_process_gone", plugin=process.key)
+        await process.stop(wait_s=2.0)
+
+    async def close(self) -> None:
+        processes, self._processes = list(self._processes.values()), {}
+        await asyncio.gather(*(p.stop(wait_s=5.0) for p in processes))
+        shutil.rmtree(self._run_dir, ignore_errors=True)
