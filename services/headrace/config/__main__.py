@@ -4,10 +4,12 @@ API on --rest-address)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 
 from aiohttp import web
 from aiokafka.admin import AIOKafkaAdminClient
 
+from headrace.config.automation import Automation
 from headrace.config.builtins import headrace_version
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigServicer
@@ -58,6 +60,10 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     await rest.setup()
     host, port = split_address(rest_address)
     await web.TCPSite(rest, host, port).start()
+    # The agent joins its group and recovers its answers in the background: the gRPC and REST
+    # APIs answer meanwhile, and commands wait in their topic until it is ready.
+    automation = Automation(settings, address)
+    automating = asyncio.create_task(automation.start(), name="automation")
     logger.info(
         "config_service_ready",
         address=address,
@@ -68,6 +74,8 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     try:
         await runner.until_stopped(*store.readers())
     finally:
+        await runner.cancel(automating)
+        await automation.stop()
         await rest.cleanup()
         await server.stop(grace=2)
         await checks.close()

@@ -7,6 +7,8 @@
 | status | 5 | compact | workers |
 | assignments | 1 | compact | the active coordinator, in transactions |
 | leader | 1 | delete, an hour | the active coordinator's lease, in transactions |
+| requests | 4 | delete | automation: lifecycle commands, keyed by request id |
+| responses | 4 | delete | the config service: each command's answer, keyed by request id |
 
 Partition counts are those of a new cluster; a topic that exists keeps its own (readers ask the
 broker), except the configs topic, which must have exactly one partition: every service refuses
@@ -48,6 +50,8 @@ TOPICS = {
         # A generation names every unit of the cluster: room for a large one.
         TopicSpec("assignments", 1, {**COMPACT, "max.message.bytes": str(MAX_GENERATION_BYTES)}),
         TopicSpec("leader", 1, {"cleanup.policy": "delete", "retention.ms": str(3_600_000)}),
+        TopicSpec("requests", 4, {"cleanup.policy": "delete"}),
+        TopicSpec("responses", 4, {"cleanup.policy": "delete"}),
     )
 }
 

@@ -1,0 +1,227 @@
+"""Topic-driven automation: lifecycle commands read from ``<cluster>-requests``, answered on
+``<cluster>-responses``, by a faust-streaming agent in the config service.
+
+A command names a method of the gRPC ``ConfigService`` and carries its request; the agent calls
+that method on the service's own gRPC server, so a command takes exactly the path a gRPC client
+takes (validation, errors and all). It comes in either of two encodings, and is answered in the
+one it came in, keyed by its request id:
+
+- JSON: ``{"id": "r1", "method": "CreateConnector", "request": {"name": "n", "config": {}}}``
+  (the request in protobuf's JSON mapping), answered
+  ``{"id": "r1", "code": "OK", "message": "", "response": {...}}``;
+- protobuf: a ``Command``, answered with a ``CommandResult``.
+
+``code`` is the gRPC status name: ``OK``, ``INVALID_ARGUMENT``, ``NOT_FOUND``...
+
+Each command is applied once per request id. Answers are kept in a faust table, keyed by the id
+and backed by its changelog topic, so a command seen again, even after a restart of the service,
+is answered with the answer it had and not applied again. Answers are at least once: a command
+read again after a crash (its offset not yet committed) is answered again, with the same answer.
+
+A command that cannot be read (not JSON nor a ``Command``, an unknown method, a request that
+does not parse) is answered with ``INVALID_ARGUMENT`` saying why; nothing a command carries
+stops the agent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+import grpc
+from google.protobuf import json_format, message_factory
+from google.protobuf.message import DecodeError, Message
+
+from headrace.core import log
+from headrace.core.settings import Settings
+from headrace.v1 import automation_pb2, config_pb2
+
+SERVICE = config_pb2.DESCRIPTOR.services_by_name["ConfigService"]
+INTERNAL_METHODS = frozenset({"PutTaskConfigs"})  # workers' own call, never a command's
+PARTITIONS = 4
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command as read: what to call, with what, and how to answer."""
+
+    id: str
+    method: str
+    request: Message
+    as_json: bool
+
+
+class Unreadable(Exception):
+    """A command the agent cannot apply; the message says why."""
+
+
+def methods() -> list[str]:
+    """Every method a command may name."""
+    return sorted(m.name for m in SERVICE.methods if m.name not in INTERNAL_METHODS)
+
+
+def _request_class(method: str) -> type[Message]:
+    found = SERVICE.methods_by_name.get(method)
+    if found is None or method in INTERNAL_METHODS:
+        raise Unreadable(f"method: {method!r} is not one of {', '.join(methods())}")
+    return message_factory.GetMessageClass(found.input_type)
+
+
+def _response_class(method: str) -> type[Message]:
+    return message_factory.GetMessageClass(SERVICE.methods_by_name[method].output_type)
+
+
+def read(value: bytes | None, key: bytes | None) -> Command:
+    """The command a record carries; Unreadable saying why there is none. A command without an
+    id takes the record's key as its id."""
+    if not value:
+        raise Unreadable("the record has no value: send a JSON object or a Command")
+    if value.lstrip()[:1] == b"{":
+        return _read_json(value, key)
+    try:
+        pb = automation_pb2.Command.FromString(value)
+    except DecodeError as exc:
+        raise Unreadable(f"neither JSON nor a Command: {exc}") from None
+    request = _request_class(pb.method)()
+    try:
+        request.ParseFromString(pb.request)
+    except DecodeError as exc:
+        raise Unreadable(f"request: not a {pb.method} request: {exc}") from None
+    return Command(pb.id or _text(key), pb.method, request, as_json=False)
+
+
+def _read_json(value: bytes, key: bytes | None) -> Command:
+    try:
+        body = json.loads(value)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise Unreadable(f"not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise Unreadable('a command is a JSON object: {"id", "method", "request"}')
+    method = body.get("method")
+    if not isinstance(method, str):
+        raise Unreadable(f"method: missing; one of {', '.join(methods())}")
+    request = _request_class(method)()
+    try:
+        json_format.ParseDict(body.get("request") or {}, request)
+    except json_format.ParseError as exc:
+        raise Unreadable(f"request: not a {method} request: {exc}") from None
+    return Command(str(body.get("id") or _text(key)), method, request, as_json=True)
+
+
+def _text(key: bytes | None) -> str:
+    return key.decode(errors="replace") if key else ""
+
+
+def answer(
+    command: Command | None,
+    code: grpc.StatusCode,
+    message: str = "",
+    response: Message | None = None,
+    request_id: str = "",
+) -> bytes:
+    """The answer to a command, in the encoding it came in (JSON for one that could not be
+    read)."""
+    name = code.name
+    if command is not None and not command.as_json:
+        return automation_pb2.CommandResult(
+            id=command.id,
+            code=name,
+            message=message,
+            response=response.SerializeToString() if response is not None else b"",
+        ).SerializeToString()
+    body: dict[str, Any] = {
+        "id": command.id if command is not None else request_id,
+        "code": name,
+        "message": message,
+    }
+    if response is not None:
+        body["response"] = json_format.MessageToDict(response, preserving_proto_field_name=True)
+    return json.dumps(body).encode()
+
+
+class Automation:
+    """The agent, and the faust app that runs it."""
+
+    def __init__(self, settings: Settings, grpc_address: str) -> None:
+        self.settings = settings
+        self.app = faust.App(
+            f"{settings.cluster}-automation",
+            broker=f"kafka://{settings.bootstrap_servers}",
+            web_enabled=False,
+            store="memory://",
+            topic_partitions=PARTITIONS,
+            autodiscover=False,
+            # Commands, answers and the kept answers are bytes this module reads and writes.
+            key_serializer="raw",
+            value_serializer="raw",
+            # A replica killed without leaving holds its share of the commands until the
+            # group gives up on it: seconds, not faust's default minute.
+            broker_session_timeout=10.0,
+            broker_heartbeat_interval=1.0,
+            broker_commit_every=1,
+        )
+        self.requests = self.app.topic(
+            settings.topic("requests"), key_serializer="raw", value_serializer="raw"
+        )
+        self.responses = self.app.topic(
+            settings.topic("responses"), key_serializer="raw", value_serializer="raw"
+        )
+        self.answers = self.app.Table("answers", default=None, key_type=bytes, value_type=bytes)
+        self.app.agent(self.requests, name="commands")(self._agent)
+        self._channel = grpc.aio.insecure_channel(grpc_address)
+        self._log = log.get()
+
+    async def start(self) -> None:
+        await self.app.start()
+
+    async def stop(self) -> None:
+        await self.app.stop()
+        await self._channel.close()
+
+    async def _agent(self, stream: Any) -> AsyncIterator[None]:
+        async for event in stream.events():
+            key, value = event.key, event.value
+            try:
+                request_id, reply = await self.handle(key, value)
+            except Exception:  # noqa: BLE001 - a command never stops the agent
+                self._log.exception("automation_command_failed", key=_text(key))
+                request_id = _text(key)
+                reply = answer(None, grpc.StatusCode.INTERNAL, "the command failed; see the log")
+            await self.responses.send(key=request_id.encode(), value=reply)
+            yield None
+
+    async def handle(self, key: bytes | None, value: bytes | None) -> tuple[str, bytes]:
+        """(request id, answer) of one record: the kept answer of a command seen before, else
+        the command applied through the gRPC API and its answer kept."""
+        try:
+            command = read(value, key)
+        except Unreadable as exc:
+            self._log.warning("automation_command_unreadable", key=_text(key), error=str(exc))
+            return _text(key), answer(None, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if not command.id:
+            reason = 'id: a command needs a request id (its "id", or the record key)'
+            return "", answer(command, grpc.StatusCode.INVALID_ARGUMENT, reason)
+        kept = self.answers.get(command.id.encode())
+        if kept is not None:
+            self._log.info("automation_command_repeated", id=command.id, method=command.method)
+            return command.id, kept
+        reply = await self._apply(command)
+        self.answers[command.id.encode()] = reply
+        return command.id, reply
+
+    async def _apply(self, command: Command) -> bytes:
+        call = self._channel.unary_unary(
+            f"/{SERVICE.full_name}/{command.method}",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=_response_class(command.method).FromString,
+        )
+        try:
+            response = await call(command.request, timeout=60.0)
+        except grpc.aio.AioRpcError as exc:
+            self._log.info("automation_command_refused", id=command.id, code=exc.code().name)
+            return answer(command, exc.code(), exc.details() or "")
+        self._log.info("automation_command_applied", id=command.id, method=command.method)
+        return answer(command, grpc.StatusCode.OK, "", response)
