@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from headrace.config.store import ConfigStore
+from headrace.config.store import ConfigStore, Plan
 from headrace.core import configlog
+from headrace.core.configstate import ConfigState
 from headrace.core.offsets import OffsetStore
 from headrace.core.settings import Settings
 from headrace.core.status import State, StatusStore, UnitStatus
-from headrace.core.structs import WorkUnit
+from headrace.core.structs import Target, WorkUnit
 from headrace.core.topiclog import LogFactory, MemoryTopic, kafka_logs, memory_logs
 from headrace.core.topics import ensure_topics
 
@@ -36,6 +37,8 @@ class Backend:
         return memory_logs(self.topics.setdefault(role, MemoryTopic(role)))
 
     def config_store(self) -> ConfigStore:
+        if self.on_kafka:
+            return ConfigStore.on_kafka(self.settings)
         return ConfigStore(self.logs("configs"), StatusStore(self.logs("status")))
 
     def offset_store(self, connector: str) -> OffsetStore:
@@ -60,14 +63,26 @@ async def backend(backend_kind: Backend) -> Backend:
     return backend_kind
 
 
+def writing(records: list[configlog.Record]) -> Plan:
+    async def plan(state: ConfigState) -> list[configlog.Record]:
+        return records
+
+    return plan
+
+
 async def test_configs_are_read_back_and_rebuilt_by_replay(backend: Backend) -> None:
     store = backend.config_store()
     await store.start()
     try:
-        await store.write([configlog.connector_configured("a-b", {"connector.class": "X"}, "i1")])
-        await store.write(configlog.task_set("a-b", [{"t": "0"}, {"t": "1"}]))
-        await store.write([configlog.connector_configured("gone", {"connector.class": "Y"}, "i2")])
-        state = await store.write(configlog.deletion("gone", 0))
+        write = store.transact
+        await write(
+            writing([configlog.connector_configured("a-b", {"connector.class": "X"}, "i1")])
+        )
+        await write(writing(configlog.task_set("a-b", [{"t": "0"}, {"t": "1"}])))
+        await write(
+            writing([configlog.connector_configured("gone", {"connector.class": "Y"}, "i2")])
+        )
+        state = await write(writing(configlog.deletion("gone", 0)))
         assert dict(state.connectors) == {"a-b": {"connector.class": "X"}}
         assert [dict(t) for t in state.tasks_of("a-b")] == [{"t": "0"}, {"t": "1"}]
     finally:
@@ -134,5 +149,46 @@ async def test_each_connector_reads_back_only_its_own_latest_offsets(backend: Ba
             ({"task": 0}, {"next": 20}),
             ({"task": 1}, None),
         ]
+    finally:
+        await replayed.close()
+
+
+@pytest.mark.kafka
+async def test_a_write_decided_on_a_state_another_replica_changed_is_decided_again(
+    settings_for: Callable[..., Settings],
+) -> None:
+    """Two replicas' stores on one configs topic: the one that decided on a state the other
+    changed meanwhile is refused by Kafka, reads again, and decides on what the other wrote."""
+    settings = settings_for()
+    await ensure_topics(settings)
+    mine, theirs = ConfigStore.on_kafka(settings), ConfigStore.on_kafka(settings)
+    await mine.start()
+    await theirs.start()
+    seen: list[set[str]] = []
+
+    async def create_if_free(state: ConfigState) -> list[configlog.Record]:
+        seen.append(set(state.connectors))
+        if "x" in state.connectors:
+            return []  # as a create that finds the name taken: it writes nothing
+        if len(seen) == 1:  # the other replica creates "x" while this one is deciding
+            await theirs.transact(writing([configlog.connector_configured("x", {"v": "B"}, "b")]))
+        return [configlog.connector_configured("x", {"v": "A"}, "a")]
+
+    try:
+        state = await mine.transact(create_if_free)
+        assert seen == [set(), {"x"}]
+        assert (dict(state.connectors["x"]), state.incarnations["x"]) == ({"v": "B"}, "b")
+        # The other replica, whose turn this one took back, writes again as transparently.
+        updated = await theirs.transact(writing([configlog.target_state("x", Target.PAUSED)]))
+        assert updated.target_of("x") is Target.PAUSED
+        assert (await mine.current()).target_of("x") is Target.PAUSED
+    finally:
+        await mine.close()
+        await theirs.close()
+
+    replayed = ConfigStore.on_kafka(settings)
+    await replayed.start()
+    try:
+        assert await replayed.current() == updated
     finally:
         await replayed.close()

@@ -26,7 +26,7 @@ from headrace.config.validation import (
 )
 from headrace.core import configlog, log
 from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
-from headrace.core.configstate import Config
+from headrace.core.configstate import Config, ConfigState
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.status import StatusState, of_connector
@@ -90,8 +90,7 @@ class Commands:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
         return versions[-1].type if versions else "unknown"
 
-    def _view(self, name: str) -> ConnectorView:
-        state = self.store.configs
+    def _view(self, name: str, state: ConfigState) -> ConnectorView:
         check_exists(name, state)
         config = state.connectors[name]
         return ConnectorView(
@@ -104,43 +103,49 @@ class Commands:
         """A new connector; ``initial_state`` PAUSED or STOPPED keeps it from moving data until
         it is resumed (Connect's ``initial_state``)."""
         accepted = await self.check(name, config)
-        async with self.store.write_lock:
-            check_free(name, await self.store.current())
-            # A new incarnation: the coordinator tells its units from those of a connector that
-            # had the name before, whose deletion may still be on its way to the plugin.
-            incarnation = uuid.uuid4().hex
-            record = check_size(configlog.connector_configured(name, accepted.config, incarnation))
-            # The target state goes first, so that no one sees the connector running meanwhile.
-            target = [] if initial_state is None else [configlog.target_state(name, initial_state)]
-            await self.store.write([*target, record])
-            return self._view(name)
+        # A new incarnation: the coordinator tells its units from those of a connector that had
+        # the name before, whose deletion may still be on its way to the plugin.
+        incarnation = uuid.uuid4().hex
+        record = check_size(configlog.connector_configured(name, accepted.config, incarnation))
+        # The target state goes first, so that no one sees the connector running meanwhile.
+        target = [] if initial_state is None else [configlog.target_state(name, initial_state)]
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            check_free(name, state)
+            return [*target, record]
+
+        return self._view(name, await self.store.transact(plan))
 
     async def put_config(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorView, bool]:
         """Creates the connector or replaces its whole config; whether it was created."""
         accepted = await self.check(name, config)
-        async with self.store.write_lock:
-            state = await self.store.current()
+        new_incarnation = uuid.uuid4().hex
+        created = False
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            nonlocal created
             created = name not in state.connectors
-            incarnation = uuid.uuid4().hex if created else state.incarnations.get(name, "")
-            record = configlog.connector_configured(name, accepted.config, incarnation)
-            await self.store.write([check_size(record)])
-            return self._view(name), created
+            incarnation = new_incarnation if created else state.incarnations.get(name, "")
+            return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
+
+        state = await self.store.transact(plan)
+        return self._view(name, state), created
 
     async def patch(
         self, name: str, changes: Mapping[str, str], removed: Sequence[str] = ()
     ) -> ConnectorView:
         """Sets the keys in ``changes`` and drops those in ``removed`` (Connect's PATCH, where
         a null value removes a key); the result is validated as a whole config."""
-        async with self.store.write_lock:
-            state = await self.store.current()
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
             check_exists(name, state)
             merged = {k: v for k, v in state.connectors[name].items() if k not in removed}
             merged.update(changes)
             accepted = await self.check(name, merged)
             incarnation = state.incarnations.get(name, "")
-            record = configlog.connector_configured(name, accepted.config, incarnation)
-            await self.store.write([check_size(record)])
-            return self._view(name)
+            return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
+
+        return self._view(name, await self.store.transact(plan))
 
     async def validate(self, name: str, config: Mapping[str, str]) -> ConfigInfos:
         """Every key of ``config`` with its errors: the framework's, then the plugin's own (its
@@ -202,70 +207,80 @@ class Commands:
         await self._target(name, Target.STOPPED)
 
     async def _target(self, name: str, target: Target) -> None:
-        async with self.store.write_lock:
-            state = await self.store.current()
+        async def plan(state: ConfigState) -> list[configlog.Record]:
             check_exists(name, state)
             records: list[configlog.Record] = []
             if state.target_of(name) is not target:
                 records.append(configlog.target_state(name, target))
             if target is Target.STOPPED and state.tasks_of(name):
                 records.extend(configlog.task_set(name, []))
-            if records:
-                await self.store.write(records)
-            log.get().info("connector_target_state", connector=name, target=target.value)
+            return records
+
+        await self.store.transact(plan)
+        log.get().info("connector_target_state", connector=name, target=target.value)
 
     async def restart(
         self, name: str, *, include_tasks: bool = False, only_failed: bool = False
     ) -> tuple[ConnectorView, StatusState, RestartPlan]:
         """Restarts the connector, and with ``include_tasks`` its tasks (with ``only_failed``
         only the FAILED ones); the status answered shows the restarted units RESTARTING."""
-        async with self.store.write_lock:
-            state = await self.store.current()
+        planned = RestartPlan(connector=False, tasks=())
+        statuses: StatusState = {}
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            nonlocal planned, statuses
             check_exists(name, state)
             statuses = of_connector(await self.store.current_status(), name)
-            plan = plan_restart(
+            planned = plan_restart(
                 len(state.tasks_of(name)),
                 statuses,
                 name,
                 include_tasks=include_tasks,
                 only_failed=only_failed,
             )
-            if plan.units:
-                await self.store.write([configlog.restart(name, plan.units)])
-            return self._view(name), statuses, plan
+            return [configlog.restart(name, planned.units)] if planned.units else []
+
+        state = await self.store.transact(plan)
+        return self._view(name, state), statuses, planned
 
     async def restart_task(self, name: str, task: int) -> None:
-        async with self.store.write_lock:
-            state = await self.store.current()
+        async def plan(state: ConfigState) -> list[configlog.Record]:
             check_task(name, task, state)
-            await self.store.write([configlog.restart(name, [task])])
+            return [configlog.restart(name, [task])]
+
+        await self.store.transact(plan)
 
     async def get(self, name: str) -> ConnectorView:
-        await self.store.current()
-        return self._view(name)
+        return self._view(name, await self.store.current())
 
     async def list(self) -> list[str]:
         return sorted((await self.store.current()).connectors)
 
     async def delete(self, name: str) -> None:
-        async with self.store.write_lock:
-            state = await self.store.current()
+        async def plan(state: ConfigState) -> list[configlog.Record]:
             check_exists(name, state)
-            await self.store.write(configlog.deletion(name, len(state.tasks_of(name))))
+            return configlog.deletion(name, len(state.tasks_of(name)))
+
+        await self.store.transact(plan)
 
     async def put_task_configs(self, name: str, tasks: Sequence[Mapping[str, str]]) -> bool:
         """Makes ``tasks`` the connector's live task set; False when it already is, or when the
         connector is paused or stopped (a late answer from a connector shut down meanwhile)."""
-        async with self.store.write_lock:
-            state = await self.store.current()
+        written = False
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            nonlocal written
             check_exists(name, state)
-            if state.target_of(name) is not Target.RUNNING:
-                log.get().info("task_configs_ignored", connector=name, target=state.target_of(name))
-                return False
-            if [dict(t) for t in state.tasks_of(name)] == [dict(t) for t in tasks]:
-                return False
-            await self.store.write(configlog.task_set(name, list(tasks)))
-            return True
+            target = state.target_of(name)
+            if target is not Target.RUNNING:
+                log.get().info("task_configs_ignored", connector=name, target=target)
+                written = False
+            else:
+                written = [dict(t) for t in state.tasks_of(name)] != [dict(t) for t in tasks]
+            return configlog.task_set(name, list(tasks)) if written else []
+
+        await self.store.transact(plan)
+        return written
 
     async def status(self, name: str) -> tuple[ConnectorView, StatusState]:
         view = await self.get(name)

@@ -13,10 +13,13 @@
 | ``restart-<name>`` | ``RestartRequested`` | restart these units; the offset orders restarts |
 | ``restart-<name>`` | tombstone | clean-up after a deletion |
 
-Only the config service writes this topic. Compaction keeps the latest record per key, so a
-commit may outlive task records that a later, smaller task set tombstoned; the fold ignores a
-commit whose task records are not all there. Connector names may contain ``-``: a task key is
-split at its last ``-``.
+Only the config service writes this topic, each write a transaction under the transactional id
+``<cluster>-configs-writer``: its replicas take turns, and a write decided on a state another
+replica changed meanwhile is aborted (see ``headrace.config.store``).
+
+Compaction keeps the latest record per key, so a commit may outlive task records that a later,
+smaller task set tombstoned; the fold ignores a commit whose task records are not all there.
+Connector names may contain ``-``: a task key is split at its last ``-``.
 """
 
 from __future__ import annotations

@@ -22,3 +22,8 @@ class TopicLayoutError(HeadraceError, RuntimeError):
 
 class LogReaderStopped(HeadraceError, RuntimeError):
     """The task reading a topic has ended, so a wait for its progress can never finish."""
+
+
+class WriterFenced(HeadraceError, RuntimeError):
+    """Another writer of a topic wrote since this one last did; what this one appended was
+    discarded, and it must read again before it decides what to write."""

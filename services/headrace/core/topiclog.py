@@ -20,10 +20,11 @@ from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import ProducerFenced
 from aiokafka.structs import ConsumerRecord
 
 from headrace.core import log
-from headrace.core.errors import LogReaderStopped, TopicLayoutError
+from headrace.core.errors import LogReaderStopped, TopicLayoutError, WriterFenced
 from headrace.core.settings import Settings
 
 Handler = Callable[["LogRecord"], None]
@@ -84,15 +85,28 @@ class TopicLog:
     """Appends to and reads one topic; ``on_record`` is called for each record read, in order.
 
     Appends go through a producer of the log's own, or through ``send`` when one is given.
+
+    A log with a ``writer_id`` is one of several that take turns writing the topic: each append
+    is a transaction under that transactional id, and it commits only if no other log with the
+    same id has started writing since this one did. One that has raises :class:`WriterFenced`
+    (nothing of the append is visible to readers) after taking the turn back, so the caller can
+    read what the other wrote and decide again: a compare-and-set over the whole topic.
     """
 
     def __init__(
-        self, bootstrap_servers: str, topic: str, on_record: Handler, send: Send | None = None
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        on_record: Handler,
+        send: Send | None = None,
+        *,
+        writer_id: str | None = None,
     ) -> None:
         self._bootstrap = bootstrap_servers
         self._topic = topic
         self._on_record = on_record
         self._send = send
+        self._writer_id = writer_id
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._partitions: list[TopicPartition] = []
@@ -112,10 +126,7 @@ class TopicLog:
         reading once it has replayed (a source task, which reads its offsets once).
         """
         if writer and self._send is None:
-            self._producer = AIOKafkaProducer(
-                bootstrap_servers=self._bootstrap, enable_idempotence=True, acks="all", linger_ms=0
-            )
-            await self._producer.start()
+            self._producer = await self._new_producer()
         if not reader:
             return
         self._consumer = AIOKafkaConsumer(
@@ -170,6 +181,18 @@ class TopicLog:
         finally:
             await admin.close()
 
+    async def _new_producer(self) -> AIOKafkaProducer:
+        """A started producer; with a writer id, starting it fences every earlier one."""
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self._bootstrap,
+            enable_idempotence=True,
+            acks="all",
+            linger_ms=0,
+            transactional_id=self._writer_id,
+        )
+        await producer.start()
+        return producer
+
     async def close(self) -> None:
         await self._stop_reading()
         producer, self._producer = self._producer, None
@@ -185,7 +208,20 @@ class TopicLog:
         if self._send is not None:
             return await self._send(self._topic, records)
         assert self._producer is not None, "this TopicLog was started read-only"
-        return await send_records(self._producer, self._topic, records)
+        if self._writer_id is None:
+            return await send_records(self._producer, self._topic, records)
+        try:
+            async with self._producer.transaction():
+                return await send_records(self._producer, self._topic, records)
+        except ProducerFenced:
+            fenced, self._producer = self._producer, None
+            _retrieve_fencing(fenced)
+            with contextlib.suppress(Exception):  # it can only report the fencing again
+                await fenced.stop()
+            self._producer = await self._new_producer()
+            raise WriterFenced(
+                f"another writer of {self._topic} wrote since this one last did"
+            ) from None
 
     async def write_and_read_back(self, records: list[Record]) -> None:
         """Appends and waits until this log's reader has folded the records in."""
@@ -253,6 +289,25 @@ class TopicLog:
                 )
             async with self._progress:
                 self._progress.notify_all()
+
+
+def _retrieve_fencing(producer: AIOKafkaProducer) -> None:
+    """aiokafka also sets the fencing on futures nobody awaits once the producer is dropped (its
+    transaction's, and each unsent batch's drain waiter); asyncio would log each one as an
+    exception never retrieved. Private attributes: if they move, the cost is only that noise."""
+    waiters: list[object] = []
+    manager = getattr(producer, "_txn_manager", None)
+    if manager is not None:
+        waiters.append(manager.wait_for_transaction_end())
+    accumulator = getattr(producer, "_message_accumulator", None)
+    for batches in [*getattr(accumulator, "_batches", {}).values()]:
+        waiters.extend(getattr(b, "_drain_waiter", None) for b in batches)
+    waiters.extend(
+        getattr(b, "_drain_waiter", None) for b in getattr(accumulator, "_pending_batches", ())
+    )
+    for waiter in waiters:
+        if isinstance(waiter, asyncio.Future) and waiter.done() and not waiter.cancelled():
+            waiter.exception()
 
 
 def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
@@ -330,10 +385,14 @@ class MemoryLog:
             raise LogReaderStopped(f"{self.topic} is not being read")
 
 
-def kafka_logs(settings: Settings, role: str, send: Send | None = None) -> LogFactory:
+def kafka_logs(
+    settings: Settings, role: str, send: Send | None = None, *, writer_id: str | None = None
+) -> LogFactory:
     """Logs on the cluster's topic for ``role`` (configs, offsets, status, assignments),
-    appending through ``send`` when one is given."""
-    return lambda handler: TopicLog(settings.bootstrap_servers, settings.topic(role), handler, send)
+    appending through ``send`` when one is given, taking turns with ``writer_id``."""
+    return lambda handler: TopicLog(
+        settings.bootstrap_servers, settings.topic(role), handler, send, writer_id=writer_id
+    )
 
 
 def memory_logs(topic: MemoryTopic) -> LogFactory:
