@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from headrace.config.store import ConfigStore, Plan
-from headrace.core import configlog
+from headrace.core import configlog, runner
 from headrace.core.configstate import ConfigState
 from headrace.core.offsets import OffsetStore
 from headrace.core.settings import Settings
@@ -159,6 +159,7 @@ async def test_a_write_decided_on_a_state_another_replica_changed_is_decided_aga
 ) -> None:
     """Two replicas' stores on one configs topic: the one that decided on a state the other
     changed meanwhile is refused by Kafka, reads again, and decides on what the other wrote."""
+    runner.quiet_fenced_futures()  # as every service does
     settings = settings_for()
     await ensure_topics(settings)
     mine, theirs = ConfigStore.on_kafka(settings), ConfigStore.on_kafka(settings)

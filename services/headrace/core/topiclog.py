@@ -214,8 +214,9 @@ class TopicLog:
             async with self._producer.transaction():
                 return await send_records(self._producer, self._topic, records)
         except ProducerFenced:
+            # The futures aiokafka fails with it are kept out of the log by the services' loop
+            # (``runner.quiet_fenced_futures``).
             fenced, self._producer = self._producer, None
-            _retrieve_fencing(fenced)
             with contextlib.suppress(Exception):  # it can only report the fencing again
                 await fenced.stop()
             self._producer = await self._new_producer()
@@ -289,25 +290,6 @@ class TopicLog:
                 )
             async with self._progress:
                 self._progress.notify_all()
-
-
-def _retrieve_fencing(producer: AIOKafkaProducer) -> None:
-    """aiokafka also sets the fencing on futures nobody awaits once the producer is dropped (its
-    transaction's, and each unsent batch's drain waiter); asyncio would log each one as an
-    exception never retrieved. Private attributes: if they move, the cost is only that noise."""
-    waiters: list[object] = []
-    manager = getattr(producer, "_txn_manager", None)
-    if manager is not None:
-        waiters.append(manager.wait_for_transaction_end())
-    accumulator = getattr(producer, "_message_accumulator", None)
-    for batches in [*getattr(accumulator, "_batches", {}).values()]:
-        waiters.extend(getattr(b, "_drain_waiter", None) for b in batches)
-    waiters.extend(
-        getattr(b, "_drain_waiter", None) for b in getattr(accumulator, "_pending_batches", ())
-    )
-    for waiter in waiters:
-        if isinstance(waiter, asyncio.Future) and waiter.done() and not waiter.cancelled():
-            waiter.exception()
 
 
 def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
