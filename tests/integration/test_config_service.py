@@ -15,12 +15,17 @@ from typing import Any
 import grpc
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from google.protobuf import json_format
 
 from headrace.cli.client import ConfigClient
 from headrace.cli.stack import Stack
+from headrace.core import log, sessionkey
+from headrace.core.configstate import SessionKey
 from headrace.core.offsets import OffsetStore, sink_group_id
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
+from headrace.v1 import config_pb2, internal_pb2_grpc
+from headrace.worker.taskconfigs import TaskConfigsClient
 
 pytestmark = pytest.mark.kafka
 
@@ -36,23 +41,52 @@ CONFIGS = {
 }
 
 
-def test_configs_survive_sigkill_and_replay(config_service: tuple[Stack, Settings]) -> None:
+def snapshot(client: ConfigClient) -> dict[str, Any]:
+    """Everything the service answers about every connector: config, task configs, type and
+    target state, and its connectors' plugin list."""
+    return {
+        "connectors": {n: json_format.MessageToDict(client.get(n)) for n in client.names()},
+        "plugins": [json_format.MessageToDict(p) for p in client.plugins(connectors_only=False)],
+    }
+
+
+async def put_tasks(settings: Settings, name: str, tasks: list[dict[str, str]]) -> None:
+    """Task configs, put as the worker running the connector would."""
+    worker_side = TaskConfigsClient(settings, log.get())
+    worker_side.start()
+    try:
+        await worker_side.put(name, tasks)
+    finally:
+        await worker_side.close()
+
+
+def test_a_restart_after_sigkill_rebuilds_the_identical_state(
+    config_service: tuple[Stack, Settings],
+) -> None:
     stack, settings = config_service
     with ConfigClient(settings.config_addr) as client:
         for name, config in CONFIGS.items():
             created = client.create(name, config)
             assert dict(created.config) == {**config, "name": name}  # read back before answering
+        asyncio.run(put_tasks(settings, "gen-1", [{"task.id": "0"}, {"task.id": "1"}]))
+        client.pause("gen-1")
+        client.stop("lake-a")
+        client.patch("with-dashes-2", {"tasks.max": "2"})
         client.create("doomed", {"connector.class": "Gen"})
         client.delete("doomed")
-        assert client.names() == sorted(CONFIGS)
+        client.create("reborn", {"connector.class": "Gen", "label": "old"})
+        client.delete("reborn")
+        client.create("reborn", {"connector.class": "Gen", "label": "new"})
+        before = snapshot(client)
+    assert sorted(before["connectors"]) == sorted([*CONFIGS, "reborn"])
+    assert before["connectors"]["gen-1"]["targetState"] == "PAUSED"
+    assert len(before["connectors"]["gen-1"]["tasks"]) == 2
 
     stack.stop("config", sig=signal.SIGKILL)
     stack.start("config")
 
     with ConfigClient(settings.config_addr) as client:
-        assert client.names() == sorted(CONFIGS)
-        for name, config in CONFIGS.items():
-            assert dict(client.get(name).config) == {**config, "name": name}
+        assert snapshot(client) == before
         with pytest.raises(grpc.RpcError) as info:
             client.get("doomed")
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
@@ -317,3 +351,27 @@ def test_offsets_are_read_and_changed_only_while_stopped(
         assert client.offsets("lake") == [sink(0, 2)]
         client.reset_offsets("lake")
         assert client.offsets("lake") == []
+
+
+def test_task_configs_are_taken_only_from_a_caller_with_the_session_key(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    _, settings = config_service
+    request = config_pb2.PutTaskConfigsRequest(
+        connector="signed", tasks=[config_pb2.TaskInfo(task=0, config={"t": "0"})]
+    )
+    body, now = request.SerializeToString(deterministic=True), sessionkey.now_ms()
+    guessed = sessionkey.sign(SessionKey(b"guessed".ljust(32), now), body, now)
+    with ConfigClient(settings.config_addr) as client:
+        client.create("signed", {"connector.class": "Gen", "topic": "t1"})
+        with grpc.insecure_channel(settings.config_addr) as channel:
+            stub = internal_pb2_grpc.TaskConfigServiceStub(channel)
+            for metadata, why in (((), "not signed"), (guessed, "matches none")):
+                with pytest.raises(grpc.RpcError) as info:
+                    stub.PutTaskConfigs(request, metadata=metadata)
+                assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                assert why in str(info.value.details())
+        assert list(client.get("signed").tasks) == []  # nothing was written
+
+        asyncio.run(put_tasks(settings, "signed", [{"t": "0"}]))
+        assert [dict(t.config) for t in client.get("signed").tasks] == [{"t": "0"}]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from headrace.core.settings import Settings
 from headrace.core.status import StatusStore
 from headrace.core.structs import AssignedUnit, AssignmentUpdate, Revocation, State, WorkUnit
 from headrace.core.topiclog import MemoryTopic, memory_logs
-from headrace.v1 import config_pb2, plugin_pb2
+from headrace.v1 import plugin_pb2
 from headrace.worker import worker as worker_module
 from headrace.worker.worker import MAX_CONCURRENT_UNIT_CALLS, Worker, for_each, stop_rounds
 
@@ -80,11 +80,17 @@ class FakeHost:
         return plugin_pb2.StopResponse()
 
 
-class FakeConfigService:
-    async def PutTaskConfigs(
-        self, request: config_pb2.PutTaskConfigsRequest, **_: object
-    ) -> config_pb2.PutTaskConfigsResponse:
-        return config_pb2.PutTaskConfigsResponse(changed=False)
+class FakeTaskConfigs:
+    """Takes task configs as the config service would, having them already."""
+
+    def start(self) -> None:
+        pass
+
+    async def put(self, name: str, tasks: Sequence[Mapping[str, str]]) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
 
 
 def fake_processes(calls: InFlight, spawned: Counter[str]) -> Callable[..., Any]:
@@ -137,7 +143,7 @@ async def worker(
     status = StatusStore(memory_logs(status_topic))
     await status.start(reader=False)
     monkeypatch.setattr(worker, "_status", status)
-    monkeypatch.setattr(worker, "_config", FakeConfigService())
+    monkeypatch.setattr(worker, "_task_configs", FakeTaskConfigs())
     return worker
 
 

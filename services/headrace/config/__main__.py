@@ -6,23 +6,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+import grpc
 from aiohttp import web
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.config.automation import Automation
 from headrace.config.builtins import headrace_version
 from headrace.config.commands import Commands
-from headrace.config.grpc_api import ConfigServicer
+from headrace.config.grpc_api import ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, app
 from headrace.config.store import ConfigStore
-from headrace.core import log, runner
+from headrace.core import log, runner, sessionkey
 from headrace.core.plugins import discover
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topics
-from headrace.v1 import config_pb2_grpc
+from headrace.v1 import config_pb2_grpc, internal_pb2_grpc
+
+# How often the session key's age is checked: rotation lands within this of its time to live.
+SESSION_KEY_CHECK_S = 60.0
 
 
 async def cluster_id(settings: Settings) -> str:
@@ -36,6 +40,13 @@ async def cluster_id(settings: Settings) -> str:
     return str(described.get("cluster_id") or "")
 
 
+async def rotate_session_keys(commands: Commands) -> None:
+    """Keeps the session key younger than its time to live, as long as the service runs."""
+    while True:
+        await asyncio.sleep(SESSION_KEY_CHECK_S)
+        await commands.ensure_session_key(sessionkey.now_ms())
+
+
 async def serve(settings: Settings, address: str, rest_address: str) -> None:
     logger = log.get()
     await ensure_topics(settings)
@@ -43,10 +54,15 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     await store.start()
     checks = PluginChecks(settings)
     commands = Commands(store, discover(settings.plugin_path), OffsetsAdmin(settings), checks)
-    server = await runner.start_server(
-        address,
-        lambda s: config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), s),
-    )
+    await commands.ensure_session_key(sessionkey.now_ms())
+
+    def servicers(server: grpc.aio.Server) -> None:
+        config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), server)
+        internal_pb2_grpc.add_TaskConfigServiceServicer_to_server(
+            TaskConfigServicer(commands), server
+        )
+
+    server = await runner.start_server(address, servicers)
     info = {
         "version": headrace_version(),
         "commit": "",
@@ -64,6 +80,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     # APIs answer meanwhile, and commands wait in their topic until it is ready.
     automation = Automation(settings, address)
     automating = asyncio.create_task(automation.start(), name="automation")
+    rotating = asyncio.create_task(rotate_session_keys(commands), name="session-keys")
     logger.info(
         "config_service_ready",
         address=address,
@@ -72,8 +89,9 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
         plugins=len(commands.catalog.plugins),
     )
     try:
-        await runner.until_stopped(*store.readers())
+        await runner.until_stopped(*store.readers(), rotating)
     finally:
+        await runner.cancel(rotating)
         await runner.cancel(automating)
         await automation.stop()
         await rest.cleanup()

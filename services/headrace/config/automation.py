@@ -40,7 +40,6 @@ from headrace.core.settings import Settings
 from headrace.v1 import automation_pb2, config_pb2
 
 SERVICE = config_pb2.DESCRIPTOR.services_by_name["ConfigService"]
-INTERNAL_METHODS = frozenset({"PutTaskConfigs"})  # workers' own call, never a command's
 PARTITIONS = 4
 
 
@@ -60,12 +59,12 @@ class Unreadable(Exception):
 
 def methods() -> list[str]:
     """Every method a command may name."""
-    return sorted(m.name for m in SERVICE.methods if m.name not in INTERNAL_METHODS)
+    return sorted(m.name for m in SERVICE.methods)
 
 
 def _request_class(method: str) -> type[Message]:
     found = SERVICE.methods_by_name.get(method)
-    if found is None or method in INTERNAL_METHODS:
+    if found is None:
         raise Unreadable(f"method: {method!r} is not one of {', '.join(methods())}")
     return message_factory.GetMessageClass(found.input_type)
 

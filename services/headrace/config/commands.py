@@ -24,7 +24,7 @@ from headrace.config.validation import (
     check_size,
     check_task,
 )
-from headrace.core import configlog, log
+from headrace.core import configlog, log, sessionkey
 from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.configstate import Config, ConfigState
 from headrace.core.errors import PluginError
@@ -40,6 +40,16 @@ class ConnectorView:
     tasks: tuple[Config, ...]
     type: str
     target: Target = Target.RUNNING
+
+
+@dataclass(frozen=True)
+class Signed:
+    """An internal call as its signature is checked: the request's deterministic bytes, the
+    call's metadata, and the time it arrived (ms)."""
+
+    body: bytes
+    metadata: Mapping[str, str]
+    at: int
 
 
 @dataclass(frozen=True)
@@ -263,9 +273,27 @@ class Commands:
 
         await self.store.transact(plan)
 
-    async def put_task_configs(self, name: str, tasks: Sequence[Mapping[str, str]]) -> bool:
+    async def ensure_session_key(self, now_ms: int, ttl_ms: int = sessionkey.TTL_MS) -> None:
+        """Makes a new session key when there is none or the latest has outlived ``ttl_ms``;
+        replicas racing to do so write one between them."""
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            if not sessionkey.due(state.session_keys, now_ms, ttl_ms):
+                return []
+            return [configlog.session_key(sessionkey.new_key(now_ms))]
+
+        await self.store.transact(plan)
+
+    async def put_task_configs(
+        self, name: str, tasks: Sequence[Mapping[str, str]], signed: Signed
+    ) -> bool:
         """Makes ``tasks`` the connector's live task set; False when it already is, or when the
-        connector is paused or stopped (a late answer from a connector shut down meanwhile)."""
+        connector is paused or stopped (a late answer from a connector shut down meanwhile).
+        Only a worker may ask: ``signed`` must carry a signature with the session key."""
+        state = await self.store.current()
+        refused = sessionkey.refusal(state.session_keys, signed.body, signed.metadata, signed.at)
+        if refused is not None:
+            raise ConfigRejected(Problem.UNAUTHENTICATED, f"PutTaskConfigs: {refused}")
         written = False
 
         async def plan(state: ConfigState) -> list[configlog.Record]:

@@ -8,13 +8,14 @@ from typing import TypeVar
 
 import grpc
 
-from headrace.config.commands import Commands, ConnectorView, RestartPlan
+from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
 from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.sessionkey import now_ms
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
 from headrace.core.wire import config_infos_to_pb, key_info_to_pb
-from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2
+from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2, internal_pb2_grpc
 
 T = TypeVar("T")
 
@@ -24,6 +25,7 @@ CODES = {
     Problem.NO_PLUGIN: grpc.StatusCode.NOT_FOUND,
     Problem.CONFLICT: grpc.StatusCode.ALREADY_EXISTS,
     Problem.PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
+    Problem.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
 }
 
 
@@ -215,13 +217,6 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
         validated = self._commands.validate_plugin(request.plugin, dict(request.config))
         return config_infos_to_pb(await _answer(context, validated))
 
-    async def PutTaskConfigs(
-        self, request: config_pb2.PutTaskConfigsRequest, context: grpc.aio.ServicerContext
-    ) -> config_pb2.PutTaskConfigsResponse:
-        tasks = [dict(t.config) for t in sorted(request.tasks, key=lambda t: t.task)]
-        changed = await _answer(context, self._commands.put_task_configs(request.connector, tasks))
-        return config_pb2.PutTaskConfigsResponse(changed=changed)
-
     async def GetOffsets(
         self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
     ) -> config_pb2.ConnectorOffsets:
@@ -252,3 +247,19 @@ def _json(value: object) -> str:
 def _offset(entry: ConnectorOffset) -> config_pb2.ConnectorOffset:
     offset = "" if entry.offset is None else _json(dict(entry.offset))
     return config_pb2.ConnectorOffset(partition=_json(dict(entry.partition)), offset=offset)
+
+
+class TaskConfigServicer(internal_pb2_grpc.TaskConfigServiceServicer):
+    """The internal call workers make, beside the public service and refused unless signed."""
+
+    def __init__(self, commands: Commands) -> None:
+        self._commands = commands
+
+    async def PutTaskConfigs(
+        self, request: config_pb2.PutTaskConfigsRequest, context: grpc.aio.ServicerContext
+    ) -> config_pb2.PutTaskConfigsResponse:
+        tasks = [dict(t.config) for t in sorted(request.tasks, key=lambda t: t.task)]
+        metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
+        signed = Signed(request.SerializeToString(deterministic=True), metadata, now_ms())
+        put = self._commands.put_task_configs(request.connector, tasks, signed)
+        return config_pb2.PutTaskConfigsResponse(changed=await _answer(context, put))

@@ -32,6 +32,7 @@ STATUS = {
     Problem.PRECONDITION: 400,
     Problem.NOT_FOUND: 404,
     Problem.CONFLICT: 409,
+    Problem.UNAUTHENTICATED: 403,  # as Connect answers a badly signed internal request
 }
 
 

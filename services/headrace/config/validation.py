@@ -25,6 +25,7 @@ class Problem(Enum):
     CONFLICT = "conflict"
     NO_PLUGIN = "no_plugin"  # the config names a plugin or version that is not installed
     PRECONDITION = "precondition"  # valid, but not in the state the connector is in
+    UNAUTHENTICATED = "unauthenticated"  # an internal call without a valid signature
 
 
 class ConfigRejected(Exception):

@@ -12,6 +12,7 @@
 | ``target-state-<name>`` | tombstone | clean-up after a deletion |
 | ``restart-<name>`` | ``RestartRequested`` | restart these units; the offset orders restarts |
 | ``restart-<name>`` | tombstone | clean-up after a deletion |
+| ``session-key`` | ``SessionKeyCreated`` | the key internal calls are signed with |
 
 Only the config service writes this topic, each write a transaction under the transactional id
 ``<cluster>-configs-writer``: its replicas take turns, and a write decided on a state another
@@ -31,6 +32,8 @@ from headrace.core.configstate import (
     ConnectorConfigured,
     ConnectorRemoved,
     RestartRequested,
+    SessionKey,
+    SessionKeyCreated,
     TargetStateChanged,
     TaskConfigured,
     TasksCommitted,
@@ -40,6 +43,9 @@ from headrace.core.structs import Target
 from headrace.v1 import events_pb2
 
 Record = tuple[str, bytes | None]
+
+
+SESSION_KEY = "session-key"
 
 
 def connector_key(name: str) -> str:
@@ -85,12 +91,20 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
     if key.startswith("restart-") and value is not None:
         msg_r = events_pb2.RestartRequested.FromString(value)
         return RestartRequested(msg_r.connector, tuple(msg_r.tasks), offset)
+    if key == SESSION_KEY and value is not None:
+        msg_k = events_pb2.SessionKeyCreated.FromString(value)
+        return SessionKeyCreated(SessionKey(msg_k.key, msg_k.created_ms))
     return None  # the other tombstones only let compaction clean up
 
 
 def connector_configured(name: str, config: Mapping[str, str], incarnation: str) -> Record:
     msg = events_pb2.ConnectorConfigured(name=name, config=dict(config), incarnation=incarnation)
     return connector_key(name), msg.SerializeToString()
+
+
+def session_key(key: SessionKey) -> Record:
+    msg = events_pb2.SessionKeyCreated(key=key.key, created_ms=key.created_ms)
+    return SESSION_KEY, msg.SerializeToString()
 
 
 def task_set(name: str, tasks: list[Mapping[str, str]]) -> list[Record]:

@@ -76,6 +76,21 @@ class RestartRequested:
     at: int
 
 
+@dataclass(frozen=True)
+class SessionKey:
+    """The key internal calls are signed with (see ``headrace.core.sessionkey``)."""
+
+    key: bytes = field(repr=False)
+    created_ms: int
+
+
+@dataclass(frozen=True)
+class SessionKeyCreated:
+    """The config service made a new session key; the one before stays valid a while."""
+
+    key: SessionKey
+
+
 ConfigEvent = (
     ConnectorConfigured
     | ConnectorRemoved
@@ -83,6 +98,7 @@ ConfigEvent = (
     | TasksCommitted
     | TargetStateChanged
     | RestartRequested
+    | SessionKeyCreated
 )
 
 
@@ -99,6 +115,8 @@ class ConfigState:
     targets: Mapping[str, Target] = field(default_factory=immutables.Map)
     # Per connector, per task (-1: the connector), the offset of the last restart asked for it.
     restarts: Mapping[str, Mapping[int, int]] = field(default_factory=immutables.Map)
+    # The latest session key last, and the one before it: both sign valid internal calls.
+    session_keys: tuple[SessionKey, ...] = ()
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
@@ -148,6 +166,8 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
                 state,
                 restarts=with_item(state.restarts, connector, MappingProxyType(restarts)),
             )
+        case SessionKeyCreated(key):
+            return replace(state, session_keys=(*state.session_keys, key)[-2:])
     raise TypeError(f"not a config event: {event!r}")
 
 
@@ -160,6 +180,7 @@ def _removed(state: ConfigState, name: str) -> ConfigState:
         incarnations=without_item(state.incarnations, name),
         targets=without_item(state.targets, name),
         restarts=without_item(state.restarts, name),
+        session_keys=state.session_keys,
     )
 
 

@@ -130,11 +130,6 @@ class ConfigServiceStub:
                 request_serializer=headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
                 _registered_method=True)
-        self.PutTaskConfigs = channel.unary_unary(
-                '/headrace.v1.ConfigService/PutTaskConfigs',
-                request_serializer=headrace_dot_v1_dot_config__pb2.PutTaskConfigsRequest.SerializeToString,
-                response_deserializer=headrace_dot_v1_dot_config__pb2.PutTaskConfigsResponse.FromString,
-                _registered_method=True)
 
 
 class ConfigServiceServicer:
@@ -258,12 +253,6 @@ class ConfigServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def PutTaskConfigs(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_ConfigServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -361,11 +350,6 @@ def add_ConfigServiceServicer_to_server(servicer, server):
                     servicer.ValidateConfig,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.SerializeToString,
-            ),
-            'PutTaskConfigs': grpc.unary_unary_rpc_method_handler(
-                    servicer.PutTaskConfigs,
-                    request_deserializer=headrace_dot_v1_dot_config__pb2.PutTaskConfigsRequest.FromString,
-                    response_serializer=headrace_dot_v1_dot_config__pb2.PutTaskConfigsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -881,33 +865,6 @@ class ConfigService:
             '/headrace.v1.ConfigService/ValidateConfig',
             headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.SerializeToString,
             headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def PutTaskConfigs(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/headrace.v1.ConfigService/PutTaskConfigs',
-            headrace_dot_v1_dot_config__pb2.PutTaskConfigsRequest.SerializeToString,
-            headrace_dot_v1_dot_config__pb2.PutTaskConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,

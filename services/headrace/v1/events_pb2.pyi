@@ -23,6 +23,14 @@ class ConnectorConfigured(_message.Message):
     incarnation: str
     def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
+class SessionKeyCreated(_message.Message):
+    __slots__ = ("key", "created_ms")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_MS_FIELD_NUMBER: _ClassVar[int]
+    key: bytes
+    created_ms: int
+    def __init__(self, key: _Optional[bytes] = ..., created_ms: _Optional[int] = ...) -> None: ...
+
 class TaskConfigured(_message.Message):
     __slots__ = ("connector", "task", "config")
     class ConfigEntry(_message.Message):

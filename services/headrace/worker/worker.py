@@ -30,7 +30,6 @@ The worker speaks the shared vocabulary (``headrace.core.structs``) only: member
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,6 @@ from headrace.core import log
 from headrace.core.connectorconfig import requested_version
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
 from headrace.core.status import StatusStore, UnitStatus, status_key
 from headrace.core.structs import (
@@ -62,9 +60,10 @@ from headrace.core.structs import (
 )
 from headrace.core.supervisor import PluginProcess, plugin_key
 from headrace.core.topiclog import kafka_logs
-from headrace.v1 import config_pb2, config_pb2_grpc, plugin_pb2
+from headrace.v1 import plugin_pb2
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
+from headrace.worker.taskconfigs import TaskConfigsClient
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,6 @@ Host = PluginProcess | Exception  # a unit's plugin process, or why it has none
 # Bounds every call to a plugin process: the host bounds a plugin's own start and stop more
 # tightly, so this only fires when the process itself is wedged.
 CALL_TIMEOUT_S = 60.0
-PUT_ATTEMPTS = 8
 # How many units one event starts or stops at once. A start or a stop mostly waits (on its plugin
 # process, on Kafka, on the config service), so one at a time leaves the CPU idle; all at once, a
 # thousand units would open thousands of Kafka connections in one burst.
@@ -175,8 +173,6 @@ class Worker:
         self._processes: dict[str, PluginProcess] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._status = StatusStore(kafka_logs(settings, "status"))
-        self._config_channel = grpc.aio.insecure_channel(settings.config_addr, options=GRPC_OPTIONS)
-        self._config = config_pb2_grpc.ConfigServiceStub(self._config_channel)
         self.membership = Membership(
             settings.coordinator_addrs,
             worker_id,
@@ -185,10 +181,12 @@ class Worker:
             self._on_fence,
         )
         self.log = log.get(worker=worker_id)
+        self._task_configs = TaskConfigsClient(settings, self.log)
 
     async def run(self) -> None:
         """Joins the group and acts on events until :meth:`shutdown`."""
         await self._status.start(reader=False)
+        self._task_configs.start()
         self.membership.start()
         self.log.info("worker_ready", plugins=len(self.catalog.plugins))
         while (event := await self._queue.get()) is not None:
@@ -340,7 +338,7 @@ class Worker:
                 ),
                 timeout=CALL_TIMEOUT_S,
             )
-            await self._put_task_configs(unit.connector, [dict(t.config) for t in started.tasks])
+            await self._task_configs.put(unit.connector, [dict(t.config) for t in started.tasks])
             return
         await process.stub.StartTask(
             plugin_pb2.StartTaskRequest(
@@ -351,24 +349,6 @@ class Worker:
             ),
             timeout=CALL_TIMEOUT_S,
         )
-
-    async def _put_task_configs(self, name: str, tasks: list[dict[str, str]]) -> None:
-        """Hands the connector's task configs to the config service, riding out a short outage."""
-        request = config_pb2.PutTaskConfigsRequest(
-            connector=name,
-            tasks=[config_pb2.TaskInfo(task=i, config=t) for i, t in enumerate(tasks)],
-        )
-        delay = 0.2
-        for attempt in itertools.count(1):
-            try:
-                await self._config.PutTaskConfigs(request, timeout=CALL_TIMEOUT_S)
-                return
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt >= PUT_ATTEMPTS:
-                    raise
-                self.log.warning("task_configs_retry", connector=name, attempt=attempt)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
 
     async def _stop_all(
         self, stops: Iterable[Revocation], restarting: frozenset[WorkUnit] = frozenset()
@@ -565,6 +545,6 @@ class Worker:
         await self.membership.leave()
         await asyncio.gather(*(process.stop() for process in self._processes.values()))
         self._processes.clear()
-        await self._config_channel.close()
+        await self._task_configs.close()
         await self._status.close()
         self.log.info("worker_stopped")
