@@ -127,6 +127,7 @@ def local_settings(
     var_dir: Path,
     plugin_path: tuple[Path, ...],
     coordinators: int = 1,
+    plugin_call_timeout_s: float = 60.0,
 ) -> Settings:
     """Settings of a test's own services on this machine: free ports, its own topics and folder."""
     return Settings(
@@ -139,6 +140,7 @@ def local_settings(
         plugin_path=plugin_path,
         var_dir=var_dir,
         spark_master="local[1]",
+        plugin_call_timeout_s=plugin_call_timeout_s,
     )
 
 

@@ -38,6 +38,9 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
         tmp_path_factory.mktemp("stack"),
         (BUILTIN_PLUGINS, TEST_PLUGINS),
         coordinators=2,
+        # Long enough for any honest call here (a first Spark write on a busy machine); short
+        # enough that the test of a hung plugin does not wait a minute.
+        plugin_call_timeout_s=20.0,
     )
     stack = Stack(
         settings,

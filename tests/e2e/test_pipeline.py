@@ -15,7 +15,7 @@ import pytest
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.stack import Stack
 from headrace.core.topics import ensure_topic
-from tests.support import committed, json_lines, lifecycle, stops, wait_for
+from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -179,39 +179,62 @@ def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Pa
         client.delete("survivor")
 
 
-def test_a_crashing_plugin_fails_only_its_own_task(stack: Stack, tmp_path: Path) -> None:
+MISBEHAVING = {
+    "raises-in-start": (
+        {"connector.class": "failing_source.FailingSourceConnector", "fail.in": "start"},
+        "failing on purpose in start",
+    ),
+    "blocks-in-poll": (
+        {"connector.class": "hanging_source.HangingSourceConnector", "hang.in": "block"},
+        "plugin call timed out: poll of blocks-in-poll-0 has not returned",
+    ),
+    "crashes": (
+        {"connector.class": "crashing_source.CrashingSourceConnector", "crash.after.records": "5"},
+        "exited with code 3",
+    ),
+}
+
+
+def failed_task(client: ConfigClient, name: str) -> dict | None:
+    status = status_json(client.status(name))
+    tasks = status["tasks"]
+    return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+
+
+def test_misbehaving_plugins_fail_only_themselves_while_another_moves_1000_records(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out, topic = tmp_path / "steady", f"{tmp_path.name}-in"
+    asyncio.run(ensure_topic(stack.settings.bootstrap_servers, topic, 2))
     with ConfigClient(stack.settings.config_addr) as client:
-        client.create(
-            "steady",
-            {
-                "connector.class": "recording_sink.RecordingSinkConnector",
-                "connector.plugin.version": "2.0.0",
-                "tasks.max": "2",
-                "topics": "steady-in",
-                "path": str(tmp_path / "steady"),
-            },
+        client.create("steady", {**recording_sink(out, topic), "connector.plugin.version": "2.0.0"})
+        # First, and alone: its plugin's process also hosts blocks-in-poll, which ends it.
+        client.create("hangs-in-stop", {"connector.class": "hanging_source.HangingSourceConnector"})
+        wait_for("hangs-in-stop running", lambda: all_running(client, "hangs-in-stop", 1))
+        client.delete("hangs-in-stop")  # its stop never returns: abandoned, the deletion goes on
+        wait_for(
+            "hangs-in-stop's stop abandoned",
+            lambda: log_events(stack.log_dir, "task_stop_timeout", connector="hangs-in-stop"),
         )
+        for name, (config, _) in MISBEHAVING.items():
+            client.create(name, {**config, "tasks.max": "1"})
         client.create(
-            "crasher",
-            {
-                "connector.class": "crashing_source.CrashingSourceConnector",
-                "tasks.max": "1",
-                "crash.after.records": "5",
-            },
+            "flow",
+            {"connector.class": "DatagenSource", "topic": topic, "records": "1000"},
         )
-
-        def crashed() -> dict | None:
-            status = status_json(client.status("crasher"))
-            tasks = status["tasks"]
-            return status if tasks and tasks[0]["state"] == "FAILED" else None
-
-        status = wait_for("the crashing task FAILED", crashed)
-        assert "exited with code 3" in status["tasks"][0]["trace"]
+        for name, (_, reason) in MISBEHAVING.items():
+            task = wait_for(f"{name}'s task FAILED", partial(failed_task, client, name))
+            assert reason in task["trace"], task["trace"]
+        got = wait_for(
+            "1,000 records delivered",
+            lambda: r if len(r := json_lines(out / "records.jsonl")) >= 1000 else None,
+        )
+        assert len({(r["partition"], r["offset"]) for r in got}) == 1000
         steady = wait_for("steady still running", lambda: all_running(client, "steady", 2))
         assert {t["version"] for t in steady["tasks"]} == {"2.0.0"}  # the version asked for
         assert all(stack.pid(w) for w in ("worker-1", "worker-2"))  # no worker went down
-        client.delete("crasher")
-        client.delete("steady")
+        for name in [*MISBEHAVING, "flow", "steady"]:
+            client.delete(name)
 
 
 def test_deleting_and_recreating_at_once_still_stops_the_old_one_as_deleted(

@@ -25,6 +25,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from headrace.core.offsets import OffsetStore
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.core.topics import ensure_topic
+from headrace.runtime.watchdog import EXIT_OVERRUN
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (
     HOST_DEADLINE_S,
@@ -410,3 +411,21 @@ async def test_a_clean_up_starts_the_deleted_unit_only_to_stop_it_as_deleted(
         ("task", "stop", True),
     ]
     assert json_lines(out / "records.jsonl") == []  # nothing was consumed on the way
+
+
+@pytest.mark.parametrize("hang_in", ["poll", "block"])
+async def test_a_call_that_overruns_its_bound_ends_the_process_with_the_reason_last(
+    kafka: str, cluster: str, tmp_path: Path, hang_in: str
+) -> None:
+    """A poll that never returns, awaiting or holding the event loop, ends its process, whose
+    log ends with the call, its unit and its bound: the trace the worker reports."""
+    manifest = TEST_PLUGINS / "hanging" / "1.0.0" / "manifest.json"
+    config = {"name": "hang", "tasks.max": "1", "hang.in": hang_in}
+    bound = {"HEADRACE_PLUGIN_CALL_TIMEOUT": "1.5"}
+    async with plugin_host(manifest, kafka, cluster, tmp_path, env=bound) as host:
+        await start_all(host, "hang", config)
+        code = await asyncio.wait_for(host.process.wait(), 60)
+        assert code == EXIT_OVERRUN
+        last = host.log_path.read_text().strip().splitlines()[-1]
+        assert last.startswith("plugin call timed out: poll of hang-0 has not returned after")
+        assert last.endswith("(bound 1.5 s): the plugin process was killed")

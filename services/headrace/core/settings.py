@@ -11,6 +11,7 @@
 | HEADRACE_PLUGIN_PATH | the built-in plugins | folders holding plugins, separated by ``:`` |
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
+| HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 """
@@ -90,6 +91,9 @@ class Settings:
     var_dir: Path = field(default_factory=lambda: Path(os.environ.get("HEADRACE_VAR", "var")))
     spark_master: str = field(default_factory=lambda: os.environ.get("SPARK_MASTER", "local[*]"))
     file_roots: tuple[Path, ...] = field(default_factory=_file_roots)
+    plugin_call_timeout_s: float = field(
+        default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_CALL_TIMEOUT", "60"))
+    )
 
     def __post_init__(self) -> None:
         if not self.file_roots:
@@ -111,6 +115,7 @@ class Settings:
             "HEADRACE_VAR": str(self.var_dir),
             "SPARK_MASTER": self.spark_master,
             "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
+            "HEADRACE_PLUGIN_CALL_TIMEOUT": repr(self.plugin_call_timeout_s),
         }
 
     @property

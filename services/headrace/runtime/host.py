@@ -10,7 +10,8 @@ files in; see ``headrace.core.settings``) and tags its JSON logs on stderr with
 ``--parent-pid`` is gone) it stops every task and connector with ``deleted=False`` and exits 0.
 So it does, within the time the worker said, once the lease its worker renews (``KeepAlive``)
 runs out: a frozen worker cannot fence its units itself, and they may soon run elsewhere.
-It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace).
+It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace), and 75 when
+a call into plugin code overran ``HEADRACE_PLUGIN_CALL_TIMEOUT`` (see ``watchdog``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from headrace.runtime.hosted import HostedPlugin
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.runtime.loader import load_connector_class
 from headrace.runtime.service import Lease, PluginHostService
+from headrace.runtime.watchdog import Watchdog, install
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
@@ -101,7 +103,11 @@ async def serve(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
         logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
         return 2
-    plugin = HostedPlugin(descriptor, connector_class, Settings(), args.stop_timeout)
+    settings = Settings()
+    plugin = HostedPlugin(descriptor, connector_class, settings, args.stop_timeout)
+    calls = Watchdog(settings.plugin_call_timeout_s)
+    calls.start()
+    install(calls)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)  # a stale socket from a killed predecessor
     server = grpc.aio.server(options=GRPC_OPTIONS)
@@ -135,6 +141,8 @@ async def serve(args: argparse.Namespace) -> int:
         await watcher
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)
+    install(None)
+    calls.stop()
     logger.info("plugin_host_stopped")
     return 0
 

@@ -34,6 +34,7 @@ from headrace.core.connectorconfig import tasks_max
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
+from headrace.runtime import watchdog
 from headrace.runtime.events import EventBus
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
@@ -108,14 +109,15 @@ class HostedPlugin:
         """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
         each key's value, errors, recommended values and visibility from its ``validate()``.
         A PASSWORD key's value is never echoed back."""
-        connector = self.connector_class()
-        definition = connector.config()
-        keys = {k.name: key_info(k) for k in definition.keys.values()}
-        if definition_only:
-            values = [ValueInfo(name) for name in keys]
-        else:
-            secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
-            values = [value_info(v, v.name in secret) for v in connector.validate(config)]
+        with watchdog.bounded(config.get("name", "?"), "validate"):
+            connector = self.connector_class()
+            definition = connector.config()
+            keys = {k.name: key_info(k) for k in definition.keys.values()}
+            if definition_only:
+                values = [ValueInfo(name) for name in keys]
+            else:
+                secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
+                values = [value_info(v, v.name in secret) for v in connector.validate(config)]
         return ConfigInfos(
             self.descriptor.class_name,
             tuple(ConfigInfo(keys.get(v.name) or KeyInfo(v.name), v) for v in values),

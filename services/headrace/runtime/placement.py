@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from headrace.core.settings import Settings
+from headrace.core.structs import WorkUnit
+from headrace.runtime import watchdog
 from headrace.sdk.paths import Paths
 
 
@@ -36,3 +39,9 @@ class LoopBase:
 
     def request_stop(self) -> None:
         self.stop_requested.set()
+
+    @contextlib.contextmanager
+    def plugin_call(self, name: str) -> Iterator[None]:
+        """Bounds the call into the task's code made inside the block (see ``watchdog``)."""
+        with watchdog.bounded(WorkUnit(self.connector, self.task_id), name):
+            yield

@@ -149,7 +149,8 @@ class SinkRunner(LoopBase):
                 _resume=self._resume,
             )
         )
-        await self.task.start(self.task_config)
+        with self.plugin_call("start"):
+            await self.task.start(self.task_config)
         if not loop:
             return
         client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
@@ -308,7 +309,8 @@ class SinkRunner(LoopBase):
             await self._commit()
             assigned = self.assignment()
             if assigned:
-                await self.task.close(assigned)
+                with self.plugin_call("close"):
+                    await self.task.close(assigned)
 
     async def close(self) -> None:
         """Leaves the group, closes the Kafka clients and the executor's connection (after the
@@ -401,10 +403,12 @@ class SinkRunner(LoopBase):
         for message, error in prepared.refused:
             await self._tolerate(message, error)
         for columns in prepared.columns:
-            await self.task.put_batch(columns)
+            with self.plugin_call("put_batch"):
+                await self.task.put_batch(columns)
             self.delivered += len(columns)
         if prepared.records:
-            await self.task.put(prepared.records)
+            with self.plugin_call("put"):
+                await self.task.put(prepared.records)
             self.delivered += len(prepared.records)
         self._raise_errant()
         # Only now that the task holds them may these offsets be committed.
@@ -469,7 +473,8 @@ class SinkRunner(LoopBase):
         assert self._consumer is not None
         assigned = self.assignment()
         await self._dead_letters_acknowledged()
-        committable = await self.task.pre_commit(self._offsets.for_pre_commit(assigned, only))
+        with self.plugin_call("pre_commit"):  # flush, unless the task overrides it
+            committable = await self.task.pre_commit(self._offsets.for_pre_commit(assigned, only))
         self._raise_errant()
         await self._dead_letters_acknowledged()  # what the task reported while flushing
         self._originals = self._originals.without(only)
@@ -494,7 +499,8 @@ class SinkRunner(LoopBase):
             return
         async with self._lock:
             await self._commit(only=revoked)
-            await self.task.close(revoked)
+            with self.plugin_call("close"):
+                await self.task.close(revoked)
         self._offsets = self._offsets.after_revocation(revoked)
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
@@ -506,7 +512,8 @@ class SinkRunner(LoopBase):
         async with self._lock:
             self._offsets = self._offsets.after_assignment(assigned)
             if assigned:
-                await self.task.open(assigned)
+                with self.plugin_call("open"):
+                    await self.task.open(assigned)
             self._consumer.pause(*_theirs(self._offsets.paused))
             self._seek_requested()
 

@@ -95,12 +95,14 @@ class SourceRunner(LoopBase):
                 transaction_context=self._requests,
             )
         )
-        await self.task.start(self.task_config)
+        with self.plugin_call("start"):
+            await self.task.start(self.task_config)
 
     async def run(self) -> None:
         """Polls and produces until a stop is requested; a raising plugin ends it with its error."""
         while not self.stop_requested.is_set():
-            polled = await unless_stopped(self.stop_requested, self.task.poll())
+            with self.plugin_call("poll"):
+                polled = await unless_stopped(self.stop_requested, self.task.poll())
             if polled is None:
                 break
             # A stop request is only checked between batches: once polled, a batch is produced
@@ -189,9 +191,10 @@ class SourceRunner(LoopBase):
         """Tells the task of a transaction that ended: each record, then ``commit``."""
         if landed is None:
             return  # none was open
-        for record, metadata in landed:
-            await self.task.commit_record(record, metadata)
-        await self.task.commit()
+        with self.plugin_call("commit"):
+            for record, metadata in landed:
+                await self.task.commit_record(record, metadata)
+            await self.task.commit()
 
     def _encode_batch(self, batch: SourceBatch, layout: TopicLayout) -> list[Outgoing] | None:
         """The batch's records, each column converted at once; None if a column or the batch's

@@ -4,18 +4,21 @@
 becomes a FAILED event with the traceback; ``stop`` asks the loop to finish its batch, commits,
 calls the plugin's ``stop(deleted=...)`` once, and closes the Kafka clients. Every plugin call on
 the way out is bounded by ``stop_timeout`` so a hung plugin cannot wedge the process.
-``ConnectorUnit`` does the same for the connector.
+``ConnectorUnit`` does the same for the connector. Every call into plugin code is also bounded
+by the process's watchdog, which ends the process when one holds it (see ``watchdog``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping
+import contextlib
+from collections.abc import Awaitable, Iterator, Mapping
 from typing import Protocol
 
 from headrace.core import log
 from headrace.core.connectorconfig import check_support, tasks_max, transactions
 from headrace.core.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
+from headrace.runtime import watchdog
 from headrace.runtime.events import EventBus
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.runtime.transforms import parse_chain
@@ -24,6 +27,9 @@ from headrace.sdk.connector import Connector, ConnectorContext, SourceConnector
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.paths import Paths
 from headrace.sdk.task import Task
+
+STOP_KILL_GRACE_S = 5.0
+"""How long past its stop timeout a stop may hold the event loop before the process is ended."""
 
 
 class Runner(Protocol):
@@ -112,7 +118,8 @@ class TaskUnit:
 
     async def _call(self, work: Awaitable[None], failed_event: str, timeout_event: str) -> None:
         try:
-            finished, _ = await bounded(work, self.stop_timeout)
+            with stop_bound(self.unit, failed_event, self.stop_timeout):
+                finished, _ = await bounded(work, self.stop_timeout)
         except Exception as exc:  # noqa: BLE001 - stopping goes on; the error is logged
             self._log.error(failed_event, error=str(exc), trace=format_trace(exc))
             return
@@ -159,27 +166,32 @@ class ConnectorUnit:
             )
         )
         try:
-            max_tasks = tasks_max(self.config)
-            raise_errors(self.connector.validate(self.config))
-            parse_chain(self.config).close()  # every transform and predicate problem, by key
-            if isinstance(self.connector, SourceConnector):
-                check_support(
-                    transactions(self.config),
-                    self.connector.exactly_once_support(self.config),
-                    self.connector.can_define_transaction_boundaries(self.config),
-                )
-            await self.connector.start(self.config)
-            configs = [dict(c) for c in self.connector.task_configs(max_tasks)]
-            if len(configs) > max_tasks:
-                raise RuntimeError(
-                    f"task_configs({max_tasks}) returned {len(configs)} configs, "
-                    "more than tasks.max"
-                )
+            with watchdog.bounded(self.unit, "connector_start"):
+                configs = await self._start_connector()
         except Exception as exc:
             self.fail(exc)
             raise
         self._log.info("connector_started", tasks=len(configs))
         self.bus.publish(UnitStateChanged(self.unit, State.RUNNING))
+        return configs
+
+    async def _start_connector(self) -> list[dict[str, str]]:
+        """Validates, starts the plugin's connector and asks it for its task configs."""
+        max_tasks = tasks_max(self.config)
+        raise_errors(self.connector.validate(self.config))
+        parse_chain(self.config).close()  # every transform and predicate problem, by key
+        if isinstance(self.connector, SourceConnector):
+            check_support(
+                transactions(self.config),
+                self.connector.exactly_once_support(self.config),
+                self.connector.can_define_transaction_boundaries(self.config),
+            )
+        await self.connector.start(self.config)
+        configs = [dict(c) for c in self.connector.task_configs(max_tasks)]
+        if len(configs) > max_tasks:
+            raise RuntimeError(
+                f"task_configs({max_tasks}) returned {len(configs)} configs, more than tasks.max"
+            )
         return configs
 
     def fail(self, exc: BaseException) -> None:
@@ -196,13 +208,23 @@ class ConnectorUnit:
     async def stop(self, deleted: bool) -> None:
         """Calls the plugin's ``stop(deleted=...)`` once, bounded by ``stop_timeout``."""
         try:
-            finished, _ = await bounded(self.connector.stop(deleted=deleted), self.stop_timeout)
+            with stop_bound(self.unit, "connector_stop", self.stop_timeout):
+                finished, _ = await bounded(self.connector.stop(deleted=deleted), self.stop_timeout)
             if not finished:
                 self._log.warning("connector_stop_timeout", timeout_s=self.stop_timeout)
         except Exception as exc:  # noqa: BLE001 - stopping goes on; the error is logged
             self._log.error("connector_stop_failed", error=str(exc), trace=format_trace(exc))
         self._log.info("connector_stopped", deleted=deleted)
         self.bus.publish(UnitStateChanged(self.unit, State.STOPPED))
+
+
+@contextlib.contextmanager
+def stop_bound(unit: WorkUnit, call: str, stop_timeout: float) -> Iterator[None]:
+    """The watchdog's bound on a stop: past ``stop_timeout`` an awaiting stop is abandoned, as
+    Connect abandons it; only one that holds the event loop past the grace as well (a blocking
+    call, which no abandoning frees) ends the process."""
+    with watchdog.bounded(unit, call, stop_timeout + STOP_KILL_GRACE_S):
+        yield
 
 
 def raise_errors(results: list[ConfigValue]) -> None:

@@ -1,8 +1,14 @@
-"""hanging source 1.0.0: its task's ``stop`` never returns (and ``poll`` never has data)."""
+"""hanging source 1.0.0: its task hangs where ``hang.in`` says.
+
+``hang.in=stop`` (the default): ``stop`` never returns, awaiting forever, and ``poll`` never has
+data. ``hang.in=poll``: ``poll`` awaits forever. ``hang.in=block``: ``poll`` blocks the event
+loop in a call that never returns (``time.sleep``), as a blocking driver call in async code would.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 
 from headrace.sdk import SourceConnector, SourceRecord, SourceTask
@@ -27,11 +33,16 @@ class HangingSourceTask(SourceTask):
     VERSION = VERSION
 
     async def start(self, config: Mapping[str, str]) -> None:
-        return None
+        self.hang_in = config.get("hang.in", "stop")
 
     async def poll(self) -> list[SourceRecord]:
+        if self.hang_in == "poll":
+            await asyncio.Event().wait()
+        if self.hang_in == "block":
+            time.sleep(3600)  # noqa: ASYNC251 - blocking the loop is what this plugin is for
         await asyncio.sleep(0.2)
         return []
 
     async def stop(self, deleted: bool = False) -> None:
-        await asyncio.Event().wait()  # forever: the host must give up on it
+        if self.hang_in == "stop":
+            await asyncio.Event().wait()  # forever: the host must give up on it
