@@ -4,12 +4,7 @@ refused with the right gRPC status while nothing changes."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -139,54 +134,6 @@ def test_bad_input_is_refused_and_changes_nothing(config_service: tuple[Stack, S
         with pytest.raises(grpc.RpcError) as info:
             client.delete("never-created")
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
-
-
-def headrace(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    """The `headrace` command as a user runs it, against this test's config service."""
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("headrace")), *args],  # the installed command
-        env={**os.environ, "HEADRACE_CONFIG_ADDR": settings.config_addr},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def test_the_cli_manages_connectors(config_service: tuple[Stack, Settings], tmp_path: Path) -> None:
-    _, settings = config_service
-    plugins = json.loads(headrace(settings, "plugins", "list").stdout)
-    assert {(p["class"], p["version"]) for p in plugins} == {
-        ("com.example.GenConnector", "1.0.0"),
-        ("com.example.LakeConnector", "1.0.0"),
-        ("com.example.LakeConnector", "2.0.0"),
-    }
-
-    created = headrace(
-        settings, "connectors", "create", "gen", "-c", "connector.class=Gen", "-c", "topic=t"
-    )
-    assert created.returncode == 0, created.stderr
-    assert json.loads(created.stdout)["config"] == {
-        "connector.class": "Gen",
-        "topic": "t",
-        "name": "gen",
-    }
-    body = tmp_path / "lake.json"  # Kafka Connect's {"name", "config"} body
-    body.write_text(
-        json.dumps({"name": "lake", "config": {"connector.class": "Lake", "topics": "t"}})
-    )
-    assert headrace(settings, "connectors", "create", "lake", "--file", str(body)).returncode == 0
-    assert json.loads(headrace(settings, "connectors", "list").stdout) == ["gen", "lake"]
-    assert json.loads(headrace(settings, "connectors", "get", "lake").stdout)["type"] == "sink"
-
-    refused = headrace(settings, "connectors", "create", "x", "-c", "tasks.max=0")
-    assert refused.returncode == 1
-    assert "INVALID_ARGUMENT" in refused.stderr and "connector.class" in refused.stderr
-
-    assert headrace(settings, "connectors", "delete", "gen").returncode == 0
-    missing = headrace(settings, "connectors", "get", "gen")
-    assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
-    assert json.loads(headrace(settings, "connectors", "list").stdout) == ["lake"]
 
 
 def test_the_lifecycle_calls_change_the_stored_state_and_survive_replay(

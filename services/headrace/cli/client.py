@@ -1,4 +1,6 @@
-"""A small synchronous client of the config service, for the CLI and the demo."""
+"""A small synchronous client of the config service, for the CLI, the demo, the tests and the
+benchmarks: a method per call of ``ConfigService`` but ``PutTaskConfigs`` (which only workers
+send), answering protobuf, which ``headrace.cli.shapes`` turns into Kafka Connect's JSON."""
 
 from __future__ import annotations
 
@@ -8,10 +10,27 @@ from typing import Any
 
 import grpc
 
-from headrace.v1 import config_pb2, config_pb2_grpc
+from headrace.cli.shapes import info_json, status_json
+from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2
+
+# Kept importable from here: the demo, the tests and the benchmarks read statuses through them.
+__all__ = ["ConfigClient", "info_json", "is_not_found", "rpc_code", "status_json"]
+
+
+def rpc_code(error: grpc.RpcError) -> grpc.StatusCode:
+    """The status of a failed call (its RpcError is also its ``grpc.Call``)."""
+    code = getattr(error, "code", None)
+    return code() if callable(code) else grpc.StatusCode.UNKNOWN
+
+
+def is_not_found(error: grpc.RpcError) -> bool:
+    """Whether a failed call failed because what it named does not exist."""
+    return bool(rpc_code(error) == grpc.StatusCode.NOT_FOUND)
 
 
 class ConfigClient:
+    """The config service's calls over one channel; a failed call raises ``grpc.RpcError``."""
+
     def __init__(self, address: str) -> None:
         self._channel = grpc.insecure_channel(address)
         self._stub = config_pb2_grpc.ConfigServiceStub(self._channel)
@@ -104,40 +123,38 @@ class ConfigClient:
     def delete(self, name: str) -> None:
         self._stub.DeleteConnector(config_pb2.ConnectorRequest(name=name))
 
+    def find(self, name: str) -> config_pb2.ConnectorInfo | None:
+        """The connector, or None when there is none of that name."""
+        try:
+            return self.get(name)
+        except grpc.RpcError as exc:
+            if is_not_found(exc):
+                return None
+            raise
+
     def status(self, name: str) -> config_pb2.ConnectorStatus:
         return self._stub.GetConnectorStatus(config_pb2.ConnectorRequest(name=name))
+
+    def find_status(self, name: str) -> config_pb2.ConnectorStatus | None:
+        """The connector's status, or None when there is no connector of that name."""
+        try:
+            return self.status(name)
+        except grpc.RpcError as exc:
+            if is_not_found(exc):
+                return None
+            raise
 
     def plugins(self, connectors_only: bool = True) -> list[config_pb2.PluginInfo]:
         request = config_pb2.ListPluginsRequest(connectors_only=connectors_only)
         return list(self._stub.ListPlugins(request).plugins)
 
+    def plugin_config(self, plugin: str, version: str = "") -> list[configdef_pb2.ConfigKeyInfo]:
+        """The plugin's own configuration keys; an empty version means the latest installed."""
+        request = config_pb2.PluginConfigRequest(plugin=plugin, version=version)
+        return list(self._stub.GetPluginConfig(request).keys)
 
-def info_json(info: config_pb2.ConnectorInfo) -> dict[str, Any]:
-    """The shape Kafka Connect's REST API gives a connector."""
-    return {
-        "name": info.name,
-        "config": dict(info.config),
-        "tasks": [{"connector": info.name, "task": t.task} for t in info.tasks],
-        "type": info.type,
-    }
-
-
-def status_json(status: config_pb2.ConnectorStatus) -> dict[str, Any]:
-    """The shape of Kafka Connect's status endpoint, with the version each unit runs."""
-
-    def unit(u: config_pb2.UnitStatus) -> dict[str, Any]:
-        out: dict[str, Any] = {"state": u.state, "worker_id": u.worker_id}
-        if u.task >= 0:
-            out["id"] = u.task
-        if u.plugin_version:
-            out["version"] = u.plugin_version
-        if u.trace:
-            out["trace"] = u.trace
-        return out
-
-    return {
-        "name": status.name,
-        "connector": unit(status.connector),
-        "tasks": [unit(t) for t in status.tasks],
-        "type": status.type,
-    }
+    def validate(self, plugin: str, config: Mapping[str, str]) -> configdef_pb2.ConfigInfos:
+        """Connect's validate: every key of ``config`` checked as a config of ``plugin``."""
+        request = config_pb2.ValidateConfigRequest(plugin=plugin, config=dict(config))
+        result: configdef_pb2.ConfigInfos = self._stub.ValidateConfig(request)
+        return result

@@ -1,149 +1,78 @@
-"""The ``headrace`` command: manage connectors over gRPC, and run the system on one machine."""
+"""The ``headrace`` command: manage connectors over the config service's gRPC API in kubectl's
+idioms (``apply -f``, ``get``, ``describe``, ``patch``, ``delete``, ...), and run the system on
+one machine. This module only wires the commands together; each family lives in its own module.
+"""
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
-from typing import cast
+from typing import Any
 
+import click
 import grpc
 
-from headrace.cli.client import ConfigClient, info_json, status_json
-from headrace.core.rpc import split_address
-from headrace.core.settings import Settings
+from headrace.cli import changing, lifecycle, local, offsets, plugins, reading
+from headrace.cli.context import CliError, KindGroup, address_option, rpc_message
+from headrace.cli.inputs import InputError
 
 
-def _parse_pairs(pairs: list[str]) -> dict[str, str]:
-    config = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--config takes key=value, got {pair!r}")
-        config[key.strip()] = value
-    return config
+class Headrace(KindGroup):
+    """The root command: a failed call or unusable input ends the command with ``error: ...``
+    and exit code 1, never a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # the order they are added in: connectors first, as kubectl
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except grpc.RpcError as exc:
+            raise CliError(rpc_message(exc)) from None
+        except InputError as exc:
+            raise CliError(str(exc)) from None
 
 
-def _print(obj: object) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+@click.group(cls=Headrace, context_settings={"help_option_names": ["-h", "--help"]})
+@address_option
+def cli() -> None:
+    """Manage headrace's connectors, and run headrace on this machine.
+
+    \b
+    Connectors, as kubectl manages resources:
+      headrace apply -f connectors/              create or update from Connect's JSON
+      headrace get connectors                    a table; -o json or -o yaml for scripts
+      headrace describe connector NAME           config, status, traces, offsets
+      headrace patch connector NAME --set k=v --unset k
+      headrace pause|resume|stop|delete connector NAME [--wait]
+      headrace restart connector NAME [--include-tasks] [--only-failed]
+      headrace offsets get|alter|reset NAME
+      headrace plugins list|config, headrace validate PLUGIN -f FILE
+    """
 
 
-def connectors(args: argparse.Namespace, settings: Settings) -> None:
-    with ConfigClient(args.address or settings.config_addr) as client:
-        if args.action == "list":
-            _print(client.names())
-        elif args.action == "create":
-            config = json.loads(Path(args.file).read_text()) if args.file else {}
-            if isinstance(config.get("config"), dict):  # Connect's {"name":…, "config":{…}} body
-                config = config["config"]
-            config.update(_parse_pairs(args.config or []))
-            _print(info_json(client.create(args.name, {k: str(v) for k, v in config.items()})))
-        elif args.action == "get":
-            _print(info_json(client.get(args.name)))
-        elif args.action == "status":
-            _print(status_json(client.status(args.name)))
-        elif args.action == "delete":
-            client.delete(args.name)
-
-
-def plugins(args: argparse.Namespace, settings: Settings) -> None:
-    with ConfigClient(args.address or settings.config_addr) as client:
-        _print(
-            [
-                {
-                    "class": p.class_name,
-                    "type": p.type,
-                    "version": p.version,
-                    "aliases": list(p.aliases),
-                }
-                for p in client.plugins()
-            ]
-        )
-
-
-def kafka(args: argparse.Namespace, settings: Settings) -> None:
-    from headrace.cli.kafka import EmbeddedKafka
-
-    _, port = split_address(settings.bootstrap_servers)
-    broker = EmbeddedKafka(settings.var_dir / "kafka", port=port)
-    if args.action == "start":
-        broker.start()
-        sys.stdout.write(f"kafka ready on {broker.bootstrap}\n")
-    else:
-        broker.stop()
-
-
-def coordinator(args: argparse.Namespace, settings: Settings) -> None:
-    import asyncio
-
-    from headrace.coordinator.assignmentlog import AssignmentLog
-    from headrace.coordinator.history import describe_all
-    from headrace.core.topiclog import kafka_logs
-
-    async def read() -> list[object]:
-        log = AssignmentLog(kafka_logs(settings, "assignments"))
-        await log.start(writer=False, follow=False)
-        await log.close()
-        return list(describe_all(log.history.latest(args.last)))
-
-    _print(asyncio.run(read()))
-
-
-def stack(args: argparse.Namespace, settings: Settings) -> None:
-    from headrace.cli import demo
-
-    if args.action == "up":
-        demo.up(settings, run_demo=args.demo)
-    else:
-        demo.down(settings)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="headrace", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    conn = sub.add_parser("connectors", help="create, list, get, status and delete connectors")
-    conn.add_argument("--address", help="the config service (default HEADRACE_CONFIG_ADDR)")
-    conn_sub = conn.add_subparsers(dest="action", required=True)
-    conn_sub.add_parser("list")
-    create = conn_sub.add_parser("create")
-    create.add_argument("name")
-    create.add_argument("--config", "-c", action="append", metavar="KEY=VALUE")
-    create.add_argument("--file", "-f", help="a JSON file with the config")
-    for action in ("get", "status", "delete"):
-        conn_sub.add_parser(action).add_argument("name")
-    conn.set_defaults(func=connectors)
-
-    plug = sub.add_parser("plugins", help="list installed plugins and their versions")
-    plug.add_argument("--address")
-    plug.add_argument("action", choices=["list"])
-    plug.set_defaults(func=plugins)
-
-    k = sub.add_parser("kafka", help="the embedded single-node Kafka broker")
-    k.add_argument("action", choices=["start", "stop"])
-    k.set_defaults(func=kafka)
-
-    c = sub.add_parser("coordinator", help="the group's history, from the assignments topic")
-    c.add_argument("action", choices=["history"])
-    c.add_argument("--last", "-n", type=int, default=10, help="how many generations")
-    c.set_defaults(func=coordinator)
-
-    s = sub.add_parser("stack", help="every service on this machine, as separate processes")
-    s.add_argument("action", choices=["up", "down"])
-    s.add_argument("--demo", action="store_true", help="also run the demo pipeline")
-    s.set_defaults(func=stack)
-    return parser
+for command in (
+    changing.apply,
+    changing.create,
+    reading.get,
+    reading.describe,
+    changing.patch,
+    changing.delete,
+    lifecycle.pause,
+    lifecycle.resume,
+    lifecycle.stop,
+    lifecycle.restart,
+    offsets.offsets,
+    plugins.plugins,
+    plugins.validate,
+    local.kafka,
+    local.coordinator,
+    local.stack,
+):
+    cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
-    try:
-        args.func(args, Settings())
-    except grpc.RpcError as exc:
-        call = cast(grpc.Call, exc)  # a failed call raises an RpcError that is also its Call
-        sys.stderr.write(f"error: {call.code().name}: {call.details()}\n")
-        raise SystemExit(1) from None
+    """The ``headrace`` entry point; ``argv`` defaults to the process's arguments."""
+    cli.main(args=argv, prog_name="headrace")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.offsets import ConnectorOffset
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core import log
-from headrace.core.configinfo import KeyInfo, ValueInfo
+from headrace.core.connectjson import config_infos_json, key_json
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
 
@@ -145,43 +145,6 @@ def status_json(
         ],
         "type": view.type,
     }
-
-
-def _present(fields: dict[str, Any]) -> dict[str, Any]:
-    """The fields that have a value: Kafka's description types each as a string, not null."""
-    return {k: v for k, v in fields.items() if v is not None}
-
-
-def key_json(key: KeyInfo) -> dict[str, Any]:
-    """Connect's ConfigKeyInfo; no default_value for a key without one."""
-    return _present(
-        {
-            "name": key.name,
-            "type": key.type,
-            "required": key.required,
-            "default_value": key.default_value,
-            "importance": key.importance,
-            "documentation": key.documentation,
-            "group": key.group or None,
-            "order": key.order_in_group,
-            "width": key.width,
-            "display_name": key.display_name,
-            "dependents": list(key.dependents),
-        }
-    )
-
-
-def value_json(value: ValueInfo) -> dict[str, Any]:
-    """Connect's ConfigValueInfo; no value for a key neither set nor defaulted."""
-    return _present(
-        {
-            "name": value.name,
-            "value": value.value,
-            "recommended_values": list(value.recommended_values),
-            "errors": list(value.errors),
-            "visible": value.visible,
-        }
-    )
 
 
 def _offsets_json(entries: list[ConnectorOffset]) -> dict[str, Any]:
@@ -403,17 +366,7 @@ class ConnectApi:
     async def validate(self, request: web.Request) -> web.Response:
         config = _strings(_config_map(await _json_body(request), "the body"))
         infos = await self.commands.validate_plugin(request.match_info["plugin"], config)
-        return web.json_response(
-            {
-                "name": infos.name,
-                "error_count": infos.error_count,
-                "groups": list(infos.groups),
-                "configs": [
-                    {"definition": key_json(c.definition), "value": value_json(c.value)}
-                    for c in infos.configs
-                ],
-            }
-        )
+        return web.json_response(config_infos_json(infos))
 
     async def loggers(self, request: web.Request) -> web.Response:
         return web.json_response(log.levels())

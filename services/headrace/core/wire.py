@@ -167,29 +167,34 @@ def config_infos_from_pb(msg: configdef_pb2.ConfigInfos) -> ConfigInfos:
     return ConfigInfos(
         msg.name,
         tuple(
-            ConfigInfo(
-                KeyInfo(
-                    name=c.definition.name,
-                    type=c.definition.type,
-                    required=c.definition.required,
-                    default_value=c.definition.default_value if c.definition.has_default else None,
-                    importance=c.definition.importance,
-                    documentation=c.definition.documentation,
-                    group=c.definition.group,
-                    order_in_group=c.definition.order_in_group,
-                    width=c.definition.width,
-                    display_name=c.definition.display_name,
-                    dependents=tuple(c.definition.dependents),
-                ),
-                ValueInfo(
-                    name=c.value.name,
-                    value=c.value.value if c.value.has_value else None,
-                    recommended_values=tuple(c.value.recommended_values),
-                    errors=tuple(c.value.errors),
-                    visible=c.value.visible,
-                ),
-            )
+            ConfigInfo(key_info_from_pb(c.definition), value_info_from_pb(c.value))
             for c in msg.configs
         ),
         tuple(msg.groups),
+    )
+
+
+def key_info_from_pb(msg: configdef_pb2.ConfigKeyInfo) -> KeyInfo:
+    return KeyInfo(
+        name=msg.name,
+        type=msg.type,
+        required=msg.required,
+        default_value=msg.default_value if msg.has_default else None,
+        importance=msg.importance,
+        documentation=msg.documentation,
+        group=msg.group,
+        order_in_group=msg.order_in_group,
+        width=msg.width,
+        display_name=msg.display_name,
+        dependents=tuple(msg.dependents),
+    )
+
+
+def value_info_from_pb(msg: configdef_pb2.ConfigValueInfo) -> ValueInfo:
+    return ValueInfo(
+        name=msg.name,
+        value=msg.value if msg.has_value else None,
+        recommended_values=tuple(msg.recommended_values),
+        errors=tuple(msg.errors),
+        visible=msg.visible,
     )

@@ -1,0 +1,73 @@
+"""``headrace plugins list|config`` and ``headrace validate``: what is installed, what a plugin
+takes, and whether a config would be accepted (Connect's validate; nothing is written)."""
+
+from __future__ import annotations
+
+import click
+
+from headrace.cli.context import address_option, client, emit, output_option
+from headrace.cli.inputs import config_body, pairs
+from headrace.cli.output import keys_table, plugins_table, validation_table
+from headrace.cli.shapes import config_infos_json, key_json, plugin_json
+from headrace.cli.sources import read_one
+
+
+def show_plugins(everything: bool, output: str) -> None:
+    """Prints the installed plugins (shared with ``get plugins``)."""
+    with client() as c:
+        found = [plugin_json(p) for p in c.plugins(connectors_only=not everything)]
+    emit(found, output, lambda width: plugins_table(found, width))
+
+
+@click.group()
+def plugins() -> None:
+    """The installed plugins and their configuration keys."""
+
+
+@plugins.command("list")
+@click.option("--all", "everything", is_flag=True, help="Also converters, transforms, predicates.")
+@output_option()
+@address_option
+def list_plugins(everything: bool, output: str) -> None:
+    """Every installed connector plugin version (Connect's GET /connector-plugins)."""
+    show_plugins(everything, output)
+
+
+@plugins.command("config")
+@click.argument("plugin")
+@click.option("--version", "version", default="", help="A version installed [default: latest].")
+@output_option()
+@address_option
+def plugin_config(plugin: str, version: str, output: str) -> None:
+    """The configuration keys PLUGIN (a class or alias) defines itself.
+
+    -o json prints Connect's GET /connector-plugins/PLUGIN/config."""
+    with client() as c:
+        keys = [key_json(k) for k in c.plugin_config(plugin, version)]
+    emit(keys, output, lambda width: keys_table(keys, width))
+
+
+@click.command()
+@click.argument("plugin")
+@click.option(
+    "-f",
+    "--filename",
+    "path",
+    metavar="PATH",
+    help="A config: Connect's body or a bare config; - for stdin.",
+)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="A key, over the file's.")
+@output_option()
+@address_option
+def validate(plugin: str, path: str | None, sets: tuple[str, ...], output: str) -> None:
+    """Check a config as a config of PLUGIN, key by key, writing nothing; exit code 1 when
+    any key has an error.
+
+    The table lists the keys with errors; -o json prints Connect's validate answer."""
+    name, config, _ = config_body(*read_one(path)) if path else (None, {}, "")
+    config = {**config, **({"name": name} if name else {}), **pairs(sets, "--set")}
+    with client() as c:
+        infos = config_infos_json(c.validate(plugin, config))
+    emit(infos, output, lambda width: validation_table(infos, width))
+    if infos["error_count"]:
+        click.get_current_context().exit(1)
