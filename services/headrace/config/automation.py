@@ -151,6 +151,9 @@ class Automation:
             broker=f"kafka://{settings.bootstrap_servers}",
             web_enabled=False,
             store="memory://",
+            # faust keeps a folder even for tables in memory: under the service's var folder,
+            # not the working directory.
+            datadir=str(settings.var_dir / f"{settings.cluster}-automation"),
             topic_partitions=PARTITIONS,
             autodiscover=False,
             # Commands, answers and the kept answers are bytes this module reads and writes.
