@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +41,42 @@ def _properties(path: Path, values: Mapping[str, str]) -> Path:
 
 
 REST_RETRIES_S = 60.0  # a distributed worker answers 409 while its group rebalances
+REST_RETRY_PAUSE_S = 0.2
+
+
+def rest_call(
+    port: int,
+    method: str,
+    path: str,
+    body: object = None,
+    *,
+    retry_pause_s: float = REST_RETRY_PAUSE_S,
+    retrying: Callable[[], None] | None = None,
+) -> object:
+    """One call to a REST API in Connect's shape on a loopback ``port``, on a connection of its
+    own; retried every ``retry_pause_s`` while a distributed group rebalances (409), as Connect's
+    own clients are told to, with ``retrying`` called before each retry. Its JSON answer, None
+    for an empty one."""
+    data = json.dumps(body).encode() if body is not None else None
+    deadline = time.monotonic() + REST_RETRIES_S
+    while True:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}{path}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as e:
+            if e.code != 409 or time.monotonic() > deadline:
+                raise RuntimeError(f"{method} {path}: {e.code} {e.read()!r}") from e
+            if retrying is not None:
+                retrying()
+            time.sleep(retry_pause_s)
+            continue
+        return json.loads(payload) if payload else None
 
 
 @dataclass
@@ -121,24 +157,7 @@ class ConnectWorker:
     def call(self, method: str, path: str, body: object = None) -> object:
         """One REST call; retried while a distributed group rebalances (409), as Connect's own
         clients are told to."""
-        data = json.dumps(body).encode() if body is not None else None
-        deadline = time.monotonic() + REST_RETRIES_S
-        while True:
-            request = urllib.request.Request(
-                f"http://127.0.0.1:{self.port}{path}",
-                data=data,
-                method=method,
-                headers={"Content-Type": "application/json"},
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=30) as response:
-                    payload = response.read()
-            except urllib.error.HTTPError as e:
-                if e.code != 409 or time.monotonic() > deadline:
-                    raise RuntimeError(f"{method} {path}: {e.code} {e.read()!r}") from e
-                time.sleep(0.2)
-                continue
-            return json.loads(payload) if payload else None
+        return rest_call(self.port, method, path, body)
 
     def create(self, name: str, config: Mapping[str, str]) -> None:
         self.call("POST", "/connectors", {"name": name, "config": dict(config)})
