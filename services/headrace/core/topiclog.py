@@ -28,9 +28,8 @@ from headrace.core.errors import LogReaderStopped, TopicLayoutError, WriterFence
 from headrace.core.settings import Settings
 
 Handler = Callable[["LogRecord"], None]
-# How long the broker may hold a fetch of a log that has nothing new. The broker answers one
-# request per connection at a time, so the end-offsets request of ``catch_up`` waits behind a
-# held fetch: aiokafka's default of 500 ms made every catch-up of an idle log take half a second.
+# How long the broker may hold a fetch of a log that has nothing new: a record appended meanwhile
+# is read within this, at worst (a read_committed fetch may be held past a commit marker).
 FETCH_MAX_WAIT_MS = 20
 Record = tuple[str, bytes | None]
 LogFactory = Callable[[Handler], "Log"]
@@ -109,6 +108,10 @@ class TopicLog:
         self._writer_id = writer_id
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
+        # Asks the log's end for ``catch_up`` on a connection of its own: the broker answers one
+        # request per connection at a time, so on the reader's it would wait behind a held fetch.
+        self._ends: AIOKafkaConsumer | None = None
+        self._ends_started: asyncio.Future[None] | None = None
         self._partitions: list[TopicPartition] = []
         self._positions: dict[int, int] = {}
         self._progress = asyncio.Condition()
@@ -160,9 +163,11 @@ class TopicLog:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            await consumer.stop()
+        for client in (self._consumer, self._ends):
+            if client is not None:
+                await client.stop()
+        self._consumer = self._ends = None
+        self._ends_started = None
 
     async def _partitions_of_topic(self, wait_s: float = 15.0) -> set[int]:
         """The topic's partitions, waiting a little for a topic that was just created."""
@@ -233,8 +238,22 @@ class TopicLog:
         """Waits until everything in the topic right now has been read (read-before-act)."""
         if self._consumer is None:
             raise LogReaderStopped(f"{self._topic} is not being read")
-        ends = await self._consumer.end_offsets(self._partitions)
+        ends = await (await self._end_client()).end_offsets(self._partitions)
         await self.wait_for({tp.partition: off for tp, off in ends.items()})
+
+    async def _end_client(self) -> AIOKafkaConsumer:
+        """The client that asks the log's end, made at the first catch-up (racing callers
+        share it)."""
+        if self._ends is None or self._ends_started is None:
+            self._ends = AIOKafkaConsumer(
+                bootstrap_servers=self._bootstrap,
+                enable_auto_commit=False,
+                group_id=None,
+                isolation_level="read_committed",  # the end a committed read reaches
+            )
+            self._ends_started = asyncio.ensure_future(self._ends.start())
+        await asyncio.shield(self._ends_started)
+        return self._ends
 
     @property
     def reader(self) -> asyncio.Task[None] | None:
