@@ -56,10 +56,16 @@ class Automation:
         await self._consumer.stop()
 
     async def send(self, key: str, value: bytes) -> None:
+        await self.send_all([(key, value)])
+
+    async def send_all(self, records: list[tuple[str, bytes]]) -> None:
+        """Writes the records in one burst, in order."""
         assert self._producer is not None
-        await self._producer.send_and_wait(
-            self.settings.topic("requests"), value=value, key=key.encode()
-        )
+        for key, value in records:
+            await self._producer.send(
+                self.settings.topic("requests"), value=value, key=key.encode()
+            )
+        await self._producer.flush()
 
     async def answer(self, request_id: str, count: int = 1) -> bytes:
         """The ``count``-th answer to ``request_id``."""
@@ -147,3 +153,31 @@ def test_commands_are_applied_once_and_answered_in_their_own_encoding(
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
 
     asyncio.run(scenario())
+
+
+def test_a_burst_is_applied_at_once_and_in_order_per_connector(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    """Commands keyed by their connector keep their order, however many come together."""
+    _, settings = config_service
+    names = [f"burst-{i}" for i in range(40)]
+
+    async def scenario() -> None:
+        async with Automation(settings) as automation:
+            burst = []
+            for i, name in enumerate(names):
+                create = json_command(f"c{i}", "CreateConnector", {"name": name, "config": GEN})
+                burst += [
+                    (name, create),
+                    (name, json_command(f"p{i}", "PauseConnector", {"name": name})),
+                ]
+            await automation.send_all(burst)
+            for i in range(len(names)):
+                for request_id in (f"c{i}", f"p{i}"):
+                    got = json.loads(await automation.answer(request_id))
+                    assert got["code"] == "OK", got
+
+    asyncio.run(scenario())
+    with ConfigClient(settings.config_addr) as client:
+        assert set(names) <= set(client.names())
+        assert {client.get(n).target_state for n in names} == {"PAUSED"}

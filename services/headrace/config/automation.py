@@ -25,13 +25,18 @@ stops the agent.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
-from collections.abc import AsyncIterator
+import weakref
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import faust
 import grpc
+from faust.streams import _current_event
+from faust.types import EventT
 from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 
@@ -41,6 +46,9 @@ from headrace.v1 import automation_pb2, config_pb2
 
 SERVICE = config_pb2.DESCRIPTOR.services_by_name["ConfigService"]
 PARTITIONS = 4
+BATCH = 500  # commands read together at most, and applied at once where they may be
+BATCH_WITHIN_S = 0.01  # how long a read waits for more before it applies what it has
+Answer = tuple[str, bytes]  # (request id, the answer's bytes)
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,29 @@ def _read_json(value: bytes, key: bytes | None) -> Command:
     return Command(str(body.get("id") or _text(key)), method, request, as_json=True)
 
 
+def _subject(value: bytes | None, key: bytes | None) -> str | None:
+    """The connector a command is about ('' for one that cannot be read, which is answered on
+    its own); None for one about no connector, which must see every command before it."""
+    try:
+        command = read(value, key)
+    except Unreadable:
+        return ""
+    fields = command.request.DESCRIPTOR.fields_by_name
+    for field in ("name", "connector"):
+        if field in fields:
+            return str(getattr(command.request, field))
+    return None
+
+
+def _within(event: EventT) -> contextvars.Context:
+    """A context in which ``event`` is faust's current event: the answers table keeps a
+    command's answer in the partition of its changelog that matches the command's own, which
+    faust finds from the current event, and a task of its own would have none."""
+    context = contextvars.copy_context()
+    context.run(_current_event.set, weakref.ref(event))  # faust's own marker, pinned version
+    return context
+
+
 def _text(key: bytes | None) -> str:
     return key.decode(errors="replace") if key else ""
 
@@ -174,6 +205,7 @@ class Automation:
         self.answers = self.app.Table("answers", default=None, key_type=bytes, value_type=bytes)
         self.app.agent(self.requests, name="commands")(self._agent)
         self._channel = grpc.aio.insecure_channel(grpc_address)
+        self._applying: dict[str, asyncio.Future[bytes]] = {}
         self._log = log.get()
 
     async def start(self) -> None:
@@ -184,18 +216,46 @@ class Automation:
         await self._channel.close()
 
     async def _agent(self, stream: Any) -> AsyncIterator[None]:
-        async for event in stream.events():
-            key, value = event.key, event.value
-            try:
-                request_id, reply = await self.handle(key, value)
-            except Exception:  # noqa: BLE001 - a command never stops the agent
-                self._log.exception("automation_command_failed", key=_text(key))
-                request_id = _text(key)
-                reply = answer(None, grpc.StatusCode.INTERNAL, "the command failed; see the log")
-            await self.responses.send(key=request_id.encode(), value=reply)
+        async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
+            for request_id, reply in await self.handle_all(events):
+                await self.responses.send(key=request_id.encode(), value=reply)
             yield None
 
-    async def handle(self, key: bytes | None, value: bytes | None) -> tuple[str, bytes]:
+    async def handle_all(self, events: Sequence[EventT]) -> list[Answer]:
+        """The answers to records read together, in their order. Commands about different
+        connectors are applied at once (the service writes them in one transaction); those
+        about one connector, in order; one about none (a list, the plugins) waits for those
+        before it, and those after it wait for it."""
+        chains: dict[str, asyncio.Task[Answer]] = {}
+        answers: list[asyncio.Task[Answer]] = []
+        for event in events:
+            key, value = event.key, event.value
+            subject = _subject(value, key)
+            if subject is None:
+                await asyncio.gather(*chains.values())
+                chains.clear()
+            after = chains.get(subject or "")
+            task = asyncio.create_task(self._after(after, key, value), context=_within(event))
+            answers.append(task)
+            if subject is None:
+                await task
+            else:
+                chains[subject] = task
+        return list(await asyncio.gather(*answers))
+
+    async def _after(
+        self, before: asyncio.Task[Answer] | None, key: bytes | None, value: bytes | None
+    ) -> Answer:
+        if before is not None:
+            await asyncio.wait({before})
+        try:
+            return await self.handle(key, value)
+        except Exception:  # noqa: BLE001 - a command never stops the agent
+            self._log.exception("automation_command_failed", key=_text(key))
+            failed = answer(None, grpc.StatusCode.INTERNAL, "the command failed; see the log")
+            return _text(key), failed
+
+    async def handle(self, key: bytes | None, value: bytes | None) -> Answer:
         """(request id, answer) of one record: the kept answer of a command seen before, else
         the command applied through the gRPC API and its answer kept."""
         try:
@@ -206,11 +266,18 @@ class Automation:
         if not command.id:
             reason = 'id: a command needs a request id (its "id", or the record key)'
             return "", answer(command, grpc.StatusCode.INVALID_ARGUMENT, reason)
+        applying = self._applying.get(command.id)
+        if applying is not None:  # the same id read again meanwhile: its answer, once
+            return command.id, await asyncio.shield(applying)
         kept = self.answers.get(command.id.encode())
         if kept is not None:
             self._log.info("automation_command_repeated", id=command.id, method=command.method)
             return command.id, kept
-        reply = await self._apply(command)
+        self._applying[command.id] = applied = asyncio.ensure_future(self._apply(command))
+        try:
+            reply = await asyncio.shield(applied)
+        finally:
+            del self._applying[command.id]
         self.answers[command.id.encode()] = reply
         return command.id, reply
 

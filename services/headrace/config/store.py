@@ -10,12 +10,13 @@ Replicas of the config service write the one topic side by side. Their appends a
 under one transactional id, so an append commits only if no other replica wrote since this one
 read: one that lost is discarded unseen, and the command reads again and decides again. Two
 racing creates of one name thus end with one winner, the first in the topic, and one
-ALREADY_EXISTS. In one replica, a lock keeps its own writers in turn.
+ALREADY_EXISTS. In one replica, commands that arrive together are written together.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import random
 from collections.abc import Awaitable, Callable
@@ -35,7 +36,9 @@ class ConfigStore:
         self.configs = ConfigState()
         self._config_log = config_logs(self._on_config)
         self._statuses = statuses
-        self._write_lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._pending: list[tuple[Plan, asyncio.Future[ConfigState]]] = []
 
     @classmethod
     def on_kafka(cls, settings: Settings) -> ConfigStore:
@@ -57,6 +60,13 @@ class ConfigStore:
         return [self._config_log.reader, self._statuses.reader]
 
     async def close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+        for _, waiting in self._pending:
+            waiting.cancel()
         await self._config_log.close()
         await self._statuses.close()
 
@@ -69,23 +79,74 @@ class ConfigStore:
         return await self._statuses.current()
 
     async def transact(self, plan: Plan) -> ConfigState:
-        """Appends the records ``plan`` makes of the current state, and returns the state that
-        includes them. ``plan`` raises to refuse, and is asked again, against the state read
-        anew, when another replica wrote first."""
-        async with self._write_lock:
-            for attempt in itertools.count(1):
-                records = await plan(await self.current())
-                if not records:
-                    return self.configs
+        """Appends the records ``plan`` makes of the current state, and returns the state with
+        them. ``plan`` raises to refuse, and is asked again, against the state read anew, when
+        another replica wrote first.
+
+        Commands that arrive while a write is under way are written together, in one
+        transaction (a group commit): each plan is asked in turn, against the state its
+        predecessors' records make, and each caller gets the state as of its own records. So
+        writes cost one round trip per group, not per command, however many clients call.
+        """
+        mine: asyncio.Future[ConfigState] = asyncio.get_running_loop().create_future()
+        self._pending.append((plan, mine))
+        self._wake.set()
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_forever(), name="configs-writer")
+        return await mine
+
+    async def _write_forever(self) -> None:
+        """The one task that writes: a caller that gives up never strands the others."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            group, self._pending = self._pending, []
+            try:
+                await self._write_group(group)
+            except Exception as exc:  # noqa: BLE001 - the group hears of it; the writer goes on
+                for _, done in group:
+                    if not done.done():
+                        done.set_exception(exc)
+
+    async def _write_group(self, group: list[tuple[Plan, asyncio.Future[ConfigState]]]) -> None:
+        for attempt in itertools.count(1):
+            state = await self.current()
+            records: list[configlog.Record] = []
+            outcomes: list[tuple[asyncio.Future[ConfigState], ConfigState | Exception]] = []
+            for plan, done in group:
                 try:
-                    await self._config_log.write_and_read_back(records)
-                except WriterFenced:
-                    log.get().info("configs_write_retried", attempt=attempt)
-                    # Jitter: two replicas that keep fencing each other fall out of step.
-                    await asyncio.sleep(random.uniform(0, min(0.2, 0.005 * 2**attempt)))
+                    planned = await plan(state)
+                except Exception as exc:  # noqa: BLE001 - the refusal is that caller's answer
+                    outcomes.append((done, exc))
                     continue
-                return self.configs
-        raise AssertionError("unreachable")
+                state = _folded(state, planned)
+                records.extend(planned)
+                outcomes.append((done, state))
+            try:
+                if records:
+                    await self._config_log.write_and_read_back(records)
+            except WriterFenced:
+                log.get().info("configs_write_retried", attempt=attempt, commands=len(group))
+                # Jitter: two replicas that keep fencing each other fall out of step.
+                await asyncio.sleep(random.uniform(0, min(0.2, 0.005 * 2**attempt)))
+                continue
+            for done, outcome in outcomes:
+                if done.done():
+                    continue  # its caller gave up waiting
+                if isinstance(outcome, Exception):
+                    done.set_exception(outcome)
+                else:
+                    done.set_result(outcome)
+            return
+
+
+def _folded(state: ConfigState, records: list[configlog.Record]) -> ConfigState:
+    """The state once ``records`` are read, as the log's reader will fold them."""
+    for key, value in records:
+        event = configlog.decode(key, value)
+        if event is not None:
+            state = apply(state, event)
+    return state
 
 
 Plan = Callable[[ConfigState], Awaitable[list[configlog.Record]]]
