@@ -27,3 +27,12 @@ class LogReaderStopped(HeadraceError, RuntimeError):
 class WriterFenced(HeadraceError, RuntimeError):
     """Another writer of a topic wrote since this one last did; what this one appended was
     discarded, and it must read again before it decides what to write."""
+
+
+class CommitUnknown(HeadraceError, RuntimeError):
+    """A transaction's commit went unanswered: its records (``landed``: where each was written,
+    if it was) may or may not be visible, until a read to the end says which."""
+
+    def __init__(self, landed: list[tuple[int, int]]) -> None:
+        super().__init__(f"the commit of {len(landed)} records went unanswered")
+        self.landed = landed

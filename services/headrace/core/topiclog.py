@@ -20,11 +20,11 @@ from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import ProducerFenced
+from aiokafka.errors import KafkaError, ProducerFenced
 from aiokafka.structs import ConsumerRecord
 
 from headrace.core import log
-from headrace.core.errors import LogReaderStopped, TopicLayoutError, WriterFenced
+from headrace.core.errors import CommitUnknown, LogReaderStopped, TopicLayoutError, WriterFenced
 from headrace.core.settings import Settings
 
 Handler = Callable[["LogRecord"], None]
@@ -112,6 +112,8 @@ class TopicLog:
         # request per connection at a time, so on the reader's it would wait behind a held fetch.
         self._ends: AIOKafkaConsumer | None = None
         self._ends_started: asyncio.Future[None] | None = None
+        # Records of an append whose commit went unanswered: whether each was read (committed).
+        self._looked_for: dict[tuple[int, int], bool] = {}
         self._partitions: list[TopicPartition] = []
         self._positions: dict[int, int] = {}
         self._progress = asyncio.Condition()
@@ -215,23 +217,60 @@ class TopicLog:
         assert self._producer is not None, "this TopicLog was started read-only"
         if self._writer_id is None:
             return await send_records(self._producer, self._topic, records)
+        return await self._append_in_turn(records)
+
+    async def _append_in_turn(self, records: list[Record]) -> list[tuple[int, int]]:
+        """Appends in a transaction under the writer id: WriterFenced when another writer took
+        the turn, so nothing of this append is visible; CommitUnknown when the commit failed
+        otherwise (a fencing the client could not name, a lost answer), so it may or may not be.
+        Either way the turn is taken back for the next append."""
+        assert self._producer is not None
+        landed: list[tuple[int, int]] = []
         try:
             async with self._producer.transaction():
-                return await send_records(self._producer, self._topic, records)
+                landed = await send_records(self._producer, self._topic, records)
+            return landed
         except ProducerFenced:
-            # The futures aiokafka fails with it are kept out of the log by the services' loop
-            # (``runner.quiet_fenced_futures``).
-            fenced, self._producer = self._producer, None
-            with contextlib.suppress(Exception):  # it can only report the fencing again
-                await fenced.stop()
-            self._producer = await self._new_producer()
+            await self._renew_producer()
             raise WriterFenced(
                 f"another writer of {self._topic} wrote since this one last did"
             ) from None
+        except (KafkaError, AssertionError) as exc:
+            # The client names some fencings only as an unknown error (the broker's
+            # PRODUCER_FENCED), and leaves the producer fatally failed (AssertionError on its
+            # next transaction): only a new one can write again. Starting it ends the old
+            # transaction, committed or aborted, so a read to the end then says which.
+            log.get().warning("configs_commit_unknown", topic=self._topic, error=repr(exc))
+            await self._renew_producer()
+            raise CommitUnknown(landed) from exc
+
+    async def _renew_producer(self) -> None:
+        # The futures aiokafka fails with a fencing are kept out of the log by the services'
+        # loop (``runner.quiet_fenced_futures``).
+        old, self._producer = self._producer, None
+        if old is not None:
+            with contextlib.suppress(Exception):  # it can only report its failure again
+                await old.stop()
+        self._producer = await self._new_producer()
 
     async def write_and_read_back(self, records: list[Record]) -> None:
-        """Appends and waits until this log's reader has folded the records in."""
-        landed = await self.append_many(records)
+        """Appends and waits until this log's reader has folded the records in. An append whose
+        commit went unanswered is settled by reading to the end: done if its records were read,
+        else WriterFenced (not written; decide again)."""
+        try:
+            landed = await self.append_many(records)
+        except CommitUnknown as unknown:
+            if not unknown.landed:
+                raise WriterFenced(f"nothing of the append reached {self._topic}") from None
+            self._looked_for = dict.fromkeys(unknown.landed, False)
+            try:
+                await self.catch_up()
+                read = all(self._looked_for.values())
+            finally:
+                self._looked_for = {}
+            if not read:
+                raise WriterFenced(f"the append to {self._topic} was aborted") from None
+            return
         await self.wait_for({p: o + 1 for p, o in landed})
 
     async def catch_up(self) -> None:
@@ -293,6 +332,8 @@ class TopicLog:
                 for record in records:
                     try:
                         self._on_record(_to_log_record(record))
+                        if (tp.partition, record.offset) in self._looked_for:
+                            self._looked_for[tp.partition, record.offset] = True
                     except Exception as exc:  # noqa: BLE001 - one bad record must not stop the fold
                         logger.error(
                             "log_record_skipped",
