@@ -15,6 +15,7 @@ import pytest
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.stack import Stack
+from headrace.core.topics import ensure_topic
 from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = pytest.mark.kafka
@@ -266,3 +267,35 @@ def test_altered_and_reset_offsets_are_where_the_connectors_resume(
         )
         client.delete("counted")
         client.delete("reader")
+
+
+def task_status(client: ConfigClient, name: str) -> dict[str, Any]:
+    tasks = status_json(client.status(name))["tasks"]
+    return tasks[0] if tasks else {}
+
+
+def test_auto_restart_brings_a_flaky_task_back_and_gives_up_on_a_broken_one(
+    stack: Stack, tmp_path: Path
+) -> None:
+    topic = f"{tmp_path.name}-flaky"
+    asyncio.run(ensure_topic(stack.settings.bootstrap_servers, topic, 1))
+    auto = {"auto.restart.enable": "true", "auto.restart.backoff.ms": "300"}
+    failing = {"connector.class": "failing_source.FailingSourceConnector", "tasks.max": "1"}
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("flaky", {**failing, **auto, "topic": topic, "fail.times": "2"})
+        client.create("broken", {**failing, **auto, "auto.restart.max.attempts": "2"})
+        wait_for("the flaky task back, moving records", lambda: topic_size(stack, topic) >= 5)
+        assert task_status(client, "flaky")["state"] == "RUNNING"
+        given_up = wait_for(
+            "the broken task given up",
+            lambda: (
+                (t := task_status(client, "broken")).get("auto_restart", {}).get("given_up") and t
+            ),
+        )
+        assert given_up["state"] == "FAILED" and given_up["auto_restart"]["attempts"] == 2
+        assert "failing on purpose in poll" in given_up["trace"]
+        for name, attempts in (("flaky", [1, 2]), ("broken", [1, 2])):
+            asked = log_events(stack.log_dir, "auto_restart_requested", connector=name)
+            assert [e["attempt"] for e in asked] == attempts, name
+        client.delete("flaky")
+        client.delete("broken")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
@@ -103,7 +104,7 @@ def tasks_table(tasks: Sequence[Mapping[str, Any]], width: int | None = None) ->
     rows = [
         [
             str(t["id"]),
-            t["state"],
+            t["state"] + auto_restart_note(t),
             _or_none(t.get("worker_id")),
             _or_none(t.get("version")),
             trace_headline(t.get("trace", "")),
@@ -172,7 +173,20 @@ def _indent(text: str, by: str = "  ") -> str:
 def _unit_line(unit: Mapping[str, Any]) -> str:
     where = f" on {unit['worker_id']}" if unit.get("worker_id") else ""
     version = f", version {unit['version']}" if unit.get("version") else ""
-    return f"{unit['state']}{where}{version}"
+    return f"{unit['state']}{where}{version}{auto_restart_note(unit)}"
+
+
+def auto_restart_note(unit: Mapping[str, Any]) -> str:
+    """What a unit's status says of its automatic restarts, as a clause; none without them."""
+    auto = unit.get("auto_restart")
+    if not auto:
+        return ""
+    if auto["given_up"]:
+        return f", automatic restarts given up after {auto['attempts']}"
+    if auto["next_ms"]:
+        when = datetime.fromtimestamp(auto["next_ms"] / 1000, UTC).strftime("%H:%M:%S")
+        return f", automatic restart {auto['attempts'] + 1} at {when} UTC"
+    return f", {auto['attempts']} automatic restarts so far"
 
 
 def _traces(status: Mapping[str, Any]) -> str:

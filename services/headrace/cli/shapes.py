@@ -37,6 +37,12 @@ def unit_json(unit: config_pb2.UnitStatus) -> dict[str, Any]:
         out["version"] = unit.plugin_version
     if unit.trace:
         out["trace"] = unit.trace
+    if unit.auto_restart_attempts or unit.auto_restart_next_ms or unit.auto_restart_given_up:
+        out["auto_restart"] = {
+            "attempts": unit.auto_restart_attempts,
+            "next_ms": unit.auto_restart_next_ms or None,
+            "given_up": unit.auto_restart_given_up,
+        }
     return out
 
 

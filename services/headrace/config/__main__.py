@@ -17,6 +17,7 @@ from headrace.config.grpc_api import ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, app
+from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner, sessionkey
 from headrace.core.plugins import discover
@@ -81,6 +82,9 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     automation = Automation(settings, address)
     automating = asyncio.create_task(automation.start(), name="automation")
     rotating = asyncio.create_task(rotate_session_keys(commands), name="session-keys")
+    restarter = AutoRestarter(commands)
+    commands.restarts_shown = restarter.shown
+    restarting = asyncio.create_task(restarter.run(), name="auto-restarts")
     logger.info(
         "config_service_ready",
         address=address,
@@ -89,8 +93,9 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
         plugins=len(commands.catalog.plugins),
     )
     try:
-        await runner.until_stopped(*store.readers(), rotating)
+        await runner.until_stopped(*store.readers(), rotating, restarting)
     finally:
+        await runner.cancel(restarting)
         await runner.cancel(rotating)
         await runner.cancel(automating)
         await automation.stop()

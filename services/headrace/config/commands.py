@@ -6,7 +6,7 @@ events, and returns the state that includes them; bad input raises :class:`Confi
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from headrace.config import framework
@@ -25,6 +25,7 @@ from headrace.config.validation import (
     check_task,
 )
 from headrace.core import configlog, log, sessionkey
+from headrace.core.autorestart import Attempt, Shown
 from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.configstate import Config, ConfigState
 from headrace.core.errors import PluginError
@@ -81,6 +82,11 @@ def plan_restart(
     )
 
 
+ShownRestarts = Callable[[ConfigState, StatusState, str], Mapping[int, Shown]]
+"""Per task (-1: the connector), what a status says of its automatic restarts: set by whoever
+runs them (``headrace.config.restarter``); none by default."""
+
+
 class Commands:
     """Lifecycle commands over one store and the installed plugins."""
 
@@ -95,6 +101,7 @@ class Commands:
         self.catalog = catalog
         self.offsets = offsets
         self.checks = checks
+        self.restarts_shown: ShownRestarts = lambda configs, statuses, name: {}
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -253,6 +260,35 @@ class Commands:
         state = await self.store.transact(plan)
         return self._view(name, state), statuses, planned
 
+    async def auto_restart(self, name: str, task: int, attempt: int, at_ms: int) -> None:
+        """Restarts the unit (task -1: the connector) as its ``attempt``-th automatic restart in
+        a row; nothing when that attempt was made already (by another replica)."""
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            check_exists(name, state)
+            if state.target_of(name) is not Target.RUNNING:
+                return []
+            attempts = dict(state.auto_restarts.get(name, {}))
+            last = attempts.get(task)
+            if (last.count if last is not None else 0) >= attempt:
+                return []
+            attempts[task] = Attempt(attempt, at_ms)
+            return [configlog.restart(name, [task]), configlog.auto_restarts(name, attempts)]
+
+        await self.store.transact(plan)
+
+    async def auto_restart_recovered(self, name: str, task: int) -> None:
+        """Forgets the unit's automatic restarts: it has run long enough since the last."""
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            check_exists(name, state)
+            attempts = dict(state.auto_restarts.get(name, {}))
+            if attempts.pop(task, None) is None:
+                return []
+            return [configlog.auto_restarts(name, attempts)]
+
+        await self.store.transact(plan)
+
     async def restart_task(self, name: str, task: int) -> None:
         async def plan(state: ConfigState) -> list[configlog.Record]:
             check_task(name, task, state)
@@ -314,6 +350,10 @@ class Commands:
         view = await self.get(name)
         statuses = await self.store.current_status()
         return view, of_connector(statuses, name)
+
+    def auto_restarts(self, name: str, statuses: StatusState) -> Mapping[int, Shown]:
+        """What the connector's status says of its units' automatic restarts."""
+        return self.restarts_shown(self.store.configs, statuses, name)
 
     async def read_offsets(self, name: str) -> Sequence[ConnectorOffset]:
         """The connector's offsets as they are stored now (KIP-875)."""

@@ -24,6 +24,7 @@ from headrace.config.validation import (
     check_name,
     check_topics_regex,
 )
+from headrace.core import autorestart
 from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, merge
 from headrace.core.configstate import ConfigState
 from headrace.core.connectorconfig import (
@@ -43,12 +44,13 @@ from headrace.runtime.transforms import parse_chain
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
 
-COMMON, TRANSFORMS, ERRORS, SINK, SOURCE = (
+COMMON, TRANSFORMS, ERRORS, SINK, SOURCE, AUTO_RESTART = (
     "Common",
     "Transforms",
     "Error Handling",
     "Sink",
     "Exactly Once Support",
+    "Auto Restart",
 )
 
 
@@ -66,6 +68,15 @@ def _common() -> ConfigDef:
         ("errors.retry.timeout", Type.LONG, 0, "Retries are not supported: 0 only.", ERRORS),
         ("errors.log.enable", Type.BOOLEAN, False, "Log each tolerated error.", ERRORS),
         ("errors.log.include.messages", Type.BOOLEAN, False, "With the record.", ERRORS),
+        (
+            autorestart.ENABLE,
+            Type.BOOLEAN,
+            False,
+            "Restart FAILED units, with backoff.",
+            AUTO_RESTART,
+        ),
+        (autorestart.MAX_ATTEMPTS, Type.INT, 10, "Attempts in a row, then give up.", AUTO_RESTART),
+        (autorestart.BACKOFF, Type.LONG, 30_000, "Wait before the first; doubling.", AUTO_RESTART),
     ]
     return _defined(keys)
 
@@ -126,6 +137,7 @@ def _checks(
         ("transforms", lambda: parse_chain(config).close()),
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
         ("connector.class", lambda: refuse_unhonoured(config)),
+        (autorestart.ENABLE, lambda: autorestart.policy_of(config)),
     ]
     if plugin is not None and plugin.type == "sink":
         checks.append(("topics", lambda: _one_subscription(config)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from typing import TypeVar
 
 import grpc
@@ -11,6 +11,7 @@ import grpc
 from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
 from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.autorestart import Shown
 from headrace.core.sessionkey import now_ms
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
@@ -69,13 +70,16 @@ def _target(value: str) -> Target | None:
 
 
 def _status(
-    view: ConnectorView, statuses: StatusState, plan: RestartPlan | None = None
+    view: ConnectorView,
+    statuses: StatusState,
+    plan: RestartPlan | None = None,
+    auto: Mapping[int, Shown] | None = None,
 ) -> config_pb2.ConnectorStatus:
     """The connector's status; the units of a restart ``plan`` show RESTARTING."""
     restarting = set(plan.units) if plan is not None else set()
 
     def unit(u: WorkUnit) -> config_pb2.UnitStatus:
-        reported = _unit(u, statuses.get(u))
+        reported = _unit(u, statuses.get(u), (auto or {}).get(u.task))
         if u.task in restarting:
             reported.state = State.RESTARTING.value
         return reported
@@ -88,15 +92,21 @@ def _status(
     )
 
 
-def _unit(unit: WorkUnit, status: UnitStatus | None) -> config_pb2.UnitStatus:
+def _unit(
+    unit: WorkUnit, status: UnitStatus | None, auto: Shown | None = None
+) -> config_pb2.UnitStatus:
     if status is None:
         return config_pb2.UnitStatus(task=unit.task, state=State.UNASSIGNED.value)
+    shown = auto or Shown()
     return config_pb2.UnitStatus(
         task=unit.task,
         state=status.state.value,
         worker_id=status.worker_id,
         trace=status.trace,
         plugin_version=status.plugin_version,
+        auto_restart_attempts=shown.attempts,
+        auto_restart_next_ms=shown.next_ms,
+        auto_restart_given_up=shown.given_up,
     )
 
 
@@ -147,7 +157,7 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
         self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
     ) -> config_pb2.ConnectorStatus:
         view, statuses = await _answer(context, self._commands.status(request.name))
-        return _status(view, statuses)
+        return _status(view, statuses, auto=self._commands.auto_restarts(view.name, statuses))
 
     async def GetTaskStatus(
         self, request: config_pb2.TaskRequest, context: grpc.aio.ServicerContext
@@ -156,7 +166,8 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
             context, self._commands.task_status(request.name, request.task)
         )
         unit = WorkUnit(view.name, request.task)
-        return _unit(unit, statuses.get(unit))
+        auto = self._commands.auto_restarts(view.name, statuses).get(unit.task)
+        return _unit(unit, statuses.get(unit), auto)
 
     async def PauseConnector(
         self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext

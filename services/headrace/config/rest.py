@@ -20,6 +20,7 @@ from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.offsets import ConnectorOffset
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core import log
+from headrace.core.autorestart import Shown
 from headrace.core.connectjson import config_infos_json, key_json
 from headrace.core.status import StatusState, UnitStatus
 from headrace.core.structs import State, Target, WorkUnit
@@ -116,7 +117,9 @@ def info_json(view: ConnectorView) -> dict[str, Any]:
     }
 
 
-def _state(status: UnitStatus | None, restarting: bool) -> dict[str, Any]:
+def _state(
+    status: UnitStatus | None, restarting: bool, auto: Shown | None = None
+) -> dict[str, Any]:
     if status is None:
         out: dict[str, Any] = {"state": State.UNASSIGNED.value, "worker_id": ""}
     else:
@@ -127,20 +130,34 @@ def _state(status: UnitStatus | None, restarting: bool) -> dict[str, Any]:
             out["version"] = status.plugin_version
     if restarting:
         out["state"] = State.RESTARTING.value
+    if auto is not None and status is not None:  # headrace's own, beside Connect's fields
+        out["auto_restart"] = {
+            "attempts": auto.attempts,
+            "next_ms": auto.next_ms or None,
+            "given_up": auto.given_up,
+        }
     return out
 
 
 def status_json(
-    view: ConnectorView, statuses: StatusState, plan: RestartPlan | None = None
+    view: ConnectorView,
+    statuses: StatusState,
+    plan: RestartPlan | None = None,
+    auto: Mapping[int, Shown] | None = None,
 ) -> dict[str, Any]:
-    """Connect's ConnectorStateInfo; the units of a restart plan show RESTARTING."""
+    """Connect's ConnectorStateInfo; the units of a restart plan show RESTARTING; with
+    ``auto``, each unit's automatic restarts."""
     planned = set(plan.units) if plan is not None else set()
+    shown = auto or {}
     unit = WorkUnit.of(view.name)
     return {
         "name": view.name,
-        "connector": _state(statuses.get(unit), unit.task in planned),
+        "connector": _state(statuses.get(unit), unit.task in planned, shown.get(unit.task)),
         "tasks": [
-            {"id": i, **_state(statuses.get(WorkUnit(view.name, i)), i in planned)}
+            {
+                "id": i,
+                **_state(statuses.get(WorkUnit(view.name, i)), i in planned, shown.get(i)),
+            }
             for i in range(len(view.tasks))
         ],
         "type": view.type,
@@ -230,7 +247,8 @@ class ConnectApi:
             view, statuses = await self.commands.status(name)
             entry: dict[str, Any] = {}
             if "status" in expand:
-                entry["status"] = status_json(view, statuses)
+                auto = self.commands.auto_restarts(name, statuses)
+                entry["status"] = status_json(view, statuses, auto=auto)
             if "info" in expand:
                 entry["info"] = info_json(view)
             out[name] = entry
@@ -284,7 +302,8 @@ class ConnectApi:
 
     async def status(self, request: web.Request) -> web.Response:
         view, statuses = await self.commands.status(request.match_info["connector"])
-        return web.json_response(status_json(view, statuses))
+        auto = self.commands.auto_restarts(view.name, statuses)
+        return web.json_response(status_json(view, statuses, auto=auto))
 
     async def tasks(self, request: web.Request) -> web.Response:
         view = await self.commands.get(request.match_info["connector"])

@@ -12,6 +12,8 @@
 | ``target-state-<name>`` | tombstone | clean-up after a deletion |
 | ``restart-<name>`` | ``RestartRequested`` | restart these units; the offset orders restarts |
 | ``restart-<name>`` | tombstone | clean-up after a deletion |
+| ``auto-restart-<name>`` | ``AutoRestarts`` | the units' last automatic restarts, as a whole |
+| ``auto-restart-<name>`` | tombstone | clean-up after a deletion |
 | ``session-key`` | ``SessionKeyCreated`` | the key internal calls are signed with |
 
 Only the config service writes this topic, each write a transaction under the transactional id
@@ -27,7 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from headrace.core.autorestart import Attempt
 from headrace.core.configstate import (
+    AutoRestartsRecorded,
     ConfigEvent,
     ConnectorConfigured,
     ConnectorRemoved,
@@ -68,6 +72,10 @@ def restart_key(name: str) -> str:
     return f"restart-{name}"
 
 
+def auto_restart_key(name: str) -> str:
+    return f"auto-restart-{name}"
+
+
 def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None:
     """The event a record of the configs topic carries (``offset`` is where it was); None for
     records it does not know."""
@@ -91,6 +99,10 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
     if key.startswith("restart-") and value is not None:
         msg_r = events_pb2.RestartRequested.FromString(value)
         return RestartRequested(msg_r.connector, tuple(msg_r.tasks), offset)
+    if key.startswith("auto-restart-") and value is not None:
+        msg_a = events_pb2.AutoRestarts.FromString(value)
+        attempts = {u.task: Attempt(u.attempt, u.at_ms) for u in msg_a.units}
+        return AutoRestartsRecorded(msg_a.connector, attempts)
     if key == SESSION_KEY and value is not None:
         msg_k = events_pb2.SessionKeyCreated.FromString(value)
         return SessionKeyCreated(SessionKey(msg_k.key, msg_k.created_ms))
@@ -100,6 +112,15 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
 def connector_configured(name: str, config: Mapping[str, str], incarnation: str) -> Record:
     msg = events_pb2.ConnectorConfigured(name=name, config=dict(config), incarnation=incarnation)
     return connector_key(name), msg.SerializeToString()
+
+
+def auto_restarts(name: str, attempts: Mapping[int, Attempt]) -> Record:
+    units = [
+        events_pb2.AutoRestart(task=task, attempt=a.count, at_ms=a.at_ms)
+        for task, a in sorted(attempts.items())
+    ]
+    msg = events_pb2.AutoRestarts(connector=name, units=units)
+    return auto_restart_key(name), msg.SerializeToString()
 
 
 def session_key(key: SessionKey) -> Record:
@@ -138,6 +159,7 @@ def deletion(name: str, task_count: int) -> list[Record]:
         (commit_key(name), None),
         (target_key(name), None),
         (restart_key(name), None),
+        (auto_restart_key(name), None),
     ]
     records.extend((task_key(name, i), None) for i in range(task_count))
     return records

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 import immutables
 
+from headrace.core.autorestart import Attempt
 from headrace.core.persistent import with_item, without_item
 from headrace.core.structs import Target
 
@@ -77,6 +78,14 @@ class RestartRequested:
 
 
 @dataclass(frozen=True)
+class AutoRestartsRecorded:
+    """The connector's units' last automatic restarts (task -1: the connector), as a whole."""
+
+    connector: str
+    attempts: Mapping[int, Attempt]
+
+
+@dataclass(frozen=True)
 class SessionKey:
     """The key internal calls are signed with (see ``headrace.core.sessionkey``)."""
 
@@ -99,6 +108,7 @@ ConfigEvent = (
     | TargetStateChanged
     | RestartRequested
     | SessionKeyCreated
+    | AutoRestartsRecorded
 )
 
 
@@ -115,6 +125,8 @@ class ConfigState:
     targets: Mapping[str, Target] = field(default_factory=immutables.Map)
     # Per connector, per task (-1: the connector), the offset of the last restart asked for it.
     restarts: Mapping[str, Mapping[int, int]] = field(default_factory=immutables.Map)
+    # Per connector, per unit still counting, its last automatic restart.
+    auto_restarts: Mapping[str, Mapping[int, Attempt]] = field(default_factory=immutables.Map)
     # The latest session key last, and the one before it: both sign valid internal calls.
     session_keys: tuple[SessionKey, ...] = ()
 
@@ -166,6 +178,11 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
                 state,
                 restarts=with_item(state.restarts, connector, MappingProxyType(restarts)),
             )
+        case AutoRestartsRecorded(connector, attempts):
+            if not attempts:
+                return replace(state, auto_restarts=without_item(state.auto_restarts, connector))
+            frozen = MappingProxyType(dict(attempts))
+            return replace(state, auto_restarts=with_item(state.auto_restarts, connector, frozen))
         case SessionKeyCreated(key):
             return replace(state, session_keys=(*state.session_keys, key)[-2:])
     raise TypeError(f"not a config event: {event!r}")
@@ -180,6 +197,7 @@ def _removed(state: ConfigState, name: str) -> ConfigState:
         incarnations=without_item(state.incarnations, name),
         targets=without_item(state.targets, name),
         restarts=without_item(state.restarts, name),
+        auto_restarts=without_item(state.auto_restarts, name),
         session_keys=state.session_keys,
     )
 

@@ -21,13 +21,21 @@ PLUGIN_VERSION_ALIAS = "connector.version"  # KIP-891's first name for the key
 
 def tasks_max(config: Mapping[str, str]) -> int:
     """``tasks.max`` (default 1) as a whole number of at least 1."""
-    raw = config.get(TASKS_MAX, "1")
+    return whole_number(config, TASKS_MAX, 1, minimum=1)
+
+
+def whole_number(config: Mapping[str, str], key: str, default: int, *, minimum: int = 0) -> int:
+    """The key's value as a whole number of at least ``minimum`` (``default`` when unset or
+    empty); ConfigException naming the key otherwise."""
+    raw = config.get(key, "").strip()
+    if not raw:
+        return default
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigException(f"{TASKS_MAX}: {raw!r} is not a whole number") from None
-    if value < 1:
-        raise ConfigException(f"{TASKS_MAX}: must be at least 1, got {value}")
+        raise ConfigException(f"{key}: {raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ConfigException(f"{key}: must be at least {minimum}, got {value}")
     return value
 
 

@@ -200,18 +200,24 @@ class DeleteConnectorResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class UnitStatus(_message.Message):
-    __slots__ = ("task", "state", "worker_id", "trace", "plugin_version")
+    __slots__ = ("task", "state", "worker_id", "trace", "plugin_version", "auto_restart_attempts", "auto_restart_next_ms", "auto_restart_given_up")
     TASK_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     TRACE_FIELD_NUMBER: _ClassVar[int]
     PLUGIN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    AUTO_RESTART_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    AUTO_RESTART_NEXT_MS_FIELD_NUMBER: _ClassVar[int]
+    AUTO_RESTART_GIVEN_UP_FIELD_NUMBER: _ClassVar[int]
     task: int
     state: str
     worker_id: str
     trace: str
     plugin_version: str
-    def __init__(self, task: _Optional[int] = ..., state: _Optional[str] = ..., worker_id: _Optional[str] = ..., trace: _Optional[str] = ..., plugin_version: _Optional[str] = ...) -> None: ...
+    auto_restart_attempts: int
+    auto_restart_next_ms: int
+    auto_restart_given_up: bool
+    def __init__(self, task: _Optional[int] = ..., state: _Optional[str] = ..., worker_id: _Optional[str] = ..., trace: _Optional[str] = ..., plugin_version: _Optional[str] = ..., auto_restart_attempts: _Optional[int] = ..., auto_restart_next_ms: _Optional[int] = ..., auto_restart_given_up: _Optional[bool] = ...) -> None: ...
 
 class ConnectorStatus(_message.Message):
     __slots__ = ("name", "type", "connector", "tasks")

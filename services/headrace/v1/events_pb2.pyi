@@ -72,6 +72,24 @@ class RestartRequested(_message.Message):
     tasks: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, connector: _Optional[str] = ..., tasks: _Optional[_Iterable[int]] = ...) -> None: ...
 
+class AutoRestarts(_message.Message):
+    __slots__ = ("connector", "units")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    units: _containers.RepeatedCompositeFieldContainer[AutoRestart]
+    def __init__(self, connector: _Optional[str] = ..., units: _Optional[_Iterable[_Union[AutoRestart, _Mapping]]] = ...) -> None: ...
+
+class AutoRestart(_message.Message):
+    __slots__ = ("task", "attempt", "at_ms")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    task: int
+    attempt: int
+    at_ms: int
+    def __init__(self, task: _Optional[int] = ..., attempt: _Optional[int] = ..., at_ms: _Optional[int] = ...) -> None: ...
+
 class StatusReported(_message.Message):
     __slots__ = ("connector", "task", "state", "worker_id", "trace", "generation", "plugin_version")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]

@@ -1,0 +1,107 @@
+"""The config service's automatic restarts: a loop that looks at every connector that opted in
+(``auto.restart.enable``) and restarts its FAILED units when their backoff is over, as an
+operator would through the restart call. The policy is ``headrace.core.autorestart``; each
+attempt, and each recovery, is an event on the configs topic, written through the commands, so
+replicas agree on the count and never both restart one attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+
+from headrace.config.commands import Commands
+from headrace.config.validation import ConfigRejected
+from headrace.core import log
+from headrace.core.autorestart import (
+    Recovered,
+    Restart,
+    Shown,
+    Step,
+    next_step,
+    policy_of,
+    shown,
+)
+from headrace.core.configstate import ConfigState
+from headrace.core.sessionkey import now_ms
+from headrace.core.status import StatusState, of_connector
+from headrace.core.structs import State, Target, WorkUnit
+from headrace.sdk.errors import ConfigException
+
+TICK_S = 0.5
+
+
+class AutoRestarter:
+    """Restarts the FAILED units of connectors that opted in, with backoff."""
+
+    def __init__(self, commands: Commands, clock: Callable[[], int] = now_ms) -> None:
+        self._commands = commands
+        self._clock = clock
+        self._failed_seen: dict[WorkUnit, int] = {}  # since when each unit is seen FAILED
+        self._log = log.get()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # noqa: BLE001 - the next tick tries again; the service goes on
+                self._log.exception("auto_restart_tick_failed")
+            await asyncio.sleep(TICK_S)
+
+    async def tick(self) -> None:
+        store = self._commands.store
+        configs, statuses, now = await store.current(), await store.current_status(), self._clock()
+        self._remember_failures(statuses, now)
+        for name in configs.connectors:
+            for unit, step in self._steps(configs, statuses, name, now).items():
+                try:
+                    if isinstance(step, Restart):
+                        self._log.info(
+                            "auto_restart_requested",
+                            connector=name,
+                            task=unit.task,
+                            attempt=step.attempt,
+                        )
+                        await self._commands.auto_restart(name, unit.task, step.attempt, now)
+                    elif isinstance(step, Recovered):
+                        await self._commands.auto_restart_recovered(name, unit.task)
+                except ConfigRejected as exc:  # deleted, paused or stopped meanwhile
+                    self._log.info("auto_restart_skipped", connector=name, reason=exc.message)
+
+    def shown(self, configs: ConfigState, statuses: StatusState, name: str) -> dict[int, Shown]:
+        """Per task (-1: the connector), what its status says of its automatic restarts; none
+        for a connector that did not opt in."""
+        now = self._clock()
+        attempts = configs.auto_restarts.get(name, {})
+        return {
+            unit.task: shown(step, attempts.get(unit.task), now)
+            for unit, step in self._steps(configs, statuses, name, now, every=True).items()
+        }
+
+    def _remember_failures(self, statuses: StatusState, now: int) -> None:
+        failed = {u for u, s in statuses.items() if s.state is State.FAILED}
+        self._failed_seen = {u: self._failed_seen.get(u, now) for u in failed}
+
+    def _steps(
+        self,
+        configs: ConfigState,
+        statuses: StatusState,
+        name: str,
+        now: int,
+        every: bool = False,
+    ) -> Mapping[WorkUnit, Step]:
+        try:
+            policy = policy_of(configs.connectors[name])
+        except ConfigException:
+            return {}  # refused at create; an older version's config may still hold one
+        if not policy.enabled or configs.target_of(name) is not Target.RUNNING:
+            return {}
+        attempts = configs.auto_restarts.get(name, {})
+        steps: dict[WorkUnit, Step] = {}
+        for unit, status in of_connector(statuses, name).items():
+            last = attempts.get(unit.task)
+            failed_since = self._failed_seen.get(unit)
+            step = next_step(policy, status.state.value, last, failed_since, now)
+            if step is not None or every:
+                steps[unit] = step
+        return steps
