@@ -4,7 +4,11 @@ refused with the right gRPC status while nothing changes."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,6 +25,8 @@ from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
 from headrace.v1 import config_pb2, internal_pb2_grpc
 from headrace.worker.taskconfigs import TaskConfigsClient
+from tests.integration.conftest import manifest_plugins
+from tests.support import install_manifest
 
 pytestmark = pytest.mark.kafka
 
@@ -322,3 +328,37 @@ def test_task_configs_are_taken_only_from_a_caller_with_the_session_key(
 
         asyncio.run(put_tasks(settings, "signed", [{"t": "0"}]))
         assert [dict(t.config) for t in client.get("signed").tasks] == [{"t": "0"}]
+
+
+def test_broken_plugins_are_listed_with_why_and_refused_and_the_service_starts(
+    settings_for: Callable[..., Settings], tmp_path: Path
+) -> None:
+    plugins = manifest_plugins(tmp_path / "plugins")
+    (plugins / "garbled" / "1.0.0").mkdir(parents=True)
+    (plugins / "garbled" / "1.0.0" / "manifest.json").write_text("{not json")
+    install_manifest(plugins, "Unloadable", "1.0.0", "source")
+    module = plugins / "Unloadable" / "1.0.0" / "com" / "example.py"
+    module.write_text("raise ImportError('a requirement of this plugin is not installed')\n")
+    settings = settings_for(plugins)
+    stack = Stack(settings)
+    stack.start("config")
+    try:
+        with ConfigClient(settings.config_addr) as client:
+            with pytest.raises(grpc.RpcError) as info:
+                client.create("x", {"connector.class": "Unloadable"})
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "could not be loaded" in str(info.value.details())
+            assert "a requirement of this plugin is not installed" in str(info.value.details())
+            errors = {p.class_name: p.error for p in client.plugins() if p.error}
+            assert "unreadable manifest" in errors[str(plugins / "garbled" / "1.0.0")]
+            assert "a requirement of this plugin" in errors["com.example.UnloadableConnector"]
+            assert {p.class_name for p in client.plugins() if not p.error} == {
+                "com.example.GenConnector",
+                "com.example.LakeConnector",
+            }
+            assert client.names() == []
+        with urllib.request.urlopen(f"http://{settings.rest_addr}/connector-plugins") as answer:
+            listed = {p["class"] for p in json.load(answer)}
+        assert listed == {"com.example.GenConnector", "com.example.LakeConnector"}
+    finally:
+        stack.down()

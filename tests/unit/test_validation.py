@@ -9,6 +9,7 @@ import pytest
 from headrace.config.framework import check_create
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.configstate import ConfigState, ConnectorConfigured, fold
+from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, discover, version_key
 from tests.support import install_manifest
 
@@ -152,3 +153,25 @@ def test_values_that_change_nothing_are_accepted(catalog: PluginCatalog) -> None
         "plugin.specific.key": "its own",  # a connector's own keys are its to read
     }
     assert check_create("s", config, catalog, ConfigState()).config["errors.retry.timeout"] == "0"
+
+
+def test_broken_plugin_folders_are_listed_with_the_reason_and_the_rest_still_found(
+    tmp_path: Path,
+) -> None:
+    install_manifest(tmp_path, "Good", "1.0.0", "source")
+    (tmp_path / "unreadable" / "1.0.0").mkdir(parents=True)
+    (tmp_path / "unreadable" / "1.0.0" / "manifest.json").write_text("{not json")
+    (tmp_path / "typeless" / "1.0.0").mkdir(parents=True)
+    (tmp_path / "typeless" / "1.0.0" / "manifest.json").write_text('{"class": "m.C"}')
+    install_manifest(tmp_path / "copy", "Good", "1.0.0", "source")  # the same class and version
+
+    found = discover([tmp_path, tmp_path / "copy"])
+    assert [(p.class_name, p.version) for p in found.plugins] == [
+        ("com.example.GoodConnector", "1.0.0")
+    ]
+    reasons = {b.folder.relative_to(tmp_path).as_posix(): b.reason for b in found.broken}
+    assert "unreadable manifest" in reasons["unreadable/1.0.0"]
+    assert "lacks version, type" in reasons["typeless/1.0.0"]
+    assert "is also in" in reasons["copy/Good/1.0.0"]
+    with pytest.raises(PluginError, match="broken, see the plugin list: 3"):
+        found.resolve("Typeless")

@@ -116,7 +116,10 @@ def tasks_table(tasks: Sequence[Mapping[str, Any]], width: int | None = None) ->
 
 def plugins_table(plugins: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
     rows = [[p["class"], p["type"], _or_none(p.get("version"))] for p in plugins]
-    return table(("CLASS", "TYPE", "VERSION"), rows, width)
+    if not any(p.get("error") for p in plugins):
+        return table(("CLASS", "TYPE", "VERSION"), rows, width)
+    broken = [[*row, p.get("error", "")] for row, p in zip(rows, plugins, strict=True)]
+    return table(("CLASS", "TYPE", "VERSION", "ERROR"), broken, width)
 
 
 def offsets_table(offsets: Mapping[str, Any], width: int | None = None) -> str:

@@ -87,8 +87,10 @@ def describe_json(
 
 
 def plugin_json(plugin: config_pb2.PluginInfo) -> dict[str, Any]:
-    """One entry of Connect's ``GET /connector-plugins``."""
-    return {"class": plugin.class_name, "type": plugin.type, "version": plugin.version}
+    """One entry of Connect's ``GET /connector-plugins``; with ``error``, one that cannot be
+    used, and why."""
+    out = {"class": plugin.class_name, "type": plugin.type, "version": plugin.version}
+    return {**out, "error": plugin.error} if plugin.error else out
 
 
 def key_json(key: configdef_pb2.ConfigKeyInfo) -> dict[str, Any]:

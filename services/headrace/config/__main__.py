@@ -20,7 +20,7 @@ from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner, sessionkey
-from headrace.core.plugins import discover
+from headrace.core.plugins import installed
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topics
@@ -54,7 +54,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     store = ConfigStore.on_kafka(settings)
     await store.start()
     checks = PluginChecks(settings)
-    commands = Commands(store, discover(settings.plugin_path), OffsetsAdmin(settings), checks)
+    commands = Commands(store, installed(settings.plugin_path), OffsetsAdmin(settings), checks)
     await commands.ensure_session_key(sessionkey.now_ms())
 
     def servicers(server: grpc.aio.Server) -> None:

@@ -20,6 +20,7 @@ class PluginInfo:
     class_name: str
     type: str  # source, sink, converter, transformation, predicate
     version: str
+    error: str = ""  # why it cannot be used; empty when it can
 
 
 @cache

@@ -32,6 +32,7 @@ from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.status import StatusState, of_connector
 from headrace.core.structs import CONNECTOR_TASK, State, Target, WorkUnit
+from headrace.core.supervisor import plugin_key
 
 
 @dataclass(frozen=True)
@@ -403,8 +404,18 @@ class Commands:
 
     def plugins(self, *, connectors_only: bool) -> Sequence[PluginInfo]:
         """Every installed connector version, and unless ``connectors_only`` the built-in
-        converters, transformations and predicates."""
-        connectors = [PluginInfo(p.class_name, p.type, p.version) for p in self.catalog.plugins]
+        converters, transformations and predicates. A plugin that cannot be used is listed with
+        why: a manifest that could not be read (its folder for a name), or a plugin whose
+        process failed to load it when a config of it was validated."""
+        unloadable = self.checks.broken
+        connectors = [
+            PluginInfo(p.class_name, p.type, p.version, unloadable.get(plugin_key(p), ""))
+            for p in self.catalog.plugins
+        ]
+        connectors += [
+            PluginInfo(str(b.folder), "unknown", b.folder.name, b.reason)
+            for b in self.catalog.broken
+        ]
         return connectors if connectors_only else [*connectors, *builtin_plugins()]
 
     async def current(self) -> None:

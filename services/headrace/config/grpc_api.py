@@ -209,6 +209,7 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
                     type=p.type,
                     version=p.version,
                     aliases=aliases.get(p.class_name, ()),
+                    error=p.error,
                 )
                 for p in self._commands.plugins(connectors_only=request.connectors_only)
             ]

@@ -43,6 +43,7 @@ class PluginChecks:
         self._processes: dict[str, PluginProcess] = {}
         self._starting: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._gone: set[asyncio.Future[None]] = set()  # forgetting a process that exited
+        self.broken: dict[str, str] = {}  # per plugin version that failed to load, why
 
     async def validate(
         self,
@@ -86,11 +87,13 @@ class PluginChecks:
             try:
                 await process.start()
             except (OSError, RuntimeError, TimeoutError) as exc:
+                self.broken[key] = f"could not be loaded: {exc}"
                 raise ConfigRejected(
                     Problem.INVALID,
                     f"connector.class: {plugin.class_name} {plugin.version} could not be "
                     f"loaded: {exc}",
                 ) from None
+            self.broken.pop(key, None)  # loads now: fixed in place, or a passing failure
             self._processes[key] = process
             return process
 

@@ -367,7 +367,11 @@ class ConnectApi:
             raise BadRequest(f"connectorsOnly must be true or false, not {connectors_only!r}")
         listed = self.commands.plugins(connectors_only=connectors_only == "true")
         return web.json_response(
-            [{"class": p.class_name, "type": p.type, "version": p.version} for p in listed]
+            [
+                {"class": p.class_name, "type": p.type, "version": p.version}
+                for p in listed
+                if not p.error  # Connect lists what it can load; the others are in its log
+            ]
         )
 
     async def plugin_config(self, request: web.Request) -> web.Response:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from headrace.core import log
 from headrace.core.errors import PluginError
 
 PLUGIN_TYPES = ("source", "sink")
@@ -89,14 +90,40 @@ def _module_exists(folder: Path, module: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
+@dataclass(frozen=True, order=True)
+class BrokenPlugin:
+    """A plugin version that cannot be used, and why: listed, refused, never run."""
+
+    folder: Path
+    reason: str
+
+
 def discover(plugin_path: Iterable[Path]) -> PluginCatalog:
-    """Every plugin version under the plugin path entries, in a stable order."""
-    found = [
-        read_manifest(m)
-        for entry in plugin_path
-        for m in sorted(Path(entry).glob("*/*/manifest.json"))
-    ]
-    return PluginCatalog(tuple(sorted(found)))
+    """Every plugin version under the plugin path entries, in a stable order. A manifest that
+    cannot be read, or a second one for a class and version already found, makes a broken
+    plugin with the reason, not an error: one bad folder must not keep a service from starting."""
+    found: dict[tuple[str, str], PluginDescriptor] = {}
+    broken: list[BrokenPlugin] = []
+    for entry in plugin_path:
+        for manifest in sorted(Path(entry).glob("*/*/manifest.json")):
+            try:
+                plugin = read_manifest(manifest)
+            except PluginError as exc:
+                broken.append(BrokenPlugin(manifest.parent, str(exc)))
+                continue
+            first = found.setdefault((plugin.class_name, plugin.version), plugin)
+            if first is not plugin:
+                reason = f"{plugin.class_name} {plugin.version} is also in {first.folder}"
+                broken.append(BrokenPlugin(plugin.folder, reason))
+    return PluginCatalog(tuple(sorted(found.values())), tuple(sorted(broken)))
+
+
+def installed(plugin_path: Iterable[Path]) -> PluginCatalog:
+    """:func:`discover`, logging each broken plugin once, as a service starts."""
+    catalog = discover(plugin_path)
+    for plugin in catalog.broken:
+        log.get().warning("plugin_broken", folder=str(plugin.folder), reason=plugin.reason)
+    return catalog
 
 
 @dataclass(frozen=True)
@@ -104,6 +131,7 @@ class PluginCatalog:
     """The installed plugins, with the name and version rules of KIP-891."""
 
     plugins: tuple[PluginDescriptor, ...]
+    broken: tuple[BrokenPlugin, ...] = ()
 
     def versions_of(self, connector_class: str) -> list[PluginDescriptor]:
         """The installed versions of the plugin named by class or alias, oldest first."""
@@ -119,9 +147,10 @@ class PluginCatalog:
         versions = self.versions_of(connector_class)
         if not versions:
             known = sorted({p.class_name for p in self.plugins})
+            unusable = f"; broken, see the plugin list: {len(self.broken)}" if self.broken else ""
             raise PluginError(
                 f"connector.class: no plugin named {connector_class!r} is installed "
-                f"(installed: {', '.join(known) or 'none'})"
+                f"(installed: {', '.join(known) or 'none'}{unusable})"
             )
         if not version:
             return versions[-1]

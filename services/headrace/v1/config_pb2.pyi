@@ -238,16 +238,18 @@ class ListPluginsRequest(_message.Message):
     def __init__(self, connectors_only: _Optional[bool] = ...) -> None: ...
 
 class PluginInfo(_message.Message):
-    __slots__ = ("class_name", "type", "version", "aliases")
+    __slots__ = ("class_name", "type", "version", "aliases", "error")
     CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     ALIASES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     class_name: str
     type: str
     version: str
     aliases: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, class_name: _Optional[str] = ..., type: _Optional[str] = ..., version: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ...) -> None: ...
+    error: str
+    def __init__(self, class_name: _Optional[str] = ..., type: _Optional[str] = ..., version: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ListPluginsResponse(_message.Message):
     __slots__ = ("plugins",)

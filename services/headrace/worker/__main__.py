@@ -7,7 +7,7 @@ import asyncio
 import socket
 
 from headrace.core import log, runner
-from headrace.core.plugins import discover
+from headrace.core.plugins import installed
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topics
 from headrace.worker.worker import Worker
@@ -19,7 +19,7 @@ async def serve(settings: Settings, worker_id: str) -> None:
     log_dir = settings.var_dir / "log"
     run_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
-    worker = Worker(settings, worker_id, discover(settings.plugin_path), run_dir, log_dir)
+    worker = Worker(settings, worker_id, installed(settings.plugin_path), run_dir, log_dir)
     main = asyncio.create_task(worker.run(), name="worker")
     signalled = asyncio.create_task(runner.until_signalled())
     done, _ = await asyncio.wait({main, signalled}, return_when=asyncio.FIRST_COMPLETED)
