@@ -23,7 +23,14 @@ from headrace.core.topics import ensure_topic
 from headrace.runtime.lifecycle import format_trace
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SUBSCRIPTION_REFRESH_MS, SinkRunner
-from headrace.sdk import ConnectError, SinkBatch, SinkRecord, SinkTask, TopicPartition
+from headrace.sdk import (
+    ConnectError,
+    RetriableError,
+    SinkBatch,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
 from tests.support import consume, describe_topic, eventually
 
 pytestmark = pytest.mark.kafka
@@ -579,3 +586,43 @@ async def test_the_dead_letter_queue_is_created_with_the_replication_factor_aske
 async def replicas(kafka: str, topic: str) -> int:
     [partition] = (await describe_topic(kafka, topic))["partitions"]
     return len(partition["replicas"])
+
+
+class FlakySink(RecordSink):
+    """Refuses its first ``failures`` puts with a RetriableError, as a busy target would."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        if self.failures and records:
+            self.failures -= 1
+            raise RetriableError("the target is busy, try again")
+        await super().put(records)
+
+
+async def test_a_retriable_put_is_tried_again_with_the_same_records(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 2)
+    await fill(kafka, topic, MESSAGES)
+    task = FlakySink(failures=2)
+    retry = {"errors.retry.timeout": "10000", "errors.retry.delay.max.ms": "50"}
+    runner = runner_for(kafka, cluster, "flaky", topic, task, **retry)
+    await run_until(runner, lambda: len(task.seen) >= len(MESSAGES))
+    assert task.failures == 0 and len(task.seen) == len(MESSAGES)  # each record once
+
+
+async def test_a_put_still_failing_when_the_retry_time_is_up_fails_the_task(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-in"
+    await ensure_topic(kafka, topic, 1)
+    await fill(kafka, topic, MESSAGES[:1])
+    task = FlakySink(failures=1000)
+    retry = {"errors.retry.timeout": "400", "errors.retry.delay.max.ms": "100"}
+    loop = await run_to(runner_for(kafka, cluster, "busy", topic, task, **retry), lambda: False)
+    assert isinstance(loop.exception(), RetriableError)
+    assert 1000 - task.failures == 5  # tried at once, then after 100, 100, 100 and 100 ms

@@ -18,7 +18,7 @@ from headrace.core.topics import ensure_topic
 from headrace.runtime.errors import RecordError, TaskFenced
 from headrace.runtime.placement import Placement
 from headrace.runtime.source import SourceRunner
-from headrace.sdk import RecordMetadata, SourceBatch, SourceRecord, SourceTask
+from headrace.sdk import RecordMetadata, RetriableError, SourceBatch, SourceRecord, SourceTask
 from tests.support import committed, consume, eventually
 
 pytestmark = pytest.mark.kafka
@@ -404,3 +404,37 @@ async def test_a_record_a_transform_cannot_handle_fails_the_task_naming_it(
 
     assert isinstance(error, RecordError) and "transform 'pick'" in str(error)
     assert await committed(kafka, topic) == [] and await stored(kafka, cluster) is None
+
+
+class FlakySource(ListSource):
+    """Fails its first ``failures`` polls with a RetriableError, then polls as ListSource."""
+
+    def __init__(self, records: list[SourceRecord], failures: int) -> None:
+        super().__init__(records)
+        self.failures = failures
+
+    async def poll(self) -> list[SourceRecord]:
+        if self.failures:
+            self.failures -= 1
+            raise RetriableError("the source system is busy, try again")
+        return await super().poll()
+
+
+RETRY = {"errors.retry.timeout": "10000", "errors.retry.delay.max.ms": "50"}
+
+
+async def test_a_retriable_poll_is_tried_again_within_the_retry_timeout(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-out"
+    await ensure_topic(kafka, topic, 1)
+    task = FlakySource([record(topic, i) for i in range(3)], failures=2)
+    error = await run_until(runner_for(kafka, cluster, task, RETRY), lambda: task.commits > 0)
+    assert error is None
+    assert task.failures == 0 and [m.offset for _, m in task.committed if m] == [0, 1, 2]
+
+
+async def test_without_retries_a_retriable_poll_fails_the_task(kafka: str, cluster: str) -> None:
+    task = FlakySource([], failures=1)
+    error = await run_until(runner_for(kafka, cluster, task), lambda: False)
+    assert isinstance(error, RetriableError) and "try again" in str(error)

@@ -131,7 +131,8 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
         ("producer.override.linger.ms", "50", "only consumer.override.max.poll.records is"),
         ("consumer.override.fetch.min.bytes", "1", "only consumer.override.max.poll.records is"),
         ("admin.override.retries", "1", "only consumer.override.max.poll.records is"),
-        ("errors.retry.timeout", "30000", "retries are not supported yet"),
+        ("errors.retry.timeout", "-5", "must be at least 0, got -5"),
+        ("errors.retry.delay.max.ms", "0", "must be at least 1, got 0"),
         ("consumer.override.max.poll.records", "0", "is not a whole number of at least 1"),
         ("transaction.boundary", "row", "is not one of poll, interval, connector"),
     ],
@@ -144,15 +145,15 @@ def test_a_framework_key_not_honoured_is_refused_with_the_reason(
     assert f"- {key}: " in err.message and reason in err.message
 
 
-def test_values_that_change_nothing_are_accepted(catalog: PluginCatalog) -> None:
+def test_values_headrace_honours_are_accepted(catalog: PluginCatalog) -> None:
     config = {
         "connector.class": "Lake",
         "topics": "t",
-        "errors.retry.timeout": "0",
+        "errors.retry.timeout": "-1",
         "consumer.override.max.poll.records": "500",
         "plugin.specific.key": "its own",  # a connector's own keys are its to read
     }
-    assert check_create("s", config, catalog, ConfigState()).config["errors.retry.timeout"] == "0"
+    assert check_create("s", config, catalog, ConfigState()).config["errors.retry.timeout"] == "-1"
 
 
 def test_broken_plugin_folders_are_listed_with_the_reason_and_the_rest_still_found(

@@ -38,8 +38,10 @@ from headrace.core.connectorconfig import (
 )
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.runtime import retry
 from headrace.runtime.converters import converter_for
 from headrace.runtime.errors import ErrorPolicy
+from headrace.runtime.retry import RetryPolicy
 from headrace.runtime.transforms import parse_chain
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
@@ -65,7 +67,8 @@ def _common() -> ConfigDef:
         ("transforms", Type.LIST, "", "Aliases of the transformations, in order.", TRANSFORMS),
         ("predicates", Type.LIST, "", "Aliases of the predicates.", TRANSFORMS),
         ("errors.tolerance", Type.STRING, "none", "none or all: failing records.", ERRORS),
-        ("errors.retry.timeout", Type.LONG, 0, "Retries are not supported: 0 only.", ERRORS),
+        (retry.TIMEOUT, Type.LONG, 0, "ms to retry a RetriableError; -1 forever.", ERRORS),
+        (retry.DELAY_MAX, Type.LONG, 60_000, "The longest wait between retries.", ERRORS),
         ("errors.log.enable", Type.BOOLEAN, False, "Log each tolerated error.", ERRORS),
         ("errors.log.include.messages", Type.BOOLEAN, False, "With the record.", ERRORS),
         (
@@ -138,6 +141,7 @@ def _checks(
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
         ("connector.class", lambda: refuse_unhonoured(config)),
         (autorestart.ENABLE, lambda: autorestart.policy_of(config)),
+        (retry.TIMEOUT, lambda: RetryPolicy.from_config(config)),
     ]
     if plugin is not None and plugin.type == "sink":
         checks.append(("topics", lambda: _one_subscription(config)))

@@ -135,13 +135,11 @@ CLIENT_OVERRIDES = ("producer.override.", "consumer.override.", "admin.override.
 CONVERTER_VERSIONS = tuple(
     f"{side}.converter.plugin.version" for side in ("key", "value", "header")
 )
-RETRY_TIMEOUT = "errors.retry.timeout"
 
 
 def refuse_unhonoured(config: Mapping[str, str]) -> None:
     """Refuses Kafka Connect's framework keys that headrace does not honour yet, each with the
-    reason, so that none is accepted and then ignored. A value that changes nothing in Connect
-    either (``errors.retry.timeout=0``, its default) is let through."""
+    reason, so that none is accepted and then ignored."""
     for key in sorted(config):
         if key.startswith("topic.creation."):
             raise ConfigException(
@@ -157,10 +155,6 @@ def refuse_unhonoured(config: Mapping[str, str]) -> None:
             raise ConfigException(
                 f"{key}: not supported; of the client overrides, only {MAX_POLL_RECORDS} is"
             )
-    if config.get(RETRY_TIMEOUT, "0").strip() != "0":
-        raise ConfigException(
-            f"{RETRY_TIMEOUT}: retries are not supported yet; only 0 (fail or tolerate at once) is"
-        )
     if MAX_POLL_RECORDS in config:
         raw = config[MAX_POLL_RECORDS]
         if not raw.strip().isdigit() or int(raw) < 1:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from headrace.core import log
 from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
 from headrace.runtime import watchdog
+from headrace.runtime.retry import RetryPolicy, retrying
+from headrace.sdk.errors import RetriableError
 from headrace.sdk.paths import Paths
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class LoopBase:
         self.paths = Paths(placement.settings.file_roots)  # the task context's ``paths``
         self.stop_requested = asyncio.Event()
         self.skipped = 0
+        self.retry_policy = RetryPolicy.from_config(self.connector_config)
 
     def request_stop(self) -> None:
         self.stop_requested.set()
@@ -45,3 +52,18 @@ class LoopBase:
         """Bounds the call into the task's code made inside the block (see ``watchdog``)."""
         with watchdog.bounded(WorkUnit(self.connector, self.task_id), name):
             yield
+
+    async def retried(self, name: str, call: Callable[[], Awaitable[T]]) -> T:
+        """A call into the task's code, each try bounded, tried again after a
+        ``RetriableError`` for as long as ``errors.retry.*`` say (see ``retry``)."""
+
+        async def attempt() -> T:
+            with self.plugin_call(name):
+                return await call()
+
+        def retried(attempt: int, error: RetriableError, wait_s: float) -> None:
+            log.get(connector=self.connector, task=self.task_id).warning(
+                "task_call_retried", call=name, attempt=attempt, wait_s=wait_s, error=str(error)
+            )
+
+        return await retrying(attempt, self.retry_policy, retried)

@@ -43,6 +43,7 @@ import asyncio
 import time
 from collections.abc import Collection, Mapping, Set
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
@@ -403,12 +404,10 @@ class SinkRunner(LoopBase):
         for message, error in prepared.refused:
             await self._tolerate(message, error)
         for columns in prepared.columns:
-            with self.plugin_call("put_batch"):
-                await self.task.put_batch(columns)
+            await self.retried("put_batch", partial(self.task.put_batch, columns))
             self.delivered += len(columns)
         if prepared.records:
-            with self.plugin_call("put"):
-                await self.task.put(prepared.records)
+            await self.retried("put", partial(self.task.put, prepared.records))
             self.delivered += len(prepared.records)
         self._raise_errant()
         # Only now that the task holds them may these offsets be committed.

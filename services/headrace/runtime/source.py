@@ -101,8 +101,7 @@ class SourceRunner(LoopBase):
     async def run(self) -> None:
         """Polls and produces until a stop is requested; a raising plugin ends it with its error."""
         while not self.stop_requested.is_set():
-            with self.plugin_call("poll"):
-                polled = await unless_stopped(self.stop_requested, self.task.poll())
+            polled = await unless_stopped(self.stop_requested, self.retried("poll", self.task.poll))
             if polled is None:
                 break
             # A stop request is only checked between batches: once polled, a batch is produced
