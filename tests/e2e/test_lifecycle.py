@@ -299,3 +299,22 @@ def test_auto_restart_brings_a_flaky_task_back_and_gives_up_on_a_broken_one(
             assert [e["attempt"] for e in asked] == attempts, name
         client.delete("flaky")
         client.delete("broken")
+
+
+def test_a_connector_asking_for_reconfiguration_changes_its_task_count_without_a_restart(
+    stack: Stack, tmp_path: Path
+) -> None:
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "growing",
+            {
+                "connector.class": "growing_source.GrowingSourceConnector",
+                "tasks.max": "4",
+                "grow.to": "3",
+                "path": str(tmp_path),
+            },
+        )
+        wait_for("three tasks RUNNING", lambda: all_in(client, "growing", "RUNNING", 3))
+        assert len(client.get("growing").tasks) == 3
+        assert len(json_lines(tmp_path / "starts.jsonl")) == 1  # asked again, not restarted
+        client.delete("growing")

@@ -39,7 +39,7 @@ from headrace.runtime.events import EventBus
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
-from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit
+from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit, task_configs_of
 from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import Connector
 from headrace.sdk.errors import ConnectError
@@ -88,9 +88,9 @@ class HostedPlugin:
             if existing is not None and not existing.failed:
                 if existing.config != dict(config):
                     raise UnitConflict(f"connector {name} already runs with another config")
-                return self._with_framework_keys(
-                    existing.connector.task_configs(tasks_max(config)), config
-                )
+                with watchdog.bounded(existing.unit, "task_configs"):
+                    configs = task_configs_of(existing.connector, tasks_max(config))
+                return self._with_framework_keys(configs, config)
             if existing is not None:
                 await existing.stop(deleted=False)
                 del self._connectors[name]

@@ -187,12 +187,7 @@ class ConnectorUnit:
                 self.connector.can_define_transaction_boundaries(self.config),
             )
         await self.connector.start(self.config)
-        configs = [dict(c) for c in self.connector.task_configs(max_tasks)]
-        if len(configs) > max_tasks:
-            raise RuntimeError(
-                f"task_configs({max_tasks}) returned {len(configs)} configs, more than tasks.max"
-            )
-        return configs
+        return task_configs_of(self.connector, max_tasks)
 
     def fail(self, exc: BaseException) -> None:
         """Marks the connector FAILED (also what ``context.raise_error`` does)."""
@@ -225,6 +220,16 @@ def stop_bound(unit: WorkUnit, call: str, stop_timeout: float) -> Iterator[None]
     call, which no abandoning frees) ends the process."""
     with watchdog.bounded(unit, call, stop_timeout + STOP_KILL_GRACE_S):
         yield
+
+
+def task_configs_of(connector: Connector, max_tasks: int) -> list[dict[str, str]]:
+    """The connector's task configs, at most ``max_tasks`` of them (RuntimeError otherwise)."""
+    configs = [dict(c) for c in connector.task_configs(max_tasks)]
+    if len(configs) > max_tasks:
+        raise RuntimeError(
+            f"task_configs({max_tasks}) returned {len(configs)} configs, more than tasks.max"
+        )
+    return configs
 
 
 def raise_errors(results: list[ConfigValue]) -> None:

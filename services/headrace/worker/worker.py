@@ -517,11 +517,20 @@ class Worker:
         # RUNNING is reported when a start returns, STOPPED when a stop does.
 
     async def _reconfigure(self, unit: WorkUnit) -> None:
-        # The connector wants new task configs: restarting it asks it for them again, and the
-        # config service keeps the old set when nothing changed.
+        """The connector wants its tasks reconfigured: as in Connect, it is asked for its task
+        configs again, running as it is (a start of a running connector with its own config
+        answers them), and the config service takes them when they changed. Its tasks then
+        follow through the assignment, as for any new task set."""
         running = self.running[unit]
-        await self._stop_all([Revocation(unit)], restarting=frozenset([unit]))
-        await self._start_all({unit: running.assigned})
+        process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
+        if process is None or process.stub is None:
+            return  # its process is gone: the exit fails its units, and a restart starts afresh
+        try:
+            await self._launch(process, unit, running)
+        except START_ERRORS as exc:
+            await self._start_failed(unit, exc)
+            return
+        self.log.info("task_reconfiguration_applied", connector=unit.connector)
 
     async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
         if self._processes.get(process.key) is not process:
