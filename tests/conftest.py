@@ -68,3 +68,19 @@ def settings_for(kafka: str, cluster: str, var_dir: Path) -> Callable[..., Setti
         )
 
     return build
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What tests measured and report (a ``reported`` user property), after the results."""
+    reports = [
+        (report.nodeid, value)
+        for kind in ("passed", "failed")
+        for report in terminalreporter.stats.get(kind, [])
+        if report.when == "call"
+        for name, value in report.user_properties
+        if name == "reported"
+    ]
+    if reports:
+        terminalreporter.section("reported by tests")
+        for nodeid, value in reports:
+            terminalreporter.write_line(f"{nodeid}: {value}")
