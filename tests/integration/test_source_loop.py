@@ -11,6 +11,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from headrace.core.offsets import OffsetStore
 from headrace.core.settings import Settings
@@ -438,3 +440,46 @@ async def test_without_retries_a_retriable_poll_fails_the_task(kafka: str, clust
     task = FlakySource([], failures=1)
     error = await run_until(runner_for(kafka, cluster, task), lambda: False)
     assert isinstance(error, RetriableError) and "try again" in str(error)
+
+
+async def topic_described(kafka: str, topic: str) -> tuple[int, str]:
+    """The topic's partition count and its cleanup policy, as the broker describes them."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        [described] = await admin.describe_topics([topic])
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+        [response] = await admin.describe_configs([resource])
+        [entries] = [r[4] for r in response.resources]
+        [policy] = [entry[1] for entry in entries if entry[0] == "cleanup.policy"]
+        return len(described["partitions"]), policy
+    finally:
+        await admin.close()
+
+
+async def test_topics_the_source_writes_first_are_created_as_its_groups_say(
+    kafka: str, cluster: str
+) -> None:
+    plain, compacted = f"{cluster}-plain", f"{cluster}-log-users"
+    brokers = f"{cluster}-as-the-broker-says"
+    creation = {
+        "topic.creation.default.replication.factor": "1",
+        "topic.creation.default.partitions": "3",
+        "topic.creation.groups": "compacted, brokers",
+        "topic.creation.compacted.include": f"{cluster}-log-.*",
+        "topic.creation.compacted.partitions": "2",
+        "topic.creation.compacted.cleanup.policy": "compact",
+        "topic.creation.brokers.include": brokers,
+        "topic.creation.brokers.partitions": "-1",
+        "topic.creation.brokers.replication.factor": "-1",
+    }
+    topics = (plain, compacted, brokers)
+    task = ListSource([record(t, i, key=str(i)) for i, t in enumerate(topics)])
+    error = await run_until(runner_for(kafka, cluster, task, creation), lambda: task.commits > 0)
+    assert error is None and len(task.committed) == 3
+    assert await topic_described(kafka, plain) == (3, "delete")
+    assert await topic_described(kafka, compacted) == (2, "compact")
+    assert await topic_described(kafka, brokers) == (
+        1,
+        "delete",
+    )  # the suite broker's num.partitions

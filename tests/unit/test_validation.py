@@ -125,8 +125,8 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "reason"),
     [
-        ("topic.creation.default.partitions", "3", "topic creation by connectors (KIP-158)"),
-        ("topic.creation.groups", "big", "topic creation by connectors (KIP-158)"),
+        ("topic.creation.default.partitions", "0", "neither -1 nor a whole number above 0"),
+        ("topic.creation.big.include", "b.*", "its group is not in topic.creation.groups"),
         ("value.converter.plugin.version", "3.9.0", "converters are not versioned plugins yet"),
         ("producer.override.linger.ms", "50", "only consumer.override.max.poll.records is"),
         ("consumer.override.fetch.min.bytes", "1", "only consumer.override.max.poll.records is"),
@@ -143,6 +143,12 @@ def test_a_framework_key_not_honoured_is_refused_with_the_reason(
     err = rejected("s", {"connector.class": "File", key: value}, catalog)
     assert err.problem is Problem.INVALID
     assert f"- {key}: " in err.message and reason in err.message
+
+
+def test_a_sink_creating_topics_is_refused(catalog: PluginCatalog) -> None:
+    config = {"connector.class": "Lake", "topics": "t", "topic.creation.default.partitions": "1"}
+    err = rejected("s", config, catalog)
+    assert "topic.creation.default.partitions: only source connectors create" in err.message
 
 
 def test_values_headrace_honours_are_accepted(catalog: PluginCatalog) -> None:

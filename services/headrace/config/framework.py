@@ -42,6 +42,7 @@ from headrace.runtime import retry
 from headrace.runtime.converters import converter_for
 from headrace.runtime.errors import ErrorPolicy
 from headrace.runtime.retry import RetryPolicy
+from headrace.runtime.topiccreation import topic_creation
 from headrace.runtime.transforms import parse_chain
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
@@ -145,9 +146,18 @@ def _checks(
     ]
     if plugin is not None and plugin.type == "sink":
         checks.append(("topics", lambda: _one_subscription(config)))
+    if plugin is not None and plugin.type == "sink":
+        checks.append(("topic.creation.groups", lambda: _no_topic_creation(config)))
     if plugin is not None and plugin.type == "source":
         checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config)))
+        checks.append(("topic.creation.groups", lambda: topic_creation(config)))
     return checks
+
+
+def _no_topic_creation(config: Mapping[str, str]) -> None:
+    for key in sorted(config):
+        if key.startswith("topic.creation."):
+            raise ConfigException(f"{key}: only source connectors create the topics they write")
 
 
 def _one_subscription(config: Mapping[str, str]) -> None:
@@ -162,9 +172,12 @@ def _one_subscription(config: Mapping[str, str]) -> None:
 
 
 def _owner(message: str, fallback: str, keys: set[str]) -> str:
-    """The key a message names at its start (``"<key>: ..."``), else ``fallback``."""
+    """The key a message names at its start (``"<key>: ..."``): one of ``keys``, or a topic
+    creation key (their names are the user's: ``topic.creation.<group>.<key>``); else
+    ``fallback``."""
     named = message.split(":", 1)[0].strip()
-    return named if named in keys else fallback
+    created = named.startswith("topic.creation.") and " " not in named
+    return named if named in keys or created else fallback
 
 
 def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdict:

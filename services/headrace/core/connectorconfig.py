@@ -141,11 +141,6 @@ def refuse_unhonoured(config: Mapping[str, str]) -> None:
     """Refuses Kafka Connect's framework keys that headrace does not honour yet, each with the
     reason, so that none is accepted and then ignored."""
     for key in sorted(config):
-        if key.startswith("topic.creation."):
-            raise ConfigException(
-                f"{key}: topic creation by connectors (KIP-158) is not supported yet; create "
-                "the topic beforehand, or let the broker create it"
-            )
         if key in CONVERTER_VERSIONS:
             raise ConfigException(
                 f"{key}: converters are not versioned plugins yet; remove the key to use the "

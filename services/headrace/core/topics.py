@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from headrace.core.errors import TopicLayoutError
@@ -75,16 +76,30 @@ async def ensure_cluster_topic(settings: Settings, role: str) -> int:
 
 
 async def ensure_topic(
-    bootstrap: str, name: str, partitions: int, config: Mapping[str, str] | None = None
+    bootstrap: str,
+    name: str,
+    partitions: int,
+    config: Mapping[str, str] | None = None,
+    replication: int | None = None,
 ) -> int:
     """Creates ``name`` unless it exists (another process creating it first is fine), waits
-    until every partition has a leader, and returns the partition count."""
+    until every partition has a leader, and returns the partition count. ``replication`` None
+    is as many replicas as there are brokers, up to 3; -1 (as ``partitions`` -1) leaves the
+    number to the broker's default. The broker's refusal raises its KafkaError, naming the
+    topic."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         if name not in await admin.list_topics():
-            brokers = len((await admin.describe_cluster())["brokers"])
-            replication = max(1, min(3, brokers))
+            if replication is None:
+                brokers = len((await admin.describe_cluster())["brokers"])
+                replication = max(1, min(3, brokers))
+            if -1 in (partitions, replication):
+                # The client cannot send -1 for the broker to fill in: ask the broker for it.
+                defaults = await _broker_defaults(admin)
+                partitions = defaults["num.partitions"] if partitions == -1 else partitions
+                if replication == -1:
+                    replication = defaults["default.replication.factor"]
             topic = NewTopic(name, partitions, replication, topic_configs=dict(config or {}))
             response = await admin.create_topics([topic])
             for entry in response.topic_errors:
@@ -94,6 +109,15 @@ async def ensure_topic(
         return await _ready_partitions(admin, name)
     finally:
         await admin.close()
+
+
+async def _broker_defaults(admin: AIOKafkaAdminClient) -> dict[str, int]:
+    """The broker's ``num.partitions`` and ``default.replication.factor``."""
+    broker = (await admin.describe_cluster())["brokers"][0]["node_id"]
+    resource = ConfigResource(ConfigResourceType.BROKER, str(broker))
+    [response] = await admin.describe_configs([resource])
+    wanted = ("num.partitions", "default.replication.factor")
+    return {e[0]: int(e[1]) for r in response.resources for e in r[4] if e[0] in wanted}
 
 
 async def _ready_partitions(admin: AIOKafkaAdminClient, name: str) -> int:

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from aiokafka import AIOKafkaProducer, ConsumerRecord
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError, for_code
+from aiokafka.errors import KafkaError
 
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topic
@@ -292,32 +291,15 @@ async def open_dead_letter_queue(
     """The connector's dead letter queue, its topic created if missing; None without one."""
     if policy.dlq_topic is None:
         return None
-    if policy.dlq_replication_factor is not None:
-        await _create_topic(
-            settings.bootstrap_servers, policy.dlq_topic, policy.dlq_replication_factor
-        )
-    await ensure_topic(settings.bootstrap_servers, policy.dlq_topic, 1)
+    replication = policy.dlq_replication_factor
+    try:
+        await ensure_topic(settings.bootstrap_servers, policy.dlq_topic, 1, replication=replication)
+    except KafkaError as exc:
+        raise type(exc)(
+            f"creating the dead letter queue topic {policy.dlq_topic} with replication factor "
+            f"{replication or 'the default'}: {exc}"
+        ) from exc
     producer = kafka.producer(settings, client_id)
     await producer.start()
     origin = Origin(connector, task, policy.dlq_context_headers)
     return DeadLetterQueue(producer, policy.dlq_topic, origin)
-
-
-async def _create_topic(bootstrap: str, name: str, replication: int) -> None:
-    """Creates a one-partition topic with ``replication`` replicas unless it exists; the
-    broker's refusal (too few brokers, say) as its KafkaError, naming the topic."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        if name in await admin.list_topics():
-            return
-        response: Any = await admin.create_topics([NewTopic(name, 1, replication)])
-        for entry in response.topic_errors:
-            code = entry[1]
-            if code not in (0, TopicAlreadyExistsError.errno):
-                raise for_code(code)(
-                    f"creating the dead letter queue topic {name} with replication factor "
-                    f"{replication}: {entry[2:] or ''}"
-                )
-    finally:
-        await admin.close()

@@ -22,6 +22,7 @@ from typing import Any
 from headrace.core import log
 from headrace.core.connectorconfig import Boundary, transactions
 from headrace.core.offsets import OffsetStore, canonical_partition
+from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
 from headrace.runtime.boundaries import End, Requests, is_due, plan
 from headrace.runtime.converters import Converter, converter_for, encode_column
@@ -35,6 +36,7 @@ from headrace.runtime.errors import (
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.produce import Outgoing, TopicLayout
+from headrace.runtime.topiccreation import TopicCreation, topic_creation
 from headrace.runtime.transactions import Landed, SourceTransactions
 from headrace.runtime.transforms import TransformChain, parse_chain
 from headrace.sdk.errors import DataError
@@ -58,6 +60,8 @@ class SourceRunner(LoopBase):
         self._chain = TransformChain()
         self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
+        self._creation: TopicCreation | None = None
+        self._existing: set[str] = set()  # topics seen to exist: not created again
 
     async def start(self, loop: bool = True) -> None:
         """Reads the framework config, loads stored offsets, then starts the plugin's task;
@@ -65,6 +69,7 @@ class SourceRunner(LoopBase):
         self._policy = ErrorPolicy.from_config(self.connector_config)
         self._settings = transactions(self.connector_config)
         self._chain = parse_chain(self.connector_config)
+        self._creation = topic_creation(self.connector_config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
         send = None
@@ -145,7 +150,7 @@ class SourceRunner(LoopBase):
         batch = polled if isinstance(polled, SourceBatch) and self._chain.is_empty else None
         columns = None
         if batch is not None:
-            layouts = await transactions.layouts({batch.topic})
+            layouts = await self._layouts(transactions, {batch.topic})
             columns = self._encode_batch(batch, layouts[batch.topic])
         if batch is not None and columns is not None:
             # A batch is one segment: a request naming one of its records cannot match.
@@ -165,7 +170,8 @@ class SourceRunner(LoopBase):
         records = polled.records() if isinstance(polled, SourceBatch) else polled
         transformed = [self._transform(r) for r in records]
         # One metadata look-up per topic and poll, of the topics the transforms route to.
-        layouts = await transactions.layouts({r.topic for r in transformed if r is not None})
+        topics = {r.topic for r in transformed if r is not None}
+        layouts = await self._layouts(transactions, topics)
         encoded = [None if r is None else self._encode(r, layouts[r.topic]) for r in transformed]
         for segment in plan(records, self._settings, asked, due):
             part = records[segment.start : segment.end]
@@ -194,6 +200,23 @@ class SourceRunner(LoopBase):
             for record, metadata in landed:
                 await self.task.commit_record(record, metadata)
             await self.task.commit()
+
+    async def _layouts(
+        self, transactions: SourceTransactions, topics: set[str]
+    ) -> dict[str, TopicLayout]:
+        """The topics' partitions, once those the connector creates exist (KIP-158)."""
+        if self._creation is not None:
+            for topic in sorted(topics - self._existing):
+                made = self._creation.settings_for(topic)
+                await ensure_topic(
+                    self.settings.bootstrap_servers,
+                    topic,
+                    made.partitions,
+                    made.configs,
+                    made.replication_factor,
+                )
+                self._existing.add(topic)
+        return await transactions.layouts(topics)
 
     def _encode_batch(self, batch: SourceBatch, layout: TopicLayout) -> list[Outgoing] | None:
         """The batch's records, each column converted at once; None if a column or the batch's
