@@ -61,7 +61,7 @@ lint: install
 # folder on its own, since two versions of one plugin share a module name.
 typecheck: install
 	$(BIN)/mypy
-	for d in services/headrace/plugins/*/* tests/plugins/*/*; do $(BIN)/mypy --no-error-summary $$d/*.py || exit 1; done
+	for d in services/headrace/plugins/*/* tests/plugins/*/* docs/example/*/*; do $(BIN)/mypy --no-error-summary $$d/*.py || exit 1; done
 
 # Every workload (or only W=<name>), measured side by side with its peers; reports in var/bench/.
 bench: install kafka-jars connect-jars
