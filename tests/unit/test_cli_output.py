@@ -225,7 +225,7 @@ class Clock:
     def __call__(self) -> float:
         return self.now
 
-    def sleep(self, seconds: float) -> None:
+    def advance(self, seconds: float) -> None:
         self.now += seconds
 
 
@@ -237,7 +237,7 @@ def test_wait_all_stops_at_the_first_round_where_all_are_done() -> None:
         timeout=10,
         show=shown.append,
         clock=clock,
-        sleep=clock.sleep,
+        sleep=clock.advance,
     )
     assert last == {"connector/a": Progress(True, "up"), "connector/b": Progress(True, "up")}
     assert shown == ["waiting for connector/a (1/2 done): starting"]
@@ -251,7 +251,7 @@ def test_wait_all_gives_up_at_the_deadline_with_where_each_is() -> None:
         timeout=5,
         show=lambda _: None,
         clock=clock,
-        sleep=clock.sleep,
+        sleep=clock.advance,
     )
     assert last == {"connector/a": Progress(False, "connector UNASSIGNED")}
     assert 5 <= clock.now < 5.1  # the last sleep is cut to the deadline

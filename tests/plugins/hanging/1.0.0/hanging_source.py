@@ -2,13 +2,14 @@
 
 ``hang.in=stop`` (the default): ``stop`` never returns, awaiting forever, and ``poll`` never has
 data. ``hang.in=poll``: ``poll`` awaits forever. ``hang.in=block``: ``poll`` blocks the event
-loop in a call that never returns (``time.sleep``), as a blocking driver call in async code would.
+loop in a call that never returns (a wait on a thread event never set), as a blocking driver
+call in async code would.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from collections.abc import Mapping
 
 from headrace.sdk import SourceConnector, SourceRecord, SourceTask
@@ -39,9 +40,8 @@ class HangingSourceTask(SourceTask):
         if self.hang_in == "poll":
             await asyncio.Event().wait()
         if self.hang_in == "block":
-            time.sleep(3600)  # noqa: ASYNC251 - blocking the loop is what this plugin is for
-        await asyncio.sleep(0.2)
-        return []
+            threading.Event().wait()  # never set: blocking the loop is what this plugin is for
+        return []  # nothing to send: the runtime waits a little before it polls again
 
     async def stop(self, deleted: bool = False) -> None:
         if self.hang_in == "stop":
