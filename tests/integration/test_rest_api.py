@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, settings, strategies
 from schemathesis.specs.openapi.checks import (
     negative_data_rejection,
     positive_data_acceptance,
@@ -230,6 +230,12 @@ def test_log_levels_change_at_run_time(rest: Rest) -> None:
     assert status == 200 and level["level"] == "DEBUG" and level["last_modified"]
     assert rest("PUT", "/admin/loggers/aiokafka.conn", {"level": "WARN"})[0] == 200
 
+
+# Hypothesis builds its Random strategy lazily, and building it compiles code. When that first
+# happens deep in schemathesis's recursive drawing, CPython 3.11's compiler can fail with
+# "AST constructor recursion depth mismatch" (a CPython bug), which hypothesis then reports as
+# a flaky test. Built once here, at a shallow depth, it is already there when drawn.
+strategies.randoms().validate()
 
 schema = schemathesis.openapi.from_path(OPENAPI_FILE)
 
