@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 
+import pytest
+from aiokafka.errors import KafkaTimeoutError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.runtime.produce import Outgoing, TopicLayout, plan
+from headrace.runtime.produce import Outgoing, TopicLayout, acknowledged, plan
 from headrace.runtime.source import latest_offsets
 from headrace.sdk.records import SourceRecord
 
@@ -105,3 +108,44 @@ def test_the_last_offset_of_each_source_partition_is_stored() -> None:
     polled = [source(a, 1), source(b, 7), source(dict(a), 2), source({"file": "b"}, 9)]
     assert latest_offsets(polled) == [(a, {"position": 2}), (b, {"position": 9})]
     assert latest_offsets([]) == []
+
+
+def settled(value: object) -> asyncio.Future[object]:
+    future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+    if isinstance(value, BaseException):
+        future.set_exception(value)
+    else:
+        future.set_result(value)
+    return future
+
+
+async def test_acknowledgements_are_the_batches_results_in_order() -> None:
+    assert await acknowledged([settled("a"), settled("b")], 1.0) == ["a", "b"]
+    assert await acknowledged([], 1.0) == []
+
+
+async def test_a_failed_batch_fails_them_once_every_other_is_done() -> None:
+    later: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+    waiting = asyncio.ensure_future(acknowledged([settled(ValueError("too large")), later], 5.0))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()  # the other batch is still read
+    later.set_result("b")
+    with pytest.raises(ValueError, match="too large"):
+        await waiting
+
+
+async def test_batches_kafka_holds_fail_once_none_is_acknowledged_for_the_stall_bound() -> None:
+    loop = asyncio.get_running_loop()
+    held: list[asyncio.Future[object]] = [loop.create_future(), loop.create_future()]
+    with pytest.raises(KafkaTimeoutError, match=r"none of 2 batches \(of 3\) within 0.05 s"):
+        await acknowledged([settled("a"), *held], 0.05)
+    held[0].set_exception(ValueError("refused, later"))  # still read: no error is left unread
+    held[1].set_result("b")
+
+
+async def test_batches_acknowledged_one_by_one_are_no_stall_however_long_they_take() -> None:
+    loop = asyncio.get_running_loop()
+    futures: list[asyncio.Future[object]] = [loop.create_future() for _ in range(4)]
+    for i, future in enumerate(futures):
+        loop.call_later(0.03 * (i + 1), future.set_result, i)  # 0.12 s in all; 0.03 s apart
+    assert await acknowledged(futures, 0.08) == [0, 1, 2, 3]

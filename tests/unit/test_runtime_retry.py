@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from typing import TypeGuard
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.runtime.retry import RetryPolicy, retrying
+from headrace.runtime.retry import RetryPolicy, retrying, retrying_on
 from headrace.sdk.errors import ConfigException, RetriableError
 
 
@@ -69,3 +70,24 @@ async def test_a_call_is_tried_again_until_it_passes_or_the_time_is_up() -> None
 
     with pytest.raises(RetriableError, match="still busy"):
         await retrying(always_busy, RetryPolicy(3, 1), lambda n, e, s: None)
+
+
+async def test_any_error_the_caller_calls_retriable_is_tried_again_and_no_other() -> None:
+    def busy(error: Exception) -> TypeGuard[LookupError]:
+        return isinstance(error, LookupError)
+
+    failures: list[Exception] = [KeyError("busy"), IndexError("busy"), ValueError("broken")]
+
+    async def failing() -> str:
+        raise failures.pop(0)
+
+    heard: list[tuple[int, str]] = []
+    with pytest.raises(ValueError, match="broken"):  # not retriable: raised at once
+        await retrying_on(
+            busy, failing, RetryPolicy(1000, 1), lambda n, e, s: heard.append((n, repr(e)))
+        )
+    assert heard == [(1, "KeyError('busy')"), (2, "IndexError('busy')")]
+
+    failures.append(RetriableError("the SDK's own"))
+    with pytest.raises(RetriableError):  # not retriable to this caller either
+        await retrying_on(busy, failing, RetryPolicy(1000, 1), lambda n, e, s: None)

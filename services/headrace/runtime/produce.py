@@ -10,6 +10,12 @@ Partitions are chosen as Kafka's Java producer chooses them:
 The choice (``plan``) is a pure function of the records and the topics' partitions; sending and
 awaiting the batches is ``BatchProducer.produce``. Records of one partition keep the order of the
 poll: the producer sends one partition's batches one after another, and is idempotent.
+
+An idempotent aiokafka producer never gives up on a batch the broker refuses with a retriable
+error (or does not answer): it sends it again until it is taken, and its future does not fail.
+So that such a stall is seen, and handled as the connector's ``errors.retry.*`` say, waiting for
+the acknowledgements fails with ``KafkaTimeoutError`` once none came for ``stall_s`` (the batches
+are still sent: only the abort of their transaction makes them harmless).
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaTimeoutError
 from aiokafka.partitioner import DefaultPartitioner
 
-Headers = Sequence[tuple[str, bytes]]
+Headers = Sequence[tuple[str, bytes | None]]
 
 
 Outgoing = tuple[str, int | None, bytes | None, bytes | None, Headers, int | None]
@@ -104,11 +111,39 @@ def plan(
     return groups
 
 
+async def acknowledged(sent: Sequence[asyncio.Future[Any]], stall_s: float | None) -> list[Any]:
+    """Each future's result, in order, once all are done; else the first failure among them,
+    once none is pending (one failure leaves no other unread). ``KafkaTimeoutError`` when
+    none got done for a whole ``stall_s`` (None: no bound): the producer makes no progress."""
+    progress = 0
+
+    def acknowledged_one(_: asyncio.Future[Any]) -> None:
+        nonlocal progress
+        progress += 1
+
+    for future in sent:
+        future.add_done_callback(acknowledged_one)
+    outcomes = asyncio.gather(*sent, return_exceptions=True)
+    seen = progress
+    while not (await asyncio.wait({outcomes}, timeout=stall_s))[0]:
+        if progress == seen:  # the gather goes on, and reads each outcome when it comes
+            raise KafkaTimeoutError(
+                f"Kafka acknowledged none of {len(sent) - progress} batches (of {len(sent)}) "
+                f"within {stall_s:g} s: the broker refuses the records or does not answer"
+            )
+        seen = progress
+    failed = next((o for o in outcomes.result() if isinstance(o, BaseException)), None)
+    if failed is not None:
+        raise failed
+    return outcomes.result()
+
+
 class BatchProducer:
     """Sends a poll's records to Kafka in whole batches and says where each one landed."""
 
-    def __init__(self, producer: AIOKafkaProducer) -> None:
+    def __init__(self, producer: AIOKafkaProducer, stall_s: float | None) -> None:
         self._producer = producer
+        self._stall_s = stall_s
 
     async def layouts(self, topics: Iterable[str]) -> dict[str, TopicLayout]:
         """Each topic's partitions, fetching metadata the producer does not have yet."""
@@ -127,7 +162,8 @@ class BatchProducer:
     ) -> tuple[list[Receipt], list[int]]:
         """Sends every record (``layouts``: of every topic they go to) and waits until Kafka
         acknowledged all of them: a receipt per batch, and the timestamp each record was sent
-        with (``per_record`` joins the two). A failed batch raises the producer's error."""
+        with (``per_record`` joins the two). A failed batch raises the producer's error; a
+        stall, ``KafkaTimeoutError`` (see ``acknowledged``)."""
         now_ms = int(time.time() * 1000)
         stamps = [now_ms if r[5] is None else r[5] for r in records]
         sent: list[Sent] = []
@@ -140,13 +176,7 @@ class BatchProducer:
                     self._append(batch, records[index], stamps[index])  # empty: takes any one
                 members.append(index)
             sent.append(await self._send(batch, topic, partition, members))
-        # Every batch's outcome is taken, so that one failure leaves no other unread.
-        outcomes: list[Any] = await asyncio.gather(
-            *(future for future, _, _ in sent), return_exceptions=True
-        )
-        failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
-        if failed is not None:
-            raise failed
+        outcomes = await acknowledged([future for future, _, _ in sent], self._stall_s)
         receipts = []
         for (_, partition, members), metadata in zip(sent, outcomes, strict=True):
             # -1: the topic keeps the producer's timestamps (CreateTime), as sent.

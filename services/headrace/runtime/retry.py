@@ -8,7 +8,9 @@
 The waits grow as Connect's do: 300 ms, then twice the last, at most ``delay.max``, and never
 past the timeout. What is retried is a source task's ``poll`` and a sink task's ``put`` (and
 ``put_batch``), each try a call of its own under the plugin-call bound; a ``RetriableError``
-still failing when the time is up fails the task with it, as any other error does.
+still failing when the time is up fails the task with it, as any other error does. A source
+task's Kafka transaction is retried under the same policy when the producer fails with an error
+the Kafka client calls retriable: it is aborted and written again whole (``transactions.py``).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 
 from headrace.core.connectorconfig import whole_number
 from headrace.sdk.errors import RetriableError
 
 T = TypeVar("T")
+E = TypeVar("E", bound=Exception)
 
 TIMEOUT = "errors.retry.timeout"
 DELAY_MAX = "errors.retry.delay.max.ms"
@@ -61,14 +64,30 @@ async def retrying(
 ) -> T:
     """``call``'s result, trying again after each ``RetriableError`` as long as ``policy`` says;
     ``on_retry`` hears of each (try number, error, seconds it waits)."""
+    return await retrying_on(_is_retriable_error, call, policy, on_retry)
+
+
+async def retrying_on(
+    retriable: Callable[[Exception], TypeGuard[E]],
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    on_retry: Callable[[int, E, float], None],
+) -> T:
+    """``retrying`` for the errors ``retriable`` accepts; any other is raised at once."""
     delays = policy.delays_ms()
     for attempt in itertools.count(1):
         try:
             return await call()
-        except RetriableError as exc:
+        except Exception as exc:
+            if not retriable(exc):
+                raise
             delay_ms = next(delays, None)
             if delay_ms is None:
                 raise
             on_retry(attempt, exc, delay_ms / 1000)
             await asyncio.sleep(delay_ms / 1000)
     raise AssertionError("unreachable")
+
+
+def _is_retriable_error(error: Exception) -> TypeGuard[RetriableError]:
+    return isinstance(error, RetriableError)

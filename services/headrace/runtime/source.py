@@ -9,7 +9,9 @@ offset of each source partition it holds is written to the offsets topic in the 
 transaction, and it commits: after a crash the task resumes exactly where its committed data
 ends, and a deterministic source neither skips nor repeats a record (exactly once). A stop
 commits the open transaction, unless the task ends its own transactions: then it is aborted,
-and its records are polled again after the restart.
+and its records are polled again after the restart. A transaction the producer fails to write
+with a retriable error is aborted and written again whole, as ``errors.retry.*`` say for
+``poll`` (``transactions.py``).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class SourceRunner(LoopBase):
             # transaction: the offsets read next include everything it committed.
             await producer.start()
             name = f"task {self.task_id} of {self.connector!r}"
-            self._transactions = SourceTransactions(producer, name)
+            self._transactions = SourceTransactions(producer, name, self.retry_policy, self._log)
             send = self._transactions.send
         self._offsets = OffsetStore(self.settings, self.connector, send=send)
         await self._offsets.load()
