@@ -589,3 +589,10 @@ def test_decimal_format_is_base64_or_numeric_in_any_case() -> None:
     )
     with pytest.raises(ConfigException, match=r"decimal\.format.*'FLOAT'"):
         JsonConverter({"decimal.format": "FLOAT"})
+
+
+@pytest.mark.parametrize("schemas", ["true", "false"])
+def test_json_refuses_text_no_utf8_can_hold_as_a_data_error(schemas: str) -> None:
+    converter = JsonConverter({"schemas.enable": schemas})
+    with pytest.raises(DataError, match="not valid Unicode"):
+        converter.from_connect_data("t", None, {"name": "half a pair: \ud800"})

@@ -88,9 +88,15 @@ class JsonConverter:
             if self.schemas_enable
             else payload
         )
-        if numeric:
-            return _dumps_with_decimals(document).encode()
-        return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+        text = (
+            _dumps_with_decimals(document)
+            if numeric
+            else json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+        )
+        try:
+            return text.encode()
+        except UnicodeEncodeError as exc:  # a lone surrogate: no UTF-8 can hold it
+            raise DataError(f"the value holds text that is not valid Unicode: {exc}") from exc
 
     def to_connect_column(
         self, topic: str, data: Sequence[bytes | None]
