@@ -6,6 +6,7 @@ fenced zombie instance of a task writes nothing once its replacement started."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -154,6 +155,46 @@ async def test_with_errors_tolerated_that_record_alone_is_skipped(kafka: str, cl
         ("v2", False),
     ]
     assert await stored(kafka, cluster) == {"n": 2}  # the skipped record moved the position
+
+
+@pytest.mark.parametrize(
+    ("header_converter", "written"),
+    [
+        ({}, [b"x", b"42", None]),  # Connect's SimpleHeaderConverter
+        ({"header.converter": "json"}, [b'"x"', b"42", None]),  # a null value stays null
+    ],
+)
+async def test_header_values_are_written_as_the_header_converter_says(
+    kafka: str, cluster: str, header_converter: dict[str, str], written: list[bytes | None]
+) -> None:
+    topic = f"{cluster}-headers"
+    await ensure_topic(kafka, topic, 1)
+    headed = dataclasses.replace(record(topic, 0), headers=(("a", "x"), ("b", 42), ("c", None)))
+    task = ListSource([headed])
+    error = await run_until(
+        runner_for(kafka, cluster, task, header_converter), lambda: task.commits > 0
+    )
+
+    assert error is None
+    [produced] = await consume(kafka, topic, 1)
+    assert list(produced.headers) == list(zip("abc", written, strict=True))
+
+
+async def test_a_header_its_converter_refuses_is_a_record_error(kafka: str, cluster: str) -> None:
+    topic = f"{cluster}-headers"
+    await ensure_topic(kafka, topic, 1)
+    refused = dataclasses.replace(record(topic, 1), headers=(("text", "not bytes"),))
+    task = ListSource([record(topic, 0), refused, record(topic, 2)])
+    config = {"header.converter": "bytes", "errors.tolerance": "all"}
+    error = await run_until(runner_for(kafka, cluster, task, config), lambda: task.commits > 0)
+
+    assert error is None and runner_skipped(task) == ["v1"]
+    assert [r.value for r in await consume(kafka, topic, 2)] == [b"v0", b"v2"]
+
+
+def runner_skipped(task: ListSource) -> list[str]:
+    """The records the task was told were not produced."""
+    return [r.value for r, where in task.committed if where is None]
 
 
 class BatchSource(ListSource):

@@ -52,7 +52,7 @@ from aiokafka.errors import CommitFailedError
 
 from headrace.core import log
 from headrace.runtime import kafka
-from headrace.runtime.converters import converter_for
+from headrace.runtime.converters import converter_for, header_converter_for
 from headrace.runtime.errors import (
     DeadLetterQueue,
     ErrorPolicy,
@@ -121,8 +121,12 @@ class SinkRunner(LoopBase):
         if self._policy.dlq_topic and self._policy.dlq_topic in topics:
             raise ConfigException("errors.deadletterqueue.topic.name must not be a consumed topic")
         self._flush_policy = FlushPolicy.from_config(config)
-        self._key_converter = converter_for(self.connector_config, "key")
-        self._value_converter = converter_for(self.connector_config, "value")
+        # Key, value and header converters, in the order sinkrecords' functions take them.
+        self._converters = (
+            converter_for(self.connector_config, "key"),
+            converter_for(self.connector_config, "value"),
+            header_converter_for(self.connector_config),
+        )
         self._chain = parse_chain(self.connector_config)
         # A task that keeps the SDK's put_batch (which calls put) is given records one by one,
         # and so is every task whose records go through transforms, which take one at a time.
@@ -342,9 +346,7 @@ class SinkRunner(LoopBase):
             if ours not in assigned:
                 continue  # revoked since the fetch: its new owner reads these again
             columns = (
-                to_sink_batch(ours, messages, self._key_converter, self._value_converter)
-                if self._wants_batches
-                else None
+                to_sink_batch(ours, messages, *self._converters) if self._wants_batches else None
             )
             if columns is not None:
                 prepared.columns.append(columns)
@@ -353,7 +355,7 @@ class SinkRunner(LoopBase):
                     try:
                         record = self._transformed(
                             message,
-                            to_sink_record(message, self._key_converter, self._value_converter),
+                            to_sink_record(message, *self._converters),
                         )
                     except RecordError as exc:
                         if not self._policy.tolerate_all:
@@ -438,7 +440,7 @@ class SinkRunner(LoopBase):
             raise failure from error
         message = self._originals.find(record)
         if message is None:
-            message = as_consumed(record, self._key_converter, self._value_converter)
+            message = as_consumed(record, *self._converters)
         return acknowledgement(await self._tolerate(message, failure))
 
     def _raise_errant(self) -> None:

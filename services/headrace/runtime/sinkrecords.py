@@ -1,5 +1,9 @@
 """The pure parts of the sink loop: subscription and flush settings, messages -> SinkRecord or
-SinkBatch, and back from a record the task reports as errant to the message it came from."""
+SinkBatch, and back from a record the task reports as errant to the message it came from.
+
+A message's key, value and headers go through the connector's key, value and header converters,
+in that order, as in Connect; the first that refuses makes the record a RecordError of its stage
+(``header converter``: Connect's ``HEADER_CONVERTER``), which ``errors.tolerance`` handles."""
 
 from __future__ import annotations
 
@@ -11,7 +15,14 @@ from typing import TypeAlias
 import pyarrow as pa
 from aiokafka import ConsumerRecord
 
-from headrace.runtime.converters import Converter, decode_column
+from headrace.runtime.converters import (
+    Converter,
+    HeaderConverter,
+    SimpleHeaderConverter,
+    decode_column,
+    decode_headers,
+    encode_headers,
+)
 from headrace.runtime.errors import Message, sink_record_error
 from headrace.runtime.transforms.javaregex import whole_match_java
 from headrace.sdk.errors import ConfigException, DataError
@@ -77,8 +88,15 @@ class FlushPolicy:
         )
 
 
+DEFAULT_HEADERS: HeaderConverter = SimpleHeaderConverter()
+"""What a connector that names no ``header.converter`` uses: each header's bytes as they came."""
+
+
 def to_sink_record(
-    message: Message, key_converter: Converter, value_converter: Converter
+    message: Message,
+    key_converter: Converter,
+    value_converter: Converter,
+    header_converter: HeaderConverter = DEFAULT_HEADERS,
 ) -> SinkRecord:
     """A consumed message as a SinkRecord; RecordError names the topic, partition and offset."""
     where = (message.topic, message.partition, message.offset)
@@ -90,6 +108,10 @@ def to_sink_record(
         value = value_converter.to_connect_data(message.topic, message.value)
     except DataError as exc:
         raise sink_record_error("value converter", *where, exc, type(value_converter)) from exc
+    try:
+        headers = decode_headers(header_converter, message.topic, message.headers)
+    except DataError as exc:
+        raise sink_record_error("header converter", *where, exc, type(header_converter)) from exc
     return SinkRecord(
         topic=message.topic,
         partition=message.partition,
@@ -97,7 +119,7 @@ def to_sink_record(
         key=key.value,
         value=value.value,
         timestamp=message.timestamp,
-        headers=tuple(message.headers or ()),
+        headers=headers,
         key_schema=key.schema,
         value_schema=value.schema,
     )
@@ -108,14 +130,21 @@ def to_sink_batch(
     messages: Sequence[Message],
     key_converter: Converter,
     value_converter: Converter,
+    header_converter: HeaderConverter = DEFAULT_HEADERS,
 ) -> SinkBatch | None:
-    """One partition's messages as a SinkBatch, when both converters make whole columns of them;
-    None otherwise (then they go record by record, and a bad one is named)."""
+    """One partition's messages as a SinkBatch, when both converters make whole columns of them
+    and the header converter takes every header; None otherwise (then they go record by record,
+    and a bad one is named)."""
     keys = decode_column(key_converter, tp.topic, [m.key for m in messages])
     values = decode_column(value_converter, tp.topic, [m.value for m in messages])
     if keys is None or values is None:
         return None
-    has_headers = any(m.headers for m in messages)
+    headers = None
+    if any(m.headers for m in messages):
+        try:
+            headers = [decode_headers(header_converter, tp.topic, m.headers) for m in messages]
+        except DataError:
+            return None
     return SinkBatch(
         tp.topic,
         tp.partition,
@@ -123,7 +152,7 @@ def to_sink_batch(
         timestamps=pa.array([m.timestamp for m in messages], pa.int64()),
         keys=keys[1],
         values=values[1],
-        headers=[tuple(m.headers or ()) for m in messages] if has_headers else None,
+        headers=headers,
         key_schema=keys[0],
         value_schema=values[0],
     )
@@ -181,13 +210,17 @@ def _offset(message: Message) -> int:
 
 
 def as_consumed(
-    record: SinkRecord, key_converter: Converter, value_converter: Converter
+    record: SinkRecord,
+    key_converter: Converter,
+    value_converter: Converter,
+    header_converter: HeaderConverter = DEFAULT_HEADERS,
 ) -> Message:
     """A record no consumed message is known to be behind (the task made it, or reports it
-    after flushing it), as the message it would have been: its key and value through the
-    converters, as Connect sends such a record to the dead letter queue."""
+    after flushing it), as the message it would have been: its key, value and headers through
+    the converters, as Connect sends such a record to the dead letter queue."""
     key = key_converter.from_connect_data(record.topic, record.key_schema, record.key)
     value = value_converter.from_connect_data(record.topic, record.value_schema, record.value)
+    headers = encode_headers(header_converter, record.topic, record.headers)
     return ConsumerRecord(
         topic=record.topic,
         partition=record.partition,
@@ -199,5 +232,5 @@ def as_consumed(
         checksum=None,
         serialized_key_size=-1 if key is None else len(key),
         serialized_value_size=-1 if value is None else len(value),
-        headers=[(n, v.encode() if isinstance(v, str) else (v or b"")) for n, v in record.headers],
+        headers=headers,  # a null value stays None, as consumed: aiokafka writes it as null
     )

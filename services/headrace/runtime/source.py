@@ -27,7 +27,13 @@ from headrace.core.offsets import OffsetStore, canonical_partition
 from headrace.core.topics import ensure_topic
 from headrace.runtime import kafka
 from headrace.runtime.boundaries import End, Requests, is_due, plan
-from headrace.runtime.converters import Converter, converter_for, encode_column
+from headrace.runtime.converters import (
+    Converter,
+    converter_for,
+    encode_column,
+    encode_headers,
+    header_converter_for,
+)
 from headrace.runtime.errors import (
     ErrorPolicy,
     RecordError,
@@ -42,7 +48,7 @@ from headrace.runtime.topiccreation import TopicCreation, topic_creation
 from headrace.runtime.transactions import Landed, SourceTransactions
 from headrace.runtime.transforms import TransformChain, parse_chain
 from headrace.sdk.errors import DataError
-from headrace.sdk.records import Headers, SourceBatch, SourceRecord
+from headrace.sdk.records import SourceBatch, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
 
 EMPTY_POLL_BACKOFF_S = 0.1
@@ -74,6 +80,7 @@ class SourceRunner(LoopBase):
         self._creation = topic_creation(self.connector_config)
         self._key_converter = converter_for(self.connector_config, "key")
         self._value_converter = converter_for(self.connector_config, "value")
+        self._header_converter = header_converter_for(self.connector_config)
         send = None
         if loop:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
@@ -239,9 +246,9 @@ class SourceRunner(LoopBase):
                     [None] * len(values) if batch.keys is None else batch.keys,
                 )
             )
+            headers = encode_headers(self._header_converter, batch.topic, batch.headers)
         except DataError:
             return None
-        headers = _encode_headers(batch.headers)
         # zip makes the tuples in C: no Python step per record.
         return list(
             zip(
@@ -307,12 +314,13 @@ class SourceRunner(LoopBase):
                 "key converter", record.source_partition, record.topic, exc
             ) from exc
         value = _convert_value(self._value_converter, record)
-        headers = _encode_headers(record.headers)
+        try:
+            headers = encode_headers(self._header_converter, record.topic, record.headers)
+        except DataError as exc:
+            raise source_record_error(
+                "header converter", record.source_partition, record.topic, exc
+            ) from exc
         return (record.topic, record.partition, key, value, headers, record.timestamp)
-
-
-def _encode_headers(headers: Headers) -> list[tuple[str, bytes]]:
-    return [(name, v.encode() if isinstance(v, str) else (v or b"")) for name, v in headers]
 
 
 def _convert_value(converter: Converter, record: SourceRecord) -> bytes | None:

@@ -9,8 +9,19 @@ comes through its context: ``context.logger`` (a :class:`Logger`) for every conn
 ``context.paths`` (:class:`Paths`, the folders a path in a config may name) for every connector
 and task, ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark,
 and ``context.errant_record_reporter`` (an :class:`ErrantRecordReporter`) for sink tasks.
+
+Converters, transformations and predicates can be plugins too; their contracts
+(:class:`Converter`, :class:`HeaderConverter`, :class:`Transformation`, :class:`Predicate`) are in
+``headrace.sdk.components``.
 """
 
+from headrace.sdk.components import (
+    Converter,
+    HeaderConverter,
+    Predicate,
+    SchemaAndValue,
+    Transformation,
+)
 from headrace.sdk.config import (
     NO_DEFAULT,
     ConfigDef,
@@ -103,20 +114,24 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
+    "Converter",
     "DataError",
     "ErrantRecordReporter",
     "ExactlyOnceSupport",
     "Executor",
     "Field",
+    "HeaderConverter",
     "Importance",
     "Logger",
     "OffsetReader",
     "Paths",
+    "Predicate",
     "Range",
     "Recommender",
     "RecordMetadata",
     "RetriableError",
     "Schema",
+    "SchemaAndValue",
     "SchemaBuilder",
     "SchemaType",
     "SinkBatch",
@@ -133,6 +148,7 @@ __all__ = [
     "Task",
     "TopicPartition",
     "TransactionContext",
+    "Transformation",
     "ValidString",
     "Width",
     "decimal_scale",

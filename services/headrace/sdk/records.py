@@ -3,8 +3,7 @@
 ``SourceRecord`` is what a source task returns from ``poll``, or ``SourceBatch``, many records as
 columns; ``SinkRecord`` is what a sink task receives in ``put``, and ``SinkBatch``, one
 partition's records as columns, what it may receive in ``put_batch``. Headers are a tuple of
-``(name, value)`` pairs, values as ``bytes`` (a ``str`` is encoded as UTF-8 when produced).
-Timestamps are milliseconds since the epoch.
+``(name, value)`` pairs (``Headers``). Timestamps are milliseconds since the epoch.
 """
 
 from __future__ import annotations
@@ -18,7 +17,15 @@ from headrace.sdk.data import Schema
 if TYPE_CHECKING:
     import pyarrow as pa
 
-Headers = tuple[tuple[str, bytes | str | None], ...]
+Headers = tuple[tuple[str, Any], ...]
+"""A record's headers as ``(name, value)`` pairs, in order; a name may come more than once.
+
+The connector's ``header.converter`` turns the values into Kafka's bytes and back. With the
+default, Connect's SimpleHeaderConverter, a source task gives ``str`` (written as UTF-8),
+``bytes`` (as they are), None (a null value) or another value (written as its text: ``42``,
+``true``, ``[1,2]``), and a sink task is given each value's ``bytes`` as they came, or None.
+With ``string`` a sink task is given ``str``, with ``json`` the decoded JSON value, with
+``bytes`` the ``bytes`` (and a source task must give bytes)."""
 Column: TypeAlias = "pa.Array | Sequence[Any]"
 """One value per record: a pyarrow Array, or any sequence of Python values."""
 

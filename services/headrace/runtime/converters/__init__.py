@@ -16,6 +16,8 @@ When a connector names no converter, headrace uses JSON with schemas disabled, f
 alike: plain JSON is what most producers write, and Connect's envelope doubles every message's
 size. Naming the JSON converter gives Connect's behaviour, envelope included, unless
 ``<prefix>.schemas.enable=false`` says otherwise.
+
+Header values have converters of their own, chosen by ``header.converter`` (``headers.py``).
 """
 
 from __future__ import annotations
@@ -23,11 +25,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from headrace.runtime.converters.base import NULL, Converter, SchemaAndValue
+from headrace.runtime.converters.base import (
+    NULL,
+    Converter,
+    SchemaAndValue,
+    named_factory,
+    sub_config,
+)
+from headrace.runtime.converters.headers import (
+    HEADER_CONVERTERS,
+    ByteArrayHeaderConverter,
+    HeaderConverter,
+    JsonHeaderConverter,
+    SimpleHeaderConverter,
+    StringHeaderConverter,
+    decode_headers,
+    encode_headers,
+    header_converter_for,
+)
 from headrace.runtime.converters.jsonconv import JsonConverter
 from headrace.runtime.converters.simple import ByteArrayConverter, StringConverter
 from headrace.sdk.data import Schema
-from headrace.sdk.errors import ConfigException
 from headrace.sdk.records import Column
 
 ConverterFactory = Callable[[Mapping[str, str], bool], Converter]
@@ -57,11 +75,8 @@ def converter_for(config: Mapping[str, str], role: Literal["key", "value"]) -> C
     prefix = f"{role}.converter"
     named = (config.get(prefix) or "").strip()
     name = named or DEFAULT_CONVERTER
-    factory = CONVERTERS.get(name)
-    if factory is None:
-        known = ", ".join(k for k in CONVERTERS if "." in k or k.islower())
-        raise ConfigException(f"{prefix}: unknown converter {name!r} (known: {known})")
-    sub = {k[len(prefix) + 1 :]: v for k, v in config.items() if k.startswith(prefix + ".")}
+    factory = named_factory("converter", prefix, name, CONVERTERS)
+    sub = sub_config(config, prefix)
     if not named:
         sub = {**DEFAULT_SUB_CONFIG, **sub}
     return factory(sub, role == "key")
@@ -99,13 +114,22 @@ def decode_column(
 
 __all__ = [
     "CONVERTERS",
+    "HEADER_CONVERTERS",
     "NULL",
     "ByteArrayConverter",
+    "ByteArrayHeaderConverter",
     "Converter",
+    "HeaderConverter",
     "JsonConverter",
+    "JsonHeaderConverter",
     "SchemaAndValue",
+    "SimpleHeaderConverter",
     "StringConverter",
+    "StringHeaderConverter",
     "converter_for",
     "decode_column",
+    "decode_headers",
     "encode_column",
+    "encode_headers",
+    "header_converter_for",
 ]

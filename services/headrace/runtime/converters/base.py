@@ -1,35 +1,41 @@
-"""The converter contract: Connect data (schema, value) <-> the bytes stored in Kafka."""
+"""The converter contract: Connect data (schema, value) <-> the bytes stored in Kafka, and how a
+connector config names a converter.
 
-from __future__ import annotations
+The contracts are the SDK's (``headrace.sdk.components``), since a plugin on the plugin path may
+be a converter too; named here for the runtime's own modules.
+"""
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from headrace.sdk.data import Schema
+from headrace.runtime import extensions
+from headrace.sdk.components import NULL, Converter, SchemaAndValue
+from headrace.sdk.errors import ConfigException
 
+PLUGIN_VERSION = "plugin.version"  # which version of it (headrace.runtime.components)
 
-@dataclass(frozen=True)
-class SchemaAndValue:
-    """A converted value and its schema (None when the format carries none)."""
-
-    schema: Schema | None
-    value: Any
-
-
-NULL = SchemaAndValue(None, None)
+F = TypeVar("F", bound=Callable[..., object])
 
 
-class Converter(Protocol):
-    """Turns record keys or values into bytes and back. Pure: no I/O, no state between calls.
+def named_factory(kind: str, prefix: str, name: str, builtins: Mapping[str, F]) -> F:
+    """The factory ``name`` gives for ``kind``: a plugin's this process loaded, else the
+    built-in one; ConfigException naming ``prefix`` and what exists when there is none."""
+    found: Any = extensions.find(kind, name) or builtins.get(name)
+    if found is None:
+        known = ", ".join(k for k in builtins if "." in k or k.islower())
+        label = kind.replace("_", " ")
+        raise ConfigException(f"{prefix}: unknown {label} {name!r} (known: {known})")
+    factory: F = found
+    return factory
 
-    Both directions raise ``headrace.sdk.DataError`` on input they cannot handle; the runtime
-    adds the topic, partition and offset the input came from.
-    """
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
-        """Serialises a value (None stays None: a tombstone)."""
-        ...
+def sub_config(config: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """The keys under ``<prefix>.``, prefix removed: the converter's own (not its version)."""
+    return {
+        k[len(prefix) + 1 :]: v
+        for k, v in config.items()
+        if k.startswith(prefix + ".") and k != f"{prefix}.{PLUGIN_VERSION}"
+    }
 
-    def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
-        """Deserialises bytes (None gives ``NULL``)."""
-        ...
+
+__all__ = ["NULL", "PLUGIN_VERSION", "Converter", "SchemaAndValue", "named_factory", "sub_config"]

@@ -7,7 +7,7 @@ function of the record once configured, with Connect's class names, keys and def
 
 | module | what |
 | --- | --- |
-| ``base`` | the ``Transformation`` and ``Predicate`` protocols, ``Side`` ($Key/$Value) |
+| ``base`` | what they share: ``Side`` ($Key/$Value), the record plumbing |
 | ``chain`` | ``parse_chain``, ``TransformChain``, ``transform_keys`` |
 | ``registry`` | class names and aliases to implementations |
 | ``fields`` | InsertField, ReplaceField, MaskField, ValueToKey |
@@ -26,7 +26,7 @@ A record a transformation cannot handle raises DataError; the chain adds the ali
 message, and the runtime counts it as a record error (``errors.tolerance``).
 """
 
-from headrace.runtime.transforms.base import Predicate, Record, Side, Transformation
+from headrace.runtime.transforms.base import Side
 from headrace.runtime.transforms.cast import Cast
 from headrace.runtime.transforms.chain import (
     Stage,
@@ -52,6 +52,7 @@ from headrace.runtime.transforms.registry import (
 from headrace.runtime.transforms.routing import Filter, RegexRouter
 from headrace.runtime.transforms.shape import ExtractField, Flatten, HoistField
 from headrace.runtime.transforms.timestamps import TimestampConverter, TimestampRouter
+from headrace.sdk.components import Predicate, Record, Transformation
 
 __all__ = [
     "PREDICATES",

@@ -16,60 +16,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar
 
 from headrace.runtime.transforms.configs import parse_config
+from headrace.sdk.components import Predicate as Predicate  # the SDK's, named here too
+from headrace.sdk.components import R as R
+from headrace.sdk.components import Record as Record
+from headrace.sdk.components import Transformation as Transformation
 from headrace.sdk.config import ConfigDef, Importance
 from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.data import Field, Schema, Struct
 from headrace.sdk.data import Type as SchemaType
 from headrace.sdk.errors import DataError
-from headrace.sdk.records import SinkRecord, SourceRecord
-
-R = TypeVar("R", SourceRecord, SinkRecord)
-"""A record: the class a transformation is given is the class it returns."""
-
-Record = SourceRecord | SinkRecord
-
-
-class Transformation(Protocol):
-    """One single message transform: configure once, then apply to each record."""
-
-    def config_def(self) -> ConfigDef:
-        """The keys this transformation understands."""
-        ...
-
-    def configure(self, config: Mapping[str, str]) -> None:
-        """Reads the keys; raises ConfigException naming the key and the problem."""
-        ...
-
-    def apply(self, record: R) -> R | None:
-        """The transformed record, or None to drop it. DataError when the record cannot be."""
-        ...
-
-    def close(self) -> None:
-        """Releases what ``configure`` acquired (nothing, for the built-in transformations)."""
-        ...
-
-
-class Predicate(Protocol):
-    """A condition on a record, which decides whether a transformation applies to it."""
-
-    def config_def(self) -> ConfigDef:
-        """The keys this predicate understands."""
-        ...
-
-    def configure(self, config: Mapping[str, str]) -> None:
-        """Reads the keys; raises ConfigException naming the key and the problem."""
-        ...
-
-    def test(self, record: Record) -> bool:
-        """Whether the record satisfies the condition."""
-        ...
-
-    def close(self) -> None:
-        """Releases what ``configure`` acquired."""
-        ...
 
 
 class Side(Enum):
