@@ -362,3 +362,58 @@ def test_broken_plugins_are_listed_with_why_and_refused_and_the_service_starts(
         assert listed == {"com.example.GenConnector", "com.example.LakeConnector"}
     finally:
         stack.down()
+
+
+def errors_by_key(infos: Any) -> dict[str, list[str]]:
+    return {c.value.name: list(c.value.errors) for c in infos.configs if c.value.errors}
+
+
+def test_components_from_the_plugin_path_are_listed_pinned_and_checked_in_their_process(
+    settings_for: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """KIP-891 for converters and transforms: every version is listed, a version key is
+    checked against them, and the keys of a transformation only the plugin path has are
+    checked by the plugin process that loads it (no plugin code runs in the service)."""
+    settings = settings_for()  # the built-in plugins and the test plugins
+    stack = Stack(settings)
+    try:
+        stack.start("config")
+        with ConfigClient(settings.config_addr) as client:
+            listed = {(p.class_name, p.type, p.version) for p in client.plugins(False)}
+            assert {
+                ("upper_transform.UpperCase", "transformation", "1.0.0"),
+                ("upper_transform.UpperCase", "transformation", "2.0.0"),
+                ("reversed_converter.ReversedStringConverter", "converter", "1.0.0"),
+            } <= listed
+            assert {p.type for p in client.plugins()} == {"source", "sink"}
+
+            config = {
+                "connector.class": "RecordingSink",
+                "topics": "words",
+                "path": str(tmp_path / "out"),
+                "transforms": "up",
+                "transforms.up.type": "UpperCase",
+                "transforms.up.field": "word",
+                "value.converter": "ReversedStringConverter",
+            }
+            assert errors_by_key(client.validate("RecordingSink", config)) == {}
+            pinned = {**config, "transforms.up.plugin.version": "[3.0,)"}
+            assert errors_by_key(client.validate("RecordingSink", pinned)) == {
+                "transforms.up.plugin.version": [
+                    "transforms.up.plugin.version: transformation UpperCase has no version "
+                    "'[3.0,)' (installed: 1.0.0, 2.0.0)"
+                ]
+            }
+            unknown_key = {**config, "transforms.up.shout": "yes"}
+            found = errors_by_key(client.validate("RecordingSink", unknown_key))
+            assert list(found) == ["transforms.up.shout"]
+            assert "not a key of UpperCase" in found["transforms.up.shout"][0]
+            with pytest.raises(grpc.RpcError) as info:
+                client.create("upper", unknown_key)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "transforms.up.shout" in (info.value.details() or "")
+            assert client.names() == []
+            client.create("upper", {**config, "transforms.up.plugin.version": "1.0.0"})
+            assert client.names() == ["upper"]
+    finally:
+        stack.down()

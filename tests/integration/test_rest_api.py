@@ -96,7 +96,14 @@ def test_the_server_says_what_it_is_and_that_it_is_healthy(rest: Rest) -> None:
     assert {p["type"] for p in plugins} == {"source", "sink"}
     _, everything = rest("GET", "/connector-plugins?connectorsOnly=false")
     kinds = {p["type"] for p in everything}
-    assert kinds == {"source", "sink", "converter", "transformation", "predicate"}
+    assert kinds == {
+        "source",
+        "sink",
+        "converter",
+        "header_converter",
+        "transformation",
+        "predicate",
+    }
     assert "org.apache.kafka.connect.json.JsonConverter" in {p["class"] for p in everything}
 
 

@@ -9,12 +9,15 @@ read from what the recording test plugin wrote, which is in the order the calls 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
+from aiokafka import AIOKafkaProducer
 
 from headrace.cli.client import ConfigClient
 from headrace.cli.stack import Stack
@@ -23,8 +26,10 @@ from headrace.core.settings import Settings
 from headrace.core.status import StatusStore
 from headrace.core.structs import CONNECTOR_TASK, State, WorkUnit
 from headrace.core.topiclog import kafka_logs
+from headrace.core.topics import ensure_topic
 from headrace.worker.worker import Worker
-from tests.support import eventually, lifecycle, log_events
+from tests.support import eventually, json_lines, lifecycle, log_events
+from tests.wheels import build_wheel
 
 pytestmark = pytest.mark.kafka
 
@@ -97,3 +102,177 @@ async def test_units_start_and_stop_together_in_one_plugin_process(
     for name in CONNECTORS:  # each connector stopped after every one of its tasks
         connector_stop = stops.index((name, None, False))
         assert all(stops.index((name, t, False)) < connector_stop for t in range(TASKS))
+
+
+async def test_two_versions_of_a_transform_run_side_by_side_each_in_its_own_process(
+    services: Settings, run_dir: Path, tmp_path: Path
+) -> None:
+    """KIP-891 for components: one connector pins UpperCase 1.0.0, the other runs the latest
+    (2.0.0), and a third uses the built-in transforms only; each gets the version it named, in
+    a plugin process of its own (a process imports one version of a module)."""
+    topic = f"{services.cluster}-words"
+    await ensure_topic(services.bootstrap_servers, topic, 1)
+    await produce_json(services.bootstrap_servers, topic, [{"word": w} for w in ("a", "b")])
+    common = {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "topics": topic,
+    }
+    upper = {"transforms": "up", "transforms.up.type": "UpperCase", "transforms.up.field": "word"}
+    configs = {
+        "pinned": {**common, **upper, "transforms.up.plugin.version": "1.0.0"},
+        "latest": {**common, **upper},
+        "builtin": {
+            **common,
+            "transforms": "tag",
+            "transforms.tag.type": "InsertField$Value",
+            "transforms.tag.static.field": "upper_version",
+            "transforms.tag.static.value": "none",
+        },
+    }
+    with ConfigClient(services.config_addr) as client:
+        for name, config in configs.items():
+            client.create(name, {**config, "path": str(tmp_path / name)})
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    running = asyncio.create_task(worker.run())
+    try:
+        for name in configs:
+            await eventually(f"{name} got both records", partial(records_of, tmp_path / name))
+    finally:
+        worker.shutdown()
+        await running
+
+    assert records_of(tmp_path / "pinned") == [
+        {"word": "A", "upper_version": "1.0.0"},
+        {"word": "B", "upper_version": "1.0.0"},
+    ]
+    assert records_of(tmp_path / "latest") == [
+        {"word": "A", "upper_version": "2.0.0"},
+        {"word": "B", "upper_version": "2.0.0"},
+    ]
+    assert records_of(tmp_path / "builtin") == [
+        {"word": "a", "upper_version": "none"},
+        {"word": "b", "upper_version": "none"},
+    ]
+    assert len(log_events(log_dir, "plugin_host_ready")) == 3
+
+
+def records_of(path: Path) -> list[dict[str, object]] | None:
+    """The values the recording sink wrote under ``path``, once there are two."""
+    found = [r["value"] for r in json_lines(path / "records.jsonl")]
+    return found if len(found) == 2 else None
+
+
+async def produce_json(kafka: str, topic: str, values: list[dict[str, object]]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=kafka)
+    await producer.start()
+    try:
+        for value in values:
+            await producer.send(topic, value=json.dumps(value).encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+PINNED_SINK = '''
+"""A sink whose version pins hr-pin; it writes the hr-pin version it imported per record."""
+import json
+from pathlib import Path
+
+import hr_pin
+
+from headrace.sdk import ConfigDef, ConfigType, SinkConnector, SinkTask
+
+
+class PinnedSinkConnector(SinkConnector):
+    def config(self):
+        return ConfigDef().define("path", ConfigType.STRING, doc="where to write")
+
+    async def start(self, config):
+        self.path = config["path"]
+
+    def task_class(self):
+        return PinnedSinkTask
+
+    def task_configs(self, max_tasks):
+        return [{"path": self.path}]
+
+    async def stop(self, deleted=False):
+        pass
+
+
+class PinnedSinkTask(SinkTask):
+    async def start(self, config):
+        self.path = Path(config["path"])
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    async def put(self, records):
+        with (self.path / "records.jsonl").open("a") as out:
+            for r in records:
+                out.write(json.dumps({"value": {"hr_pin": hr_pin.VERSION}}) + "\\n")
+
+    async def stop(self, deleted=False):
+        pass
+'''
+
+
+def pinned_plugin(root: Path, version: str, pin: str) -> None:
+    """``pinned/<version>/``: the sink above, requiring ``hr-pin==<pin>``, bundled with it."""
+    folder = root / "pinned" / version
+    (folder / "wheels").mkdir(parents=True)
+    build_wheel(folder / "wheels", "hr-pin", pin)
+    (folder / "pinned_sink.py").write_text(PINNED_SINK)
+    manifest = {
+        "class": "pinned_sink.PinnedSinkConnector",
+        "version": version,
+        "type": "sink",
+        "requirements": [f"hr-pin=={pin}"],
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+async def test_two_versions_with_conflicting_requirements_run_at_once(
+    settings_for: Callable[..., Settings], run_dir: Path, tmp_path: Path
+) -> None:
+    """Each version of one plugin gets the environment its manifest asks for, in its own
+    process: 1.0.0 imports hr-pin 1.0 while 2.0.0, running beside it, imports hr-pin 2.0."""
+    plugins = tmp_path / "plugins"
+    pinned_plugin(plugins, "1.0.0", "1.0")
+    pinned_plugin(plugins, "2.0.0", "2.0")
+    services = settings_for(plugins)
+    topic = f"{services.cluster}-pinned"
+    await ensure_topic(services.bootstrap_servers, topic, 1)
+    await produce_json(services.bootstrap_servers, topic, [{"n": 1}, {"n": 2}])
+    stack = Stack(services)
+    try:
+        stack.start("config")
+        stack.start("coordinator")
+        with ConfigClient(services.config_addr) as client:
+            for version in ("1.0.0", "2.0.0"):
+                config = {
+                    "connector.class": "PinnedSink",
+                    "connector.plugin.version": version,
+                    "topics": topic,
+                    "path": str(tmp_path / version),
+                }
+                client.create(f"pinned-{version}", config)
+        log_dir = tmp_path / "log"
+        log_dir.mkdir()
+        worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+        running = asyncio.create_task(worker.run())
+        try:
+            for version in ("1.0.0", "2.0.0"):
+                await eventually(
+                    f"pinned {version} got both records",
+                    partial(records_of, tmp_path / version),
+                )
+        finally:
+            worker.shutdown()
+            await running
+    finally:
+        stack.down()
+
+    assert records_of(tmp_path / "1.0.0") == [{"hr_pin": "1.0"}] * 2
+    assert records_of(tmp_path / "2.0.0") == [{"hr_pin": "2.0"}] * 2
+    assert len(log_events(log_dir, "plugin_host_ready")) == 2

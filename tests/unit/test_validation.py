@@ -127,7 +127,7 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
     [
         ("topic.creation.default.partitions", "0", "neither -1 nor a whole number above 0"),
         ("topic.creation.big.include", "b.*", "its group is not in topic.creation.groups"),
-        ("value.converter.plugin.version", "3.9.0", "converters are not versioned plugins yet"),
+        ("value.converter.plugin.version", "3.9.0", "sets the version of no component"),
         ("producer.override.linger.ms", "50", "only consumer.override.max.poll.records is"),
         ("consumer.override.fetch.min.bytes", "1", "only consumer.override.max.poll.records is"),
         ("admin.override.retries", "1", "only consumer.override.max.poll.records is"),

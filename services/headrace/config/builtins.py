@@ -1,42 +1,31 @@
-"""The plugins that ship inside headrace besides connectors: converters, transformations and
-predicates, named as Connect names its own, for Connect's ``connectorsOnly=false`` listing.
+"""The plugins as the plugin list shows them: connectors, and unless Connect's
+``connectorsOnly=true`` the converters, header converters, transformations and predicates,
+built in (named as Connect names its own, at headrace's version) or from the plugin path.
 
-They are pure code of the runtime, so the config service can name them without running any
-plugin. They carry headrace's own version.
+Built-ins are pure code of the runtime, so the config service names them without running any
+plugin.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 
-from headrace.runtime.converters import CONVERTERS
-from headrace.runtime.transforms.registry import PREDICATES, TRANSFORMS
+from headrace.core.plugins import builtin_version
+from headrace.runtime import components
 
 
 @dataclass(frozen=True)
 class PluginInfo:
     class_name: str
-    type: str  # source, sink, converter, transformation, predicate
+    type: str  # source, sink, converter, header_converter, transformation, predicate
     version: str
     error: str = ""  # why it cannot be used; empty when it can
 
 
-@cache
 def headrace_version() -> str:
-    try:
-        return version("headrace")
-    except PackageNotFoundError:  # run from a checkout that is not installed
-        return "unknown"
+    return builtin_version()
 
 
 def builtin_plugins() -> list[PluginInfo]:
-    """Every built-in converter, transformation and predicate, by its full class name."""
-    kinds = (("converter", CONVERTERS), ("transformation", TRANSFORMS), ("predicate", PREDICATES))
-    return [
-        PluginInfo(name, kind, headrace_version())
-        for kind, names in kinds
-        for name in sorted(names)
-        if name.startswith("org.apache.kafka.")
-    ]
+    """Every built-in component, by its full class name."""
+    return [PluginInfo(name, kind, version) for name, kind, version in components.listed()]

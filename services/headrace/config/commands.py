@@ -403,20 +403,22 @@ class Commands:
             raise ConfigRejected(Problem.PRECONDITION, str(exc)) from None
 
     def plugins(self, *, connectors_only: bool) -> Sequence[PluginInfo]:
-        """Every installed connector version, and unless ``connectors_only`` the built-in
-        converters, transformations and predicates. A plugin that cannot be used is listed with
-        why: a manifest that could not be read (its folder for a name), or a plugin whose
-        process failed to load it when a config of it was validated."""
+        """Every installed connector version, and unless ``connectors_only`` every version of
+        the converters, header converters, transformations and predicates, built-in or not.
+        A plugin that cannot be used is listed with why: a manifest that could not be read (its
+        folder for a name), or a plugin whose process failed to load it when a config of it was
+        validated."""
         unloadable = self.checks.broken
-        connectors = [
+        listed = [
             PluginInfo(p.class_name, p.type, p.version, unloadable.get(plugin_key(p), ""))
             for p in self.catalog.plugins
+            if p.is_connector or not connectors_only
         ]
-        connectors += [
+        listed += [
             PluginInfo(str(b.folder), "unknown", b.folder.name, b.reason)
             for b in self.catalog.broken
         ]
-        return connectors if connectors_only else [*connectors, *builtin_plugins()]
+        return listed if connectors_only else [*listed, *builtin_plugins()]
 
     async def current(self) -> None:
         """Returns once everything written to the configs topic so far has been read."""

@@ -12,6 +12,7 @@ there, and one accepted here starts.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,12 +39,10 @@ from headrace.core.connectorconfig import (
 )
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
-from headrace.runtime import retry
-from headrace.runtime.converters import converter_for
+from headrace.runtime import components, retry
 from headrace.runtime.errors import ErrorPolicy
 from headrace.runtime.retry import RetryPolicy
 from headrace.runtime.topiccreation import topic_creation
-from headrace.runtime.transforms import parse_chain
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
 
@@ -64,7 +63,11 @@ def _common() -> ConfigDef:
         (PLUGIN_VERSION, Type.STRING, "", "The plugin version; the latest when empty.", COMMON),
         (TASKS_MAX, Type.INT, 1, "At most this many tasks.", COMMON),
         ("key.converter", Type.CLASS, "", "Converter of record keys.", COMMON),
+        ("key.converter.plugin.version", Type.STRING, "", "Its version.", COMMON),
         ("value.converter", Type.CLASS, "", "Converter of record values.", COMMON),
+        ("value.converter.plugin.version", Type.STRING, "", "Its version.", COMMON),
+        ("header.converter", Type.CLASS, "", "Converter of header values.", COMMON),
+        ("header.converter.plugin.version", Type.STRING, "", "Its version.", COMMON),
         ("transforms", Type.LIST, "", "Aliases of the transformations, in order.", TRANSFORMS),
         ("predicates", Type.LIST, "", "Aliases of the predicates.", TRANSFORMS),
         ("errors.tolerance", Type.STRING, "none", "none or all: failing records.", ERRORS),
@@ -131,14 +134,21 @@ Check = Callable[[], object]
 
 
 def _checks(
-    name: str, config: Mapping[str, str], plugin: PluginDescriptor | None
+    name: str,
+    config: Mapping[str, str],
+    plugin: PluginDescriptor | None,
+    resolution: components.Resolution,
 ) -> list[tuple[str, Check]]:
     checks: list[tuple[str, Check]] = [
         ("name", lambda: check_name(name)),
         (TASKS_MAX, lambda: tasks_max(config)),
-        ("key.converter", lambda: converter_for(config, "key")),
-        ("value.converter", lambda: converter_for(config, "value")),
-        ("transforms", lambda: parse_chain(config).close()),
+    ]
+    if not (resolution.components or resolution.problems):
+        # With components from the plugin path, it is the plugin process that configures
+        # them all (their code runs nowhere else): ``HostedPlugin.validate``. With a version
+        # that cannot be had, that problem is the one to tell.
+        checks += components.checks(config)
+    checks += [
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
         ("connector.class", lambda: refuse_unhonoured(config)),
         (autorestart.ENABLE, lambda: autorestart.policy_of(config)),
@@ -181,20 +191,28 @@ def _owner(message: str, fallback: str, keys: set[str]) -> str:
 
 
 def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdict:
-    """Every framework key of ``config``, each with the errors found in it."""
+    """Every framework key of ``config``, each with the errors found in it; the plugin comes
+    with the component versions from the plugin path its config names."""
     errors: dict[str, list[str]] = {}
     plugin: PluginDescriptor | None = None
     if not config.get("connector.class", "").strip():
         errors["connector.class"] = ["connector.class: missing; name the plugin to run"]
     else:
         plugin = _resolve(config, catalog, errors)
+    resolution = components.resolve(config, catalog)
+    for key, message in resolution.problems:
+        errors.setdefault(key, []).append(message)
+    if plugin is not None and not resolution.problems:
+        # Checked in the plugin process, with these loaded (``HostedPlugin.validate``); not
+        # when one cannot be had: the problem is that, and the rest waits for its fix.
+        plugin = dataclasses.replace(plugin, components=resolution.components)
     definition = _definition(plugin)
     keys = set(definition.keys) | set(config)
     if "name" in config and config["name"] != name:
         errors.setdefault("name", []).append(
             f"name: the config says {config['name']!r} but the connector is {name!r}"
         )
-    for key, run in _checks(name, config, plugin):
+    for key, run in _checks(name, config, plugin, resolution):
         try:
             run()
         except (ConfigException, ConfigRejected) as exc:

@@ -21,6 +21,7 @@ import grpc
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core import log
 from headrace.core.configinfo import ConfigInfos
+from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.core.supervisor import PluginProcess, plugin_key
@@ -86,7 +87,7 @@ class PluginChecks:
             )
             try:
                 await process.start()
-            except (OSError, RuntimeError, TimeoutError) as exc:
+            except (PluginError, OSError, RuntimeError, TimeoutError) as exc:
                 self.broken[key] = f"could not be loaded: {exc}"
                 raise ConfigRejected(
                     Problem.INVALID,

@@ -132,20 +132,12 @@ def check_support(
 
 MAX_POLL_RECORDS = "consumer.override.max.poll.records"
 CLIENT_OVERRIDES = ("producer.override.", "consumer.override.", "admin.override.")
-CONVERTER_VERSIONS = tuple(
-    f"{side}.converter.plugin.version" for side in ("key", "value", "header")
-)
 
 
 def refuse_unhonoured(config: Mapping[str, str]) -> None:
     """Refuses Kafka Connect's framework keys that headrace does not honour yet, each with the
     reason, so that none is accepted and then ignored."""
     for key in sorted(config):
-        if key in CONVERTER_VERSIONS:
-            raise ConfigException(
-                f"{key}: converters are not versioned plugins yet; remove the key to use the "
-                "built-in converter"
-            )
         if key.startswith(CLIENT_OVERRIDES) and key != MAX_POLL_RECORDS:
             raise ConfigException(
                 f"{key}: not supported; of the client overrides, only {MAX_POLL_RECORDS} is"

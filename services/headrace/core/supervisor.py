@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import sys
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 import grpc
 
 from headrace.core import log, wire
+from headrace.core.pluginenv import site_for
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
@@ -34,7 +36,21 @@ LEASE_EVERY_S = 0.5
 
 
 def plugin_key(plugin: PluginDescriptor) -> str:
-    return f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
+    """The name of a plugin version's process; a connector whose config names component
+    versions from the plugin path runs in a process of its own, named with their digest."""
+    key = f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
+    if not plugin.components:
+        return key
+    named = "\n".join(f"{c.class_name} {c.version} {c.folder}" for c in plugin.components)
+    return f"{key}+{hashlib.sha256(named.encode()).hexdigest()[:10]}"
+
+
+def prepare_environments(plugin: PluginDescriptor, settings: Settings) -> list[Path]:
+    """The folder of each environment the plugin version and its components need on
+    ``sys.path`` (built when not there yet), in the order they are given."""
+    envs_dir = settings.var_dir / "plugin-envs"
+    sites = (site_for(p.folder, p.requirements, envs_dir) for p in (plugin, *plugin.components))
+    return [site for site in sites if site is not None]
 
 
 def host_env(settings: Settings, worker_id: str) -> dict[str, str]:
@@ -79,6 +95,10 @@ class PluginProcess:
         self._stopping = False
 
     async def start(self, wait_s: float = 30.0) -> None:
+        """Starts the process and waits ``wait_s`` for it to serve. The environments its
+        plugins' requirements call for are built first, off the event loop and outside that
+        wait: the process then finds them ready. PluginError when one cannot be built."""
+        await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
         self._socket.unlink(missing_ok=True)
         env = host_env(self._settings, self._worker_id)
         with self.log_file.open("ab") as out:
@@ -88,6 +108,7 @@ class PluginProcess:
                 "headrace.runtime.host",
                 "--manifest",
                 str(self.plugin.manifest),
+                *(a for c in self.plugin.components for a in ("--component", str(c.manifest))),
                 "--socket",
                 str(self._socket),
                 # The host exits when this worker is gone, even after a SIGKILL, so no orphan

@@ -1,7 +1,13 @@
 """The plugin host: one OS process per plugin version, serving ``PluginHost`` on a Unix socket.
 
     python -m headrace.runtime.host --manifest PATH --socket PATH [--stop-timeout 10]
-                                    [--parent-pid PID]
+                                    [--parent-pid PID] [--component PATH ...]
+
+``--component`` names the manifest of a converter, header converter, transformation or predicate
+version from the plugin path that the connectors hosted here use (KIP-891); each is imported
+beside the connector's plugin (``headrace.runtime.extensions``). A plugin version whose manifest
+lists ``requirements`` is imported with an environment holding them (``pluginenv``), built the
+first time a process needs it.
 
 Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, ``HEADRACE_CLUSTER``,
 ``HEADRACE_EXECUTOR_ADDR``, and ``HEADRACE_FILE_ROOTS``, the folders its plugins' configs may name
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
@@ -28,15 +35,19 @@ from pathlib import Path
 import grpc
 
 from headrace.core import log
-from headrace.core.plugins import read_manifest
+from headrace.core.errors import PluginError
+from headrace.core.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings
+from headrace.core.supervisor import prepare_environments
+from headrace.runtime import extensions
 from headrace.runtime.hosted import HostedPlugin
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.runtime.loader import load_connector_class
 from headrace.runtime.service import Lease, PluginHostService
 from headrace.runtime.watchdog import Watchdog, install
+from headrace.sdk.connector import Connector
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
@@ -58,6 +69,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="seconds a plugin's stop (or a task's last batch) may take before it is abandoned",
     )
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
+    parser.add_argument(
+        "--component",
+        action="append",
+        type=Path,
+        default=[],
+        help="the manifest of a component version the connectors use (repeatable)",
+    )
     return parser.parse_args(argv)
 
 
@@ -84,6 +102,24 @@ async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), LEASE_CHECK_S)
 
 
+def _load(
+    descriptor: PluginDescriptor, component_manifests: Sequence[Path], settings: Settings
+) -> tuple[PluginDescriptor, type[Connector]]:
+    """Imports the connector's plugin and the components beside it, each with the
+    environment its requirements call for; the descriptor then lists the components."""
+    components = tuple(read_manifest(m) for m in component_manifests)
+    for component in components:
+        if component.type not in COMPONENT_TYPES:
+            raise PluginError(f"{component.manifest}: a {component.type} is not a component")
+    full = dataclasses.replace(descriptor, components=components)
+    for site in prepare_environments(full, settings):  # built by the worker already, if it ran
+        if str(site) not in sys.path:
+            sys.path.insert(0, str(site))  # the version folder goes before it when imported
+    connector_class = load_connector_class(descriptor)
+    extensions.load(components)
+    return full, connector_class
+
+
 async def serve(args: argparse.Namespace) -> int:
     """Loads the plugin, serves until told to stop, stops everything; the exit code."""
     descriptor = read_manifest(args.manifest)
@@ -98,12 +134,12 @@ async def serve(args: argparse.Namespace) -> int:
     if len(socket_path) > MAX_SOCKET_PATH:
         logger.error("plugin_load_failed", error=f"socket path too long: {socket_path}")
         return 2
+    settings = Settings()
     try:
-        connector_class = load_connector_class(descriptor)
+        descriptor, connector_class = _load(descriptor, args.component, settings)
     except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
         logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
         return 2
-    settings = Settings()
     plugin = HostedPlugin(descriptor, connector_class, settings, args.stop_timeout)
     calls = Watchdog(settings.plugin_call_timeout_s)
     calls.start()

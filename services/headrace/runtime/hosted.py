@@ -34,7 +34,7 @@ from headrace.core.connectorconfig import tasks_max
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
-from headrace.runtime import watchdog
+from headrace.runtime import components, watchdog
 from headrace.runtime.events import EventBus
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
@@ -108,7 +108,8 @@ class HostedPlugin:
     def validate(self, config: Mapping[str, str], definition_only: bool = False) -> ConfigInfos:
         """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
         each key's value, errors, recommended values and visibility from its ``validate()``.
-        A PASSWORD key's value is never echoed back."""
+        A PASSWORD key's value is never echoed back. With components from the plugin path
+        loaded here, also what configuring the config's components finds, by key."""
         with watchdog.bounded(config.get("name", "?"), "validate"):
             connector = self.connector_class()
             definition = connector.config()
@@ -118,6 +119,11 @@ class HostedPlugin:
             else:
                 secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
                 values = [value_info(v, v.name in secret) for v in connector.validate(config)]
+                if self.descriptor.components:
+                    values += [
+                        ValueInfo(key, config.get(key), errors=(message,))
+                        for key, message in components.problems(config)
+                    ]
         return ConfigInfos(
             self.descriptor.class_name,
             tuple(ConfigInfo(keys.get(v.name) or KeyInfo(v.name), v) for v in values),

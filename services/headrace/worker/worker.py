@@ -30,6 +30,7 @@ The worker speaks the shared vocabulary (``headrace.core.structs``) only: member
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,7 @@ from headrace.core.structs import (
 )
 from headrace.core.supervisor import PluginProcess, plugin_key
 from headrace.core.topiclog import kafka_logs
+from headrace.runtime import components
 from headrace.v1 import plugin_pb2
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
@@ -266,12 +268,17 @@ class Worker:
         await self._report(unit, State(target.value))
 
     def _resolve(self, connector_config: Mapping[str, str]) -> PluginDescriptor | PluginError:
+        """The connector version the config runs, with the component versions its process
+        loads beside it; or why the config cannot run here."""
         try:
-            return self.catalog.resolve(
+            plugin = self.catalog.resolve(
                 connector_config.get("connector.class", ""), requested_version(connector_config)
             )
+            resolution = components.resolve(connector_config, self.catalog)
+            resolution.raise_problems()
         except PluginError as exc:
             return exc
+        return dataclasses.replace(plugin, components=resolution.components)
 
     async def _processes_for(self, plugins: Iterable[PluginDescriptor]) -> dict[str, Host]:
         """The process of each plugin version, by key; one that is not running yet is started

@@ -2,17 +2,23 @@
 
     transforms=<alias>,...              the transformations, in the order they run
     transforms.<alias>.type             a class name or alias from the registry (required)
+    transforms.<alias>.plugin.version   which version of that type (KIP-891; the latest if unset)
     transforms.<alias>.<key>            the transformation's own keys
     transforms.<alias>.predicate        a predicate alias: run only on records it matches
     transforms.<alias>.negate           true: run only on records it does not match
     predicates=<alias>,...              the predicates transformations may refer to
     predicates.<alias>.type             a class name or alias from the registry (required)
+    predicates.<alias>.plugin.version   which version of that type
     predicates.<alias>.<key>            the predicate's own keys
 
 ``parse_chain`` refuses, with the full key of each problem: an alias listed twice or empty, a
 missing or unknown type, a key the transformation or predicate does not define, a value it
 refuses, a predicate that is not declared, and ``negate`` without ``predicate``. Predicates
 declared and used by none are configured (so checked) all the same, as in Connect.
+
+The registry gives the class a type names: one loaded into this process from the plugin path
+(``headrace.runtime.extensions``), else the built-in one. Which version a ``plugin.version``
+allows is the worker's and the config service's to settle (``headrace.runtime.components``).
 
 ``transform_keys`` says which keys of a connector configuration the chain reads, so a validator
 can refuse the rest of ``transforms.*`` and ``predicates.*`` (``predicates.q.pattern`` when ``q``
@@ -31,8 +37,9 @@ from headrace.runtime.transforms.registry import new_predicate, new_transform
 from headrace.sdk.errors import ConfigException, DataError
 
 TRANSFORMS = "transforms"
+PLUGIN_VERSION = "plugin.version"  # which version of the type (headrace.runtime.components)
 PREDICATES = "predicates"
-_IMPLICIT = ("type", "predicate", "negate")
+_IMPLICIT = ("type", "predicate", "negate", PLUGIN_VERSION)
 
 Problems = list[tuple[str | None, str]]
 P = TypeVar("P", Transformation, Predicate)
@@ -131,6 +138,11 @@ def unclaimed_keys(config: Mapping[str, str]) -> set[str]:
     }
 
 
+def configured_aliases(config: Mapping[str, str], namespace: str) -> list[str]:
+    """The aliases listed under ``transforms`` or ``predicates``, each once, in order."""
+    return _aliases(config, namespace, [])
+
+
 def _aliases(config: Mapping[str, str], key: str, problems: Problems) -> list[str]:
     raw = config.get(key, "")
     if not raw.strip():
@@ -163,6 +175,7 @@ def _own_keys(
 def _predicate(alias: str, own: dict[str, str], problems: Problems) -> Predicate | None:
     prefix = f"{PREDICATES}.{alias}."
     type_name = own.pop("type", None)
+    own.pop(PLUGIN_VERSION, None)
     return _configured("predicate", new_predicate, type_name, own, prefix, problems)
 
 
@@ -174,7 +187,7 @@ def _stage(
     problems: Problems,
 ) -> Stage | None:
     prefix = f"{TRANSFORMS}.{alias}."
-    type_name, predicate_alias, negate_text = (own.pop(k, None) for k in _IMPLICIT)
+    type_name, predicate_alias, negate_text, _ = (own.pop(k, None) for k in _IMPLICIT)
     negate = False
     if negate_text is not None:
         if negate_text.strip().lower() not in ("true", "false"):
@@ -231,6 +244,12 @@ def _configure(
         problems.extend(exc.under(prefix, prefix.rstrip(".")).problems)
         return False
     except ConfigException as exc:
-        problems.append((prefix.rstrip("."), str(exc)))
+        # A plugin's own ConfigException names its key as Connect's do ("field: ..."): filed
+        # under the full key when that is one of its keys.
+        key, _, rest = str(exc).partition(":")
+        if key.strip() in own and rest:
+            problems.append((prefix + key.strip(), rest.strip()))
+        else:
+            problems.append((prefix.rstrip("."), str(exc)))
         return False
     return True

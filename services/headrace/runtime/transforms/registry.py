@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import partial
 
+from headrace.runtime import extensions
 from headrace.runtime.transforms.base import Predicate, Side, Transformation
 from headrace.runtime.transforms.cast import Cast
 from headrace.runtime.transforms.fields import InsertField, MaskField, ReplaceField, ValueToKey
@@ -63,7 +64,12 @@ PREDICATES: Mapping[str, Callable[[], Predicate]] = _predicates()
 
 
 def new_transform(type_name: str) -> Transformation:
-    """A new transformation of the named type; LookupError saying why there is none."""
+    """A new transformation of the named type: a plugin's this process loaded, else the
+    built-in one; LookupError saying why there is none."""
+    loaded = extensions.find("transformation", type_name)
+    if loaded is not None:
+        transformation: Transformation = loaded()
+        return transformation
     factory = TRANSFORMS.get(type_name.strip())
     if factory is None:
         raise LookupError(_unknown("transform", type_name, TRANSFORMS, PREDICATES))
@@ -71,7 +77,12 @@ def new_transform(type_name: str) -> Transformation:
 
 
 def new_predicate(type_name: str) -> Predicate:
-    """A new predicate of the named type; LookupError saying why there is none."""
+    """A new predicate of the named type: a plugin's this process loaded, else the built-in
+    one; LookupError saying why there is none."""
+    loaded = extensions.find("predicate", type_name)
+    if loaded is not None:
+        predicate: Predicate = loaded()
+        return predicate
     factory = PREDICATES.get(type_name.strip())
     if factory is None:
         raise LookupError(_unknown("predicate", type_name, PREDICATES, TRANSFORMS))
