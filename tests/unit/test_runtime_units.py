@@ -183,6 +183,12 @@ async def test_more_task_configs_than_tasks_max_fail_the_connector() -> None:
         await ConnectorUnit("c", Connector(), {"count": "2"}, Bus(), 1.0).start()
 
 
+async def test_with_tasks_max_enforce_false_every_task_config_runs() -> None:
+    config = {"count": "3", "tasks.max": "2", "tasks.max.enforce": "false"}
+    unit = ConnectorUnit("c", Connector(), config, Bus(), 1.0)
+    assert await unit.start() == [{"k": "0"}, {"k": "1"}, {"k": "2"}]
+
+
 async def test_a_reconfiguration_request_is_an_event() -> None:
     bus = Bus()
     await ConnectorUnit("c", Connector(), {"reconfigure": "yes"}, bus, 1.0).start()

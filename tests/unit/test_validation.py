@@ -135,6 +135,8 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
         ("errors.retry.delay.max.ms", "0", "must be at least 1, got 0"),
         ("consumer.override.max.poll.records", "0", "is not a whole number of at least 1"),
         ("transaction.boundary", "row", "is not one of poll, interval, connector"),
+        ("tasks.max.enforce", "sometimes", "'sometimes' is not true or false"),
+        ("config.action.reload", "reload", "'reload' is not restart or none"),
     ],
 )
 def test_a_framework_key_not_honoured_is_refused_with_the_reason(
@@ -157,6 +159,8 @@ def test_values_headrace_honours_are_accepted(catalog: PluginCatalog) -> None:
         "topics": "t",
         "errors.retry.timeout": "-1",
         "consumer.override.max.poll.records": "500",
+        "tasks.max.enforce": "false",
+        "config.action.reload": "none",
         "plugin.specific.key": "its own",  # a connector's own keys are its to read
     }
     assert check_create("s", config, catalog, ConfigState()).config["errors.retry.timeout"] == "-1"

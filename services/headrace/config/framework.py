@@ -29,9 +29,13 @@ from headrace.core import autorestart
 from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, merge
 from headrace.core.configstate import ConfigState
 from headrace.core.connectorconfig import (
+    CONFIG_ACTION_RELOAD,
     EXACTLY_ONCE_SUPPORT,
     PLUGIN_VERSION,
     TASKS_MAX,
+    TASKS_MAX_ENFORCE,
+    config_action_reload,
+    enforce_tasks_max,
     refuse_unhonoured,
     requested_version,
     tasks_max,
@@ -62,6 +66,8 @@ def _common() -> ConfigDef:
         ("connector.class", Type.STRING, None, "The connector plugin, by class or alias.", COMMON),
         (PLUGIN_VERSION, Type.STRING, "", "The plugin version; the latest when empty.", COMMON),
         (TASKS_MAX, Type.INT, 1, "At most this many tasks.", COMMON),
+        (TASKS_MAX_ENFORCE, Type.BOOLEAN, True, "Fail a connector making more.", COMMON),
+        (CONFIG_ACTION_RELOAD, Type.STRING, "restart", "restart or none.", COMMON),
         ("key.converter", Type.CLASS, "", "Converter of record keys.", COMMON),
         ("key.converter.plugin.version", Type.STRING, "", "Its version.", COMMON),
         ("value.converter", Type.CLASS, "", "Converter of record values.", COMMON),
@@ -142,6 +148,8 @@ def _checks(
     checks: list[tuple[str, Check]] = [
         ("name", lambda: check_name(name)),
         (TASKS_MAX, lambda: tasks_max(config)),
+        (TASKS_MAX_ENFORCE, lambda: enforce_tasks_max(config)),
+        (CONFIG_ACTION_RELOAD, lambda: config_action_reload(config)),
     ]
     if not (resolution.components or resolution.problems):
         # With components from the plugin path, it is the plugin process that configures

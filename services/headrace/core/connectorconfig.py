@@ -19,6 +19,35 @@ PLUGIN_VERSION = "connector.plugin.version"
 PLUGIN_VERSION_ALIAS = "connector.version"  # KIP-891's first name for the key
 
 
+TASKS_MAX_ENFORCE = "tasks.max.enforce"
+CONFIG_ACTION_RELOAD = "config.action.reload"
+
+
+def enforce_tasks_max(config: Mapping[str, str]) -> bool:
+    """``tasks.max.enforce`` (KIP-1004, default true): whether a connector that gives more task
+    configs than ``tasks.max`` fails, or runs them all (Connect's deprecated leniency)."""
+    return _true_or_false(config, TASKS_MAX_ENFORCE, True)
+
+
+def config_action_reload(config: Mapping[str, str]) -> str:
+    """``config.action.reload``: ``restart`` (the default) or ``none``, what to do when a
+    config provider's value in the config changes. headrace resolves no config provider
+    values yet, so no change ever asks for either; the value is checked all the same."""
+    raw = config.get(CONFIG_ACTION_RELOAD, "restart").strip().lower() or "restart"
+    if raw not in ("restart", "none"):
+        raise ConfigException(f"{CONFIG_ACTION_RELOAD}: {raw!r} is not restart or none")
+    return raw
+
+
+def _true_or_false(config: Mapping[str, str], key: str, default: bool) -> bool:
+    raw = config.get(key, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in ("true", "false"):
+        raise ConfigException(f"{key}: {raw!r} is not true or false")
+    return raw == "true"
+
+
 def tasks_max(config: Mapping[str, str]) -> int:
     """``tasks.max`` (default 1) as a whole number of at least 1."""
     return whole_number(config, TASKS_MAX, 1, minimum=1)

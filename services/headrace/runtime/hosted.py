@@ -30,7 +30,7 @@ from headrace.core.configinfo import (
     key_info,
     value_info,
 )
-from headrace.core.connectorconfig import tasks_max
+from headrace.core.connectorconfig import enforce_tasks_max, tasks_max
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
@@ -89,7 +89,9 @@ class HostedPlugin:
                 if existing.config != dict(config):
                     raise UnitConflict(f"connector {name} already runs with another config")
                 with watchdog.bounded(existing.unit, "task_configs"):
-                    configs = task_configs_of(existing.connector, tasks_max(config))
+                    configs = task_configs_of(
+                        existing.connector, tasks_max(config), enforce_tasks_max(config)
+                    )
                 return self._with_framework_keys(configs, config)
             if existing is not None:
                 await existing.stop(deleted=False)

@@ -16,7 +16,12 @@ from collections.abc import Awaitable, Iterator, Mapping
 from typing import Protocol
 
 from headrace.core import log
-from headrace.core.connectorconfig import check_support, tasks_max, transactions
+from headrace.core.connectorconfig import (
+    check_support,
+    enforce_tasks_max,
+    tasks_max,
+    transactions,
+)
 from headrace.core.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
 from headrace.runtime import watchdog
 from headrace.runtime.events import EventBus
@@ -187,7 +192,7 @@ class ConnectorUnit:
                 self.connector.can_define_transaction_boundaries(self.config),
             )
         await self.connector.start(self.config)
-        return task_configs_of(self.connector, max_tasks)
+        return task_configs_of(self.connector, max_tasks, enforce_tasks_max(self.config))
 
     def fail(self, exc: BaseException) -> None:
         """Marks the connector FAILED (also what ``context.raise_error`` does)."""
@@ -222,10 +227,15 @@ def stop_bound(unit: WorkUnit, call: str, stop_timeout: float) -> Iterator[None]
         yield
 
 
-def task_configs_of(connector: Connector, max_tasks: int) -> list[dict[str, str]]:
-    """The connector's task configs, at most ``max_tasks`` of them (RuntimeError otherwise)."""
+def task_configs_of(
+    connector: Connector, max_tasks: int, enforce: bool = True
+) -> list[dict[str, str]]:
+    """The connector's task configs, at most ``max_tasks`` of them (RuntimeError otherwise),
+    or all of them when ``tasks.max.enforce`` is false (with a warning, as Connect logs)."""
     configs = [dict(c) for c in connector.task_configs(max_tasks)]
-    if len(configs) > max_tasks:
+    if len(configs) > max_tasks and not enforce:
+        log.get().warning("tasks_max_exceeded", tasks=len(configs), tasks_max=max_tasks)
+    elif len(configs) > max_tasks:
         raise RuntimeError(
             f"task_configs({max_tasks}) returned {len(configs)} configs, more than tasks.max"
         )
