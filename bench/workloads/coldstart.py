@@ -54,7 +54,7 @@ from bench.env import BenchEnv
 from bench.harness import Measure
 from headrace.cli.client import ConfigClient
 from headrace.cli.kafka import free_port
-from headrace.cli.stack import Stack
+from headrace.cli.stack import CONFIG, COORDINATOR, Stack
 from headrace.core import configlog, status
 from headrace.core.settings import Settings
 from headrace.core.status import StatusReported, UnitStatus
@@ -65,6 +65,7 @@ SIZES = (1_000, 10_000, 100_000)
 SMOKE_SIZE = 100
 SERVICES = {"config": "config service", "coordinator": "coordinator"}
 READY_EVENT = {"config": "config_service_ready", "coordinator": "coordinator_ready"}
+READY_SERVICE = {"config": CONFIG, "coordinator": COORDINATOR}  # their health names
 WORKERS = ("worker-1", "worker-2")
 DEADLINE_S = 180.0
 # Far above what the state of 100,000 connectors needs. A service that grows past it while it
@@ -255,7 +256,7 @@ def start_guarded(stack: Stack, service: str, deadline_s: float) -> float:
         started = time.perf_counter()
         try:
             # Ready means replayed: for the coordinator that is leading, not merely serving.
-            stack.start(service, timeout=deadline_s, until=READY_EVENT[service])
+            stack.start(service, timeout=deadline_s, ready=READY_SERVICE[service])
             outcome.append(time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
             outcome.append(exc)

@@ -16,8 +16,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
 
 from headrace.cli.kafka import free_port
+from headrace.cli.stack import EXECUTOR
 from headrace.runtime.executor import ExecutorClient, ipc_stream
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests.support import wait_for
@@ -359,3 +364,13 @@ async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_pat
     assert written, log_path.read_text()
     assert written[0]["task"] == 4
     assert written[0]["rows_written"] == 3
+
+
+def test_the_executor_answers_health_checks_and_reflection(executor: tuple[str, Path]) -> None:
+    address, _ = executor
+    with grpc.insecure_channel(address) as channel:
+        checked = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=EXECUTOR), timeout=5
+        )
+        assert checked.status == health_pb2.HealthCheckResponse.SERVING
+        assert EXECUTOR in ProtoReflectionDescriptorDatabase(channel).get_services()

@@ -5,6 +5,12 @@
 coordinator (a replica per address in ``HEADRACE_COORDINATOR_ADDR``) and two workers;
 ``headrace stack down`` stops every one of them. The end-to-end
 tests start the same processes through :class:`Stack`, on free ports and a folder of their own.
+
+A service with a gRPC server is ready when its health service says so (``grpc.health.v1``, see
+``headrace.core.health``): the config service and the executor when their API is, a coordinator
+replica as soon as it answers (standing by is all a replica after the first does), unless the
+caller waits for it to lead (``ready=COORDINATOR``). A worker, which serves nothing, is ready
+when it logs ``worker_ready``.
 """
 
 from __future__ import annotations
@@ -15,10 +21,21 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from headrace.core.health import SERVER, SERVING, full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
+from headrace.v1 import config_pb2, coordinator_pb2, executor_pb2
+
+CONFIG = full_name(config_pb2, "ConfigService")
+COORDINATOR = full_name(coordinator_pb2, "Coordinator")
+EXECUTOR = full_name(executor_pb2, "Executor")
+HEALTH_CALL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -26,7 +43,8 @@ class ServiceSpec:
     name: str
     module: str
     args: tuple[str, ...]
-    ready_event: str
+    ready: str  # the health service name that says it is ready, or the log event of a worker
+    address: str | None = None  # where its health service answers; None: it serves nothing
 
 
 def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
@@ -36,10 +54,15 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
             "executor",
             "headrace.executor",
             ("--host", executor_host, "--port", str(executor_port)),
-            "executor_ready",
+            EXECUTOR,
+            settings.executor_addr,
         ),
         ServiceSpec(
-            "config", "headrace.config", ("--address", settings.config_addr), "config_service_ready"
+            "config",
+            "headrace.config",
+            ("--address", settings.config_addr),
+            CONFIG,
+            settings.config_addr,
         ),
     ]
     # One coordinator per address: the first takes the lease, the others stand by.
@@ -48,7 +71,8 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
             "coordinator" if i == 0 else f"coordinator-{i + 1}",
             "headrace.coordinator",
             ("--address", address),
-            "coordinator_serving",  # standing by or leading: workers find the leader
+            SERVER,  # answering, standing by or leading: workers find the leader
+            address,
         )
         for i, address in enumerate(settings.coordinator_addrs)
     )
@@ -59,6 +83,25 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
         for i in range(1, workers + 1)
     )
     return specs
+
+
+def _logged(log_path: Path, offset: int, event: str) -> bool:
+    """Whether the log has the event since ``offset``."""
+    with log_path.open("rb") as f:
+        f.seek(offset)
+        return f'"event": "{event}"'.encode() in f.read()
+
+
+def _serving(address: str, service: str) -> bool:
+    """Whether the health service at ``address`` says ``service`` is SERVING."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            answer = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=HEALTH_CALL_S
+            )
+        except grpc.RpcError:
+            return False  # not listening yet, or the name not registered yet
+    return bool(answer.status == SERVING)
 
 
 def _alive(pid: int) -> bool:
@@ -101,10 +144,10 @@ class Stack:
             return None
         return pid if _alive(pid) else None
 
-    def start(self, name: str, timeout: float = 120.0, until: str | None = None) -> None:
-        """Starts one service (unless it already runs) and waits until it says it is ready, or
-        logs the event ``until`` names (a coordinator's ``coordinator_ready``: leading, its
-        state replayed)."""
+    def start(self, name: str, timeout: float = 120.0, ready: str | None = None) -> None:
+        """Starts one service (unless it already runs) and waits until it is ready, or until
+        the health service name ``ready`` is SERVING (``COORDINATOR``: leading, its state
+        replayed)."""
         if self.pid(name) is not None:
             return
         spec = self.spec(name)
@@ -124,28 +167,17 @@ class Stack:
             )
         self.processes[name] = proc
         (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
-        self._wait_ready(name, until or spec.ready_event, proc, log_path, offset, timeout)
-
-    def _wait_ready(
-        self,
-        name: str,
-        event: str,
-        proc: subprocess.Popen[bytes],
-        log_path: Path,
-        offset: int,
-        timeout: float,
-    ) -> None:
-        needle = f'"event": "{event}"'.encode()
+        if spec.address is None:
+            ready_now = partial(_logged, log_path, offset, spec.ready)
+        else:
+            ready_now = partial(_serving, spec.address, ready if ready is not None else spec.ready)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with log_path.open("rb") as f:
-                f.seek(offset)
-                if needle in f.read():
-                    return
+        while not ready_now():
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited with {proc.returncode}; see {log_path}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{name} was not ready within {timeout}s; see {log_path}")
             time.sleep(0.1)
-        raise TimeoutError(f"{name} was not ready within {timeout}s; see {log_path}")
 
     def up(self) -> None:
         for spec in self.specs():

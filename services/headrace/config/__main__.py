@@ -20,11 +20,12 @@ from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner, sessionkey
+from headrace.core.health import Health, full_name
 from headrace.core.plugins import installed
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topics
-from headrace.v1 import config_pb2_grpc, internal_pb2_grpc
+from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
 
 # How often the session key's age is checked: rotation lands within this of its time to live.
 SESSION_KEY_CHECK_S = 60.0
@@ -63,7 +64,13 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
             TaskConfigServicer(commands), server
         )
 
-    server = await runner.start_server(address, servicers)
+    health = Health(
+        [
+            full_name(config_pb2, "ConfigService"),
+            full_name(internal_pb2, "TaskConfigService"),
+        ]
+    )
+    server = await runner.start_server(address, servicers, health)
     info = {
         "version": headrace_version(),
         "commit": "",
@@ -85,6 +92,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     restarter = AutoRestarter(commands)
     commands.restarts_shown = restarter.shown
     restarting = asyncio.create_task(restarter.run(), name="auto-restarts")
+    await health.ready()  # the configs topic is replayed: answers are current
     logger.info(
         "config_service_ready",
         address=address,
@@ -99,6 +107,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
         await runner.cancel(rotating)
         await runner.cancel(automating)
         await automation.stop()
+        await health.shutting_down()
         await rest.cleanup()
         await server.stop(grace=2)
         await checks.close()

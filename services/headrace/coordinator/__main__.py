@@ -16,10 +16,11 @@ from headrace.coordinator.group import Group, Tick
 from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import log, runner
+from headrace.core.health import Health, full_name
 from headrace.core.settings import Settings
 from headrace.core.topiclog import kafka_logs
 from headrace.core.topics import ensure_topics
-from headrace.v1 import coordinator_pb2_grpc
+from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
 
 async def tick(group: Group, every: float) -> None:
@@ -41,15 +42,20 @@ async def serve(
     await ensure_topics(settings)
     leadership = Leadership(settings, address, lease_timeout)
     servicer = CoordinatorServicer(address, leadership.fresh)
+    # Ready while leading with its state replayed; a replica standing by answers (with who
+    # leads) but is not ready, so a readiness probe sends workers to the leader.
+    health = Health([full_name(coordinator_pb2, "Coordinator")])
     server = await runner.start_server(
-        address, lambda s: coordinator_pb2_grpc.add_CoordinatorServicer_to_server(servicer, s)
+        address,
+        lambda s: coordinator_pb2_grpc.add_CoordinatorServicer_to_server(servicer, s),
+        health,
     )
     logger.info("coordinator_serving", address=address)
     try:
         while await _until_signalled_or(leadership.acquire()):
             try:
                 stopped = await lead(
-                    settings, address, session_timeout, grace, leadership, servicer
+                    settings, address, session_timeout, grace, leadership, servicer, health
                 )
             except LeadershipLost as exc:
                 logger.warning("coordinator_leadership_lost", error=str(exc))
@@ -57,6 +63,7 @@ async def serve(
             if stopped:
                 break
     finally:
+        await health.shutting_down()
         await server.stop(grace=1)
         await leadership.close()
         logger.info("coordinator_stopped")
@@ -84,6 +91,7 @@ async def lead(
     grace: float,
     leadership: Leadership,
     servicer: CoordinatorServicer,
+    health: Health,
 ) -> bool:
     """Resumes from the assignments topic, follows the configs topic and serves the group,
     until stopped (True) or the lease is lost (:class:`LeadershipLost`)."""
@@ -109,11 +117,13 @@ async def lead(
             asyncio.create_task(leadership.keep(), name="lease"),
         ]
         servicer.lead(group)
+        await health.ready()
         log.get().info("coordinator_ready", address=address, generation=group.generation)
         await runner.until_stopped(*tasks, configs.reader, assignments.reader)
         return True
     finally:
         servicer.lead(None)
+        await health.not_ready()
         for task in tasks:
             await runner.cancel(task)
         if group is not None:

@@ -13,11 +13,13 @@ import threading
 from types import FrameType
 
 from headrace.core import log
+from headrace.core.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.executor.admission import Limits
 from headrace.executor.service import ExecutorService, build_server
 from headrace.executor.session import create_session, is_local
+from headrace.v1 import executor_pb2
 
 # Long enough for a batch in flight to finish writing; a retry would be harmless anyway.
 STOP_GRACE_S = 30.0
@@ -67,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         service = ExecutorService(spark, limits, retry_after_ms=args.retry_after_ms)
         server, port = build_server(service, args.host, args.port, limits)
+        health = ThreadedHealth([full_name(executor_pb2, "Executor")])
+        health.register(server)
     except RuntimeError:
         logger.exception("executor_bind_failed", host=args.host, port=args.port)
         spark.stop()
@@ -81,9 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     server.start()
+    health.ready()  # the SparkSession is up: batches can be written
     logger.info("executor_ready", host=args.host, port=port, master=args.master)
     while not stopping.wait(1.0):
         pass
+    health.shutting_down()
     server.stop(STOP_GRACE_S).wait()
     spark.stop()
     logger.info("executor_stopped")

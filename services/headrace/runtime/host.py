@@ -36,6 +36,7 @@ import grpc
 
 from headrace.core import log
 from headrace.core.errors import PluginError
+from headrace.core.health import Health, full_name
 from headrace.core.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
@@ -48,6 +49,7 @@ from headrace.runtime.loader import load_connector_class
 from headrace.runtime.service import Lease, PluginHostService
 from headrace.runtime.watchdog import Watchdog, install
 from headrace.sdk.connector import Connector
+from headrace.v1 import plugin_pb2
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
@@ -149,8 +151,12 @@ async def serve(args: argparse.Namespace) -> int:
     server = grpc.aio.server(options=GRPC_OPTIONS)
     lease = Lease()
     pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin, lease), server)
+    health = Health([full_name(plugin_pb2, "PluginHost")])
+    health.register(server)
     server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
+    await health.serving()
+    await health.ready()  # the plugin is loaded: nothing to replay
 
     quiet_fenced_futures()
     stop = asyncio.Event()
@@ -172,6 +178,7 @@ async def serve(args: argparse.Namespace) -> int:
     else:
         await plugin.shutdown()
     await fence
+    await health.shutting_down()
     await server.stop(GRPC_GRACE_S)
     if watcher is not None:
         await watcher
