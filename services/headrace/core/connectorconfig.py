@@ -163,9 +163,35 @@ MAX_POLL_RECORDS = "consumer.override.max.poll.records"
 CLIENT_OVERRIDES = ("producer.override.", "consumer.override.", "admin.override.")
 
 
+CONFIG_PROVIDERS = "config.providers"
+JAAS_CONFIG = "sasl.jaas.config"
+
+
+def refuse_unsafe(config: Mapping[str, str]) -> None:
+    """Refuses the inputs behind Kafka Connect's CVEs, with the reason, whatever else is
+    allowed: config providers set in a connector config (CVE-2024-31141: one could read any
+    file or variable of the worker's), and a JAAS config naming a JNDI login module, as a
+    client override or a plugin's own key (CVE-2023-25194: it can make the worker load and run
+    remote code)."""
+    for key in sorted(config):
+        if key == CONFIG_PROVIDERS or key.startswith(CONFIG_PROVIDERS + "."):
+            raise ConfigException(
+                f"{key}: config providers are the worker's to set, never a connector's: one "
+                "set here could read any file or environment variable of the worker "
+                "(CVE-2024-31141)"
+            )
+        if key.endswith(JAAS_CONFIG) and "jndiloginmodule" in config[key].lower():
+            raise ConfigException(
+                f"{key}: names a JNDI login module, which can make the worker load and run "
+                "code from a remote address (CVE-2023-25194)"
+            )
+
+
 def refuse_unhonoured(config: Mapping[str, str]) -> None:
-    """Refuses Kafka Connect's framework keys that headrace does not honour yet, each with the
-    reason, so that none is accepted and then ignored."""
+    """Refuses the unsafe (``refuse_unsafe``), then Kafka Connect's framework keys that
+    headrace does not honour yet, each with the reason, so that none is accepted and then
+    ignored."""
+    refuse_unsafe(config)
     for key in sorted(config):
         if key.startswith(CLIENT_OVERRIDES) and key != MAX_POLL_RECORDS:
             raise ConfigException(
