@@ -118,6 +118,14 @@ async def test_a_source_outside_the_allowed_folders_does_not_start(
             details = refused.value.details() or ""
             assert f"Invalid value {raw} for configuration file" in details
             assert "outside the allowed folders" in details and str(files) in details
+            # Validation says the same, under the key, before anything is created.
+            checked = await host.stub.Validate(pb.ValidateRequest(config=config))
+            errors = {c.value.name: list(c.value.errors) for c in checked.configs}
+            assert len(errors["file"]) == 1 and "outside the allowed folders" in errors["file"][0]
+
+        allowed = {"name": "ok", "tasks.max": "1", "topic": f"{cluster}-x", "file": "in.txt"}
+        checked = await host.stub.Validate(pb.ValidateRequest(config=allowed))
+        assert not any(c.value.errors for c in checked.configs)
 
         # A task handed such a config directly fails with the reason, and reads nothing.
         watch = host.stub.Watch(pb.WatchRequest())

@@ -487,3 +487,20 @@ async def test_the_runtime_hands_connectors_the_operators_roots(root: Path) -> N
     with pytest.raises(ConfigException, match="outside"):
         await plugin.start_connector("bad", {**config, "name": "bad", "file": "/etc/passwd"})
     await plugin.shutdown()
+
+
+@pytest.mark.parametrize("connector_class", ["source", "sink"])
+def test_validate_refuses_a_file_outside_the_allowed_folders_as_start_would(
+    root: Path, connector_class: str
+) -> None:
+    connector = (
+        source.FileStreamSourceConnector()
+        if connector_class == "source"
+        else sink.FileStreamSinkConnector()
+    )
+    connector.initialize(ConnectorContext("files", paths=Paths((root,))))
+    common = {"topic": "t", "topics": "t"}
+    errors = {r.name: r.errors for r in connector.validate({**common, "file": "/etc/passwd"})}
+    assert len(errors["file"]) == 1 and "outside the allowed folders" in errors["file"][0]
+    allowed = connector.validate({**common, "file": "in.txt"})
+    assert not any(r.errors for r in allowed if r.name == "file")

@@ -41,7 +41,7 @@ from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
 from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit, task_configs_of
 from headrace.sdk.config import Type as ConfigType
-from headrace.sdk.connector import Connector
+from headrace.sdk.connector import Connector, ConnectorContext
 from headrace.sdk.errors import ConnectError
 from headrace.sdk.paths import Paths
 from headrace.sdk.task import SinkTask, SourceTask
@@ -114,6 +114,10 @@ class HostedPlugin:
         loaded here, also what configuring the config's components finds, by key."""
         with watchdog.bounded(config.get("name", "?"), "validate"):
             connector = self.connector_class()
+            # As a running one's: so validate() can check what start() would (its paths).
+            connector.initialize(
+                ConnectorContext(config.get("name", ""), logger=self._log, paths=self.paths)
+            )
             definition = connector.config()
             keys = {k.name: key_info(k) for k in definition.keys.values()}
             if definition_only:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from headrace.sdk.config import ConfigValue
 from headrace.sdk.errors import ConfigException
 
 
@@ -55,6 +56,18 @@ class Paths:
                 f"folders ({allowed}; set by HEADRACE_FILE_ROOTS)"
             )
         return target
+
+    def check(self, results: list[ConfigValue], key: str) -> list[ConfigValue]:
+        """``results`` of a ``validate()``, with what ``resolve`` says of ``key``'s value added
+        to its errors, when it has a value and no error yet: a connector's ``validate`` then
+        refuses a path that its ``start`` would (``self.context.paths.check(results, "file")``)."""
+        for result in results:
+            if result.name == key and result.value and not result.errors:
+                try:
+                    self.resolve(str(result.value), key)
+                except ConfigException as exc:
+                    result.errors.append(str(exc))
+        return results
 
 
 def _resolved(path: Path, key: str, raw: str) -> Path:

@@ -33,6 +33,7 @@ from headrace.sdk import (
     ConfigDef,
     ConfigException,
     ConfigType,
+    ConfigValue,
     ConnectError,
     Importance,
     SinkBatch,
@@ -108,6 +109,10 @@ class FileStreamSinkConnector(SinkConnector):
 
     def config(self) -> ConfigDef:
         return CONFIG
+
+    def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
+        """The keys' checks, and that ``file`` is in a folder the operator allowed."""
+        return self.context.paths.check(super().validate(config), "file")
 
 
 class FileStreamSinkTask(SinkTask):

@@ -47,6 +47,7 @@ from headrace.sdk import (
     ConfigDef,
     ConfigException,
     ConfigType,
+    ConfigValue,
     ConnectError,
     ExactlyOnceSupport,
     Importance,
@@ -192,6 +193,10 @@ class FileStreamSourceConnector(SourceConnector):
 
     def config(self) -> ConfigDef:
         return CONFIG
+
+    def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
+        """The keys' checks, and that ``file`` is in a folder the operator allowed."""
+        return self.context.paths.check(super().validate(config), "file")
 
 
 class FileStreamSourceTask(SourceTask):
