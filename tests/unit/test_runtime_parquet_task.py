@@ -267,8 +267,8 @@ async def test_closing_a_partition_waits_for_its_write(tmp_path: Path) -> None:
     await task.pre_commit({p0: 1})
     await until(lambda: executor.running)
     closing = asyncio.ensure_future(task.close({p0}))
-    await asyncio.sleep(0.05)
-    assert not closing.done()
+    done, _ = await asyncio.wait({closing}, timeout=0.05)
+    assert not done  # held by the write
     executor.gate.set()
     await closing
     assert len(executor.writes) == 1 and await task.pre_commit({p0: 1}) == {}
