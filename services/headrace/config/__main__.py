@@ -11,7 +11,6 @@ from aiohttp import web
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.config.automation import Automation
-from headrace.config.builtins import headrace_version
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
@@ -21,7 +20,7 @@ from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import log, runner, sessionkey
 from headrace.core.health import Health, full_name
-from headrace.core.plugins import installed
+from headrace.core.plugins import builtin_version, installed
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.core.topics import ensure_topics
@@ -72,7 +71,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     )
     server = await runner.start_server(address, servicers, health)
     info = {
-        "version": headrace_version(),
+        "version": builtin_version(),
         "commit": "",
         "kafka_cluster_id": await cluster_id(settings),
     }

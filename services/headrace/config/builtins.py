@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from headrace.core.plugins import builtin_version
 from headrace.runtime import components
 
 
@@ -20,10 +19,6 @@ class PluginInfo:
     type: str  # source, sink, converter, header_converter, transformation, predicate
     version: str
     error: str = ""  # why it cannot be used; empty when it can
-
-
-def headrace_version() -> str:
-    return builtin_version()
 
 
 def builtin_plugins() -> list[PluginInfo]:

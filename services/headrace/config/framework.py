@@ -26,7 +26,7 @@ from headrace.config.validation import (
     check_topics_regex,
 )
 from headrace.core import autorestart
-from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, merge
+from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, key_of, merge
 from headrace.core.configstate import ConfigState
 from headrace.core.connectorconfig import (
     CONFIG_ACTION_RELOAD,
@@ -195,7 +195,7 @@ def _owner(message: str, fallback: str, keys: set[str]) -> str:
     ``fallback``."""
     named = message.split(":", 1)[0].strip()
     created = named.startswith("topic.creation.") and " " not in named
-    return named if named in keys or created else fallback
+    return named if created else key_of(message, fallback, keys)
 
 
 def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdict:

@@ -9,7 +9,7 @@ service adds the framework's (``headrace.config.framework``) and merges the two.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -122,3 +122,10 @@ def merge(name: str, *parts: Iterable[ConfigInfo]) -> ConfigInfos:
 
 def definitions(infos: ConfigInfos) -> Sequence[KeyInfo]:
     return [c.definition for c in infos.configs]
+
+
+def key_of(message: str, fallback: str, keys: Collection[str]) -> str:
+    """The key an error message names at its start (``"<key>: ..."``), when it is one of
+    ``keys``; else ``fallback``, the key the check that raised it is about."""
+    named = message.split(":", 1)[0].strip()
+    return named if named in keys else fallback

@@ -41,6 +41,9 @@ from headrace.core.errors import PluginError
 CONNECTOR_TYPES = ("source", "sink")
 COMPONENT_TYPES = ("converter", "header_converter", "transformation", "predicate")
 PLUGIN_TYPES = CONNECTOR_TYPES + COMPONENT_TYPES
+VERSION_KEY = "plugin.version"
+"""The key beside a plugin's name that pins its version: ``<name key's prefix>.plugin.version``
+(``connector.plugin.version``, ``transforms.<alias>.plugin.version``...)."""
 
 
 @cache

@@ -21,9 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
+from headrace.core.configinfo import key_of
 from headrace.core.errors import PluginError
 from headrace.core.plugins import (
     COMPONENT_TYPES,
+    VERSION_KEY,
     PluginCatalog,
     PluginDescriptor,
     VersionSpec,
@@ -46,7 +48,7 @@ from headrace.runtime.transforms.registry import PREDICATES as BUILTIN_PREDICATE
 from headrace.runtime.transforms.registry import TRANSFORMS as BUILTIN_TRANSFORMS
 from headrace.sdk.errors import ConfigException
 
-VERSION_SUFFIX = ".plugin.version"
+VERSION_SUFFIX = "." + VERSION_KEY
 
 BUILTINS: Mapping[str, Collection[str]] = {
     "converter": CONVERTERS,
@@ -232,9 +234,7 @@ def problems(config: Mapping[str, str]) -> list[tuple[str, str]]:
         try:
             run()
         except ConfigException as exc:
-            message = str(exc)
-            named = message.split(":", 1)[0].strip()
-            found.append((named if named in config or " " not in named else key, message))
+            found.append((key_of(str(exc), key, config), str(exc)))
     return found
 
 

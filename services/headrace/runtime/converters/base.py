@@ -8,11 +8,10 @@ be a converter too; named here for the runtime's own modules.
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from headrace.core.plugins import VERSION_KEY
 from headrace.runtime import extensions
 from headrace.sdk.components import NULL, Converter, SchemaAndValue
 from headrace.sdk.errors import ConfigException
-
-PLUGIN_VERSION = "plugin.version"  # which version of it (headrace.runtime.components)
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -34,8 +33,8 @@ def sub_config(config: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {
         k[len(prefix) + 1 :]: v
         for k, v in config.items()
-        if k.startswith(prefix + ".") and k != f"{prefix}.{PLUGIN_VERSION}"
+        if k.startswith(prefix + ".") and k != f"{prefix}.{VERSION_KEY}"
     }
 
 
-__all__ = ["NULL", "PLUGIN_VERSION", "Converter", "SchemaAndValue", "named_factory", "sub_config"]
+__all__ = ["NULL", "Converter", "SchemaAndValue", "named_factory", "sub_config"]

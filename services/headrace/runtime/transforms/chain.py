@@ -31,15 +31,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from headrace.core.plugins import VERSION_KEY
 from headrace.runtime.transforms.base import Predicate, R, Transformation
 from headrace.runtime.transforms.configs import InvalidConfig
 from headrace.runtime.transforms.registry import new_predicate, new_transform
 from headrace.sdk.errors import ConfigException, DataError
 
 TRANSFORMS = "transforms"
-PLUGIN_VERSION = "plugin.version"  # which version of the type (headrace.runtime.components)
 PREDICATES = "predicates"
-_IMPLICIT = ("type", "predicate", "negate", PLUGIN_VERSION)
+_IMPLICIT = ("type", "predicate", "negate", VERSION_KEY)  # the version: runtime.components
 
 Problems = list[tuple[str | None, str]]
 P = TypeVar("P", Transformation, Predicate)
@@ -175,7 +175,7 @@ def _own_keys(
 def _predicate(alias: str, own: dict[str, str], problems: Problems) -> Predicate | None:
     prefix = f"{PREDICATES}.{alias}."
     type_name = own.pop("type", None)
-    own.pop(PLUGIN_VERSION, None)
+    own.pop(VERSION_KEY, None)
     return _configured("predicate", new_predicate, type_name, own, prefix, problems)
 
 
