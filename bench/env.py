@@ -64,6 +64,8 @@ class BenchEnv:
                 coordinator_addr=f"127.0.0.1:{free_port()}",
                 executor_addr=f"127.0.0.1:{free_port()}",
                 var_dir=self.root / "var",
+                # Every workload's folder (see ``folder``) is one a connector may write in.
+                file_roots=(self.root,),
             )
             # No grace period: a lost worker's work moves once its session is over, as it does
             # in the Kafka Connect group it is measured against (rebalance sets the same).

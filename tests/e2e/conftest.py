@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,8 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
         # enough that the test of a hung plugin does not wait a minute.
         plugin_call_timeout_s=20.0,
     )
+    # The folders connectors may write in: each test's own tmp_path, under this run's base.
+    settings = replace(settings, file_roots=(tmp_path_factory.getbasetemp(),))
     stack = Stack(
         settings,
         extra_args={"coordinator": COORDINATOR_ARGS, "coordinator-2": COORDINATOR_ARGS},

@@ -4,6 +4,7 @@ deleting a connector is the one stop that says ``deleted=True``."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from functools import partial
 from pathlib import Path
@@ -11,11 +12,13 @@ from pathlib import Path
 import grpc
 import pyarrow.dataset as ds
 import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.cli.stack import Stack
 from headrace.core.topics import ensure_topic
-from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
+from tests.support import committed, eventually, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -312,3 +315,60 @@ def test_a_transform_chain_with_a_predicate_end_to_end(stack: Stack, tmp_path: P
         assert {r["topic"] for r in records} == {"shape-clean"}
         for name in ("shape-marked", "shape-plain", "shape-sink"):
             client.delete(name)
+
+
+async def _produce(bootstrap: str, topic: str, ids: range) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for i in ids:
+            await producer.send(topic, json.dumps({"id": i}).encode(), partition=0)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def _recreate(bootstrap: str, topic: str) -> None:
+    """Deletes the topic, waits until the broker no longer knows it, and creates it again."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics([topic])
+
+        async def gone() -> bool:
+            return topic not in await admin.list_topics()
+
+        await eventually(f"{topic} to be deleted", gone)
+        await ensure_topic(bootstrap, topic, 1)
+    finally:
+        await admin.close()
+
+
+def test_a_topic_deleted_and_created_again_loses_none_of_its_new_rows(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Its offsets start at 0 again: rows the sink wrote from the old topic must not make the
+    new topic's first rows look written."""
+    out, topic = tmp_path / "recreated", "e2e-recreated"
+    bootstrap = stack.settings.bootstrap_servers
+    asyncio.run(ensure_topic(bootstrap, topic, 1))
+    asyncio.run(_produce(bootstrap, topic, range(0, 30)))
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create(
+            "recreated",
+            {
+                "connector.class": "headrace_parquet.ParquetSinkConnector",
+                "tasks.max": "1",
+                "topics": topic,
+                "path": str(out),
+                "value.converter.schemas.enable": "false",
+                "flush.max.records": "10",
+            },
+        )
+        wait_for("the old topic's 30 rows", lambda: rows_in(out) >= 30, timeout=120)
+        asyncio.run(_recreate(bootstrap, topic))
+        asyncio.run(_produce(bootstrap, topic, range(100, 120)))
+        wait_for("the new topic's 20 rows", lambda: rows_in(out) >= 50, timeout=120)
+        table = ds.dataset(out, format="parquet", ignore_prefixes=[".", "_"]).to_table()
+        assert sorted(table.column("id").to_pylist()) == [*range(0, 30), *range(100, 120)]
+        client.delete("recreated")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -23,6 +26,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 from headrace.cli.kafka import free_port
 from headrace.cli.stack import EXECUTOR
+from headrace.executor.layout import writer_key
 from headrace.runtime.executor import ExecutorClient, ipc_stream
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests.support import wait_for
@@ -30,6 +34,8 @@ from tests.support import wait_for
 pytestmark = pytest.mark.spark
 
 MAX_IN_FLIGHT = 2
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # what the sink runtime reads from Kafka for each topic
+WRITER = writer_key("sink", TOPIC_ID)
 STARTUP_DEADLINE_S = 180.0
 STOP_DEADLINE_S = 60.0
 
@@ -72,6 +78,8 @@ def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pa
     address = f"127.0.0.1:{port}"
     log_path = tmp_path_factory.mktemp("executor") / "executor.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+    # Every test writes under its own tmp_path, inside this run's base folder.
+    env["HEADRACE_FILE_ROOTS"] = str(tmp_path_factory.getbasetemp())
     command = [
         sys.executable,
         "-m",
@@ -146,6 +154,7 @@ async def test_batches_land_once_and_read_back_intact(address: str, tmp_path: Pa
                 connector="sink",
                 task=0,
                 topic="orders",
+                topic_id=TOPIC_ID,
                 partition=int(b.column("kafka_partition")[0].as_py()),
                 table=b,
                 path=str(root),
@@ -158,8 +167,8 @@ async def test_batches_land_once_and_read_back_intact(address: str, tmp_path: Pa
     assert counted == 30
     assert read_back(root).equals(pa.concat_tables([batches[0], batches[1], batches[2]]))
     assert batch_dirs(root, "orders", 0) == [
-        "00000000000000000000-00000000000000000009",
-        "00000000000000000010-00000000000000000024",
+        f"00000000000000000000-00000000000000000009-{WRITER}",
+        f"00000000000000000010-00000000000000000024-{WRITER}",
     ]
 
 
@@ -167,12 +176,16 @@ async def test_a_resent_batch_writes_nothing(address: str, tmp_path: Path) -> No
     root = tmp_path / "out"
     batch = rows("payments", 3, range(100, 120))
     async with ExecutorClient(address) as client:
-        first = await client.write_batch(
-            connector="sink", task=1, topic="payments", partition=3, table=batch, path=str(root)
+        write = partial(
+            client.write_batch,
+            connector="sink",
+            task=1,
+            topic="payments",
+            topic_id=TOPIC_ID,
+            partition=3,
+            path=str(root),
         )
-        again = await client.write_batch(
-            connector="sink", task=1, topic="payments", partition=3, table=batch, path=str(root)
-        )
+        first, again = await write(table=batch), await write(table=batch)
         counted = await client.count_rows(str(root))
 
     assert first == (20, 0)
@@ -188,6 +201,7 @@ async def test_an_overlapping_batch_writes_only_new_rows(address: str, tmp_path:
             connector="sink",
             task=0,
             topic="clicks",
+            topic_id=TOPIC_ID,
             partition=0,
             table=rows("clicks", 0, range(0, 10)),
             path=str(root),
@@ -196,6 +210,7 @@ async def test_an_overlapping_batch_writes_only_new_rows(address: str, tmp_path:
             connector="sink",
             task=0,
             topic="clicks",
+            topic_id=TOPIC_ID,
             partition=0,
             table=rows("clicks", 0, range(5, 15), per_offset=2),
             path=str(root),
@@ -206,7 +221,9 @@ async def test_an_overlapping_batch_writes_only_new_rows(address: str, tmp_path:
         [rows("clicks", 0, range(0, 10)), rows("clicks", 0, range(10, 15), per_offset=2)]
     )
     assert read_back(root).equals(expected)
-    assert batch_dirs(root, "clicks", 0)[-1] == "00000000000000000010-00000000000000000014"
+    assert (
+        batch_dirs(root, "clicks", 0)[-1] == f"00000000000000000010-00000000000000000014-{WRITER}"
+    )
 
 
 async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path: Path) -> None:
@@ -224,6 +241,7 @@ async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path
             connector="sink",
             task=0,
             topic="events",
+            topic_id=TOPIC_ID,
             partition=0,
             table=rows("events", 0, range(0, 10)),
             path=str(root),
@@ -234,7 +252,7 @@ async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path
     assert counted == 10
     assert read_back(root).equals(rows("events", 0, range(0, 10)))
     assert batch_dirs(root, "events", 0) == [
-        "00000000000000000000-00000000000000000009",
+        f"00000000000000000000-00000000000000000009-{WRITER}",
         "_tmp-young",  # may still be a live write; only old ones are swept
     ]
 
@@ -244,6 +262,7 @@ def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
         "connector": "sink",
         "task": 0,
         "topic": "bad",
+        "topic_id": TOPIC_ID,
         "partition": 0,
         "first_offset": 0,
         "last_offset": 9,
@@ -268,6 +287,8 @@ def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
         ({"first_offset": 3}, "first_offset=3"),
         ({"topic": "other"}, "kafka_topic"),
         ({"arrow_ipc": b"not arrow"}, "arrow_ipc"),
+        ({"topic_id": ""}, "topic_id"),
+        ({"path": "/etc"}, "/etc is outside the allowed folders"),
     ],
     ids=[
         "format",
@@ -277,6 +298,8 @@ def _request(root: Path, **overrides: object) -> executor_pb2.WriteBatchRequest:
         "below-range",
         "wrong-topic",
         "garbage",
+        "no-topic-id",
+        "outside-roots",
     ],
 )
 async def test_a_bad_request_is_refused_and_writes_nothing(
@@ -295,6 +318,66 @@ async def test_a_bad_request_is_refused_and_writes_nothing(
     assert named in (refused.value.details() or "")
     assert counted.rows == 0
     assert not any(root.rglob("*.parquet"))
+
+
+async def test_two_connectors_on_one_path_and_a_recreated_topic_each_write_every_row(
+    address: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "out"
+    batch = rows("shared", 0, range(0, 10))
+    writers = [
+        ("sink", TOPIC_ID),
+        ("other-sink", TOPIC_ID),  # a second connector writing the same folder
+        ("sink", "AAAAAAAAAAAAAAAAAAAAAg"),  # the topic deleted and created: offsets from 0 again
+    ]
+    async with ExecutorClient(address) as client:
+        results = [
+            await client.write_batch(
+                connector=connector,
+                task=0,
+                topic="shared",
+                topic_id=topic_id,
+                partition=0,
+                table=batch,
+                path=str(root),
+            )
+            for connector, topic_id in writers
+        ]
+        counted = await client.count_rows(str(root))
+
+    assert results == [(10, 0)] * 3  # no writer's rows look written to another
+    assert counted == 30
+    expected = pa.concat_tables([batch] * 3).sort_by([("kafka_offset", "ascending")])
+    assert read_back(root).equals(expected)
+
+
+def test_paths_that_lead_outside_the_roots_are_refused(
+    address: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = Path(tempfile.mkdtemp(prefix="headrace-outside-")).resolve()
+    try:
+        (tmp_path / "link").symlink_to(outside)
+        escapes = [
+            str(outside),
+            f"{tmp_path}/../../../../{outside}",
+            str(tmp_path / "link" / "out"),  # a symlink inside the roots pointing out
+        ]
+        with grpc.insecure_channel(address) as channel:
+            stub = executor_pb2_grpc.ExecutorStub(channel)
+            for path in escapes:
+                for call, request in (
+                    (stub.WriteBatch, _request(Path(path))),
+                    (stub.CountRows, executor_pb2.CountRowsRequest(format="parquet", path=path)),
+                ):
+                    with pytest.raises(grpc.RpcError) as refused:
+                        call(request, timeout=30)
+                    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, path
+                    details = refused.value.details() or ""
+                    assert f"{outside}" in details and "outside the allowed" in details
+                    assert str(tmp_path_factory.getbasetemp()) in details  # the allowed root
+        assert list(outside.iterdir()) == []
+    finally:
+        shutil.rmtree(outside)
 
 
 async def test_count_rows_of_a_missing_dataset_is_zero(address: str, tmp_path: Path) -> None:
@@ -333,7 +416,13 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
         results = await asyncio.gather(
             *(
                 client.write_batch(
-                    connector="sink", task=0, topic="load", partition=p, table=b, path=str(root)
+                    connector="sink",
+                    task=0,
+                    topic="load",
+                    topic_id=TOPIC_ID,
+                    partition=p,
+                    table=b,
+                    path=str(root),
                 )
                 for p, b in batches.items()
             )
@@ -350,6 +439,7 @@ async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_pat
             connector="logged",
             task=4,
             topic="audit",
+            topic_id=TOPIC_ID,
             partition=2,
             table=rows("audit", 2, range(3)),
             path=str(tmp_path / "out"),

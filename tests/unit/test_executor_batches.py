@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -16,12 +17,19 @@ from headrace.executor.batches import (
     rows_after,
     validate_write,
 )
-from headrace.executor.layout import OffsetRange
+from headrace.executor.layout import OffsetRange, writer_key
 from headrace.runtime.executor import ipc_stream
+from headrace.sdk.paths import Paths
+
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
 def table(offsets: list[int], **extra: list[Any]) -> pa.Table:
     return pa.table({"kafka_offset": pa.array(offsets, pa.int64()), "value": offsets, **extra})
+
+
+# The folder the executor may write under; resolving a path in it needs no folder on disk.
+ROOTS = Paths((Path("/data"),))
 
 
 def request(**overrides: Any) -> dict[str, Any]:
@@ -29,12 +37,14 @@ def request(**overrides: Any) -> dict[str, Any]:
         "connector": "sink",
         "task": 0,
         "topic": "orders",
+        "topic_id": TOPIC_ID,
         "partition": 1,
         "first_offset": 10,
         "last_offset": 19,
         "format": "parquet",
         "path": "/data/out",
         "arrow_ipc": ipc_stream(table(list(range(10, 20)))),
+        "roots": ROOTS,
     }
     return fields | overrides
 
@@ -48,6 +58,7 @@ def refusal(**overrides: Any) -> InvalidRequest:
 def test_a_good_request_becomes_a_batch() -> None:
     batch = validate_write(**request())
     assert (batch.topic, batch.partition, batch.offsets) == ("orders", 1, OffsetRange(10, 19))
+    assert (batch.path, batch.writer) == ("/data/out", writer_key("sink", TOPIC_ID))
     assert batch.table.column("kafka_offset").to_pylist() == list(range(10, 20))
 
 
@@ -62,6 +73,10 @@ def test_an_empty_batch_is_valid() -> None:
         ({"format": ""}, "format", "missing"),
         ({"path": ""}, "path", "missing"),
         ({"path": "relative/out"}, "path", "not absolute"),
+        ({"path": "/etc"}, "path", "/etc is outside the allowed folders (/data"),
+        ({"path": "/data/../etc/cron.d"}, "path", "/etc/cron.d is outside the allowed folders"),
+        ({"topic_id": ""}, "topic_id", "missing is not a Kafka topic id"),
+        ({"topic_id": "orders"}, "topic_id", "'orders' is not a Kafka topic id"),
         ({"connector": ""}, "connector", "missing"),
         ({"task": -1}, "task", "negative"),
         ({"partition": -1}, "partition", "negative"),
@@ -115,9 +130,9 @@ def test_duplicate_columns_are_refused() -> None:
 
 def test_format_and_path_checks_stand_alone_for_counting() -> None:
     assert check_format("parquet") == "parquet"
-    assert check_path("/data/out") == "/data/out"
+    assert check_path("/data/x/../out", ROOTS) == "/data/out"
     with pytest.raises(InvalidRequest, match="path: missing"):
-        check_path("")
+        check_path("", ROOTS)
 
 
 def test_without_a_watermark_every_row_is_new() -> None:

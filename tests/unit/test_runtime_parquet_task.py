@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headrace.sdk import (
+    ConfigException,
     ConnectorContext,
     DataError,
     SinkBatch,
@@ -19,6 +20,7 @@ from headrace.sdk import (
     SinkTaskContext,
     TopicPartition,
 )
+from headrace.sdk.paths import Paths
 from tests.support import builtin_plugin_module
 
 parquet = builtin_plugin_module("parquet", "1.0.0")
@@ -59,7 +61,9 @@ def record(partition: int, offset: int) -> SinkRecord:
 async def test_flush_hands_one_table_per_partition_to_the_executor(tmp_path: Path) -> None:
     executor, logger = Executor(), Logger()
     task = parquet.ParquetSinkTask()
-    task.initialize(SinkTaskContext("sink", 2, executor=executor, logger=logger))
+    task.initialize(
+        SinkTaskContext("sink", 2, executor=executor, logger=logger, paths=Paths((tmp_path,)))
+    )
     await task.start({"path": str(tmp_path), "topics": "orders"})
     await task.put([record(0, 0), record(1, 0), record(0, 1)])
     await task.flush({})
@@ -81,13 +85,13 @@ async def test_flush_hands_one_table_per_partition_to_the_executor(tmp_path: Pat
 async def test_markers_are_provisioned_and_removed_only_on_deletion(tmp_path: Path) -> None:
     config = {"name": "sink", "path": str(tmp_path), "topics": "orders", "tasks.max": "1"}
     connector = parquet.ParquetSinkConnector()
-    connector.initialize(ConnectorContext("sink"))
+    connector.initialize(ConnectorContext("sink", paths=Paths((tmp_path,))))
     await connector.start(config)
     [task_config] = connector.task_configs(1)
     assert task_config["flush.max.records"] == "20000"
     assert "executor.address" not in {k.name for k in connector.config().keys.values()}
     task = parquet.ParquetSinkTask()
-    task.initialize(SinkTaskContext("sink", 0, executor=Executor()))
+    task.initialize(SinkTaskContext("sink", 0, executor=Executor(), paths=Paths((tmp_path,))))
     await task.start(task_config)
     provisioned = tmp_path / "_provisioned"
     assert sorted(p.name for p in provisioned.iterdir()) == ["connector-sink", "sink-task-0"]
@@ -99,11 +103,39 @@ async def test_markers_are_provisioned_and_removed_only_on_deletion(tmp_path: Pa
     assert list(provisioned.iterdir()) == []
 
 
+def made_under(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("path", ["/etc", "../../outside", "/proc/self/../../etc"])
+async def test_a_path_outside_the_allowed_folders_is_refused_and_nothing_is_written(
+    tmp_path: Path, path: str
+) -> None:
+    roots = Paths((tmp_path / "data" / "allowed",))  # "../../outside" is tmp_path/outside
+    config = {"name": "sink", "path": path, "topics": "orders", "tasks.max": "1"}
+    connector = parquet.ParquetSinkConnector()
+    connector.initialize(ConnectorContext("sink", paths=roots))
+    errors = {r.name: r.errors for r in connector.validate(config)}
+    [reason] = errors["path"]
+    assert "outside the allowed folders" in reason and str(roots.roots[0]) in reason
+    with pytest.raises(ConfigException, match="outside the allowed folders"):
+        await connector.start(config)
+    task = parquet.ParquetSinkTask()
+    task.initialize(SinkTaskContext("sink", 0, executor=Executor(), paths=roots))
+    with pytest.raises(ConfigException, match="outside the allowed folders"):
+        await task.start(config)
+    assert made_under(tmp_path) == []  # no marker, no folder, anywhere
+    valid = {r.name: r.errors for r in connector.validate({**config, "path": "out"})}
+    assert valid["path"] == []
+
+
 async def test_a_record_handed_over_twice_is_written_once(tmp_path: Path) -> None:
     # A task given its partition back in a rebalance can receive the same records again.
     executor = Executor()
     task = parquet.ParquetSinkTask()
-    task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger()))
+    task.initialize(
+        SinkTaskContext("sink", 0, executor=executor, logger=Logger(), paths=Paths((tmp_path,)))
+    )
     await task.start({"path": str(tmp_path), "topics": "orders"})
     await task.put([record(0, 46), record(0, 47)])
     await task.put([record(0, 46), record(0, 47), record(0, 48)])
@@ -119,7 +151,9 @@ async def test_a_record_handed_over_twice_is_written_once(tmp_path: Path) -> Non
 async def test_a_closed_partition_forgets_its_records(tmp_path: Path) -> None:
     executor = Executor()
     task = parquet.ParquetSinkTask()
-    task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger()))
+    task.initialize(
+        SinkTaskContext("sink", 0, executor=executor, logger=Logger(), paths=Paths((tmp_path,)))
+    )
     await task.start({"path": str(tmp_path), "topics": "orders"})
     await task.put([record(0, 1), record(1, 1)])
     await task.close({TopicPartition("orders", 0)})
@@ -142,12 +176,14 @@ async def test_the_batch_api_writes_the_rows_put_writes(
     tmp_path_factory: pytest.TempPathFactory, values: list[Any], chunk: int
 ) -> None:
     path = str(tmp_path_factory.mktemp("parquet"))
+    roots = Paths((Path(path),))
     records = [SinkRecord("orders", 0, 10 + i, None, v, timestamp=i) for i, v in enumerate(values)]
     tables = []
     for by_batch in (True, False):
         executor = Executor()
         task = parquet.ParquetSinkTask()
-        task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger()))
+        context = SinkTaskContext("sink", 0, executor=executor, logger=Logger(), paths=roots)
+        task.initialize(context)
         await task.start({"path": path, "topics": "orders"})
         for start in range(0, len(records), chunk):
             part = records[start : start + chunk]
@@ -209,7 +245,9 @@ async def gated_task(tmp_path: Path) -> tuple[Any, GatedExecutor]:
     def request_commit() -> None:
         task.commits_requested += 1
 
-    context = SinkTaskContext("sink", 0, executor=executor, logger=Logger())
+    context = SinkTaskContext(
+        "sink", 0, executor=executor, logger=Logger(), paths=Paths((tmp_path,))
+    )
     context._request_commit = request_commit
     task.initialize(context)
     await task.start({"path": str(tmp_path), "topics": "orders"})

@@ -1,7 +1,8 @@
 """``make run``: the whole system on the embedded defaults, and a demo pipeline through it.
 
 The demo creates a generated-data source writing to the topic ``demo-records`` and a Parquet
-sink reading it back out through the Spark executor into ``var/demo/parquet``, waits until every
+sink reading it back out through the Spark executor into ``var/files/demo/parquet`` (under the
+first folder of ``HEADRACE_FILE_ROOTS``, the only ones a connector may write in), waits until every
 row has landed, and prints the connectors' status and what Parquet holds.
 """
 
@@ -59,7 +60,7 @@ def read_rows(path: Path) -> ds.Dataset:
 
 
 def run_pipeline(settings: Settings, timeout: float = 180.0) -> None:
-    output = (settings.var_dir / "demo" / "parquet").resolve()
+    output = (settings.file_roots[0] / "demo" / "parquet").resolve()
     with ConfigClient(settings.config_addr) as client:
         existing = set(client.names())
         for name, config in demo_configs(output).items():

@@ -1,6 +1,7 @@
 """``python -m headrace.executor``: start the Spark executor and serve until SIGTERM or SIGINT.
 
-Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls.
+Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls. It
+writes only under the folders in ``HEADRACE_FILE_ROOTS`` (``HEADRACE_VAR/files`` when unset).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from headrace.core.settings import Settings
 from headrace.executor.admission import Limits
 from headrace.executor.service import ExecutorService, build_server
 from headrace.executor.session import create_session, is_local
+from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2
 
 # Long enough for a batch in flight to finish writing; a retry would be harmless anyway.
@@ -67,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         logger.exception("spark_start_failed", master=args.master)
         return 1
     try:
-        service = ExecutorService(spark, limits, retry_after_ms=args.retry_after_ms)
+        roots = Paths(Settings().file_roots)
+        service = ExecutorService(spark, limits, roots, retry_after_ms=args.retry_after_ms)
         server, port = build_server(service, args.host, args.port, limits)
         health = ThreadedHealth([full_name(executor_pb2, "Executor")])
         health.register(server)
@@ -86,7 +89,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     server.start()
     health.ready()  # the SparkSession is up: batches can be written
-    logger.info("executor_ready", host=args.host, port=port, master=args.master)
+    logger.info(
+        "executor_ready",
+        host=args.host,
+        port=port,
+        master=args.master,
+        roots=[str(r) for r in roots.roots],
+    )
     while not stopping.wait(1.0):
         pass
     health.shutting_down()

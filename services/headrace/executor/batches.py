@@ -8,15 +8,16 @@ the gRPC edge can answer INVALID_ARGUMENT with a message a caller can act on.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from headrace.executor.layout import OffsetRange
+from headrace.executor.layout import OffsetRange, writer_key
+from headrace.sdk.errors import ConfigException
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN as OFFSET_COLUMN
+from headrace.sdk.paths import Paths
 
 TOPIC_COLUMN = "kafka_topic"
 PARTITION_COLUMN = "kafka_partition"
@@ -24,6 +25,8 @@ FORMATS = ("parquet",)
 
 # Kafka's own rule for topic names; anything else could also escape the dataset root as a path.
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+# A topic id as Kafka's tools print it: 16 bytes in URL-safe base64, unpadded.
+_TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 
 
 class InvalidRequest(ValueError):
@@ -42,11 +45,17 @@ class WriteBatch:
     connector: str
     task: int
     topic: str
+    topic_id: str
     partition: int
     offsets: OffsetRange
     format: str
     path: str
     table: pa.Table
+
+    @property
+    def writer(self) -> str:
+        """Whose watermark the batch is checked against (see ``layout.writer_key``)."""
+        return writer_key(self.connector, self.topic_id)
 
 
 @dataclass(frozen=True)
@@ -65,8 +74,9 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def check_path(path: str) -> str:
-    """The dataset root, if it is a usable absolute local path.
+def check_path(path: str, roots: Paths) -> str:
+    """The dataset root with symlinks and ``..`` resolved, if it is an absolute path inside one
+    of the folders the operator allowed (``roots``, from ``HEADRACE_FILE_ROOTS``).
 
     Relative paths are refused because they would resolve against the executor's working
     directory, which the caller neither knows nor controls.
@@ -75,9 +85,22 @@ def check_path(path: str) -> str:
         raise InvalidRequest("path", "missing; give the dataset root as an absolute path")
     if "\x00" in path:
         raise InvalidRequest("path", "contains a NUL byte")
-    if not os.path.isabs(path):
+    if not path.startswith("/"):
         raise InvalidRequest("path", f"{path!r} is not absolute")
-    return path
+    try:
+        return str(roots.resolve(path, "path"))
+    except ConfigException as exc:
+        raise InvalidRequest("path", str(exc)) from None
+
+
+def check_topic_id(topic_id: str) -> str:
+    """The topic's Kafka id, if it looks like one."""
+    if not _TOPIC_ID.match(topic_id):
+        shown = repr(topic_id) if topic_id else "missing"
+        raise InvalidRequest(
+            "topic_id", f"{shown} is not a Kafka topic id (22 characters of URL-safe base64)"
+        )
+    return topic_id
 
 
 def check_topic(topic: str) -> str:
@@ -142,12 +165,14 @@ def validate_write(
     connector: str,
     task: int,
     topic: str,
+    topic_id: str,
     partition: int,
     first_offset: int,
     last_offset: int,
     format: str,
     path: str,
     arrow_ipc: bytes,
+    roots: Paths,
 ) -> WriteBatch:
     """A :class:`WriteBatch` from a request's fields, or :class:`InvalidRequest` saying why not."""
     if not connector:
@@ -161,10 +186,11 @@ def validate_write(
     if last_offset < first_offset:
         raise InvalidRequest("last_offset", f"{last_offset} is below first_offset {first_offset}")
     offsets = OffsetRange(first_offset, last_offset)
-    fmt, root, topic = check_format(format), check_path(path), check_topic(topic)
+    fmt, topic, topic_id = check_format(format), check_topic(topic), check_topic_id(topic_id)
+    root = check_path(path, roots)
     table = decode_arrow(arrow_ipc)
     check_rows(table, topic, partition, offsets)
-    return WriteBatch(connector, task, topic, partition, offsets, fmt, root, table)
+    return WriteBatch(connector, task, topic, topic_id, partition, offsets, fmt, root, table)
 
 
 def rows_after(table: pa.Table, watermark: int | None) -> tuple[pa.Table, int]:

@@ -26,6 +26,7 @@ from headrace.executor.batches import (
     validate_write,
 )
 from headrace.executor.writer import BatchWriter, count_rows
+from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
 # Threads beyond the batch limit, so that reads and "busy" answers never wait behind writes.
@@ -38,8 +39,11 @@ _JAVA_OOM = "java.lang.OutOfMemoryError"
 class ExecutorService(executor_pb2_grpc.ExecutorServicer):
     """Serves WriteBatch and CountRows against one SparkSession."""
 
-    def __init__(self, spark: SparkSession, limits: Limits, retry_after_ms: int = 250) -> None:
+    def __init__(
+        self, spark: SparkSession, limits: Limits, roots: Paths, retry_after_ms: int = 250
+    ) -> None:
         self._spark = spark
+        self._roots = roots  # the only folders a request may name
         self._writer = BatchWriter(spark)
         self._admission = Admission(limits)
         self._retry_after_ms = retry_after_ms
@@ -54,7 +58,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         started = time.monotonic()
         try:
             with self._admission.admit(len(request.arrow_ipc)):
-                result = self._writer.write(_from_proto(request))
+                result = self._writer.write(_from_proto(request, self._roots))
             self._log.info(
                 "batch_written",
                 rows_written=result.rows_written,
@@ -89,7 +93,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         """Counts the committed rows under a dataset root."""
         try:
             check_format(request.format)
-            rows = count_rows(self._spark, check_path(request.path))
+            rows = count_rows(self._spark, check_path(request.path, self._roots))
             return executor_pb2.CountRowsResponse(rows=rows)
         except InvalidRequest as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -106,17 +110,19 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         )
 
 
-def _from_proto(request: executor_pb2.WriteBatchRequest) -> WriteBatch:
+def _from_proto(request: executor_pb2.WriteBatchRequest, roots: Paths) -> WriteBatch:
     return validate_write(
         connector=request.connector,
         task=request.task,
         topic=request.topic,
+        topic_id=request.topic_id,
         partition=request.partition,
         first_offset=request.first_offset,
         last_offset=request.last_offset,
         format=request.format,
         path=request.path,
         arrow_ipc=request.arrow_ipc,
+        roots=roots,
     )
 
 

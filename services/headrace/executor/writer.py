@@ -1,13 +1,15 @@
 """Idempotent batch writes with Spark, and reads of what was written.
 
-Protocol on disk (see layout.py): ``<root>/<topic>/<partition>/<first>-<last>/`` is one committed
-batch, a complete Spark parquet output directory. One writer per dataset root and partition at a
-time (a lock per partition folder, so the executor must be the only process writing a root):
+Protocol on disk (see layout.py): ``<root>/<topic>/<partition>/<first>-<last>-<writer>/`` is one
+committed batch, a complete Spark parquet output directory. One write per dataset root and
+partition at a time (a lock per partition folder, so the executor must be the only process writing
+a root):
 
-1. list the partition folder; its high watermark is the highest committed ``last``;
+1. list the partition folder; the high watermark is the highest ``last`` the batch's writer (its
+   connector and topic id) committed;
 2. drop the rows at or below the watermark (they were written by an earlier try);
 3. write the rest with Spark into a hidden ``_tmp-*`` sibling;
-4. ``os.rename`` it to ``<max(first, watermark + 1)>-<last>``: the commit.
+4. ``os.rename`` it to ``<max(first, watermark + 1)>-<last>-<writer>``: the commit.
 
 A crash before step 4 leaves only a hidden temp dir, which readers skip and a later write to the
 partition removes once it is old. A crash after it leaves a committed batch, which a retry skips.
@@ -61,11 +63,11 @@ class BatchWriter:
             os.makedirs(folder, exist_ok=True)
             names = os.listdir(folder)
             self._remove_stale_temp_dirs(folder, names)
-            watermark = high_watermark(names)
+            watermark = high_watermark(names, batch.writer)
             rows, skipped = rows_after(batch.table, watermark)
             if skipped:
-                # Expected when a batch is retried; anything else (a recreated topic, two
-                # connectors on one path) would drop rows, so it must never pass unseen.
+                # Expected when a batch is retried, and only then: another connector or a
+                # re-created topic is another writer, with a watermark of its own.
                 self._log.warning(
                     "rows_skipped_below_watermark",
                     connector=batch.connector,
@@ -81,7 +83,7 @@ class BatchWriter:
             try:
                 self._write_parquet(rows, temp)
                 _fsync_tree(temp)  # the files are on disk before the rename commits them
-                os.rename(temp, os.path.join(folder, batch_dir_name(target)))
+                os.rename(temp, os.path.join(folder, batch_dir_name(target, batch.writer)))
                 _fsync_dir(folder)  # and the rename is, before the caller commits offsets
             except BaseException:
                 shutil.rmtree(temp, ignore_errors=True)

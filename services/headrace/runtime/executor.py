@@ -1,8 +1,9 @@
 """The async client of the Spark executor, and the SDK's ``Executor`` a sink task gets from it.
 
 The runtime makes one :class:`TaskExecutor` per sink task, bound to this process's
-``HEADRACE_EXECUTOR_ADDR`` and to the task's connector and task number, hands it to the task as
-``context.executor``, and closes it when the task stops. Plugins never import this module.
+``HEADRACE_EXECUTOR_ADDR``, to the task's connector and task number and to the ids of the topics
+it reads (``topicids.TopicIdentity``), hands it to the task as ``context.executor``, and closes it
+when the task stops. Plugins never import this module.
 
 One RPC per batch. Batches bigger than the executor's message limit are split on offset
 boundaries (never between two rows of one offset, which would make the second part look already
@@ -24,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, retry_after_s
+from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
@@ -52,6 +54,7 @@ class ExecutorClient:
         connector: str,
         task: int,
         topic: str,
+        topic_id: str,
         partition: int,
         table: pa.Table,
         path: str,
@@ -76,6 +79,7 @@ class ExecutorClient:
                 connector=connector,
                 task=task,
                 topic=topic,
+                topic_id=topic_id,
                 partition=partition,
                 first_offset=first,
                 last_offset=last,
@@ -139,21 +143,30 @@ class ExecutorClient:
 
 
 class TaskExecutor:
-    """The SDK's ``Executor`` for one sink task: the client, with the task's identity."""
+    """The SDK's ``Executor`` for one sink task: the client, with the task's identity and the
+    ids of its topics."""
 
-    def __init__(self, client: ExecutorClient, connector: str, task: int) -> None:
+    def __init__(
+        self, client: ExecutorClient, connector: str, task: int, topics: TopicIdentity
+    ) -> None:
         self._client = client
         self._connector = connector
         self._task = task
+        self._topics = topics
 
     async def write_table(
         self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
     ) -> tuple[int, int]:
-        """:meth:`ExecutorClient.write_batch` as this task; (rows_written, rows_skipped)."""
+        """:meth:`ExecutorClient.write_batch` as this task; (rows_written, rows_skipped).
+
+        Raises ``TopicChanged`` when the topic was deleted since the task was given it."""
+        if table.num_rows == 0:
+            return 0, 0
         return await self._client.write_batch(
             connector=self._connector,
             task=self._task,
             topic=topic,
+            topic_id=await self._topics.of(topic),
             partition=partition,
             table=table,
             path=path,

@@ -77,6 +77,7 @@ from headrace.runtime.sinkrecords import (
     to_sink_record,
     topics_pattern,
 )
+from headrace.runtime.topicids import TopicIdentity, topic_ids
 from headrace.runtime.transforms import TransformChain, parse_chain
 from headrace.sdk.errors import ConfigException, ConnectError, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
@@ -102,6 +103,8 @@ class SinkRunner(LoopBase):
         self._originals = Originals()  # the messages behind what the task holds unflushed
         self._errant: RecordError | None = None  # reported under errors.tolerance=none
         self._executor: TaskExecutor | None = None
+        # Topic ids are asked over the consumer's own connections: it runs before any write.
+        self._topics = TopicIdentity(lambda topics: topic_ids(self._kafka_client(), topics))
         self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
         self._flushing: asyncio.Task[None] | None = None  # the flush in flight
         self._epoch = 0  # rebalances so far: a fetch prepared before one is stale
@@ -137,7 +140,7 @@ class SinkRunner(LoopBase):
             config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         )
         self._executor = TaskExecutor(
-            ExecutorClient(self.settings.executor_addr), self.connector, self.task_id
+            ExecutorClient(self.settings.executor_addr), self.connector, self.task_id, self._topics
         )
         self.task.initialize(
             SinkTaskContext(
@@ -182,6 +185,11 @@ class SinkRunner(LoopBase):
             self._consumer.subscribe(pattern=topics_pattern(pattern), listener=listener)
         else:
             self._consumer.subscribe(topics=topics, listener=listener)
+
+    def _kafka_client(self) -> Any:
+        if self._consumer is None:
+            raise ConnectError("the task's consumer is not running")
+        return self._consumer._client  # aiokafka's client; the consumer has no public handle
 
     def assignment(self) -> set[TopicPartition]:
         """The partitions this task consumes now."""
@@ -503,6 +511,7 @@ class SinkRunner(LoopBase):
             with self.plugin_call("close"):
                 await self.task.close(revoked)
         self._offsets = self._offsets.after_revocation(revoked)
+        self._topics.unpin({tp.topic for tp in revoked})
 
     async def on_assigned(self, assigned: set[TopicPartition]) -> None:
         """Opens newly assigned partitions in the task, then pauses again those it paused and
@@ -512,6 +521,8 @@ class SinkRunner(LoopBase):
             return
         async with self._lock:
             self._offsets = self._offsets.after_assignment(assigned)
+            # Before any record of theirs is read: records are written under these ids only.
+            await self._topics.pin({tp.topic for tp in assigned})
             if assigned:
                 with self.plugin_call("open"):
                     await self.task.open(assigned)

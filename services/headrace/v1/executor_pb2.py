@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aheadrace/v1/executor.proto\x12\x0bheadrace.v1\"\xb2\x01\n\x11WriteBatchRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05topic\x18\x03 \x01(\t\x12\x11\n\tpartition\x18\x04 \x01(\x05\x12\x14\n\x0c\x66irst_offset\x18\x05 \x01(\x03\x12\x13\n\x0blast_offset\x18\x06 \x01(\x03\x12\x0e\n\x06\x66ormat\x18\x07 \x01(\t\x12\x0c\n\x04path\x18\x08 \x01(\t\x12\x11\n\tarrow_ipc\x18\t \x01(\x0c\"@\n\x12WriteBatchResponse\x12\x14\n\x0crows_written\x18\x01 \x01(\x03\x12\x14\n\x0crows_skipped\x18\x02 \x01(\x03\"0\n\x10\x43ountRowsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"!\n\x11\x43ountRowsResponse\x12\x0c\n\x04rows\x18\x01 \x01(\x03\x32\xa5\x01\n\x08\x45xecutor\x12M\n\nWriteBatch\x12\x1e.headrace.v1.WriteBatchRequest\x1a\x1f.headrace.v1.WriteBatchResponse\x12J\n\tCountRows\x12\x1d.headrace.v1.CountRowsRequest\x1a\x1e.headrace.v1.CountRowsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aheadrace/v1/executor.proto\x12\x0bheadrace.v1\"\xc4\x01\n\x11WriteBatchRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05topic\x18\x03 \x01(\t\x12\x11\n\tpartition\x18\x04 \x01(\x05\x12\x14\n\x0c\x66irst_offset\x18\x05 \x01(\x03\x12\x13\n\x0blast_offset\x18\x06 \x01(\x03\x12\x0e\n\x06\x66ormat\x18\x07 \x01(\t\x12\x0c\n\x04path\x18\x08 \x01(\t\x12\x11\n\tarrow_ipc\x18\t \x01(\x0c\x12\x10\n\x08topic_id\x18\n \x01(\t\"@\n\x12WriteBatchResponse\x12\x14\n\x0crows_written\x18\x01 \x01(\x03\x12\x14\n\x0crows_skipped\x18\x02 \x01(\x03\"0\n\x10\x43ountRowsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"!\n\x11\x43ountRowsResponse\x12\x0c\n\x04rows\x18\x01 \x01(\x03\x32\xa5\x01\n\x08\x45xecutor\x12M\n\nWriteBatch\x12\x1e.headrace.v1.WriteBatchRequest\x1a\x1f.headrace.v1.WriteBatchResponse\x12J\n\tCountRows\x12\x1d.headrace.v1.CountRowsRequest\x1a\x1e.headrace.v1.CountRowsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,13 +32,13 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'headrace.v1.executor_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_WRITEBATCHREQUEST']._serialized_start=44
-  _globals['_WRITEBATCHREQUEST']._serialized_end=222
-  _globals['_WRITEBATCHRESPONSE']._serialized_start=224
-  _globals['_WRITEBATCHRESPONSE']._serialized_end=288
-  _globals['_COUNTROWSREQUEST']._serialized_start=290
-  _globals['_COUNTROWSREQUEST']._serialized_end=338
-  _globals['_COUNTROWSRESPONSE']._serialized_start=340
-  _globals['_COUNTROWSRESPONSE']._serialized_end=373
-  _globals['_EXECUTOR']._serialized_start=376
-  _globals['_EXECUTOR']._serialized_end=541
+  _globals['_WRITEBATCHREQUEST']._serialized_end=240
+  _globals['_WRITEBATCHRESPONSE']._serialized_start=242
+  _globals['_WRITEBATCHRESPONSE']._serialized_end=306
+  _globals['_COUNTROWSREQUEST']._serialized_start=308
+  _globals['_COUNTROWSREQUEST']._serialized_end=356
+  _globals['_COUNTROWSRESPONSE']._serialized_start=358
+  _globals['_COUNTROWSRESPONSE']._serialized_end=391
+  _globals['_EXECUTOR']._serialized_start=394
+  _globals['_EXECUTOR']._serialized_end=559
 # @@protoc_insertion_point(module_scope)

@@ -5,7 +5,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class WriteBatchRequest(_message.Message):
-    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc")
+    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc", "topic_id")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     TOPIC_FIELD_NUMBER: _ClassVar[int]
@@ -15,6 +15,7 @@ class WriteBatchRequest(_message.Message):
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task: int
     topic: str
@@ -24,7 +25,8 @@ class WriteBatchRequest(_message.Message):
     format: str
     path: str
     arrow_ipc: bytes
-    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ...) -> None: ...
+    topic_id: str
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ..., topic_id: _Optional[str] = ...) -> None: ...
 
 class WriteBatchResponse(_message.Message):
     __slots__ = ("rows_written", "rows_skipped")

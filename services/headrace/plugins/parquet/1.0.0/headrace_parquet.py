@@ -36,6 +36,7 @@ from headrace.sdk import (
     KAFKA_OFFSET_COLUMN,
     ConfigDef,
     ConfigType,
+    ConfigValue,
     DataError,
     Importance,
     SinkBatch,
@@ -68,7 +69,8 @@ CONFIG = (
         ConfigType.STRING,
         importance=Importance.HIGH,
         validator=non_empty_string,
-        doc="The dataset folder (relative to the plugin process's working directory).",
+        doc="The dataset folder. It must lie in one of the folders the operator allowed "
+        "(HEADRACE_FILE_ROOTS); a relative name is taken relative to the first of them.",
     )
     .define("topics", ConfigType.LIST, None, Importance.HIGH, doc="Topics to consume.")
     .define(
@@ -201,7 +203,8 @@ class ParquetSinkConnector(SinkConnector):
         self._config = dict(config)
         self._name = config.get("name") or self.context.name
         parsed = CONFIG.parse(config)
-        self._marker = marker(parsed["path"], f"connector-{self._name}")
+        path = self.context.paths.resolve(parsed["path"], "path")
+        self._marker = marker(str(path), f"connector-{self._name}")
         _provision(self._marker)
 
     def task_class(self) -> type[ParquetSinkTask]:
@@ -220,6 +223,10 @@ class ParquetSinkConnector(SinkConnector):
     def config(self) -> ConfigDef:
         return CONFIG
 
+    def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
+        """The keys' checks, and that ``path`` is in a folder the operator allowed."""
+        return self.context.paths.check(super().validate(config), "path")
+
 
 class ParquetSinkTask(SinkTask):
     """Buffers in ``put``; writes each topic partition's buffer in the background from
@@ -237,7 +244,7 @@ class ParquetSinkTask(SinkTask):
 
     async def start(self, config: Mapping[str, str]) -> None:
         parsed = CONFIG.parse(config)
-        self.path: str = parsed["path"]
+        self.path = str(self.context.paths.resolve(parsed["path"], "path"))
         self.buffer: dict[TopicPartition, Pending] = {}
         self._writing: dict[TopicPartition, asyncio.Task[tuple[int, int]]] = {}
         self._written: dict[TopicPartition, int] = {}  # next offset after what is written
