@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 KAFKA_LIB := deploy/kafka/lib
 STAMP := $(VENV)/.installed
 
-.PHONY: install proto kafka-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
+.PHONY: install proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
 
 install: $(STAMP)
 
@@ -26,6 +26,14 @@ $(KAFKA_LIB)/.resolved: deploy/kafka/pom.xml
 	mvn -q -B -f deploy/kafka/pom.xml dependency:copy-dependencies
 	touch $@
 
+# The jars the Spark executor adds to PySpark's: Delta Lake and the PostgreSQL JDBC driver.
+SPARK_LIB := deploy/spark/lib
+spark-jars: $(SPARK_LIB)/.resolved
+
+$(SPARK_LIB)/.resolved: deploy/spark/pom.xml
+	mvn -q -B -f deploy/spark/pom.xml dependency:copy-dependencies
+	touch $@
+
 # Kafka Connect itself, the benchmarks' peer (make bench and make bench-smoke only).
 CONNECT_LIB := deploy/kafka-connect/lib
 connect-jars: $(CONNECT_LIB)/.resolved
@@ -40,14 +48,14 @@ kafka-up: install kafka-jars
 kafka-down: $(STAMP)
 	$(BIN)/headrace kafka stop
 
-run: install kafka-jars
+run: install kafka-jars spark-jars
 	$(BIN)/headrace stack up --demo
 
 down: $(STAMP)
 	$(BIN)/headrace stack down
 
 # The benchmark smoke run goes first, so that pytest's summary is the last word of the run.
-test: install kafka-jars typecheck lint bench-smoke
+test: install kafka-jars spark-jars typecheck lint bench-smoke
 	$(BIN)/python -m pytest
 
 unit: install
@@ -64,11 +72,11 @@ typecheck: install
 	for d in services/headrace/plugins/*/* tests/plugins/*/* docs/example/*/*; do $(BIN)/mypy --no-error-summary $$d/*.py || exit 1; done
 
 # Every workload (or only W=<name>), measured side by side with its peers; reports in var/bench/.
-bench: install kafka-jars connect-jars
+bench: install kafka-jars spark-jars connect-jars
 	$(BIN)/python -m bench $(W)
 
 # Each workload once, small: keeps the harness from rotting (part of make test).
-bench-smoke: install kafka-jars connect-jars
+bench-smoke: install kafka-jars spark-jars connect-jars
 	$(BIN)/python -m bench --smoke
 
 clean:

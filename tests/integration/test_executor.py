@@ -9,10 +9,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pyarrow as pa
@@ -26,8 +27,9 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 from headrace.cli.kafka import free_port
 from headrace.cli.stack import EXECUTOR
+from headrace.core.arrowipc import ipc_stream
 from headrace.executor.layout import writer_key
-from headrace.runtime.executor import ExecutorClient, ipc_stream
+from headrace.runtime.executor import ExecutorClient
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests.support import wait_for
 
@@ -36,6 +38,7 @@ pytestmark = pytest.mark.spark
 MAX_IN_FLIGHT = 2
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # what the sink runtime reads from Kafka for each topic
 WRITER = writer_key("sink", TOPIC_ID)
+Write = Callable[..., Awaitable[tuple[int, int]]]
 STARTUP_DEADLINE_S = 180.0
 STOP_DEADLINE_S = 60.0
 
@@ -129,6 +132,14 @@ def rows(topic: str, partition: int, offsets: range, *, per_offset: int = 1) -> 
     )
 
 
+def writes(client: ExecutorClient, root: Path, topic: str, **fixed: Any) -> Write:
+    """``client.write_batch`` as connector ``sink``, task 0, on partition 0 of ``topic`` (of
+    id ``TOPIC_ID``) into ``root``, unless ``fixed`` says otherwise: each call adds the table."""
+    call: dict[str, Any] = {"connector": "sink", "task": 0, "topic_id": TOPIC_ID, "partition": 0}
+    call |= fixed
+    return partial(client.write_batch, topic=topic, path=str(root), **call)
+
+
 def read_back(root: Path) -> pa.Table:
     """What a reader that is not Spark sees: every committed row, in offset order."""
     if not root.exists():
@@ -176,15 +187,7 @@ async def test_a_resent_batch_writes_nothing(address: str, tmp_path: Path) -> No
     root = tmp_path / "out"
     batch = rows("payments", 3, range(100, 120))
     async with ExecutorClient(address) as client:
-        write = partial(
-            client.write_batch,
-            connector="sink",
-            task=1,
-            topic="payments",
-            topic_id=TOPIC_ID,
-            partition=3,
-            path=str(root),
-        )
+        write = writes(client, root, "payments", task=1, partition=3)
         first, again = await write(table=batch), await write(table=batch)
         counted = await client.count_rows(str(root))
 
@@ -320,8 +323,9 @@ async def test_a_bad_request_is_refused_and_writes_nothing(
     assert not any(root.rglob("*.parquet"))
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "delta"])
 async def test_two_connectors_on_one_path_and_a_recreated_topic_each_write_every_row(
-    address: str, tmp_path: Path
+    address: str, tmp_path: Path, fmt: str
 ) -> None:
     root = tmp_path / "out"
     batch = rows("shared", 0, range(0, 10))
@@ -332,23 +336,14 @@ async def test_two_connectors_on_one_path_and_a_recreated_topic_each_write_every
     ]
     async with ExecutorClient(address) as client:
         results = [
-            await client.write_batch(
-                connector=connector,
-                task=0,
-                topic="shared",
-                topic_id=topic_id,
-                partition=0,
-                table=batch,
-                path=str(root),
-            )
-            for connector, topic_id in writers
+            await writes(client, root, "shared", connector=c, topic_id=t, format=fmt)(table=batch)
+            for c, t in writers
         ]
-        counted = await client.count_rows(str(root))
+        back, _ = await client.read_rows(str(root), fmt)
 
     assert results == [(10, 0)] * 3  # no writer's rows look written to another
-    assert counted == 30
-    expected = pa.concat_tables([batch] * 3).sort_by([("kafka_offset", "ascending")])
-    assert read_back(root).equals(expected)
+    expected = pa.concat_tables([batch] * 3).sort_by("kafka_offset")
+    assert back.sort_by("kafka_offset").equals(expected)
 
 
 def test_paths_that_lead_outside_the_roots_are_refused(
@@ -464,3 +459,97 @@ def test_the_executor_answers_health_checks_and_reflection(executor: tuple[str, 
         )
         assert checked.status == health_pb2.HealthCheckResponse.SERVING
         assert EXECUTOR in ProtoReflectionDescriptorDatabase(channel).get_services()
+
+
+def _as_text(table: pa.Table, columns: list[str]) -> list[tuple[str | None, ...]]:
+    """Rows of some columns as text, in offset order: how CSV gives every value back."""
+    ordered = table.select(columns).to_pylist()
+    ordered.sort(key=lambda r: int(r["kafka_offset"]))
+    return [tuple(None if v is None else str(v) for v in r.values()) for r in ordered]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "json", "csv", "delta"])
+async def test_every_format_writes_what_it_was_given_once(
+    address: str, tmp_path: Path, fmt: str
+) -> None:
+    root = tmp_path / fmt
+    first, retried = rows("jobs", 0, range(0, 40)), rows("jobs", 0, range(20, 60))
+    async with ExecutorClient(address) as client:
+        write = writes(client, root, "jobs", format=fmt)
+        results = [await write(table=first), await write(table=first)]
+        results.append(await write(table=retried))  # a retry that also covers new offsets
+        counted = await client.count_rows(str(root), fmt)
+        back, truncated = await client.read_rows(str(root), fmt)
+
+    assert results == [(40, 0), (0, 40), (20, 20)]
+    assert (counted, back.num_rows, truncated) == (60, 60, False)
+    expected = rows("jobs", 0, range(0, 60))
+    if fmt in ("parquet", "delta"):  # typed formats: every value and type as it was sent
+        assert back.sort_by("kafka_offset").equals(expected)
+    else:  # JSON and CSV keep no types: every value as text
+        columns = ["kafka_offset", "key", "amount"]
+        assert _as_text(back, columns) == _as_text(expected, columns)
+
+
+async def test_delta_adds_columns_only_when_asked_and_partitions_by_columns(
+    address: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "table"
+    wider = rows("evolving", 0, range(10, 20)).append_column("extra", pa.array(["x"] * 10))
+    async with ExecutorClient(address) as client:
+        write = writes(client, root, "evolving", format="delta")
+        await write(table=rows("evolving", 0, range(0, 10)), options={"partition.by": "key"})
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await write(table=wider)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "merge.schema" in (refused.value.details() or "")
+        assert await write(table=wider, options={"merge.schema": "true"}) == (10, 0)
+        back, _ = await client.read_rows(str(root), "delta")
+
+    assert back.num_rows == 20
+    extras = {r["kafka_offset"]: r["extra"] for r in back.to_pylist()}
+    assert extras == {o: None if o < 10 else "x" for o in range(20)}
+    assert (root / "key=k3").is_dir()  # one folder per value of the partition column
+
+
+async def test_files_are_partitioned_by_columns_inside_each_batch(
+    address: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "out"
+    async with ExecutorClient(address) as client:
+        await writes(client, root, "parts", options={"partition.by": "key"})(
+            table=rows("parts", 0, range(0, 4))
+        )
+    [batch] = batch_dirs(root, "parts", 0)
+    assert sorted(p.name for p in (root / "parts" / "0" / batch).glob("key=*")) == [
+        "key=k0",
+        "key=k1",
+        "key=k2",
+        "key=k3",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "options", "named"),
+    [
+        (
+            "parquet",
+            {"merge.schema": "true"},
+            "options[merge.schema]: not an option of parquet",
+        ),
+        ("delta", {"compression": "zstd"}, "options[compression]: not an option of delta"),
+        ("delta", {"merge.schema": "yes"}, "options[merge.schema]: 'yes' is not true or false"),
+        ("json", {"partition.by": "nope"}, "options[partition.by]: no column nope in the batch"),
+    ],
+)
+async def test_options_a_format_cannot_honour_are_refused(
+    address: str, tmp_path: Path, fmt: str, options: dict[str, str], named: str
+) -> None:
+    root = tmp_path / "out"
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.WriteBatch(_request(root, format=fmt, options=options))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert named in (refused.value.details() or "")
+    assert not root.exists()

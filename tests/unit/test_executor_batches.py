@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from headrace.core.arrowipc import ipc_stream
 from headrace.executor.batches import (
     InvalidRequest,
     check_format,
@@ -18,7 +19,6 @@ from headrace.executor.batches import (
     validate_write,
 )
 from headrace.executor.layout import OffsetRange, writer_key
-from headrace.runtime.executor import ipc_stream
 from headrace.sdk.paths import Paths
 
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"

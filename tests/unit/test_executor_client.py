@@ -7,8 +7,9 @@ import itertools
 import pyarrow as pa
 import pytest
 
+from headrace.core.arrowipc import ipc_stream
 from headrace.core.rpc import retry_after_s
-from headrace.runtime.executor import encode_batches, ipc_stream
+from headrace.runtime.executor import encode_batches
 
 
 def table(offsets: list[int]) -> pa.Table:

@@ -56,6 +56,7 @@ async def test_a_task_executor_writes_as_its_connector_and_task() -> None:
             "table": table,
             "path": "/d",
             "format": "parquet",
+            "options": None,
         }
     ]
     await executor.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,14 @@ class Executor:
         self.writes: list[dict[str, Any]] = []
 
     async def write_table(
-        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+        self,
+        *,
+        topic: str,
+        partition: int,
+        table: pa.Table,
+        path: str,
+        format: str = "parquet",
+        options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
         self.writes.append(
             {"topic": topic, "partition": partition, "table": table, "path": path, "format": format}

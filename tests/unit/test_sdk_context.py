@@ -83,6 +83,7 @@ async def test_a_sink_context_hands_over_the_executor_it_was_given() -> None:
             table: pa.Table,
             path: str,
             format: str = "parquet",
+            options: Mapping[str, str] | None = None,
         ) -> tuple[int, int]:
             return table.num_rows, 0
 

@@ -9,19 +9,27 @@ the gRPC edge can answer INVALID_ARGUMENT with a message a caller can act on.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from headrace.executor.layout import OffsetRange, writer_key
+from headrace.core.arrowipc import read_stream
+from headrace.executor.layout import OffsetRange, range_to_write, writer_key
+from headrace.executor.options import (
+    FORMATS,
+    OptionError,
+    WriteOptions,
+    check_columns,
+    parse_options,
+)
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN as OFFSET_COLUMN
 from headrace.sdk.paths import Paths
 
 TOPIC_COLUMN = "kafka_topic"
 PARTITION_COLUMN = "kafka_partition"
-FORMATS = ("parquet",)
 
 # Kafka's own rule for topic names; anything else could also escape the dataset root as a path.
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -51,6 +59,7 @@ class WriteBatch:
     format: str
     path: str
     table: pa.Table
+    options: WriteOptions = field(default_factory=WriteOptions)
 
     @property
     def writer(self) -> str:
@@ -118,7 +127,7 @@ def decode_arrow(data: bytes) -> pa.Table:
     if not data:
         raise InvalidRequest("arrow_ipc", "empty; send an Arrow IPC stream")
     try:
-        return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+        return read_stream(data)
     except pa.ArrowException as exc:
         raise InvalidRequest("arrow_ipc", f"not a readable Arrow IPC stream ({exc})") from exc
 
@@ -173,6 +182,7 @@ def validate_write(
     path: str,
     arrow_ipc: bytes,
     roots: Paths,
+    options: Mapping[str, str] | None = None,
 ) -> WriteBatch:
     """A :class:`WriteBatch` from a request's fields, or :class:`InvalidRequest` saying why not."""
     if not connector:
@@ -188,9 +198,25 @@ def validate_write(
     offsets = OffsetRange(first_offset, last_offset)
     fmt, topic, topic_id = check_format(format), check_topic(topic), check_topic_id(topic_id)
     root = check_path(path, roots)
-    table = decode_arrow(arrow_ipc)
-    check_rows(table, topic, partition, offsets)
-    return WriteBatch(connector, task, topic, topic_id, partition, offsets, fmt, root, table)
+    try:
+        parsed = parse_options(fmt, options or {})
+        table = decode_arrow(arrow_ipc)
+        check_rows(table, topic, partition, offsets)
+        check_columns(parsed, table.column_names)
+    except OptionError as exc:
+        raise InvalidRequest(f"options[{exc.key}]", exc.reason) from None
+    return WriteBatch(
+        connector, task, topic, topic_id, partition, offsets, fmt, root, table, parsed
+    )
+
+
+def unwritten(batch: WriteBatch, watermark: int | None) -> tuple[pa.Table, int, OffsetRange | None]:
+    """What is left of a batch above its writer's watermark: the rows, how many rows were
+    dropped as written already, and the offset range to record as written (None when no row is
+    left to write)."""
+    rows, skipped = rows_after(batch.table, watermark)
+    target = range_to_write(batch.offsets, watermark)
+    return rows, skipped, target if rows.num_rows else None
 
 
 def rows_after(table: pa.Table, watermark: int | None) -> tuple[pa.Table, int]:

@@ -16,7 +16,9 @@ import grpc
 from pyspark.sql import SparkSession
 
 from headrace.core import log
-from headrace.core.rpc import GRPC_OPTIONS, RETRY_AFTER_KEY
+from headrace.core.arrowipc import ipc_stream
+from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
+from headrace.executor import reading
 from headrace.executor.admission import Admission, Busy, Limits
 from headrace.executor.batches import (
     InvalidRequest,
@@ -25,7 +27,9 @@ from headrace.executor.batches import (
     check_path,
     validate_write,
 )
-from headrace.executor.writer import BatchWriter, count_rows
+from headrace.executor.delta import DeltaWriter
+from headrace.executor.options import DELTA
+from headrace.executor.writer import FileWriter
 from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
@@ -44,7 +48,8 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
     ) -> None:
         self._spark = spark
         self._roots = roots  # the only folders a request may name
-        self._writer = BatchWriter(spark)
+        self._files = FileWriter(spark)
+        self._delta = DeltaWriter(spark)
         self._admission = Admission(limits)
         self._retry_after_ms = retry_after_ms
         # Bound here, not at import, so it picks up the logging set up by the entry point.
@@ -58,7 +63,9 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         started = time.monotonic()
         try:
             with self._admission.admit(len(request.arrow_ipc)):
-                result = self._writer.write(_from_proto(request, self._roots))
+                batch = _from_proto(request, self._roots)
+                writer = self._delta if batch.format == DELTA else self._files
+                result = writer.write(batch)
             self._log.info(
                 "batch_written",
                 rows_written=result.rows_written,
@@ -92,14 +99,36 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
     ) -> executor_pb2.CountRowsResponse:
         """Counts the committed rows under a dataset root."""
         try:
-            check_format(request.format)
-            rows = count_rows(self._spark, check_path(request.path, self._roots))
-            return executor_pb2.CountRowsResponse(rows=rows)
+            fmt, path = check_format(request.format), check_path(request.path, self._roots)
+            return executor_pb2.CountRowsResponse(rows=reading.count(self._spark, fmt, path))
         except InvalidRequest as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
             self._log.exception("count_failed", path=request.path)
             context.abort(grpc.StatusCode.INTERNAL, _detail("count failed", exc))
+        raise AssertionError("unreachable: context.abort raises")
+
+    def ReadRows(
+        self, request: executor_pb2.ReadRowsRequest, context: grpc.ServicerContext
+    ) -> executor_pb2.ReadRowsResponse:
+        """Up to ``limit`` rows of a dataset or table, as an Arrow IPC stream."""
+        try:
+            fmt, path = check_format(request.format), check_path(request.path, self._roots)
+            if request.limit < 0:
+                raise InvalidRequest("limit", f"{request.limit} is negative")
+            limit = request.limit or reading.DEFAULT_LIMIT
+            table, truncated = reading.rows(self._spark, fmt, path, limit)
+            data = ipc_stream(table)
+            if len(data) > MAX_MESSAGE_BYTES - 1024:
+                raise InvalidRequest(
+                    "limit", f"{limit} rows take {len(data)} bytes, more than one answer holds"
+                )
+            return executor_pb2.ReadRowsResponse(arrow_ipc=data, truncated=truncated)
+        except InvalidRequest as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
+            self._log.exception("read_failed", path=request.path)
+            context.abort(grpc.StatusCode.INTERNAL, _detail("read failed", exc))
         raise AssertionError("unreachable: context.abort raises")
 
     def _abort_busy(self, context: grpc.ServicerContext, why: str) -> None:
@@ -123,6 +152,7 @@ def _from_proto(request: executor_pb2.WriteBatchRequest, roots: Paths) -> WriteB
         path=request.path,
         arrow_ipc=request.arrow_ipc,
         roots=roots,
+        options=dict(request.options),
     )
 
 

@@ -3,11 +3,28 @@
 With a cluster master or a Spark Connect server (``sc://host:port``) the dataset roots must be on a
 filesystem the executor process shares with Spark: a batch is committed by renaming its folder
 locally. Spark Connect also needs PySpark's ``connect`` extras installed.
+
+Delta Lake and the PostgreSQL JDBC driver are jars beside PySpark's (``deploy/spark/lib``, which
+``make`` fills from ``deploy/spark/pom.xml``; ``HEADRACE_SPARK_JARS`` names another folder). A
+session the executor starts loads them; a Spark Connect server must be started with them.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pyspark.sql import SparkSession
+
+from headrace.core.settings import project_home
+
+JARS_VARIABLE = "HEADRACE_SPARK_JARS"
+
+# Delta's SQL and catalog, which a session can only be given when it starts.
+DELTA_CONF: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
 
 # Settings any session can take at runtime, Spark Connect included.
 SQL_CONF: dict[str, str] = {
@@ -18,6 +35,8 @@ SQL_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
     # INT96 timestamps are a legacy encoding other readers (pyarrow, Trino) handle poorly.
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # Delta rebuilds a table's state in 50 tasks by default: slow for one small table.
+    "spark.databricks.delta.snapshotPartitions": "2",
 }
 
 # Settings only a driver started here can take: a modest heap, since the machine is small and
@@ -40,11 +59,31 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def session_conf(master: str) -> dict[str, str]:
-    """The Spark settings the executor uses with this master."""
+def jar_folder() -> Path:
+    """Where the jars the executor adds to Spark's are."""
+    configured = os.environ.get(JARS_VARIABLE)
+    return Path(configured) if configured else project_home() / "deploy" / "spark" / "lib"
+
+
+def jars(folder: Path) -> list[Path]:
+    """The jars to add to Spark's; FileNotFoundError saying how to get them when there are none."""
+    found = sorted(folder.glob("*.jar"))
+    if not found:
+        raise FileNotFoundError(
+            f"no jars in {folder} (Delta Lake, the JDBC driver): run `make spark-jars`, or set "
+            f"{JARS_VARIABLE} to a folder holding them"
+        )
+    return found
+
+
+def session_conf(master: str, extra_jars: list[Path] | None = None) -> dict[str, str]:
+    """The Spark settings the executor uses with this master (and these jars, unless the
+    master is a Spark Connect server, which has its own)."""
     if master.startswith("sc://"):
         return dict(SQL_CONF)
-    conf = {**SQL_CONF, **DRIVER_CONF}
+    conf = {**SQL_CONF, **DRIVER_CONF, **DELTA_CONF}
+    if extra_jars:
+        conf["spark.jars"] = ",".join(str(j) for j in extra_jars)
     if is_local(master):
         conf.update(LOCAL_CONF)
     return conf
@@ -54,6 +93,7 @@ def create_session(master: str, app_name: str = "headrace-executor") -> SparkSes
     """Starts (or, for ``sc://`` URLs, connects) the SparkSession. Blocks until it is usable."""
     builder = SparkSession.builder.appName(app_name)
     builder = builder.remote(master) if master.startswith("sc://") else builder.master(master)
-    for key, value in session_conf(master).items():
+    extra = None if master.startswith("sc://") else jars(jar_folder())
+    for key, value in session_conf(master, extra).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

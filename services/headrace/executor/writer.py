@@ -1,7 +1,7 @@
-"""Idempotent batch writes with Spark, and reads of what was written.
+"""Idempotent batch writes of files (Parquet, JSON lines, CSV) with Spark, and reads of them.
 
 Protocol on disk (see layout.py): ``<root>/<topic>/<partition>/<first>-<last>-<writer>/`` is one
-committed batch, a complete Spark parquet output directory. One write per dataset root and
+committed batch, a complete Spark output directory. One write per dataset root and
 partition at a time (a lock per partition folder, so the executor must be the only process writing
 a root):
 
@@ -21,18 +21,18 @@ import os
 import shutil
 import threading
 import time
+from typing import Any
 
 import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from headrace.core import log
-from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, rows_after
+from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.layout import (
     TEMP_PREFIX,
     batch_dir_name,
     high_watermark,
-    range_to_write,
     stale_temp_dirs,
     temp_dir_name,
 )
@@ -46,8 +46,8 @@ def partition_dir(root: str, topic: str, partition: int) -> str:
     return os.path.join(root, topic, str(partition))
 
 
-class BatchWriter:
-    """Writes batches into parquet datasets through one SparkSession. Thread-safe."""
+class FileWriter:
+    """Writes batches into datasets of files through one SparkSession. Thread-safe."""
 
     def __init__(self, spark: SparkSession, stale_temp_age_s: float = STALE_TEMP_AGE_S) -> None:
         self._spark = spark
@@ -64,24 +64,13 @@ class BatchWriter:
             names = os.listdir(folder)
             self._remove_stale_temp_dirs(folder, names)
             watermark = high_watermark(names, batch.writer)
-            rows, skipped = rows_after(batch.table, watermark)
-            if skipped:
-                # Expected when a batch is retried, and only then: another connector or a
-                # re-created topic is another writer, with a watermark of its own.
-                self._log.warning(
-                    "rows_skipped_below_watermark",
-                    connector=batch.connector,
-                    topic=batch.topic,
-                    partition=batch.partition,
-                    watermark=watermark,
-                    skipped=skipped,
-                )
-            target = range_to_write(batch.offsets, watermark)
-            if target is None or rows.num_rows == 0:
+            rows, skipped, target = unwritten(batch, watermark)
+            log_skipped(self._log, batch, watermark, skipped)
+            if target is None:
                 return WriteResult(rows_written=0, rows_skipped=skipped)
             temp = os.path.join(folder, temp_dir_name())
             try:
-                self._write_parquet(rows, temp)
+                self._write_files(rows, temp, batch)
                 _fsync_tree(temp)  # the files are on disk before the rename commits them
                 os.rename(temp, os.path.join(folder, batch_dir_name(target, batch.writer)))
                 _fsync_dir(folder)  # and the rename is, before the caller commits offsets
@@ -90,13 +79,14 @@ class BatchWriter:
                 raise
             return WriteResult(rows_written=rows.num_rows, rows_skipped=skipped)
 
-    def _write_parquet(self, rows: pa.Table, temp: str) -> None:
-        try:
-            frame = self._spark.createDataFrame(rows)
-        except (PySparkException, TypeError, ValueError) as exc:
-            raise InvalidRequest("arrow_ipc", f"Spark cannot take these rows: {exc}") from exc
-        # One file per batch: batches are small, and many tiny files hurt every reader.
-        frame.coalesce(1).write.parquet(temp)
+    def _write_files(self, rows: pa.Table, temp: str, batch: WriteBatch) -> None:
+        # One file per batch (and partition value): many tiny files hurt every reader.
+        writer = frame_of(self._spark, rows).coalesce(1).write.format(batch.format)
+        if batch.format == "csv":
+            writer = writer.option("header", "true")
+        if batch.options.partition_by:
+            writer = writer.partitionBy(*batch.options.partition_by)
+        writer.save(temp)
 
     def _lock_for(self, folder: str) -> threading.Lock:
         key = os.path.realpath(folder)
@@ -116,6 +106,29 @@ class BatchWriter:
             self._log.info("stale_temp_dir_removed", folder=folder, name=name)
 
 
+def log_skipped(logger: Any, batch: WriteBatch, watermark: int | None, skipped: int) -> None:
+    """Says that rows of a batch were dropped as written already, if any were."""
+    if skipped:
+        # Expected when a batch is retried, and only then: another connector or a re-created
+        # topic is another writer, with a watermark of its own.
+        logger.warning(
+            "rows_skipped_below_watermark",
+            connector=batch.connector,
+            topic=batch.topic,
+            partition=batch.partition,
+            watermark=watermark,
+            skipped=skipped,
+        )
+
+
+def frame_of(spark: SparkSession, rows: pa.Table) -> DataFrame:
+    """The rows as a Spark DataFrame; InvalidRequest when Spark cannot hold them."""
+    try:
+        return spark.createDataFrame(rows)
+    except (PySparkException, TypeError, ValueError) as exc:
+        raise InvalidRequest("arrow_ipc", f"Spark cannot take these rows: {exc}") from exc
+
+
 def has_data_files(path: str) -> bool:
     """Whether a dataset root holds any file a reader would see (hidden ``_``/``.`` names aside)."""
     for _dir, dirs, files in os.walk(path):
@@ -125,17 +138,12 @@ def has_data_files(path: str) -> bool:
     return False
 
 
-def read_rows(spark: SparkSession, path: str) -> DataFrame:
+def read_rows(spark: SparkSession, path: str, fmt: str = "parquet") -> DataFrame:
     """Every committed row under a dataset root, across topics, partitions and batches."""
-    return spark.read.option("recursiveFileLookup", "true").parquet(path)
-
-
-def count_rows(spark: SparkSession, path: str) -> int:
-    """How many committed rows a dataset root holds; 0 when it does not exist or is empty."""
-    if not has_data_files(path):
-        # Spark cannot infer a schema from nothing and would raise instead of answering 0.
-        return 0
-    return int(read_rows(spark, path).count())
+    reader = spark.read.format(fmt).option("recursiveFileLookup", "true")
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    return reader.load(path)
 
 
 def _fsync_dir(path: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -24,6 +25,7 @@ import grpc
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from headrace.core.arrowipc import ipc_stream, read_stream
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, retry_after_s
 from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
@@ -59,6 +61,7 @@ class ExecutorClient:
         table: pa.Table,
         path: str,
         format: str = "parquet",
+        options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
         """Writes one partition's rows to the dataset at ``path``; (rows_written, rows_skipped).
 
@@ -86,6 +89,7 @@ class ExecutorClient:
                 format=format,
                 path=absolute(path),
                 arrow_ipc=data,
+                options=dict(options or {}),
             )
             response = await self._retrying("WriteBatch", request)
             written += response.rows_written
@@ -97,6 +101,15 @@ class ExecutorClient:
         request = executor_pb2.CountRowsRequest(format=format, path=absolute(path))
         response = await self._retrying("CountRows", request)
         return int(response.rows)
+
+    async def read_rows(
+        self, path: str, format: str = "parquet", limit: int = 0
+    ) -> tuple[pa.Table, bool]:
+        """Up to ``limit`` rows (0: the executor's default) of the dataset at ``path``, and
+        whether it holds more."""
+        request = executor_pb2.ReadRowsRequest(format=format, path=absolute(path), limit=limit)
+        response = await self._retrying("ReadRows", request)
+        return read_stream(response.arrow_ipc), bool(response.truncated)
 
     async def close(self) -> None:
         """Closes the connection; calls in progress are cancelled."""
@@ -155,7 +168,14 @@ class TaskExecutor:
         self._topics = topics
 
     async def write_table(
-        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+        self,
+        *,
+        topic: str,
+        partition: int,
+        table: pa.Table,
+        path: str,
+        format: str = "parquet",
+        options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
         """:meth:`ExecutorClient.write_batch` as this task; (rows_written, rows_skipped).
 
@@ -171,6 +191,7 @@ class TaskExecutor:
             table=table,
             path=path,
             format=format,
+            options=options,
         )
 
     async def close(self) -> None:
@@ -183,14 +204,6 @@ def absolute(path: str) -> str:
     Only a ``getcwd`` for relative paths: no filesystem access worth a thread.
     """
     return os.path.abspath(path)
-
-
-def ipc_stream(table: pa.Table) -> bytes:
-    """The table as an Arrow IPC stream."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
 
 
 def encode_batches(table: pa.Table, max_bytes: int) -> list[tuple[int, int, bytes]]:

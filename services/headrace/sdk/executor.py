@@ -9,6 +9,7 @@ are writing, the runtime knows: a plugin never configures either.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from headrace.sdk.errors import ConnectError
@@ -24,12 +25,22 @@ class Executor(Protocol):
     """Writes Arrow tables through the Spark executor, on behalf of one sink task."""
 
     async def write_table(
-        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+        self,
+        *,
+        topic: str,
+        partition: int,
+        table: pa.Table,
+        path: str,
+        format: str = "parquet",
+        options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
         """Writes one topic partition's rows to the dataset at ``path``; (written, skipped).
 
-        ``skipped`` counts rows an earlier try already wrote. A relative ``path`` is resolved
-        against the plugin process's working directory. Raises ValueError for a table without
+        ``format`` is ``parquet``, ``json``, ``csv`` (files, one folder per batch) or ``delta``
+        (a Delta table); ``options`` are the format's (``partition.by``: columns by commas;
+        ``merge.schema``: ``true`` lets Delta add columns). ``skipped`` counts rows an earlier
+        try already wrote. ``path`` must lie in a folder the operator allowed: resolve it with
+        ``context.paths`` first. Raises ValueError for a table without
         :data:`KAFKA_OFFSET_COLUMN`, and the executor's refusal or failure otherwise.
         """
         ...
@@ -39,7 +50,14 @@ class NoExecutor:
     """The executor of a context the runtime did not make: every write is a clear error."""
 
     async def write_table(
-        self, *, topic: str, partition: int, table: pa.Table, path: str, format: str = "parquet"
+        self,
+        *,
+        topic: str,
+        partition: int,
+        table: pa.Table,
+        path: str,
+        format: str = "parquet",
+        options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
         raise ConnectError(
             "no Spark executor: this SinkTaskContext was not made by the headrace runtime; "

@@ -1,11 +1,20 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class WriteBatchRequest(_message.Message):
-    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc", "topic_id")
+    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc", "topic_id", "options")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     TOPIC_FIELD_NUMBER: _ClassVar[int]
@@ -16,6 +25,7 @@ class WriteBatchRequest(_message.Message):
     PATH_FIELD_NUMBER: _ClassVar[int]
     ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
     TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task: int
     topic: str
@@ -26,7 +36,8 @@ class WriteBatchRequest(_message.Message):
     path: str
     arrow_ipc: bytes
     topic_id: str
-    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ..., topic_id: _Optional[str] = ...) -> None: ...
+    options: _containers.ScalarMap[str, str]
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ..., topic_id: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class WriteBatchResponse(_message.Message):
     __slots__ = ("rows_written", "rows_skipped")
@@ -49,3 +60,21 @@ class CountRowsResponse(_message.Message):
     ROWS_FIELD_NUMBER: _ClassVar[int]
     rows: int
     def __init__(self, rows: _Optional[int] = ...) -> None: ...
+
+class ReadRowsRequest(_message.Message):
+    __slots__ = ("format", "path", "limit")
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    format: str
+    path: str
+    limit: int
+    def __init__(self, format: _Optional[str] = ..., path: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ReadRowsResponse(_message.Message):
+    __slots__ = ("arrow_ipc", "truncated")
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    arrow_ipc: bytes
+    truncated: bool
+    def __init__(self, arrow_ipc: _Optional[bytes] = ..., truncated: _Optional[bool] = ...) -> None: ...

@@ -44,6 +44,11 @@ class ExecutorStub:
                 request_serializer=headrace_dot_v1_dot_executor__pb2.CountRowsRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_executor__pb2.CountRowsResponse.FromString,
                 _registered_method=True)
+        self.ReadRows = channel.unary_unary(
+                '/headrace.v1.Executor/ReadRows',
+                request_serializer=headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_executor__pb2.ReadRowsResponse.FromString,
+                _registered_method=True)
 
 
 class ExecutorServicer:
@@ -61,6 +66,13 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReadRows(self, request, context):
+        """What a dataset or table holds, as Spark reads it: to look at a sink's output.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -73,6 +85,11 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.CountRows,
                     request_deserializer=headrace_dot_v1_dot_executor__pb2.CountRowsRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_executor__pb2.CountRowsResponse.SerializeToString,
+            ),
+            'ReadRows': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadRows,
+                    request_deserializer=headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_executor__pb2.ReadRowsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -129,6 +146,33 @@ class Executor:
             '/headrace.v1.Executor/CountRows',
             headrace_dot_v1_dot_executor__pb2.CountRowsRequest.SerializeToString,
             headrace_dot_v1_dot_executor__pb2.CountRowsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadRows(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.Executor/ReadRows',
+            headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.SerializeToString,
+            headrace_dot_v1_dot_executor__pb2.ReadRowsResponse.FromString,
             options,
             channel_credentials,
             insecure,
