@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 from headrace.executor.deltalog import (
     app_versions,
     commits_after,
+    has_commits,
     newest_checkpoint,
     txns_of_lines,
 )
@@ -73,3 +74,11 @@ def test_a_table_s_versions_come_from_its_checkpoint_then_later_commits(tmp_path
     (log / commit(2)).write_text(txn("a", 7) + "\n" + txn("b", 3) + "\n")
     assert app_versions(str(tmp_path)) == {"a": 7, "b": 3, "old": 2}
     assert app_versions(str(tmp_path / "no-table")) == {}
+
+
+def test_a_table_exists_from_its_first_commit_not_its_log_folder(tmp_path: Path) -> None:
+    assert not has_commits(str(tmp_path))
+    (tmp_path / "_delta_log").mkdir()
+    assert not has_commits(str(tmp_path))  # the first commit is still being written
+    (tmp_path / "_delta_log" / commit(0)).write_text(txn("a", 1) + "\n")
+    assert has_commits(str(tmp_path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.configstate import ConfigState, ConnectorConfigured, fold
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, discover, version_key
+from headrace.core.settings import BUILTIN_PLUGINS
 from tests.support import install_manifest
 
 
@@ -199,3 +201,19 @@ def test_broken_plugin_folders_are_listed_with_the_reason_and_the_rest_still_fou
     assert "is also in" in reasons["copy/Good/1.0.0"]
     with pytest.raises(PluginError, match="broken, see the plugin list: 3"):
         found.resolve("Typeless")
+
+
+def test_a_sink_says_what_it_promises_of_its_records_in_its_manifest(tmp_path: Path) -> None:
+    found = discover([BUILTIN_PLUGINS])
+    promised = {p.class_name.rsplit(".", 1)[-1]: p.delivery for p in found.plugins}
+    assert promised["DeltaSinkConnector"] == "exactly-once"
+    assert promised["ParquetSinkConnector"] == "at-least-once"
+    assert promised["DatagenSourceConnector"] == ""
+    for name, kind, delivery in [("Twice", "sink", "twice"), ("Src", "source", "exactly-once")]:
+        install_manifest(tmp_path, name, "1.0.0", kind)
+        manifest = tmp_path / name / "1.0.0" / "manifest.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "delivery": delivery}))
+    reasons = {b.folder.parent.name: b.reason for b in discover([tmp_path]).broken}
+    said = "delivery is for sinks, one of exactly-once, at-least-once, not"
+    assert f"{said} 'twice'" in reasons["Twice"]
+    assert f"{said} 'exactly-once'" in reasons["Src"]

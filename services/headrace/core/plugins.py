@@ -41,6 +41,8 @@ from headrace.core.errors import PluginError
 CONNECTOR_TYPES = ("source", "sink")
 COMPONENT_TYPES = ("converter", "header_converter", "transformation", "predicate")
 PLUGIN_TYPES = CONNECTOR_TYPES + COMPONENT_TYPES
+# What a sink may promise of the records it is given, in its manifest's "delivery".
+DELIVERIES = ("exactly-once", "at-least-once")
 VERSION_KEY = "plugin.version"
 """The key beside a plugin's name that pins its version: ``<name key's prefix>.plugin.version``
 (``connector.plugin.version``, ``transforms.<alias>.plugin.version``...)."""
@@ -67,6 +69,9 @@ class PluginDescriptor:
     attribute: str
     folder: Path
     requirements: tuple[str, ...] = ()
+    delivery: str = ""
+    """What a sink promises of the records it is given: ``exactly-once`` (written once even
+    after crashes and retries) or ``at-least-once``; empty when its manifest does not say."""
     components: tuple[PluginDescriptor, ...] = ()
     """For a connector's process: the component versions from the plugin path that its
     config names, loaded beside it (a process per connector version and component set)."""
@@ -117,6 +122,11 @@ def read_manifest(path: Path) -> PluginDescriptor:
     requirements = raw.get("requirements", [])
     if not isinstance(requirements, list) or not all(isinstance(r, str) for r in requirements):
         raise PluginError(f"{path}: requirements must be a list of strings, not {requirements!r}")
+    delivery = raw.get("delivery", "")
+    if delivery and (raw["type"] != "sink" or delivery not in DELIVERIES):
+        raise PluginError(
+            f"{path}: delivery is for sinks, one of {', '.join(DELIVERIES)}, not {delivery!r}"
+        )
     return PluginDescriptor(
         class_name=raw["class"],
         version=str(raw["version"]),
@@ -125,6 +135,7 @@ def read_manifest(path: Path) -> PluginDescriptor:
         attribute=attribute,
         folder=path.parent,
         requirements=tuple(requirements),
+        delivery=delivery,
     )
 
 

@@ -16,7 +16,6 @@ neither. One write per app at a time in this process (a lock per table and app).
 
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
 
@@ -25,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from headrace.core import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
-from headrace.executor.deltalog import LOG_FOLDER, app_versions
+from headrace.executor.deltalog import app_versions, has_commits
 from headrace.executor.writer import frame_of, log_skipped
 
 # What Delta says when a batch's columns differ from the table's.
@@ -94,7 +93,7 @@ class DeltaWriter:
 
 def is_delta_table(path: str) -> bool:
     """Whether a Delta table has been committed at ``path``."""
-    return os.path.isdir(os.path.join(path, LOG_FOLDER))
+    return has_commits(path)
 
 
 def read_table(spark: SparkSession, path: str) -> DataFrame:

@@ -46,6 +46,16 @@ def app_versions(table_path: str) -> dict[str, int]:
     return versions
 
 
+def has_commits(table_path: str) -> bool:
+    """Whether the Delta table at ``table_path`` has a first commit (its log folder appears
+    before that commit is written)."""
+    try:
+        names = os.listdir(os.path.join(table_path, LOG_FOLDER))
+    except FileNotFoundError:
+        return False
+    return any(_COMMIT.match(n) or _CHECKPOINT.match(n) for n in names)
+
+
 def newest_checkpoint(names: Iterable[str]) -> tuple[int, list[str]]:
     """The version of the newest complete checkpoint among the log's file names and its files;
     (-1, []) when there is none."""

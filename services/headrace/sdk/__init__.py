@@ -9,6 +9,8 @@ comes through its context: ``context.logger`` (a :class:`Logger`) for every conn
 ``context.paths`` (:class:`Paths`, the folders a path in a config may name) for every connector
 and task, ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark,
 and ``context.errant_record_reporter`` (an :class:`ErrantRecordReporter`) for sink tasks.
+A sink that writes through the executor subclasses :class:`TableSinkConnector` and
+:class:`TableSinkTask`, which buffer, build the tables and commit only what was written.
 
 Converters, transformations and predicates can be plugins too; their contracts
 (:class:`Converter`, :class:`HeaderConverter`, :class:`Transformation`, :class:`Predicate`) are in
@@ -79,6 +81,12 @@ from headrace.sdk.records import (
     SourceRecord,
     TopicPartition,
 )
+from headrace.sdk.tablesink import (
+    PARTITION_BY,
+    TABLE_SINK_CONFIG,
+    TableSinkConnector,
+    TableSinkTask,
+)
 from headrace.sdk.task import (
     ErrantRecordReporter,
     OffsetReader,
@@ -100,7 +108,9 @@ __all__ = [
     "OPTIONAL_DATE_SCHEMA",
     "OPTIONAL_TIMESTAMP_SCHEMA",
     "OPTIONAL_TIME_SCHEMA",
+    "PARTITION_BY",
     "SCALE_PARAMETER",
+    "TABLE_SINK_CONFIG",
     "TIMESTAMP_NAME",
     "TIMESTAMP_SCHEMA",
     "TIME_NAME",
@@ -145,6 +155,8 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Struct",
+    "TableSinkConnector",
+    "TableSinkTask",
     "Task",
     "TopicPartition",
     "TransactionContext",

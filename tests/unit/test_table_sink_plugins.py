@@ -1,4 +1,5 @@
-"""The parquet sink task against an executor in memory: what it hands over, and its markers."""
+"""The table sinks (parquet, delta, text-files) against an executor in memory: what they hand
+over, their markers, and their refusals."""
 
 from __future__ import annotations
 
@@ -43,9 +44,8 @@ class Executor:
         format: str = "parquet",
         options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
-        self.writes.append(
-            {"topic": topic, "partition": partition, "table": table, "path": path, "format": format}
-        )
+        where = {"topic": topic, "partition": partition, "path": path, "format": format}
+        self.writes.append({**where, "table": table, "options": options})
         return table.num_rows, 0
 
 
@@ -84,10 +84,58 @@ async def test_flush_hands_one_table_per_partition_to_the_executor(tmp_path: Pat
     by_partition = {w["partition"]: w["table"] for w in executor.writes}
     assert by_partition[0].column("kafka_offset").to_pylist() == [0, 1]
     assert logger.lines == [
-        ("parquet_batch_written", {"rows": 3, "skipped": 0, "path": str(tmp_path)})
+        ("batch_written", {"rows": 3, "skipped": 0, "format": "parquet", "path": str(tmp_path)})
     ]
     await task.flush({})  # nothing buffered: nothing written
     assert len(executor.writes) == 2
+
+
+@pytest.mark.parametrize(
+    ("plugin", "task_class", "config", "fmt", "options"),
+    [
+        ("parquet", "ParquetSinkTask", {"partition.by": "day"}, "parquet", {"partition.by": "day"}),
+        ("delta", "DeltaSinkTask", {}, "delta", {}),
+        (
+            "delta",
+            "DeltaSinkTask",
+            {"merge.schema": "true", "partition.by": "day, id"},
+            "delta",
+            {"merge.schema": "true", "partition.by": "day,id"},
+        ),
+        ("text-files", "TextFilesSinkTask", {"format": "CSV"}, "csv", {}),
+        ("text-files", "TextFilesSinkTask", {"format": "json"}, "json", {}),
+    ],
+)
+async def test_each_table_sink_writes_in_its_format_with_the_options_its_config_gives(
+    tmp_path: Path,
+    plugin: str,
+    task_class: str,
+    config: dict[str, str],
+    fmt: str,
+    options: dict[str, str],
+) -> None:
+    executor = Executor()
+    task = getattr(builtin_plugin_module(plugin, "1.0.0"), task_class)()
+    task.initialize(SinkTaskContext("sink", 0, executor=executor, paths=Paths((tmp_path,))))
+    await task.start({"path": "out", "topics": "orders", **config})
+    await task.put([record(0, 0)])
+    await task.flush({})
+    [write] = executor.writes
+    assert (write["format"], write["options"], write["path"]) == (
+        fmt,
+        options,
+        str(tmp_path / "out"),
+    )
+
+
+async def test_text_files_refuse_a_format_they_cannot_write(tmp_path: Path) -> None:
+    module = builtin_plugin_module("text-files", "1.0.0")
+    connector = module.TextFilesSinkConnector()
+    connector.initialize(ConnectorContext("sink", paths=Paths((tmp_path,))))
+    errors = {r.name: r.errors for r in connector.validate({"path": "out", "format": "avro"})}
+    assert errors["format"] == [
+        "Invalid value avro for configuration format: must be one of json, csv"
+    ]
 
 
 async def test_markers_are_provisioned_and_removed_only_on_deletion(tmp_path: Path) -> None:

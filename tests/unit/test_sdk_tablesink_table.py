@@ -1,15 +1,12 @@
-"""The parquet sink's record -> Arrow table building (no executor involved)."""
+"""The table sinks' record -> Arrow table building (no executor involved)."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
 
-from headrace.sdk import DataError, Schema, SinkRecord, Struct, TopicPartition
+from headrace.sdk import DataError, Schema, SinkRecord, Struct, TopicPartition, tablesink
 from headrace.sdk.data import INT64_SCHEMA, STRING_SCHEMA
-from tests.support import builtin_plugin_module
-
-parquet = builtin_plugin_module("parquet", "1.0.0")
 
 
 def record(offset: int, value: object, partition: int = 0) -> SinkRecord:
@@ -17,7 +14,7 @@ def record(offset: int, value: object, partition: int = 0) -> SinkRecord:
 
 
 def test_value_fields_plus_kafka_columns() -> None:
-    table = parquet.build_table(
+    table = tablesink.build_table(
         [
             record(5, {"id": 5, "name": "record-5", "amount": 1.25}),
             record(6, {"id": 6, "name": "record-6", "amount": 1.5, "extra": True}),
@@ -49,25 +46,25 @@ def test_value_fields_plus_kafka_columns() -> None:
 
 def test_structs_scalars_and_tombstones_become_rows() -> None:
     schema = Schema.struct([("id", INT64_SCHEMA), ("name", STRING_SCHEMA)])
-    rows = parquet.build_table(
+    rows = tablesink.build_table(
         [
             record(0, Struct(schema, {"id": 1, "name": "a"})),
             record(1, None),
         ]
     ).to_pylist()
     assert [(r["id"], r["name"], r["kafka_offset"]) for r in rows] == [(1, "a", 0), (None, None, 1)]
-    scalars = parquet.build_table([record(0, "text")])
+    scalars = tablesink.build_table([record(0, "text")])
     assert scalars.column("value").to_pylist() == ["text"]
 
 
 def test_kafka_columns_win_over_value_fields_of_the_same_name() -> None:
-    table = parquet.build_table([record(7, {"kafka_offset": "spoofed", "x": 1})])
+    table = tablesink.build_table([record(7, {"kafka_offset": "spoofed", "x": 1})])
     assert table.column("kafka_offset").to_pylist() == [7]
     assert table.column_names.count("kafka_offset") == 1
 
 
 def test_one_table_per_topic_partition() -> None:
-    tables = parquet.build_tables(
+    tables = tablesink.build_tables(
         [record(0, {"a": 1}, 0), record(0, {"a": 2}, 1), record(1, {"a": 3}, 0)]
     )
     assert set(tables) == {TopicPartition("orders", 0), TopicPartition("orders", 1)}
@@ -76,4 +73,4 @@ def test_one_table_per_topic_partition() -> None:
 
 def test_values_that_do_not_fit_one_table_are_a_clear_error() -> None:
     with pytest.raises(DataError, match="orders-0 from offset 0 to 1"):
-        parquet.build_table([record(0, {"a": 1}), record(1, {"a": "x"})])
+        tablesink.build_table([record(0, {"a": 1}), record(1, {"a": "x"})])

@@ -1,0 +1,392 @@
+"""Sinks that write through the Spark executor: what the Parquet, Delta and file sinks share.
+
+A table sink buffers each topic partition's records as columns and, from ``pre_commit``, hands
+each buffer in the background to the executor as one Arrow table
+(``context.executor.write_table``), which writes it idempotently per offset range: a batch
+redelivered after a crash is not written twice. Offsets are committed only once the executor has
+acknowledged the write. A plugin names its format and the options its config gives the job::
+
+    class DeltaSinkTask(TableSinkTask):
+        FORMAT = "delta"
+
+        def write_options(self, config):
+            return {**super().write_options(config), "merge.schema": config["merge.schema"]}
+
+Columns of every table: the value's fields (a dict from the JSON converter, or a Struct), plus
+``kafka_topic`` (string), ``kafka_partition`` (int32), ``kafka_offset`` (int64) and
+``kafka_timestamp`` (int64, ms); these win over value fields of the same name. A value that is not
+a record becomes a ``value`` column; a null value (tombstone) a row of nulls.
+
+Provisioning, so that deletion is observable: the connector's ``start`` creates
+``<path>/_provisioned/connector-<name>``, each task's ``start`` creates
+``<path>/_provisioned/<name>-task-<n>``, and ``stop(deleted=True)`` removes its own marker
+(``stop(deleted=False)`` leaves it). Names starting with ``_`` are ignored by dataset readers.
+
+``path`` must lie in a folder the operator allowed (``context.paths``): ``validate`` refuses any
+other, and so does ``start``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from headrace.sdk.config import ConfigDef, ConfigValue, Importance, non_empty_string
+from headrace.sdk.config import Type as ConfigType
+from headrace.sdk.connector import SinkConnector
+from headrace.sdk.data import Struct
+from headrace.sdk.errors import DataError
+from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
+from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
+from headrace.sdk.task import SinkTask
+
+META_FIELDS = pa.schema(
+    [
+        ("kafka_topic", pa.string()),
+        ("kafka_partition", pa.int32()),
+        (KAFKA_OFFSET_COLUMN, pa.int64()),
+        ("kafka_timestamp", pa.int64()),
+    ]
+)
+
+FLUSH_DEFAULTS = {"flush.max.records": "20000", "offset.flush.interval.ms": "1000"}
+MAX_BUFFERED_FACTOR = 4
+"""How many flushes' worth a partition may buffer while its previous write is still running."""
+
+PARTITION_BY = "partition.by"
+
+TABLE_SINK_CONFIG = (
+    ConfigDef()
+    .define(
+        "path",
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        validator=non_empty_string,
+        doc="Where the rows go. It must lie in one of the folders the operator allowed "
+        "(HEADRACE_FILE_ROOTS); a relative name is taken relative to the first of them.",
+    )
+    .define("topics", ConfigType.LIST, None, Importance.HIGH, doc="Topics to consume.")
+    .define(
+        "topics.regex",
+        ConfigType.STRING,
+        None,
+        Importance.HIGH,
+        doc="A pattern of topics to consume, instead of topics.",
+    )
+    .define(
+        PARTITION_BY,
+        ConfigType.LIST,
+        "",
+        Importance.MEDIUM,
+        doc="Columns whose values become column=value folders (Hive-style partitioning).",
+    )
+)
+"""The keys every table sink takes; a plugin adds its own with ``TABLE_SINK_CONFIG.define``."""
+
+
+def marker(path: str, name: str) -> Path:
+    """The provisioning marker file called ``name`` under ``path``."""
+    return Path(path) / "_provisioned" / name
+
+
+def _provision(target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.touch()
+
+
+def value_fields(value: Any) -> dict[str, Any]:
+    """A record value as a row's fields."""
+    if value is None:
+        return {}
+    if isinstance(value, Struct):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return dict(value)
+    return {"value": value}
+
+
+@dataclass
+class Pending:
+    """One topic partition's buffered records, as columns, in offset order."""
+
+    topic: str
+    partition: int
+    values: list[Any] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    timestamps: list[int | None] = field(default_factory=list)
+
+    def add(self, values: Sequence[Any], offsets: list[int], timestamps: list[Any]) -> int:
+        """Appends the records after the last buffered offset; how many were repeats.
+
+        A consumer can hand a task that got its partition back in a rebalance the records it
+        fetched just before, then the same ones again from the group's commit. One offset is
+        one record, and a partition's offsets only grow, so whatever is not past the last
+        buffered offset is a repeat, and dropped here: the executor's watermark drops what an
+        earlier batch wrote, but cannot tell a repeat within one batch from a real row."""
+        start = bisect.bisect_right(offsets, self.offsets[-1]) if self.offsets else 0
+        self.values.extend(values[start:])
+        self.offsets.extend(offsets[start:])
+        self.timestamps.extend(timestamps[start:])
+        return start
+
+    def table(self) -> pa.Table:
+        """The buffered records as one Arrow table: value fields, then the Kafka columns."""
+        values = self.values
+        if _one_shape(values):
+            rows = values  # the common case: no row is copied
+            names = [n for n in values[0] if n not in META_FIELDS.names]
+        else:
+            rows = [value_fields(v) for v in values]
+            names = list(dict.fromkeys(n for row in rows for n in row))
+            names = [n for n in names if n not in META_FIELDS.names]
+        try:
+            if rows is values:
+                fields = pa.Table.from_pylist(rows).select(names)
+            else:
+                fields = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows])
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DataError(
+                f"records of {self.topic}-{self.partition} from offset {self.offsets[0]} "
+                f"to {self.offsets[-1]} do not fit one table: {exc}"
+            ) from exc
+        count = len(values)
+        meta = pa.table(
+            [
+                pa.array([self.topic] * count, pa.string()),
+                pa.array([self.partition] * count, pa.int32()),
+                pa.array(self.offsets, pa.int64()),
+                pa.array(self.timestamps, pa.int64()),
+            ],
+            schema=META_FIELDS,
+        )
+        if not names:
+            return meta
+        return pa.Table.from_arrays(fields.columns + meta.columns, names=names + META_FIELDS.names)
+
+
+def _one_shape(values: Sequence[Any]) -> bool:
+    """Whether every value is a dict with the same keys (in any order: rows are read by key)."""
+    if not values or type(values[0]) is not dict:
+        return False
+    keys = values[0].keys()
+    return all(type(v) is dict and v.keys() == keys for v in values)
+
+
+def pending_of(records: Sequence[SinkRecord]) -> dict[TopicPartition, Pending]:
+    """The records, grouped by topic partition."""
+    grouped: dict[TopicPartition, Pending] = {}
+    for r in records:
+        tp = r.topic_partition
+        pending = grouped.get(tp)
+        if pending is None:
+            pending = grouped[tp] = Pending(tp.topic, tp.partition)
+        pending.add([r.value], [r.offset], [r.timestamp])
+    return grouped
+
+
+def build_table(records: Sequence[SinkRecord]) -> pa.Table:
+    """One Arrow table from the records of one topic partition, in offset order."""
+    [pending] = pending_of(records).values()
+    return pending.table()
+
+
+def build_tables(records: Sequence[SinkRecord]) -> dict[TopicPartition, pa.Table]:
+    """One table per topic partition."""
+    return {tp: pending.table() for tp, pending in pending_of(records).items()}
+
+
+class TableSinkConnector(SinkConnector):
+    """Every task gets the same config; the consumer group spreads the partitions. A plugin
+    sets ``CONFIG`` when it takes keys of its own, and returns its task class."""
+
+    CONFIG: ClassVar[ConfigDef] = TABLE_SINK_CONFIG
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        self._config = dict(config)
+        self._name = config.get("name") or self.context.name
+        parsed = self.CONFIG.parse(config)
+        path = self.context.paths.resolve(parsed["path"], "path")
+        self._marker = marker(str(path), f"connector-{self._name}")
+        _provision(self._marker)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        # Each flush is a Spark job and a file or a commit: write larger, rarer batches unless
+        # the user chose otherwise.
+        return [{**FLUSH_DEFAULTS, **self._config} for _ in range(max_tasks)]
+
+    async def stop(self, deleted: bool = False) -> None:
+        provisioned = getattr(self, "_marker", None)  # None when start failed before it
+        if deleted and provisioned is not None:
+            provisioned.unlink(missing_ok=True)
+
+    def config(self) -> ConfigDef:
+        return self.CONFIG
+
+    def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
+        """The keys' checks, and that ``path`` is in a folder the operator allowed."""
+        return self.context.paths.check(super().validate(config), "path")
+
+
+class TableSinkTask(SinkTask):
+    """Writes through the executor in the format :meth:`write_format` draws from the config
+    (``FORMAT``: ``parquet``, ``json``, ``csv`` or ``delta``), with the options
+    :meth:`write_options` draws from it.
+
+    Buffers in ``put``; writes each topic partition's buffer in the background from
+    ``pre_commit``, and tells the runtime to commit only what is written.
+
+    At most one write per partition is in flight, so a partition's batches reach the executor in
+    offset order (its watermark would drop an earlier batch that arrived after a later one).
+    While a partition's write runs, its buffer keeps growing, and goes whole into the next
+    write: Spark's jobs grow to the pace Spark keeps. A buffer past ``MAX_BUFFERED_FACTOR`` times
+    ``flush.max.records`` waits for the write in flight instead. A write that failed fails the
+    next ``pre_commit``, before anything more is committed.
+    """
+
+    FORMAT: ClassVar[str] = "parquet"
+    CONFIG: ClassVar[ConfigDef] = TABLE_SINK_CONFIG
+
+    def write_format(self, config: Mapping[str, Any]) -> str:
+        """The format to write in, from the parsed config: ``FORMAT`` unless a plugin lets its
+        user choose."""
+        return self.FORMAT
+
+    def write_options(self, config: Mapping[str, Any]) -> dict[str, str]:
+        """The options of the executor's job, from the parsed config: ``partition.by`` here;
+        a plugin adds those of its format."""
+        columns = config.get(PARTITION_BY) or []
+        return {PARTITION_BY: ",".join(columns)} if columns else {}
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        parsed = self.CONFIG.parse(config)
+        self.path = str(self.context.paths.resolve(parsed["path"], "path"))
+        self.format = self.write_format(parsed)
+        self.options = self.write_options(parsed)
+        self.buffer: dict[TopicPartition, Pending] = {}
+        self._writing: dict[TopicPartition, asyncio.Task[tuple[int, int]]] = {}
+        self._written: dict[TopicPartition, int] = {}  # next offset after what is written
+        flush_records = int(config.get("flush.max.records") or FLUSH_DEFAULTS["flush.max.records"])
+        self._max_buffered = MAX_BUFFERED_FACTOR * max(flush_records, 1)
+        self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
+        _provision(self._marker)
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        repeats = 0
+        for r in records:
+            repeats += self._pending(r.topic_partition).add([r.value], [r.offset], [r.timestamp])
+        self._log_repeats(repeats)
+
+    async def put_batch(self, batch: SinkBatch) -> None:
+        """The batch API: the batch's columns are appended as they are, with no SinkRecord made
+        per record; ``flush`` builds the same table from them as from ``put``'s records."""
+        values = batch.values.to_pylist() if isinstance(batch.values, pa.Array) else batch.values
+        repeats = self._pending(batch.topic_partition).add(
+            values, batch.offsets.to_pylist(), batch.timestamps.to_pylist()
+        )
+        self._log_repeats(repeats)
+
+    def _pending(self, tp: TopicPartition) -> Pending:
+        pending = self.buffer.get(tp)
+        if pending is None:
+            pending = self.buffer[tp] = Pending(tp.topic, tp.partition)
+        return pending
+
+    def _log_repeats(self, repeats: int) -> None:
+        if repeats:
+            self.context.logger.warning("repeated_records_dropped", repeats=repeats)
+
+    async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Starts writing each partition's buffer (unless its last write still runs and the
+        buffer is not too large yet); the offsets of what is written, for the group."""
+        self._log_finished_writes()
+        for tp, pending in list(self.buffer.items()):
+            running = self._writing.get(tp)
+            busy = running is not None and not running.done()
+            if busy and len(pending.offsets) < self._max_buffered:
+                continue  # written whole once the write in flight is done
+            await self._settle(tp)  # when too much is buffered, waits for the write in flight
+            self._start_write(tp, pending)
+        return {tp: min(o, self._written[tp]) for tp, o in offsets.items() if tp in self._written}
+
+    async def flush(self, offsets: dict[TopicPartition, int]) -> None:
+        """Writes everything buffered and waits until it is written."""
+        results = []
+        for tp in list(self.buffer):
+            results.append(await self._settle(tp, log=False))
+            self._start_write(tp, self.buffer[tp])
+        results += [await self._settle(tp, log=False) for tp in list(self._writing)]
+        done = [r for r in results if r is not None]
+        if done:
+            self._log_written(sum(w for w, _ in done), sum(s for _, s in done))
+
+    def _start_write(self, tp: TopicPartition, pending: Pending) -> None:
+        del self.buffer[tp]
+        if pending.offsets:  # every record a repeat: nothing to write
+            self._writing[tp] = asyncio.create_task(self._write(tp, pending))
+
+    async def _write(self, tp: TopicPartition, pending: Pending) -> tuple[int, int]:
+        # Building an Arrow table from many records is CPU work: off the loop that runs tasks.
+        table = await asyncio.to_thread(pending.table)
+        result = await self.context.executor.write_table(
+            topic=tp.topic,
+            partition=tp.partition,
+            table=table,
+            path=self.path,
+            format=self.format,
+            options=self.options,
+        )
+        self._written[tp] = pending.offsets[-1] + 1
+        # Its offsets may be committed now, and a buffer held back while it ran written: ask
+        # for a pre_commit, which no new record might bring otherwise.
+        self.context.request_commit()
+        return result
+
+    async def _settle(self, tp: TopicPartition, log: bool = True) -> tuple[int, int] | None:
+        """Waits for the partition's write in flight, if any: its (written, skipped) rows."""
+        running = self._writing.pop(tp, None)
+        if running is None:
+            return None
+        written, skipped = await running  # a failed write raises here
+        if log:
+            self._log_written(written, skipped)
+        return written, skipped
+
+    def _log_finished_writes(self) -> None:
+        """Logs the writes that are done; raises the error of one that failed."""
+        for tp, running in list(self._writing.items()):
+            if running.done():
+                del self._writing[tp]
+                self._log_written(*running.result())
+
+    def _log_written(self, written: int, skipped: int) -> None:
+        self.context.logger.info(
+            "batch_written", rows=written, skipped=skipped, format=self.format, path=self.path
+        )
+
+    async def close(self, partitions: set[TopicPartition]) -> None:
+        # As Connect's asynchronous sinks do: what is still buffered is dropped, and the write in
+        # flight finishes first, so the new owner's writes of the partition come after it. The
+        # offsets of both were not committed: the new owner reads those records again, and the
+        # executor's watermark skips what the finished write already holds.
+        for tp in partitions:
+            self.buffer.pop(tp, None)
+            await self._settle(tp)
+            self._written.pop(tp, None)
+
+    async def stop(self, deleted: bool = False) -> None:
+        # Nothing of this task may run after it stopped: writes in flight finish (or fail) now.
+        for tp in list(getattr(self, "_writing", {})):
+            try:
+                await self._settle(tp)
+            except Exception as exc:  # noqa: BLE001 - stopping goes on; its offsets stay uncommitted
+                self.context.logger.error("batch_write_failed", error=str(exc), partition=str(tp))
+        # The executor's connection is the host's: it closes it once the task has stopped.
+        provisioned = getattr(self, "_marker", None)  # None when start failed before it
+        if deleted and provisioned is not None:
+            provisioned.unlink(missing_ok=True)
