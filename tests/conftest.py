@@ -13,6 +13,7 @@ from hypothesis import settings as hypothesis_settings
 
 from headrace.cli.kafka import EmbeddedKafka, free_port
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from tests.postgres import Postgres, start_postgres
 from tests.support import local_settings
 
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
@@ -29,6 +30,16 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield broker.bootstrap
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
+    """A PostgreSQL server started for this test session, on a loopback port."""
+    server = start_postgres(tmp_path_factory.mktemp("postgres"))
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from headrace.cli.client import ConfigClient
 from headrace.cli.stack import Stack
 from headrace.core.topics import ensure_topic
 from headrace.runtime.executor import ExecutorClient
+from tests.postgres import Postgres
 from tests.support import wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -22,8 +24,15 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 RECORDS = 1500
 
 
-def ids_written(stack: Stack, path: Path, fmt: str) -> list[int]:
-    """The ``id`` of every row at ``path``, duplicates included."""
+def ids_written(stack: Stack, path: Path, fmt: str, postgres: Postgres) -> list[int]:
+    """The ``id`` of every row at ``path`` (the table, for jdbc), duplicates included."""
+    if fmt == "jdbc":
+        with postgres.connect() as conn:
+            exists = conn.execute("SELECT to_regclass(%s)", (path.name,)).fetchone()
+            if exists is None or exists[0] is None:
+                return []
+            # A name this test made.
+            return [int(i) for (i,) in conn.execute(f"SELECT id FROM {path.name}").fetchall()]
 
     async def read() -> list[int]:
         async with ExecutorClient(stack.settings.executor_addr, retry_deadline_s=5) as client:
@@ -36,19 +45,27 @@ def ids_written(stack: Stack, path: Path, fmt: str) -> list[int]:
 
 SINKS: dict[str, tuple[str, dict[str, str], str]] = {
     "delta": ("headrace_delta.DeltaSinkConnector", {}, "delta"),
+    "jdbc": ("headrace_jdbc.JdbcSinkConnector", {}, "jdbc"),
     "parquet": ("headrace_parquet.ParquetSinkConnector", {}, "parquet"),
 }
 
 
-@pytest.mark.parametrize("job", ["delta", "parquet"])
+@pytest.mark.parametrize("job", ["delta", "jdbc", "parquet"])
 def test_every_record_survives_the_executor_killed_mid_stream(
-    stack: Stack, tmp_path: Path, request: pytest.FixtureRequest, job: str
+    stack: Stack,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    postgres: Postgres,
+    job: str,
 ) -> None:
     """Killed while batches are in flight, the executor comes back and the sink's retries
-    deliver every record: exactly once into Delta (checked by key), at least once into files
-    (duplicates reported)."""
+    deliver every record: exactly once into Delta and PostgreSQL (checked by key), at least
+    once into files (duplicates reported)."""
     connector_class, extra, fmt = SINKS[job]
     out, topic = tmp_path / job, f"{tmp_path.name}-in"
+    if job == "jdbc":
+        out = Path(f"killed_{uuid.uuid4().hex[:8]}")  # the table
+        extra = {"connection.url": postgres.jdbc_url, "table.name.format": out.name}
     kafka = stack.settings.bootstrap_servers
     asyncio.run(ensure_topic(kafka, topic, 2))
     source = {
@@ -63,7 +80,7 @@ def test_every_record_survives_the_executor_killed_mid_stream(
         "connector.class": connector_class,
         "tasks.max": "2",
         "topics": topic,
-        "path": str(out),
+        **({} if job == "jdbc" else {"path": str(out)}),
         "flush.max.records": "50",
         "offset.flush.interval.ms": "200",
         **extra,
@@ -72,8 +89,8 @@ def test_every_record_survives_the_executor_killed_mid_stream(
         client.create(f"{job}-out", sink)
         client.create(f"{job}-gen", source)
         try:
-            wait_for("rows landing", lambda: len(ids_written(stack, out, fmt)) > 100, 120)
-            landed = len(set(ids_written(stack, out, fmt)))
+            wait_for("rows landing", lambda: len(ids_written(stack, out, fmt, postgres)) > 100, 120)
+            landed = len(set(ids_written(stack, out, fmt, postgres)))
             pid = stack.pid("executor")
             assert pid is not None
             os.killpg(pid, signal.SIGKILL)  # the executor and its Spark JVM, mid-write or not
@@ -82,18 +99,18 @@ def test_every_record_survives_the_executor_killed_mid_stream(
             stack.start("executor")
             wait_for(
                 f"all {RECORDS} records written",
-                lambda: len(set(ids_written(stack, out, fmt))) >= RECORDS,
+                lambda: len(set(ids_written(stack, out, fmt, postgres))) >= RECORDS,
                 timeout=180,
             )
         finally:
             client.delete(f"{job}-gen")
             client.delete(f"{job}-out")
-    ids = ids_written(stack, out, fmt)
+    ids = ids_written(stack, out, fmt, postgres)
     counted = Counter(ids)
     assert set(counted) == set(range(RECORDS))  # none lost, none invented
     twice = len(ids) - len(counted)
-    if job == "delta":
-        assert twice == 0, f"{twice} rows written twice into Delta"
+    if job in ("delta", "jdbc"):
+        assert twice == 0, f"{twice} rows written twice into {job}"
     request.node.user_properties.append(
         (
             "reported",

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -24,6 +25,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
+from psycopg.rows import dict_row
 
 from headrace.cli.kafka import free_port
 from headrace.cli.stack import EXECUTOR
@@ -31,6 +33,7 @@ from headrace.core.arrowipc import ipc_stream
 from headrace.executor.layout import writer_key
 from headrace.runtime.executor import ExecutorClient
 from headrace.v1 import executor_pb2, executor_pb2_grpc
+from tests.postgres import Postgres
 from tests.support import wait_for
 
 pytestmark = pytest.mark.spark
@@ -132,12 +135,13 @@ def rows(topic: str, partition: int, offsets: range, *, per_offset: int = 1) -> 
     )
 
 
-def writes(client: ExecutorClient, root: Path, topic: str, **fixed: Any) -> Write:
+def writes(client: ExecutorClient, root: Path | None, topic: str, **fixed: Any) -> Write:
     """``client.write_batch`` as connector ``sink``, task 0, on partition 0 of ``topic`` (of
-    id ``TOPIC_ID``) into ``root``, unless ``fixed`` says otherwise: each call adds the table."""
+    id ``TOPIC_ID``) into ``root`` (None: no path, as for jdbc), unless ``fixed`` says otherwise:
+    each call adds the table."""
     call: dict[str, Any] = {"connector": "sink", "task": 0, "topic_id": TOPIC_ID, "partition": 0}
     call |= fixed
-    return partial(client.write_batch, topic=topic, path=str(root), **call)
+    return partial(client.write_batch, topic=topic, path=str(root or ""), **call)
 
 
 def read_back(root: Path) -> pa.Table:
@@ -553,3 +557,93 @@ async def test_options_a_format_cannot_honour_are_refused(
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert named in (refused.value.details() or "")
     assert not root.exists()
+
+
+def _table_rows(postgres: Postgres, table: str) -> list[dict[str, Any]]:
+    with postgres.connect() as conn, conn.cursor(row_factory=dict_row) as cursor:
+        cursor.execute(f"SELECT * FROM {table} ORDER BY kafka_offset")  # a name the test made
+        return cursor.fetchall()
+
+
+async def test_jdbc_writes_what_it_was_given_once_and_records_its_offset(
+    address: str, postgres: Postgres
+) -> None:
+    table = f"orders_{uuid.uuid4().hex[:8]}"
+    options = {"url": postgres.jdbc_url, "table": table}
+    first, retried = rows("jobs", 0, range(0, 40)), rows("jobs", 0, range(20, 60))
+    async with ExecutorClient(address) as client:
+        write = writes(client, None, "jobs", format="jdbc", options=options)
+        results = [await write(table=first), await write(table=first), await write(table=retried)]
+
+    assert results == [(40, 0), (0, 40), (20, 20)]
+    # Every value and instant as sent (timestamps come back in the server's zone, UTC here).
+    assert _table_rows(postgres, table) == rows("jobs", 0, range(0, 60)).to_pylist()
+    with postgres.connect() as conn:
+        recorded = conn.execute(
+            "SELECT topic, last_offset FROM headrace_offsets"
+            " WHERE target = %s AND connector = 'sink' AND topic_id = %s AND kafka_partition = 0",
+            (table, TOPIC_ID),
+        ).fetchall()
+        staged = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'headrace_stage%'"
+        )
+        assert staged.fetchone() == (0,)  # every staging table dropped
+    assert recorded == [("jobs", 59)]
+
+
+async def test_jdbc_upserts_one_row_per_key_the_latest_offset_winning(
+    address: str, postgres: Postgres
+) -> None:
+    table = f"latest_{uuid.uuid4().hex[:8]}"
+    options = {"url": postgres.jdbc_url, "table": table, "mode": "upsert", "key.columns": "key"}
+    batch = rows("keyed", 0, range(0, 6)).set_column(
+        3, "key", pa.array(["a", "b", "a", "c", "b", "a"])
+    )
+    later = rows("keyed", 0, range(6, 8)).set_column(3, "key", pa.array(["c", "d"]))
+    async with ExecutorClient(address) as client:
+        write = writes(client, None, "keyed", format="jdbc", options=options)
+        assert await write(table=batch) == (3, 0)  # three keys
+        assert await write(table=later) == (2, 0)  # c updated, d inserted
+    latest = {r["key"]: r["kafka_offset"] for r in _table_rows(postgres, table)}
+    assert latest == {"a": 5, "b": 4, "c": 6, "d": 7}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        (
+            {"url": "jdbc:mysql://db/x"},
+            "options[url]: jdbc:mysql://db/x is not a jdbc:postgresql:// URL",
+        ),
+        ({"table": "t; DROP TABLE x"}, "options[table]: 't; DROP TABLE x' is not a table name"),
+        ({"mode": "upsert"}, "options[key.columns]: upsert needs the columns"),
+        (
+            {"mode": "upsert", "key.columns": "id"},
+            "options[key.columns]: no column id in the batch",
+        ),
+        (
+            {"url": "jdbc:postgresql://db/x?ssl=true"},
+            "options[url]: parameter ssl is not supported",
+        ),
+    ],
+)
+async def test_jdbc_options_that_cannot_be_honoured_are_refused(
+    address: str, overrides: dict[str, str], named: str
+) -> None:
+    options = {"url": "jdbc:postgresql://127.0.0.1:1/x", "table": "t"} | overrides
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.WriteBatch(_request(Path(), path="", format="jdbc", options=options))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert named in (refused.value.details() or "")
+
+
+async def test_an_unreachable_database_is_unavailable_for_a_while(address: str) -> None:
+    options = {"url": f"jdbc:postgresql://127.0.0.1:{free_port()}/x", "table": "t"}
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.WriteBatch(_request(Path(), path="", format="jdbc", options=options))
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE  # the client retries these
+    assert "cannot connect to 127.0.0.1" in (refused.value.details() or "")

@@ -13,7 +13,7 @@ from headrace.executor.options import (
 )
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "jdbc"])  # jdbc needs a database
 def test_no_options_is_the_default_for_every_format(fmt: str) -> None:
     assert parse_options(fmt, {}) == WriteOptions()
 
@@ -55,3 +55,53 @@ def test_partition_columns_must_be_in_the_batch_and_leave_some_to_write() -> Non
         check_columns(WriteOptions(partition_by=("day", "region")), ["day", "v"])
     with pytest.raises(OptionError, match="names every column"):
         check_columns(WriteOptions(partition_by=("day", "v")), ["day", "v"])
+
+
+URL = "jdbc:postgresql://db.example.com:5433/shop?user=writer&password=pw&sslmode=require"
+
+
+def test_a_jdbc_target_is_read_from_its_url_and_options() -> None:
+    options = parse_options(
+        "jdbc", {"url": URL, "table": "sales.orders", "mode": "upsert", "key.columns": "id"}
+    )
+    database = options.database
+    assert database is not None
+    assert (database.host, database.port, database.name) == ("db.example.com", 5433, "shop")
+    assert (database.table, database.mode, database.key_columns) == (
+        ("sales", "orders"),
+        "upsert",
+        ("id",),
+    )
+    assert database.connection_args() == {
+        "host": "db.example.com",
+        "port": 5433,
+        "dbname": "shop",
+        "user": "writer",
+        "password": "pw",
+        "sslmode": "require",
+    }
+    assert "pw" not in repr(database)  # a password is never printed
+
+
+@pytest.mark.parametrize(
+    ("options", "key", "says"),
+    [
+        ({"table": "t"}, "url", "missing"),
+        ({"url": "jdbc:mysql://h/d", "table": "t"}, "url", "PostgreSQL only"),
+        ({"url": "jdbc:postgresql://h", "table": "t"}, "url", "does not name a host and a"),
+        ({"url": "jdbc:postgresql://h:x/d", "table": "t"}, "url", "no valid port"),
+        ({"url": URL, "table": "a.b.c"}, "table", "is not a table name"),
+        ({"url": URL, "table": 'x"; --'}, "table", "is not a table name"),
+        ({"url": URL, "table": "t", "mode": "merge"}, "mode", "not one of insert, upsert"),
+        ({"url": URL, "table": "t", "mode": "upsert"}, "key.columns", "upsert needs"),
+        ({"url": URL, "table": "t", "partition.by": "a"}, "partition.by", "not an option"),
+    ],
+)
+def test_a_jdbc_target_that_cannot_be_used_is_refused_by_key(
+    options: dict[str, str], key: str, says: str
+) -> None:
+    with pytest.raises(OptionError) as refused:
+        parse_options("jdbc", options)
+    assert refused.value.key == key
+    assert says in refused.value.reason
+    assert "pw" not in refused.value.reason

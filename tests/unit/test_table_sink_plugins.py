@@ -366,3 +366,54 @@ async def test_closing_a_partition_waits_for_its_write(tmp_path: Path) -> None:
     executor.gate.set()
     await closing
     assert len(executor.writes) == 1 and await task.pre_commit({p0: 1}) == {}
+
+
+async def test_the_jdbc_sink_writes_each_topic_to_its_table_with_its_credentials() -> None:
+    executor = Executor()
+    task = builtin_plugin_module("jdbc", "1.0.0").JdbcSinkTask()
+    task.initialize(SinkTaskContext("sink", 0, executor=executor))
+    await task.start(
+        {
+            "topics": "orders,web.clicks",
+            "connection.url": "jdbc:postgresql://127.0.0.1/shop",
+            "connection.user": "writer",
+            "connection.password": "pw",
+            "table.name.format": "kafka_${topic}",
+            "insert.mode": "upsert",
+            "pk.fields": "id",
+        }
+    )
+    await task.put([record(0, 0), SinkRecord("web.clicks", 0, 0, None, {"id": 1})])
+    await task.flush({})
+    tables = {w["topic"]: (w["format"], w["path"], w["options"]) for w in executor.writes}
+    common = {
+        "url": "jdbc:postgresql://127.0.0.1/shop",
+        "mode": "upsert",
+        "key.columns": "id",
+        "user": "writer",
+        "password": "pw",
+    }
+    assert tables == {
+        "orders": ("jdbc", "", {**common, "table": "kafka_orders"}),
+        "web.clicks": ("jdbc", "", {**common, "table": "kafka_web_clicks"}),
+    }
+
+
+@pytest.mark.parametrize(
+    ("config", "key", "says"),
+    [
+        ({"connection.url": "jdbc:postgresql://169.254.169.254/x"}, "connection.url", "metadata"),
+        ({"connection.url": "jdbc:postgresql:///x"}, "connection.url", "names no host"),
+        ({"insert.mode": "upsert"}, "pk.fields", "upsert needs key columns"),
+        ({"insert.mode": "merge"}, "insert.mode", "must be one of insert, upsert"),
+    ],
+)
+def test_the_jdbc_sink_refuses_what_it_cannot_honour(
+    config: dict[str, str], key: str, says: str
+) -> None:
+    connector = builtin_plugin_module("jdbc", "1.0.0").JdbcSinkConnector()
+    connector.initialize(ConnectorContext("sink"))
+    base = {"topics": "orders", "connection.url": "jdbc:postgresql://127.0.0.1/shop"}
+    errors = {r.name: r.errors for r in connector.validate({**base, **config})}
+    assert any(says in e for e in errors[key]), errors
+    assert [k for k, found in errors.items() if found] == [key]

@@ -19,6 +19,7 @@ from headrace.core.arrowipc import read_stream
 from headrace.executor.layout import OffsetRange, range_to_write, writer_key
 from headrace.executor.options import (
     FORMATS,
+    JDBC,
     OptionError,
     WriteOptions,
     check_columns,
@@ -197,7 +198,12 @@ def validate_write(
         raise InvalidRequest("last_offset", f"{last_offset} is below first_offset {first_offset}")
     offsets = OffsetRange(first_offset, last_offset)
     fmt, topic, topic_id = check_format(format), check_topic(topic), check_topic_id(topic_id)
-    root = check_path(path, roots)
+    if fmt != JDBC:
+        root = check_path(path, roots)
+    elif path:
+        raise InvalidRequest("path", "a jdbc job writes where options[url] says, not to a path")
+    else:
+        root = ""
     try:
         parsed = parse_options(fmt, options or {})
         table = decode_arrow(arrow_ipc)

@@ -2,29 +2,51 @@
 
 | option | formats | meaning |
 | --- | --- | --- |
-| ``partition.by`` | all | columns, by commas, whose values become ``column=value`` folders |
+| ``partition.by`` | files, delta | columns, by commas, whose values name ``column=value`` folders |
 | ``merge.schema`` | delta | ``true`` lets a batch add columns to the table (schema evolution) |
+| ``url`` | jdbc | ``jdbc:postgresql://host[:port]/database``, maybe ``?user=&password=&sslmode=`` |
+| ``table`` | jdbc | the table, ``name`` or ``schema.name``; made from the first batch if missing |
+| ``mode`` | jdbc | ``insert`` (default) or ``upsert`` (one row per key: the latest offset wins) |
+| ``key.columns`` | jdbc | columns, by commas, identifying a row; ``upsert`` needs them |
+| ``user``, ``password`` | jdbc | credentials, when the URL has none |
 
 An option a format does not take, or a value it cannot use, is refused, never ignored.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit
+
+from headrace.sdk.network import redacted
 
 PARTITION_BY = "partition.by"
 MERGE_SCHEMA = "merge.schema"
+URL = "url"
+TABLE = "table"
+MODE = "mode"
+KEY_COLUMNS = "key.columns"
+USER = "user"
+PASSWORD = "password"
 
 FILE_FORMATS = ("parquet", "json", "csv")
 """Formats written as one folder of files per batch (see ``layout.py``)."""
 DELTA = "delta"
-FORMATS = (*FILE_FORMATS, DELTA)
+JDBC = "jdbc"
+FORMATS = (*FILE_FORMATS, DELTA, JDBC)
+MODES = ("insert", "upsert")
 
 _TAKES: dict[str, frozenset[str]] = {
     **{f: frozenset({PARTITION_BY}) for f in FILE_FORMATS},
     DELTA: frozenset({PARTITION_BY, MERGE_SCHEMA}),
+    JDBC: frozenset({URL, TABLE, MODE, KEY_COLUMNS, USER, PASSWORD}),
 }
+# A table as SQL names it, unquoted: a name, or a schema and a name. Anything else (quotes,
+# spaces, semicolons) could be read as more SQL than a name.
+_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
+_URL_PARAMS = {"user": USER, "password": PASSWORD, "sslmode": "sslmode"}
 _BOOLEANS = {"true": True, "false": False}
 
 
@@ -43,6 +65,34 @@ class WriteOptions:
 
     partition_by: tuple[str, ...] = ()
     merge_schema: bool = False
+    database: Database | None = None  # jdbc only
+
+
+@dataclass(frozen=True)
+class Database:
+    """Where a jdbc job writes, and how."""
+
+    url: str = field(repr=False)  # as given, for Spark's JDBC writer (it may hold a password)
+    host: str
+    port: int
+    name: str
+    table: tuple[str, ...]  # (name,) or (schema, name)
+    mode: str
+    key_columns: tuple[str, ...]
+    user: str | None
+    password: str | None = field(default=None, repr=False)
+    sslmode: str | None = None
+
+    def connection_args(self) -> dict[str, str | int]:
+        """What a PostgreSQL client connects with."""
+        args: dict[str, str | int] = {"host": self.host, "port": self.port, "dbname": self.name}
+        if self.user is not None:
+            args["user"] = self.user
+        if self.password is not None:
+            args["password"] = self.password
+        if self.sslmode is not None:
+            args["sslmode"] = self.sslmode
+        return args
 
 
 def parse_options(fmt: str, raw: Mapping[str, str]) -> WriteOptions:
@@ -52,27 +102,77 @@ def parse_options(fmt: str, raw: Mapping[str, str]) -> WriteOptions:
         if key not in takes:
             allowed = ", ".join(sorted(takes))
             raise OptionError(key, f"not an option of {fmt} (it takes {allowed})")
-    partition_by = _columns(raw.get(PARTITION_BY, ""))
+    partition_by = _columns(raw.get(PARTITION_BY, ""), PARTITION_BY)
     merge = raw.get(MERGE_SCHEMA, "false").strip().lower()
     if merge not in _BOOLEANS:
         raise OptionError(MERGE_SCHEMA, f"{raw[MERGE_SCHEMA]!r} is not true or false")
-    return WriteOptions(partition_by=partition_by, merge_schema=_BOOLEANS[merge])
+    database = parse_database(raw) if fmt == JDBC else None
+    return WriteOptions(partition_by=partition_by, merge_schema=_BOOLEANS[merge], database=database)
 
 
-def _columns(raw: str) -> tuple[str, ...]:
+def parse_database(raw: Mapping[str, str]) -> Database:
+    """The target of a jdbc job: a PostgreSQL table, reached by a ``jdbc:postgresql:`` URL."""
+    url = raw.get(URL, "")
+    if not url:
+        raise OptionError(URL, "missing; give jdbc:postgresql://host:port/database")
+    if not url.startswith("jdbc:postgresql://"):
+        raise OptionError(URL, f"{redacted(url)} is not a jdbc:postgresql:// URL (PostgreSQL only)")
+    parts = urlsplit(url.removeprefix("jdbc:"))
+    try:
+        port = parts.port or 5432
+    except ValueError:
+        raise OptionError(URL, f"{redacted(url)} has no valid port") from None
+    name = parts.path.lstrip("/")
+    if not parts.hostname or not name or "/" in name:
+        raise OptionError(URL, f"{redacted(url)} does not name a host and a database")
+    params: dict[str, str] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key not in _URL_PARAMS:
+            allowed = ", ".join(sorted(_URL_PARAMS))
+            raise OptionError(URL, f"parameter {key} is not supported (only {allowed})")
+        params[_URL_PARAMS[key]] = value
+    table = raw.get(TABLE, "")
+    if not _TABLE.match(table):
+        raise OptionError(TABLE, f"{table!r} is not a table name (name or schema.name)")
+    mode = raw.get(MODE, "insert").strip().lower()
+    if mode not in MODES:
+        raise OptionError(MODE, f"{raw[MODE]!r} is not one of {', '.join(MODES)}")
+    keys = _columns(raw.get(KEY_COLUMNS, ""), KEY_COLUMNS)
+    if mode == "upsert" and not keys:
+        raise OptionError(KEY_COLUMNS, "upsert needs the columns that identify a row")
+    return Database(
+        url=url,
+        host=parts.hostname,
+        port=port,
+        name=name,
+        table=tuple(table.split(".")),
+        mode=mode,
+        key_columns=keys,
+        user=raw.get(USER, params.get(USER)),
+        password=raw.get(PASSWORD, params.get(PASSWORD)),
+        sslmode=params.get("sslmode"),
+    )
+
+
+def _columns(raw: str, key: str) -> tuple[str, ...]:
     if not raw.strip():
         return ()
     names = [name.strip() for name in raw.split(",")]
     if any(not name for name in names):
-        raise OptionError(PARTITION_BY, f"{raw!r} names an empty column")
+        raise OptionError(key, f"{raw!r} names an empty column")
     doubled = sorted({n for n in names if names.count(n) > 1})
     if doubled:
-        raise OptionError(PARTITION_BY, f"{', '.join(doubled)} named twice")
+        raise OptionError(key, f"{', '.join(doubled)} named twice")
     return tuple(names)
 
 
 def check_columns(options: WriteOptions, columns: list[str]) -> None:
-    """Checks that the partition columns are among the batch's, and leave some to write."""
+    """Checks that the partition (or key) columns are among the batch's, and leave some to
+    write."""
+    if options.database is not None:
+        missing = [c for c in options.database.key_columns if c not in columns]
+        if missing:
+            raise OptionError(KEY_COLUMNS, f"no column {', '.join(missing)} in the batch")
     missing = [c for c in options.partition_by if c not in columns]
     if missing:
         raise OptionError(PARTITION_BY, f"no column {', '.join(missing)} in the batch")

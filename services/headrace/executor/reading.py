@@ -5,8 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from headrace.executor.batches import InvalidRequest
 from headrace.executor.delta import is_delta_table, read_table
-from headrace.executor.options import DELTA
+from headrace.executor.options import DELTA, JDBC
 from headrace.executor.writer import has_data_files, read_rows
 
 DEFAULT_LIMIT = 10_000
@@ -17,6 +18,8 @@ def frame_at(spark: SparkSession, fmt: str, path: str) -> DataFrame | None:
     (Spark cannot infer a schema from nothing, and would raise instead)."""
     if fmt == DELTA:
         return read_table(spark, path) if is_delta_table(path) else None
+    if fmt == JDBC:
+        raise InvalidRequest("format", "jdbc tables are read from their database, not here")
     return read_rows(spark, path, fmt) if has_data_files(path) else None
 
 

@@ -28,7 +28,8 @@ from headrace.executor.batches import (
     validate_write,
 )
 from headrace.executor.delta import DeltaWriter
-from headrace.executor.options import DELTA
+from headrace.executor.jdbc import JdbcWriter
+from headrace.executor.options import DELTA, JDBC
 from headrace.executor.writer import FileWriter
 from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc
@@ -50,6 +51,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self._roots = roots  # the only folders a request may name
         self._files = FileWriter(spark)
         self._delta = DeltaWriter(spark)
+        self._jdbc = JdbcWriter(spark)
         self._admission = Admission(limits)
         self._retry_after_ms = retry_after_ms
         # Bound here, not at import, so it picks up the logging set up by the entry point.
@@ -64,8 +66,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         try:
             with self._admission.admit(len(request.arrow_ipc)):
                 batch = _from_proto(request, self._roots)
-                writer = self._delta if batch.format == DELTA else self._files
-                result = writer.write(batch)
+                result = self._writer_of(batch.format).write(batch)
             self._log.info(
                 "batch_written",
                 rows_written=result.rows_written,
@@ -82,6 +83,10 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         except InvalidRequest as exc:
             self._log.warning("batch_rejected", field=exc.field, reason=exc.reason, **where)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except ConnectionError as exc:
+            # The target (a database) is down or unreachable: the caller retries later.
+            self._log.warning("batch_target_unavailable", reason=str(exc), **where)
+            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         except MemoryError:
             self._log.exception("batch_out_of_memory", **where)
             self._abort_busy(context, "the executor ran out of memory holding this batch")
@@ -130,6 +135,13 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             self._log.exception("read_failed", path=request.path)
             context.abort(grpc.StatusCode.INTERNAL, _detail("read failed", exc))
         raise AssertionError("unreachable: context.abort raises")
+
+    def _writer_of(self, fmt: str) -> FileWriter | DeltaWriter | JdbcWriter:
+        if fmt == DELTA:
+            return self._delta
+        if fmt == JDBC:
+            return self._jdbc
+        return self._files
 
     def _abort_busy(self, context: grpc.ServicerContext, why: str) -> None:
         context.set_trailing_metadata(((RETRY_AFTER_KEY, str(self._retry_after_ms)),))

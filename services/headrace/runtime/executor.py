@@ -87,7 +87,7 @@ class ExecutorClient:
                 first_offset=first,
                 last_offset=last,
                 format=format,
-                path=absolute(path),
+                path=absolute(path) if path else "",
                 arrow_ipc=data,
                 options=dict(options or {}),
             )

@@ -84,6 +84,7 @@ from headrace.sdk.records import (
 from headrace.sdk.tablesink import (
     PARTITION_BY,
     TABLE_SINK_CONFIG,
+    TOPICS_CONFIG,
     TableSinkConnector,
     TableSinkTask,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "TIMESTAMP_SCHEMA",
     "TIME_NAME",
     "TIME_SCHEMA",
+    "TOPICS_CONFIG",
     "ConfigDef",
     "ConfigException",
     "ConfigKey",

@@ -60,17 +60,10 @@ MAX_BUFFERED_FACTOR = 4
 """How many flushes' worth a partition may buffer while its previous write is still running."""
 
 PARTITION_BY = "partition.by"
+PATH = "path"
 
-TABLE_SINK_CONFIG = (
+TOPICS_CONFIG = (
     ConfigDef()
-    .define(
-        "path",
-        ConfigType.STRING,
-        importance=Importance.HIGH,
-        validator=non_empty_string,
-        doc="Where the rows go. It must lie in one of the folders the operator allowed "
-        "(HEADRACE_FILE_ROOTS); a relative name is taken relative to the first of them.",
-    )
     .define("topics", ConfigType.LIST, None, Importance.HIGH, doc="Topics to consume.")
     .define(
         "topics.regex",
@@ -79,15 +72,26 @@ TABLE_SINK_CONFIG = (
         Importance.HIGH,
         doc="A pattern of topics to consume, instead of topics.",
     )
-    .define(
-        PARTITION_BY,
-        ConfigType.LIST,
-        "",
-        Importance.MEDIUM,
-        doc="Columns whose values become column=value folders (Hive-style partitioning).",
-    )
 )
-"""The keys every table sink takes; a plugin adds its own with ``TABLE_SINK_CONFIG.define``."""
+"""The keys every table sink takes: what it consumes. A sink writing to a database adds its own
+to these."""
+
+TABLE_SINK_CONFIG = TOPICS_CONFIG.define(
+    PATH,
+    ConfigType.STRING,
+    importance=Importance.HIGH,
+    validator=non_empty_string,
+    doc="Where the rows go. It must lie in one of the folders the operator allowed "
+    "(HEADRACE_FILE_ROOTS); a relative name is taken relative to the first of them.",
+).define(
+    PARTITION_BY,
+    ConfigType.LIST,
+    "",
+    Importance.MEDIUM,
+    doc="Columns whose values become column=value folders (Hive-style partitioning).",
+)
+"""The keys of a table sink writing files or Delta under ``path``; a plugin adds its own with
+``TABLE_SINK_CONFIG.define``."""
 
 
 def marker(path: str, name: str) -> Path:
@@ -211,9 +215,10 @@ class TableSinkConnector(SinkConnector):
         self._config = dict(config)
         self._name = config.get("name") or self.context.name
         parsed = self.CONFIG.parse(config)
-        path = self.context.paths.resolve(parsed["path"], "path")
-        self._marker = marker(str(path), f"connector-{self._name}")
-        _provision(self._marker)
+        if PATH in self.CONFIG.keys:
+            path = self.context.paths.resolve(parsed[PATH], PATH)
+            self._marker = marker(str(path), f"connector-{self._name}")
+            _provision(self._marker)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         # Each flush is a Spark job and a file or a commit: write larger, rarer batches unless
@@ -229,8 +234,10 @@ class TableSinkConnector(SinkConnector):
         return self.CONFIG
 
     def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
-        """The keys' checks, and that ``path`` is in a folder the operator allowed."""
-        return self.context.paths.check(super().validate(config), "path")
+        """The keys' checks, and that ``path`` (if the sink has one) is in a folder the operator
+        allowed."""
+        results = super().validate(config)
+        return self.context.paths.check(results, PATH) if PATH in self.CONFIG.keys else results
 
 
 class TableSinkTask(SinkTask):
@@ -263,9 +270,15 @@ class TableSinkTask(SinkTask):
         columns = config.get(PARTITION_BY) or []
         return {PARTITION_BY: ",".join(columns)} if columns else {}
 
+    def options_for(self, topic: str) -> dict[str, str]:
+        """The options of the job writing ``topic``'s records: :meth:`write_options`' unless a
+        plugin names its target after the topic."""
+        return self.options
+
     async def start(self, config: Mapping[str, str]) -> None:
         parsed = self.CONFIG.parse(config)
-        self.path = str(self.context.paths.resolve(parsed["path"], "path"))
+        has_path = PATH in self.CONFIG.keys
+        self.path = str(self.context.paths.resolve(parsed[PATH], PATH)) if has_path else ""
         self.format = self.write_format(parsed)
         self.options = self.write_options(parsed)
         self.buffer: dict[TopicPartition, Pending] = {}
@@ -273,8 +286,9 @@ class TableSinkTask(SinkTask):
         self._written: dict[TopicPartition, int] = {}  # next offset after what is written
         flush_records = int(config.get("flush.max.records") or FLUSH_DEFAULTS["flush.max.records"])
         self._max_buffered = MAX_BUFFERED_FACTOR * max(flush_records, 1)
-        self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
-        _provision(self._marker)
+        if self.path:
+            self._marker = marker(self.path, f"{self.context.connector}-task-{self.context.task}")
+            _provision(self._marker)
 
     async def put(self, records: list[SinkRecord]) -> None:
         repeats = 0
@@ -339,7 +353,7 @@ class TableSinkTask(SinkTask):
             table=table,
             path=self.path,
             format=self.format,
-            options=self.options,
+            options=self.options_for(tp.topic),
         )
         self._written[tp] = pending.offsets[-1] + 1
         # Its offsets may be committed now, and a buffer held back while it ran written: ask
