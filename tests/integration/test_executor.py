@@ -111,7 +111,7 @@ def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pa
             proc.wait()
             raise AssertionError(f"executor ignored SIGTERM:\n{log_path.read_text()}") from None
     assert proc.returncode == 0, log_path.read_text()
-    assert "executor_stopped" in {e["event"] for e in _read_log(log_path)}
+    assert "executor_stopped" in {e.get("event") for e in _read_log(log_path)}
 
 
 @pytest.fixture
@@ -445,11 +445,13 @@ async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_pat
         )
 
     events = _read_log(log_path)
-    ready = [e for e in events if e["event"] == "executor_ready"]
+    ready = [e for e in events if e.get("event") == "executor_ready"]
     assert ready, log_path.read_text()
     assert ready[0]["port"] == int(address.rsplit(":", 1)[1])
     assert ready[0]["service"] == "executor"
-    written = [e for e in events if e["event"] == "batch_written" and e["connector"] == "logged"]
+    written = [
+        e for e in events if e.get("event") == "batch_written" and e["connector"] == "logged"
+    ]
     assert written, log_path.read_text()
     assert written[0]["task"] == 4
     assert written[0]["rows_written"] == 3
@@ -647,3 +649,78 @@ async def test_an_unreachable_database_is_unavailable_for_a_while(address: str) 
             await stub.WriteBatch(_request(Path(), path="", format="jdbc", options=options))
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE  # the client retries these
     assert "cannot connect to 127.0.0.1" in (refused.value.details() or "")
+
+
+QUERY = (
+    "SELECT kafka_offset, upper(key) AS key, amount * 2 AS doubled FROM batch"
+    " WHERE kafka_offset % 2 = 0"
+)
+
+
+def _queried(table: pa.Table) -> list[dict[str, Any]]:
+    """What QUERY makes of a batch, computed without Spark."""
+    return [
+        {
+            "kafka_offset": r["kafka_offset"],
+            "key": r["key"].upper(),
+            "doubled": None if r["amount"] is None else r["amount"] * 2,
+        }
+        for r in table.to_pylist()
+        if r["kafka_offset"] % 2 == 0
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "delta"])
+async def test_a_query_over_each_batch_is_what_the_job_writes_once(
+    address: str, tmp_path: Path, fmt: str
+) -> None:
+    root = tmp_path / fmt
+    batch = rows("queried", 0, range(0, 20))
+    async with ExecutorClient(address) as client:
+        write = writes(client, root, "queried", format=fmt, options={"sql": QUERY})
+        first, again = await write(table=batch), await write(table=batch)
+        back, _ = await client.read_rows(str(root), fmt)
+
+    assert (first, again) == ((10, 0), (0, 20))  # rows the query made; then the batch skipped
+    assert back.sort_by("kafka_offset").to_pylist() == _queried(batch)
+
+
+async def test_a_query_s_result_comes_back_to_the_caller(address: str) -> None:
+    batch = rows("asked", 0, range(0, 10))
+    async with ExecutorClient(address) as client:
+        result = await client.query(batch, QUERY)
+    assert result.sort_by("kafka_offset").to_pylist() == _queried(batch)
+
+
+@pytest.mark.parametrize(
+    ("sql", "says"),
+    [
+        ("SELEKT * FROM batch", "sql: not valid Spark SQL"),
+        ("SELECT nope FROM batch", "sql: does not fit the batch"),
+        ("SELECT * FROM not_the_batch", "sql: does not fit the batch"),
+        ("  ", "sql: empty"),
+    ],
+)
+async def test_a_query_that_does_not_parse_or_fit_is_refused_with_spark_s_reason(
+    address: str, sql: str, says: str
+) -> None:
+    async with ExecutorClient(address) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.query(rows("asked", 0, range(0, 3)), sql)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert says in (refused.value.details() or "")
+
+
+async def test_a_jdbc_query_must_keep_the_offsets(address: str, postgres: Postgres) -> None:
+    options = {
+        "url": postgres.jdbc_url,
+        "table": f"q_{uuid.uuid4().hex[:8]}",
+        "sql": "SELECT key FROM batch",
+    }
+    async with ExecutorClient(address) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await writes(client, None, "q", format="jdbc", options=options)(
+                table=rows("q", 0, range(0, 3))
+            )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "its result must keep kafka_offset" in (refused.value.details() or "")

@@ -87,6 +87,9 @@ async def test_a_sink_context_hands_over_the_executor_it_was_given() -> None:
         ) -> tuple[int, int]:
             return table.num_rows, 0
 
+        async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
+            return table
+
     executor: Executor = Fake()
     context = SinkTaskContext("c", 0, executor=executor)
     table = pa.table({KAFKA_OFFSET_COLUMN: pa.array([0, 1], pa.int64())})

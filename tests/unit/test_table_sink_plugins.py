@@ -48,6 +48,9 @@ class Executor:
         self.writes.append({**where, "table": table, "options": options})
         return table.num_rows, 0
 
+    async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
+        raise AssertionError("table sinks leave their queries to the executor's jobs")
+
 
 class Logger:
     def __init__(self) -> None:
@@ -103,6 +106,13 @@ async def test_flush_hands_one_table_per_partition_to_the_executor(tmp_path: Pat
             {"merge.schema": "true", "partition.by": "day,id"},
         ),
         ("text-files", "TextFilesSinkTask", {"format": "CSV"}, "csv", {}),
+        (
+            "text-files",
+            "TextFilesSinkTask",
+            {"format": "json", "sql": "SELECT id FROM batch"},
+            "json",
+            {"sql": "SELECT id FROM batch"},
+        ),
         ("text-files", "TextFilesSinkTask", {"format": "json"}, "json", {}),
     ],
 )

@@ -7,6 +7,7 @@ writes only under the folders in ``HEADRACE_FILE_ROOTS`` (``HEADRACE_VAR/files``
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     """Runs the executor until a signal asks it to stop; the exit status."""
     args = parse_args(argv)
     log.configure("executor", level=args.log_level)
+    # PySpark logs every query error it raises, at ERROR; the executor answers a caller's bad
+    # query with INVALID_ARGUMENT and Spark's reason, and logs the refusal itself.
+    for noisy in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
     logger = log.get("headrace.executor")
     limits = Limits(max_batches=args.max_in_flight, max_bytes=args.max_bytes_in_flight)
     if is_local(args.master):

@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from headrace.core import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.deltalog import app_versions, has_commits
-from headrace.executor.writer import frame_of, log_skipped
+from headrace.executor.writer import Prepare, as_given, frame_of, log_skipped
 
 # What Delta says when a batch's columns differ from the table's.
 _SCHEMA_MISMATCH = {"DELTA_METADATA_MISMATCH", "_LEGACY_ERROR_TEMP_DELTA_0007"}
@@ -40,8 +40,9 @@ def app_id(batch: WriteBatch) -> str:
 class DeltaWriter:
     """Appends batches to Delta tables through one SparkSession. Thread-safe."""
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, prepare: Prepare = as_given) -> None:
         self._spark = spark
+        self._prepare = prepare
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._log = log.get("headrace.executor.delta")
@@ -55,6 +56,7 @@ class DeltaWriter:
             log_skipped(self._log, batch, committed, skipped)
             if target is None:
                 return WriteResult(rows_written=0, rows_skipped=skipped)
+            rows = self._prepare(batch, rows)
             writer = (
                 frame_of(self._spark, rows)
                 .coalesce(1)

@@ -29,6 +29,7 @@ import uuid
 from typing import Any
 
 import psycopg
+import pyarrow as pa
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from pyspark.sql import SparkSession
@@ -36,7 +37,7 @@ from pyspark.sql import SparkSession
 from headrace.core import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.options import Database
-from headrace.executor.writer import frame_of, log_skipped
+from headrace.executor.writer import Prepare, as_given, frame_of, log_skipped
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.sdk.network import unsafe_host
 
@@ -56,10 +57,11 @@ _CREATE_OFFSETS = sql.SQL(
 class JdbcWriter:
     """Writes batches into PostgreSQL tables through one SparkSession. Thread-safe."""
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, prepare: Prepare = as_given) -> None:
         self._spark = spark
+        self._prepare = prepare
         self._log = log.get("headrace.executor.jdbc")
-        self._prepared: set[tuple[str, int, str]] = set()  # databases with OFFSETS_TABLE
+        self._set_up_in: set[tuple[str, int, str]] = set()  # databases with OFFSETS_TABLE
         self._guard = threading.Lock()
 
     def write(self, batch: WriteBatch) -> WriteResult:
@@ -70,12 +72,19 @@ class JdbcWriter:
         if unsafe is not None:
             raise InvalidRequest("options[url]", f"refused: {unsafe}")
         with _connect(database) as conn:
-            self._prepare(conn, database)
+            self._set_up(conn, database)
             last = _last_offset(conn, _key(database, batch))
             rows, skipped, target = unwritten(batch, last)
             log_skipped(self._log, batch, last, skipped)
             if target is None:
                 return WriteResult(rows_written=0, rows_skipped=skipped)
+            rows = self._prepare(batch, rows)
+            if KAFKA_OFFSET_COLUMN not in rows.column_names:
+                raise InvalidRequest(
+                    "options[sql]",
+                    f"its result must keep {KAFKA_OFFSET_COLUMN}: the table's rows"
+                    " are matched to the offsets they were written for by it",
+                )
             staging = f"{STAGING_PREFIX}{int(time.time())}_{uuid.uuid4().hex[:12]}"
             properties = {"driver": "org.postgresql.Driver", "stringtype": "unspecified"}
             properties |= {k: v for k, v in _credentials(database).items() if v is not None}
@@ -84,7 +93,7 @@ class JdbcWriter:
                     database.url, staging, mode="overwrite", properties=properties
                 )
                 with conn.transaction():
-                    written = _commit(conn, database, batch, staging, target.last)
+                    written = _commit(conn, database, batch, rows, staging, target.last)
             finally:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(staging)))
             # Rows another try committed while this one staged them were skipped too (an upsert
@@ -92,11 +101,11 @@ class JdbcWriter:
             raced = rows.num_rows - written if database.mode == "insert" else 0
             return WriteResult(rows_written=written, rows_skipped=skipped + raced)
 
-    def _prepare(self, conn: psycopg.Connection[Any], database: Database) -> None:
+    def _set_up(self, conn: psycopg.Connection[Any], database: Database) -> None:
         """Makes the offsets table once per database, and drops stale staging tables."""
         where = (database.host, database.port, database.name)
         with self._guard:
-            if where in self._prepared:
+            if where in self._set_up_in:
                 return
         conn.execute(_CREATE_OFFSETS)
         for (name,) in conn.execute(
@@ -108,7 +117,7 @@ class JdbcWriter:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
                 self._log.info("stale_staging_table_dropped", table=name)
         with self._guard:
-            self._prepared.add(where)
+            self._set_up_in.add(where)
 
 
 def _connect(database: Database) -> psycopg.Connection[Any]:
@@ -144,7 +153,12 @@ def _last_offset(conn: psycopg.Connection[Any], key: tuple[str, str, str, int]) 
 
 
 def _commit(
-    conn: psycopg.Connection[Any], database: Database, batch: WriteBatch, staging: str, last: int
+    conn: psycopg.Connection[Any],
+    database: Database,
+    batch: WriteBatch,
+    rows: pa.Table,
+    staging: str,
+    last: int,
 ) -> int:
     """Step 2, inside the caller's transaction: the rows the target took."""
     offsets = sql.Identifier(OFFSETS_TABLE)
@@ -166,7 +180,7 @@ def _commit(
     conn.execute(
         sql.SQL("CREATE TABLE IF NOT EXISTS {} (LIKE {})").format(table, sql.Identifier(staging))
     )
-    columns = [c.name for c in batch.table.schema]
+    columns = rows.column_names
     names = sql.SQL(", ").join(map(sql.Identifier, columns))
     above = sql.SQL("FROM {} WHERE {} > %s").format(
         sql.Identifier(staging), sql.Identifier(KAFKA_OFFSET_COLUMN)

@@ -9,6 +9,7 @@
 | ``mode`` | jdbc | ``insert`` (default) or ``upsert`` (one row per key: the latest offset wins) |
 | ``key.columns`` | jdbc | columns, by commas, identifying a row; ``upsert`` needs them |
 | ``user``, ``password`` | jdbc | credentials, when the URL has none |
+| ``sql`` | all | Spark SQL over the batch (the view ``batch``), whose result is written instead |
 
 An option a format does not take, or a value it cannot use, is refused, never ignored.
 """
@@ -30,6 +31,7 @@ MODE = "mode"
 KEY_COLUMNS = "key.columns"
 USER = "user"
 PASSWORD = "password"
+SQL = "sql"
 
 FILE_FORMATS = ("parquet", "json", "csv")
 """Formats written as one folder of files per batch (see ``layout.py``)."""
@@ -39,9 +41,9 @@ FORMATS = (*FILE_FORMATS, DELTA, JDBC)
 MODES = ("insert", "upsert")
 
 _TAKES: dict[str, frozenset[str]] = {
-    **{f: frozenset({PARTITION_BY}) for f in FILE_FORMATS},
-    DELTA: frozenset({PARTITION_BY, MERGE_SCHEMA}),
-    JDBC: frozenset({URL, TABLE, MODE, KEY_COLUMNS, USER, PASSWORD}),
+    **{f: frozenset({PARTITION_BY, SQL}) for f in FILE_FORMATS},
+    DELTA: frozenset({PARTITION_BY, MERGE_SCHEMA, SQL}),
+    JDBC: frozenset({URL, TABLE, MODE, KEY_COLUMNS, USER, PASSWORD, SQL}),
 }
 # A table as SQL names it, unquoted: a name, or a schema and a name. Anything else (quotes,
 # spaces, semicolons) could be read as more SQL than a name.
@@ -66,6 +68,7 @@ class WriteOptions:
     partition_by: tuple[str, ...] = ()
     merge_schema: bool = False
     database: Database | None = None  # jdbc only
+    sql: str = ""  # a query over the batch, whose result is written; empty: the batch as it is
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,12 @@ def parse_options(fmt: str, raw: Mapping[str, str]) -> WriteOptions:
     if merge not in _BOOLEANS:
         raise OptionError(MERGE_SCHEMA, f"{raw[MERGE_SCHEMA]!r} is not true or false")
     database = parse_database(raw) if fmt == JDBC else None
-    return WriteOptions(partition_by=partition_by, merge_schema=_BOOLEANS[merge], database=database)
+    query = raw.get(SQL, "")
+    if SQL in raw and not query.strip():
+        raise OptionError(SQL, "empty; give a query over the view batch, or leave sql out")
+    return WriteOptions(
+        partition_by=partition_by, merge_schema=_BOOLEANS[merge], database=database, sql=query
+    )
 
 
 def parse_database(raw: Mapping[str, str]) -> Database:
@@ -167,8 +175,8 @@ def _columns(raw: str, key: str) -> tuple[str, ...]:
 
 
 def check_columns(options: WriteOptions, columns: list[str]) -> None:
-    """Checks that the partition (or key) columns are among the batch's, and leave some to
-    write."""
+    """Checks that the partition (or key) columns are among the batch's (or, with a query, its
+    result's), and leave some to write."""
     if options.database is not None:
         missing = [c for c in options.database.key_columns if c not in columns]
         if missing:

@@ -25,11 +25,13 @@ from headrace.executor.batches import (
     WriteBatch,
     check_format,
     check_path,
+    decode_arrow,
     validate_write,
 )
 from headrace.executor.delta import DeltaWriter
 from headrace.executor.jdbc import JdbcWriter
 from headrace.executor.options import DELTA, JDBC
+from headrace.executor.sql import SqlRunner
 from headrace.executor.writer import FileWriter
 from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc
@@ -49,9 +51,10 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
     ) -> None:
         self._spark = spark
         self._roots = roots  # the only folders a request may name
-        self._files = FileWriter(spark)
-        self._delta = DeltaWriter(spark)
-        self._jdbc = JdbcWriter(spark)
+        self._sql = SqlRunner(spark)
+        self._files = FileWriter(spark, self._sql.prepare)
+        self._delta = DeltaWriter(spark, self._sql.prepare)
+        self._jdbc = JdbcWriter(spark, self._sql.prepare)
         self._admission = Admission(limits)
         self._retry_after_ms = retry_after_ms
         # Bound here, not at import, so it picks up the logging set up by the entry point.
@@ -134,6 +137,26 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
             self._log.exception("read_failed", path=request.path)
             context.abort(grpc.StatusCode.INTERNAL, _detail("read failed", exc))
+        raise AssertionError("unreachable: context.abort raises")
+
+    def Query(
+        self, request: executor_pb2.QueryRequest, context: grpc.ServicerContext
+    ) -> executor_pb2.QueryResponse:
+        """Runs a query over one batch and sends its result back."""
+        try:
+            with self._admission.admit(len(request.arrow_ipc)):
+                result = self._sql.run(decode_arrow(request.arrow_ipc), request.sql, "sql")
+            data = ipc_stream(result)
+            if len(data) > MAX_MESSAGE_BYTES - 1024:
+                raise InvalidRequest("sql", f"its result takes {len(data)} bytes, too many to send")
+            return executor_pb2.QueryResponse(arrow_ipc=data)
+        except Busy as exc:
+            self._abort_busy(context, str(exc))
+        except InvalidRequest as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
+            self._log.exception("query_failed")
+            context.abort(grpc.StatusCode.INTERNAL, _detail("query failed", exc))
         raise AssertionError("unreachable: context.abort raises")
 
     def _writer_of(self, fmt: str) -> FileWriter | DeltaWriter | JdbcWriter:

@@ -21,6 +21,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -46,11 +47,26 @@ def partition_dir(root: str, topic: str, partition: int) -> str:
     return os.path.join(root, topic, str(partition))
 
 
+Prepare = Callable[[WriteBatch, pa.Table], pa.Table]
+"""What a job writes of a batch's new rows (``sql.SqlRunner.prepare``: its query's result)."""
+
+
+def as_given(batch: WriteBatch, rows: pa.Table) -> pa.Table:
+    """A :data:`Prepare` that writes the rows as they came."""
+    return rows
+
+
 class FileWriter:
     """Writes batches into datasets of files through one SparkSession. Thread-safe."""
 
-    def __init__(self, spark: SparkSession, stale_temp_age_s: float = STALE_TEMP_AGE_S) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        prepare: Prepare = as_given,
+        stale_temp_age_s: float = STALE_TEMP_AGE_S,
+    ) -> None:
         self._spark = spark
+        self._prepare = prepare
         self._stale_temp_age_s = stale_temp_age_s
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -70,6 +86,7 @@ class FileWriter:
                 return WriteResult(rows_written=0, rows_skipped=skipped)
             temp = os.path.join(folder, temp_dir_name())
             try:
+                rows = self._prepare(batch, rows)
                 self._write_files(rows, temp, batch)
                 _fsync_tree(temp)  # the files are on disk before the rename commits them
                 os.rename(temp, os.path.join(folder, batch_dir_name(target, batch.writer)))

@@ -111,6 +111,12 @@ class ExecutorClient:
         response = await self._retrying("ReadRows", request)
         return read_stream(response.arrow_ipc), bool(response.truncated)
 
+    async def query(self, table: pa.Table, sql: str) -> pa.Table:
+        """Spark SQL over ``table`` (the view ``batch``), and its result."""
+        data = await asyncio.to_thread(ipc_stream, table)
+        response = await self._retrying("Query", executor_pb2.QueryRequest(arrow_ipc=data, sql=sql))
+        return read_stream(response.arrow_ipc)
+
     async def close(self) -> None:
         """Closes the connection; calls in progress are cancelled."""
         if self._channel is not None:
@@ -193,6 +199,10 @@ class TaskExecutor:
             format=format,
             options=options,
         )
+
+    async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
+        """:meth:`ExecutorClient.query`."""
+        return await self._client.query(table, sql)
 
     async def close(self) -> None:
         await self._client.close()

@@ -45,6 +45,13 @@ class Executor(Protocol):
         """
         ...
 
+    async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
+        """Spark SQL over ``table``, which the query reads as the view ``batch``, and its
+        result (``SELECT id, amount * 2 AS doubled FROM batch WHERE amount > 0``). Raises the
+        executor's refusal (INVALID_ARGUMENT with Spark's reason) for a query that does not
+        parse or fit the table."""
+        ...
+
 
 class NoExecutor:
     """The executor of a context the runtime did not make: every write is a clear error."""
@@ -59,7 +66,14 @@ class NoExecutor:
         format: str = "parquet",
         options: Mapping[str, str] | None = None,
     ) -> tuple[int, int]:
-        raise ConnectError(
-            "no Spark executor: this SinkTaskContext was not made by the headrace runtime; "
-            "pass executor=... to SinkTaskContext to use one without it"
-        )
+        raise _missing()
+
+    async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
+        raise _missing()
+
+
+def _missing() -> ConnectError:
+    return ConnectError(
+        "no Spark executor: this SinkTaskContext was not made by the headrace runtime; "
+        "pass executor=... to SinkTaskContext to use one without it"
+    )

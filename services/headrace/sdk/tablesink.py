@@ -61,6 +61,7 @@ MAX_BUFFERED_FACTOR = 4
 
 PARTITION_BY = "partition.by"
 PATH = "path"
+SQL = "sql"
 
 TOPICS_CONFIG = (
     ConfigDef()
@@ -72,9 +73,17 @@ TOPICS_CONFIG = (
         Importance.HIGH,
         doc="A pattern of topics to consume, instead of topics.",
     )
+    .define(
+        SQL,
+        ConfigType.STRING,
+        None,
+        Importance.MEDIUM,
+        doc="Spark SQL run over each batch, which it reads as the view batch (SELECT id, "
+        "upper(name) AS name FROM batch WHERE amount > 0); its result is written instead.",
+    )
 )
-"""The keys every table sink takes: what it consumes. A sink writing to a database adds its own
-to these."""
+"""The keys every table sink takes: what it consumes, and a query over each batch. A sink
+writing to a database adds its own to these."""
 
 TABLE_SINK_CONFIG = TOPICS_CONFIG.define(
     PATH,
@@ -281,6 +290,8 @@ class TableSinkTask(SinkTask):
         self.path = str(self.context.paths.resolve(parsed[PATH], PATH)) if has_path else ""
         self.format = self.write_format(parsed)
         self.options = self.write_options(parsed)
+        if parsed.get(SQL):
+            self.options[SQL] = str(parsed[SQL])
         self.buffer: dict[TopicPartition, Pending] = {}
         self._writing: dict[TopicPartition, asyncio.Task[tuple[int, int]]] = {}
         self._written: dict[TopicPartition, int] = {}  # next offset after what is written

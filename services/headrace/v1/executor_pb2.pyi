@@ -78,3 +78,17 @@ class ReadRowsResponse(_message.Message):
     arrow_ipc: bytes
     truncated: bool
     def __init__(self, arrow_ipc: _Optional[bytes] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
+class QueryRequest(_message.Message):
+    __slots__ = ("arrow_ipc", "sql")
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
+    SQL_FIELD_NUMBER: _ClassVar[int]
+    arrow_ipc: bytes
+    sql: str
+    def __init__(self, arrow_ipc: _Optional[bytes] = ..., sql: _Optional[str] = ...) -> None: ...
+
+class QueryResponse(_message.Message):
+    __slots__ = ("arrow_ipc",)
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
+    arrow_ipc: bytes
+    def __init__(self, arrow_ipc: _Optional[bytes] = ...) -> None: ...

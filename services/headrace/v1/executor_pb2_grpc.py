@@ -49,6 +49,11 @@ class ExecutorStub:
                 request_serializer=headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_executor__pb2.ReadRowsResponse.FromString,
                 _registered_method=True)
+        self.Query = channel.unary_unary(
+                '/headrace.v1.Executor/Query',
+                request_serializer=headrace_dot_v1_dot_executor__pb2.QueryRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_executor__pb2.QueryResponse.FromString,
+                _registered_method=True)
 
 
 class ExecutorServicer:
@@ -73,6 +78,13 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Query(self, request, context):
+        """The SQL transform, its result sent back: Spark SQL over one batch, seen as the view `batch`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -90,6 +102,11 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.ReadRows,
                     request_deserializer=headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_executor__pb2.ReadRowsResponse.SerializeToString,
+            ),
+            'Query': grpc.unary_unary_rpc_method_handler(
+                    servicer.Query,
+                    request_deserializer=headrace_dot_v1_dot_executor__pb2.QueryRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_executor__pb2.QueryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -173,6 +190,33 @@ class Executor:
             '/headrace.v1.Executor/ReadRows',
             headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.SerializeToString,
             headrace_dot_v1_dot_executor__pb2.ReadRowsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Query(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.Executor/Query',
+            headrace_dot_v1_dot_executor__pb2.QueryRequest.SerializeToString,
+            headrace_dot_v1_dot_executor__pb2.QueryResponse.FromString,
             options,
             channel_credentials,
             insecure,
