@@ -31,7 +31,7 @@ from headrace.cli.kafka import free_port
 from headrace.cli.stack import EXECUTOR
 from headrace.core.arrowipc import ipc_stream
 from headrace.executor.layout import writer_key
-from headrace.runtime.executor import ExecutorClient
+from headrace.runtime.executor import ExecutorClient, chunks
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests.postgres import Postgres
 from tests.support import wait_for
@@ -724,3 +724,55 @@ async def test_a_jdbc_query_must_keep_the_offsets(address: str, postgres: Postgr
             )
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "its result must keep kafka_offset" in (refused.value.details() or "")
+
+
+async def test_a_batch_streamed_in_many_chunks_is_written_whole(
+    address: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "out"
+    batch = rows("chunked", 0, range(0, 20_000))  # about a megabyte of Arrow
+    async with ExecutorClient(address, chunk_bytes=64 * 1024) as client:
+        assert len(list(chunks(executor_pb2.WriteBatchRequest(), ipc_stream(batch), 65536))) > 10
+        assert await writes(client, root, "chunked")(table=batch) == (20_000, 0)
+    assert read_back(root).equals(batch)
+
+
+def test_a_stream_that_is_not_what_its_header_says_is_refused(address: str) -> None:
+    data = ipc_stream(rows("bad", 0, range(0, 10)))
+    header = _request(Path(), path="/nowhere", arrow_ipc=b"")
+    cases = [
+        ([executor_pb2.WriteChunk(arrow_ipc=data)], "header: the first chunk must be it"),
+        (
+            [executor_pb2.WriteChunk(header=_request(Path(), stream_bytes=len(data)))],
+            "header: carries no rows",
+        ),
+        (
+            [
+                executor_pb2.WriteChunk(header=_with(header, stream_bytes=len(data) + 1)),
+                executor_pb2.WriteChunk(arrow_ipc=data),
+            ],
+            f"stream_bytes: {len(data) + 1} declared, {len(data)} sent",
+        ),
+        (
+            [
+                executor_pb2.WriteChunk(header=_with(header, stream_bytes=5)),
+                executor_pb2.WriteChunk(arrow_ipc=data),
+            ],
+            "stream_bytes: 5 declared, more sent",
+        ),
+    ]
+    with grpc.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        for sent, says in cases:
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.WriteStream(iter(sent), timeout=30)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, says
+            assert says in (refused.value.details() or ""), refused.value.details()
+
+
+def _with(request: executor_pb2.WriteBatchRequest, **fields: Any) -> executor_pb2.WriteBatchRequest:
+    changed = executor_pb2.WriteBatchRequest()
+    changed.CopyFrom(request)
+    for name, value in fields.items():
+        setattr(changed, name, value)
+    return changed

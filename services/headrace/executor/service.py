@@ -10,6 +10,7 @@ A synchronous ``grpc.server`` on a thread pool, because every Spark call blocks.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -64,11 +65,38 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self, request: executor_pb2.WriteBatchRequest, context: grpc.ServicerContext
     ) -> executor_pb2.WriteBatchResponse:
         """Validates and writes one batch, skipping rows an earlier try already committed."""
+        return self._write(request, context, len(request.arrow_ipc), lambda: request.arrow_ipc)
+
+    def WriteStream(
+        self, chunks: Iterator[executor_pb2.WriteChunk], context: grpc.ServicerContext
+    ) -> executor_pb2.WriteBatchResponse:
+        """:meth:`WriteBatch` for a batch sent as a header, then its Arrow IPC stream in pieces.
+        The batch is admitted on its header's ``stream_bytes``, before its pieces are read."""
+        first = next(chunks, None)
+        if first is None or first.WhichOneof("part") != "header":
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "header: the first chunk must be it")
+            raise AssertionError("unreachable: context.abort raises")
+        header = first.header
+        if header.arrow_ipc:
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "header: carries no rows; send them in the chunks after it",
+            )
+        declared = header.stream_bytes
+        return self._write(header, context, declared, lambda: _collect(chunks, declared))
+
+    def _write(
+        self,
+        request: executor_pb2.WriteBatchRequest,
+        context: grpc.ServicerContext,
+        size: int,
+        read: Callable[[], bytes],
+    ) -> executor_pb2.WriteBatchResponse:
         where = _where(request)
         started = time.monotonic()
         try:
-            with self._admission.admit(len(request.arrow_ipc)):
-                batch = _from_proto(request, self._roots)
+            with self._admission.admit(size):
+                batch = _from_proto(request, read(), self._roots)
                 result = self._writer_of(batch.format).write(batch)
             self._log.info(
                 "batch_written",
@@ -174,7 +202,24 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         )
 
 
-def _from_proto(request: executor_pb2.WriteBatchRequest, roots: Paths) -> WriteBatch:
+def _collect(chunks: Iterator[executor_pb2.WriteChunk], declared: int) -> bytes:
+    """The Arrow IPC stream a WriteStream's chunks carry, exactly as long as its header said."""
+    pieces, received = [], 0
+    for chunk in chunks:
+        if chunk.WhichOneof("part") != "arrow_ipc":
+            raise InvalidRequest("header", "only the first chunk may be one")
+        received += len(chunk.arrow_ipc)
+        if received > declared:
+            raise InvalidRequest("stream_bytes", f"{declared} declared, more sent")
+        pieces.append(chunk.arrow_ipc)
+    if received != declared:
+        raise InvalidRequest("stream_bytes", f"{declared} declared, {received} sent")
+    return b"".join(pieces)
+
+
+def _from_proto(
+    request: executor_pb2.WriteBatchRequest, arrow_ipc: bytes, roots: Paths
+) -> WriteBatch:
     return validate_write(
         connector=request.connector,
         task=request.task,
@@ -185,7 +230,7 @@ def _from_proto(request: executor_pb2.WriteBatchRequest, roots: Paths) -> WriteB
         last_offset=request.last_offset,
         format=request.format,
         path=request.path,
-        arrow_ipc=request.arrow_ipc,
+        arrow_ipc=arrow_ipc,
         roots=roots,
         options=dict(request.options),
     )

@@ -5,9 +5,10 @@ The runtime makes one :class:`TaskExecutor` per sink task, bound to this process
 it reads (``topicids.TopicIdentity``), hands it to the task as ``context.executor``, and closes it
 when the task stops. Plugins never import this module.
 
-One RPC per batch. Batches bigger than the executor's message limit are split on offset
-boundaries (never between two rows of one offset, which would make the second part look already
-written). Calls the executor turns away as busy (RESOURCE_EXHAUSTED) or that cannot reach it
+One call per batch, streamed in chunks (``WriteStream``): a header, then the batch's Arrow IPC
+stream in pieces of :data:`CHUNK_BYTES`, so no message is large whatever the batch; the executor
+admits the batch on the header's size before reading a piece. Calls the executor turns away as
+busy (RESOURCE_EXHAUSTED) or that cannot reach it
 (UNAVAILABLE) are retried until a deadline, honouring its ``retry-after-ms`` hint: writes are
 idempotent, so a retry never writes a row twice.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -26,14 +27,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from headrace.core.arrowipc import ipc_stream, read_stream
-from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, retry_after_s
+from headrace.core.rpc import GRPC_OPTIONS, retry_after_s
 from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
 _RETRYABLE = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
-# Room in a request for everything besides the Arrow bytes (names, path, offsets).
-_MAX_ARROW_BYTES = MAX_MESSAGE_BYTES - 1024 * 1024
+CHUNK_BYTES = 4 * 1024 * 1024
+"""The Arrow bytes one WriteStream message carries at most."""
 _FIRST_BACKOFF_S = 0.1
 _MAX_BACKOFF_S = 5.0
 
@@ -42,9 +43,15 @@ class ExecutorClient:
     """A connection to the executor at ``address`` (``host:port``); opened on first use."""
 
     def __init__(
-        self, address: str, *, retry_deadline_s: float = 120.0, call_timeout_s: float = 300.0
+        self,
+        address: str,
+        *,
+        retry_deadline_s: float = 120.0,
+        call_timeout_s: float = 300.0,
+        chunk_bytes: int = CHUNK_BYTES,
     ) -> None:
         self._address = address
+        self._chunk_bytes = chunk_bytes
         self._retry_deadline_s = retry_deadline_s
         self._call_timeout_s = call_timeout_s
         self._channel: grpc.aio.Channel | None = None
@@ -75,31 +82,30 @@ class ExecutorClient:
         if table.num_rows == 0:
             return 0, 0
         # Serializing tens of MiB takes a while; keep the event loop and the task's Kafka I/O free.
-        parts = await asyncio.to_thread(encode_batches, table, _MAX_ARROW_BYTES)
-        written = skipped = 0
-        for first, last, data in parts:
-            request = executor_pb2.WriteBatchRequest(
-                connector=connector,
-                task=task,
-                topic=topic,
-                topic_id=topic_id,
-                partition=partition,
-                first_offset=first,
-                last_offset=last,
-                format=format,
-                path=absolute(path) if path else "",
-                arrow_ipc=data,
-                options=dict(options or {}),
-            )
-            response = await self._retrying("WriteBatch", request)
-            written += response.rows_written
-            skipped += response.rows_skipped
-        return written, skipped
+        data = await asyncio.to_thread(ipc_stream, table)
+        offsets = table.column(KAFKA_OFFSET_COLUMN)
+        header = executor_pb2.WriteBatchRequest(
+            connector=connector,
+            task=task,
+            topic=topic,
+            topic_id=topic_id,
+            partition=partition,
+            first_offset=pc.min(offsets).as_py(),
+            last_offset=pc.max(offsets).as_py(),
+            format=format,
+            path=absolute(path) if path else "",
+            options=dict(options or {}),
+            stream_bytes=len(data),
+        )
+        response = await self._retrying(
+            "WriteStream", lambda: chunks(header, data, self._chunk_bytes)
+        )
+        return response.rows_written, response.rows_skipped
 
     async def count_rows(self, path: str, format: str = "parquet") -> int:
         """How many rows the dataset at ``path`` holds (0 if it does not exist)."""
         request = executor_pb2.CountRowsRequest(format=format, path=absolute(path))
-        response = await self._retrying("CountRows", request)
+        response = await self._retrying("CountRows", lambda: request)
         return int(response.rows)
 
     async def read_rows(
@@ -108,13 +114,14 @@ class ExecutorClient:
         """Up to ``limit`` rows (0: the executor's default) of the dataset at ``path``, and
         whether it holds more."""
         request = executor_pb2.ReadRowsRequest(format=format, path=absolute(path), limit=limit)
-        response = await self._retrying("ReadRows", request)
+        response = await self._retrying("ReadRows", lambda: request)
         return read_stream(response.arrow_ipc), bool(response.truncated)
 
     async def query(self, table: pa.Table, sql: str) -> pa.Table:
         """Spark SQL over ``table`` (the view ``batch``), and its result."""
         data = await asyncio.to_thread(ipc_stream, table)
-        response = await self._retrying("Query", executor_pb2.QueryRequest(arrow_ipc=data, sql=sql))
+        request = executor_pb2.QueryRequest(arrow_ipc=data, sql=sql)
+        response = await self._retrying("Query", lambda: request)
         return read_stream(response.arrow_ipc)
 
     async def close(self) -> None:
@@ -141,14 +148,16 @@ class ExecutorClient:
             self._stub = executor_pb2_grpc.ExecutorStub(self._channel)
         return self._stub
 
-    async def _retrying(self, method: str, request: Any) -> Any:
+    async def _retrying(self, method: str, request: Callable[[], Any]) -> Any:
+        """The answer to ``method`` called with ``request()`` (made again for each try: a
+        stream's iterator is spent by one)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._retry_deadline_s
         backoff = _FIRST_BACKOFF_S
         while True:
             try:
                 call = getattr(self._rpc(), method)
-                return await call(request, timeout=self._call_timeout_s)
+                return await call(request(), timeout=self._call_timeout_s)
             except grpc.aio.AioRpcError as exc:
                 if exc.code() not in _RETRYABLE:
                     raise
@@ -216,35 +225,11 @@ def absolute(path: str) -> str:
     return os.path.abspath(path)
 
 
-def encode_batches(table: pa.Table, max_bytes: int) -> list[tuple[int, int, bytes]]:
-    """(first offset, last offset, IPC stream) per request, each stream at most ``max_bytes``.
-
-    One request when the table fits; otherwise the rows, in offset order, cut into halves at
-    offset boundaries until every part fits. Raises ValueError when one offset's rows alone are
-    too big.
-    """
-    data = ipc_stream(table)
-    offsets = table.column(KAFKA_OFFSET_COLUMN)
-    first, last = pc.min(offsets).as_py(), pc.max(offsets).as_py()
-    if len(data) <= max_bytes:
-        return [(first, last, data)]
-    if first == last:
-        raise ValueError(
-            f"the rows of offset {first} take {len(data)} bytes as Arrow IPC, "
-            f"more than the {max_bytes} one request may carry"
-        )
-    ordered = table.sort_by(KAFKA_OFFSET_COLUMN)
-    cut = _offset_boundary(ordered.column(KAFKA_OFFSET_COLUMN), ordered.num_rows // 2)
-    return encode_batches(ordered.slice(0, cut), max_bytes) + encode_batches(
-        ordered.slice(cut), max_bytes
-    )
-
-
-def _offset_boundary(sorted_offsets: pa.ChunkedArray, near: int) -> int:
-    """The row index nearest ``near`` where the offset changes (one offset's rows stay together)."""
-    values = sorted_offsets.to_pylist()
-    for distance in range(len(values)):
-        for index in (near + distance, near - distance):
-            if 0 < index < len(values) and values[index] != values[index - 1]:
-                return index
-    raise AssertionError("at least two distinct offsets have a boundary between them")
+def chunks(
+    header: executor_pb2.WriteBatchRequest, data: bytes, size: int
+) -> Iterator[executor_pb2.WriteChunk]:
+    """A WriteStream's messages: the header, then ``data`` in pieces of at most ``size``."""
+    yield executor_pb2.WriteChunk(header=header)
+    view = memoryview(data)
+    for start in range(0, len(data), size):
+        yield executor_pb2.WriteChunk(arrow_ipc=bytes(view[start : start + size]))

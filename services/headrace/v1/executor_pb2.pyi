@@ -2,12 +2,12 @@ from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class WriteBatchRequest(_message.Message):
-    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc", "topic_id", "options")
+    __slots__ = ("connector", "task", "topic", "partition", "first_offset", "last_offset", "format", "path", "arrow_ipc", "topic_id", "options", "stream_bytes")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +26,7 @@ class WriteBatchRequest(_message.Message):
     ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
     TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    STREAM_BYTES_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task: int
     topic: str
@@ -37,7 +38,16 @@ class WriteBatchRequest(_message.Message):
     arrow_ipc: bytes
     topic_id: str
     options: _containers.ScalarMap[str, str]
-    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ..., topic_id: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    stream_bytes: int
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., topic: _Optional[str] = ..., partition: _Optional[int] = ..., first_offset: _Optional[int] = ..., last_offset: _Optional[int] = ..., format: _Optional[str] = ..., path: _Optional[str] = ..., arrow_ipc: _Optional[bytes] = ..., topic_id: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., stream_bytes: _Optional[int] = ...) -> None: ...
+
+class WriteChunk(_message.Message):
+    __slots__ = ("header", "arrow_ipc")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
+    header: WriteBatchRequest
+    arrow_ipc: bytes
+    def __init__(self, header: _Optional[_Union[WriteBatchRequest, _Mapping]] = ..., arrow_ipc: _Optional[bytes] = ...) -> None: ...
 
 class WriteBatchResponse(_message.Message):
     __slots__ = ("rows_written", "rows_skipped")

@@ -39,6 +39,11 @@ class ExecutorStub:
                 request_serializer=headrace_dot_v1_dot_executor__pb2.WriteBatchRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_executor__pb2.WriteBatchResponse.FromString,
                 _registered_method=True)
+        self.WriteStream = channel.stream_unary(
+                '/headrace.v1.Executor/WriteStream',
+                request_serializer=headrace_dot_v1_dot_executor__pb2.WriteChunk.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_executor__pb2.WriteBatchResponse.FromString,
+                _registered_method=True)
         self.CountRows = channel.unary_unary(
                 '/headrace.v1.Executor/CountRows',
                 request_serializer=headrace_dot_v1_dot_executor__pb2.CountRowsRequest.SerializeToString,
@@ -61,6 +66,13 @@ class ExecutorServicer:
 
     def WriteBatch(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WriteStream(self, request_iterator, context):
+        """One batch streamed in chunks: what clients send, so a batch of any size fits the messages.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -91,6 +103,11 @@ def add_ExecutorServicer_to_server(servicer, server):
             'WriteBatch': grpc.unary_unary_rpc_method_handler(
                     servicer.WriteBatch,
                     request_deserializer=headrace_dot_v1_dot_executor__pb2.WriteBatchRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_executor__pb2.WriteBatchResponse.SerializeToString,
+            ),
+            'WriteStream': grpc.stream_unary_rpc_method_handler(
+                    servicer.WriteStream,
+                    request_deserializer=headrace_dot_v1_dot_executor__pb2.WriteChunk.FromString,
                     response_serializer=headrace_dot_v1_dot_executor__pb2.WriteBatchResponse.SerializeToString,
             ),
             'CountRows': grpc.unary_unary_rpc_method_handler(
@@ -135,6 +152,33 @@ class Executor:
             target,
             '/headrace.v1.Executor/WriteBatch',
             headrace_dot_v1_dot_executor__pb2.WriteBatchRequest.SerializeToString,
+            headrace_dot_v1_dot_executor__pb2.WriteBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/headrace.v1.Executor/WriteStream',
+            headrace_dot_v1_dot_executor__pb2.WriteChunk.SerializeToString,
             headrace_dot_v1_dot_executor__pb2.WriteBatchResponse.FromString,
             options,
             channel_credentials,
