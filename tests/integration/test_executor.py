@@ -6,8 +6,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -33,8 +31,8 @@ from headrace.core.arrowipc import ipc_stream
 from headrace.executor.layout import writer_key
 from headrace.runtime.executor import ExecutorClient, chunks
 from headrace.v1 import executor_pb2, executor_pb2_grpc
+from tests import sparkprocs
 from tests.postgres import Postgres
-from tests.support import wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -42,8 +40,6 @@ MAX_IN_FLIGHT = 2
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # what the sink runtime reads from Kafka for each topic
 WRITER = writer_key("sink", TOPIC_ID)
 Write = Callable[..., Awaitable[tuple[int, int]]]
-STARTUP_DEADLINE_S = 180.0
-STOP_DEADLINE_S = 60.0
 
 
 def _read_log(path: Path) -> list[dict[str, object]]:
@@ -54,63 +50,15 @@ def _read_log(path: Path) -> list[dict[str, object]]:
     return events
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], address: str, log_path: Path) -> None:
-    with grpc.insecure_channel(address) as channel:
-        # One future for the whole wait: each one polls the channel from a thread of its own,
-        # and a future given up on kept polling, then raised in a later test once the channel
-        # had closed.
-        answered = grpc.channel_ready_future(channel)
-
-        def ready() -> bool:
-            if proc.poll() is not None:
-                output = log_path.read_text()
-                raise AssertionError(f"executor exited with {proc.returncode}:\n{output}")
-            try:
-                answered.result(timeout=1.0)
-            except grpc.FutureTimeoutError:
-                return False
-            return True
-
-        try:
-            wait_for(f"the executor to answer (its log: {log_path})", ready, STARTUP_DEADLINE_S)
-        finally:
-            answered.cancel()  # its polling thread must not outlive the channel
-
-
 @pytest.fixture(scope="module")
 def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The address of an executor process started for this module, and its log file."""
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    log_path = tmp_path_factory.mktemp("executor") / "executor.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
-    # Every test writes under its own tmp_path, inside this run's base folder.
-    env["HEADRACE_FILE_ROOTS"] = str(tmp_path_factory.getbasetemp())
-    command = [
-        sys.executable,
-        "-m",
-        "headrace.executor",
-        "--port",
-        str(port),
-        "--master",
-        "local[2]",
-        "--max-in-flight",
-        str(MAX_IN_FLIGHT),
-    ]
-    with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
-    try:
-        _wait_ready(proc, address, log_path)
+    """The address of an executor process started for this module, and its log file. Every
+    test writes under its own tmp_path, inside this run's base folder, the executor's root."""
+    folder = tmp_path_factory.mktemp("executor")
+    roots = tmp_path_factory.getbasetemp()
+    limits = ("--max-in-flight", str(MAX_IN_FLIGHT))
+    with sparkprocs.executor(folder, roots, "local[2]", limits) as (address, log_path, _):
         yield address, log_path
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=STOP_DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise AssertionError(f"executor ignored SIGTERM:\n{log_path.read_text()}") from None
-    assert proc.returncode == 0, log_path.read_text()
     assert "executor_stopped" in {e.get("event") for e in _read_log(log_path)}
 
 

@@ -2,7 +2,7 @@
 
 With a cluster master or a Spark Connect server (``sc://host:port``) the dataset roots must be on a
 filesystem the executor process shares with Spark: a batch is committed by renaming its folder
-locally. Spark Connect also needs PySpark's ``connect`` extras installed.
+locally. Spark Connect also needs PySpark's ``connect`` extras (``pip install headrace[connect]``).
 
 Delta Lake and the PostgreSQL JDBC driver are jars beside PySpark's (``deploy/spark/lib``, which
 ``make`` fills from ``deploy/spark/pom.xml``; ``HEADRACE_SPARK_JARS`` names another folder). A
@@ -45,6 +45,12 @@ DRIVER_CONF: dict[str, str] = {
     "spark.driver.memory": "512m",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    # The JVM's logs as JSON lines beside the service's own: from the first line, with Spark's
+    # own JSON layout, and after the context starts, with Spark's structured logging.
+    "spark.log.structuredLogging.enabled": "true",
+    "spark.driver.extraJavaOptions": (
+        "-Dlog4j2.configurationFile=classpath:org/apache/spark/log4j2-json-layout.properties"
+    ),
 }
 
 # Local mode talks only to itself; binding to loopback keeps it off the network.
