@@ -4,6 +4,8 @@ and a unique cluster prefix per test so no two tests ever share a topic."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,13 +35,19 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
-    """A PostgreSQL server started for this test session, on a loopback port."""
-    server = start_postgres(tmp_path_factory.mktemp("postgres"))
+def postgres() -> Iterator[Postgres]:
+    """A PostgreSQL server started for this test session, on a loopback port. Its data is not
+    under pytest's folder: the server runs as a user of its own, and pytest makes its folder
+    private again whenever a session starts, which would cut a running server off its data."""
+    data = Path(tempfile.mkdtemp(prefix="headrace-postgres-"))
     try:
-        yield server
+        server = start_postgres(data)
+        try:
+            yield server
+        finally:
+            server.stop()
     finally:
-        server.stop()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture

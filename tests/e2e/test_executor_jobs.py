@@ -21,7 +21,7 @@ from tests.support import wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
-RECORDS = 1500
+RECORDS = 3000
 
 
 def ids_written(stack: Stack, path: Path, fmt: str, postgres: Postgres) -> list[int]:
@@ -74,7 +74,9 @@ def test_every_record_survives_the_executor_killed_mid_stream(
         "topic": topic,
         "records": str(RECORDS),
         "batch.size": "10",
-        "interval.ms": "50",  # a few hundred records a second: the kill comes mid-stream
+        # 200 records a second for 15 s: the kill comes mid-stream, even if Spark is slow to
+        # write the first batch on a busy machine.
+        "interval.ms": "100",
     }
     sink = {
         "connector.class": connector_class,
@@ -89,7 +91,7 @@ def test_every_record_survives_the_executor_killed_mid_stream(
         client.create(f"{job}-out", sink)
         client.create(f"{job}-gen", source)
         try:
-            wait_for("rows landing", lambda: len(ids_written(stack, out, fmt, postgres)) > 100, 120)
+            wait_for("rows landing", lambda: ids_written(stack, out, fmt, postgres), 120)
             landed = len(set(ids_written(stack, out, fmt, postgres)))
             pid = stack.pid("executor")
             assert pid is not None

@@ -427,3 +427,39 @@ def test_the_jdbc_sink_refuses_what_it_cannot_honour(
     errors = {r.name: r.errors for r in connector.validate({**base, **config})}
     assert any(says in e for e in errors[key]), errors
     assert [k for k, found in errors.items() if found] == [key]
+
+
+async def test_a_full_buffer_pauses_its_partition_until_its_write_is_done(tmp_path: Path) -> None:
+    """pre_commit never waits on the executor (which may be restarting for longer than a plugin
+    call may take): the runtime stops fetching the partition instead."""
+    executor = GatedExecutor()
+    task = parquet.ParquetSinkTask()
+    paused: list[set[TopicPartition]] = []
+    resumed: list[set[TopicPartition]] = []
+    context = SinkTaskContext(
+        "sink",
+        0,
+        executor=executor,
+        logger=Logger(),
+        paths=Paths((tmp_path,)),
+        _pause=lambda tps: paused.append(set(tps)),
+        _resume=lambda tps: resumed.append(set(tps)),
+    )
+    task.initialize(context)
+    await task.start({"path": str(tmp_path), "topics": "orders", "flush.max.records": "2"})
+    p0, p1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+    await task.put([record(0, 0), record(1, 0)])
+    await task.pre_commit({})  # both partitions' writes start, and hang at the gate
+    await until(lambda: executor.running == {0, 1})
+    await task.put([record(0, o) for o in range(1, 8)] + [record(1, 1)])  # p0: 7 of at most 8
+    assert paused == []
+    await task.put([record(0, 8)])  # p0 reaches 8 while its write runs
+    assert paused == [{p0}]
+    assert await asyncio.wait_for(task.pre_commit({p0: 9, p1: 2}), 1) == {}  # it does not wait
+    executor.gate.set()
+    await until(lambda: resumed == [{p0}])  # p1 was never paused: nothing to resume
+    await until(lambda: len(executor.writes) == 2)
+    assert await task.pre_commit({p0: 9, p1: 2}) == {p0: 1, p1: 1}
+    await until(lambda: len(executor.writes) == 4)
+    assert await task.pre_commit({p0: 9, p1: 2}) == {p0: 9, p1: 2}
+    assert paused == [{p0}]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from headrace.sdk.config import ConfigDef, ConfigValue, Importance, non_empty_st
 from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import SinkConnector
 from headrace.sdk.data import Struct
-from headrace.sdk.errors import DataError
+from headrace.sdk.errors import ConnectError, DataError
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask
@@ -260,9 +261,11 @@ class TableSinkTask(SinkTask):
     At most one write per partition is in flight, so a partition's batches reach the executor in
     offset order (its watermark would drop an earlier batch that arrived after a later one).
     While a partition's write runs, its buffer keeps growing, and goes whole into the next
-    write: Spark's jobs grow to the pace Spark keeps. A buffer past ``MAX_BUFFERED_FACTOR`` times
-    ``flush.max.records`` waits for the write in flight instead. A write that failed fails the
-    next ``pre_commit``, before anything more is committed.
+    write: Spark's jobs grow to the pace Spark keeps. Once a buffer reaches
+    ``MAX_BUFFERED_FACTOR`` times ``flush.max.records``, the partition is paused (the runtime
+    fetches no more of it) until its write is done: no call into the task ever waits on the
+    executor, which may be busy or restarting for longer than a plugin call may take. A write
+    that failed fails the next ``pre_commit``, before anything more is committed.
     """
 
     FORMAT: ClassVar[str] = "parquet"
@@ -295,6 +298,7 @@ class TableSinkTask(SinkTask):
         self.buffer: dict[TopicPartition, Pending] = {}
         self._writing: dict[TopicPartition, asyncio.Task[tuple[int, int]]] = {}
         self._written: dict[TopicPartition, int] = {}  # next offset after what is written
+        self._held: set[TopicPartition] = set()  # paused until their write in flight is done
         flush_records = int(config.get("flush.max.records") or FLUSH_DEFAULTS["flush.max.records"])
         self._max_buffered = MAX_BUFFERED_FACTOR * max(flush_records, 1)
         if self.path:
@@ -306,6 +310,7 @@ class TableSinkTask(SinkTask):
         for r in records:
             repeats += self._pending(r.topic_partition).add([r.value], [r.offset], [r.timestamp])
         self._log_repeats(repeats)
+        self._hold_back({r.topic_partition for r in records})
 
     async def put_batch(self, batch: SinkBatch) -> None:
         """The batch API: the batch's columns are appended as they are, with no SinkRecord made
@@ -315,6 +320,22 @@ class TableSinkTask(SinkTask):
             values, batch.offsets.to_pylist(), batch.timestamps.to_pylist()
         )
         self._log_repeats(repeats)
+        self._hold_back({batch.topic_partition})
+
+    def _hold_back(self, partitions: set[TopicPartition]) -> None:
+        """Pauses the partitions whose buffer is full while their write is still in flight."""
+        full = {
+            tp
+            for tp in partitions - self._held
+            if len(self.buffer[tp].offsets) >= self._max_buffered and self._busy(tp)
+        }
+        if full:
+            self.context.pause(*full)
+            self._held |= full
+
+    def _busy(self, tp: TopicPartition) -> bool:
+        running = self._writing.get(tp)
+        return running is not None and not running.done()
 
     def _pending(self, tp: TopicPartition) -> Pending:
         pending = self.buffer.get(tp)
@@ -327,15 +348,13 @@ class TableSinkTask(SinkTask):
             self.context.logger.warning("repeated_records_dropped", repeats=repeats)
 
     async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Starts writing each partition's buffer (unless its last write still runs and the
-        buffer is not too large yet); the offsets of what is written, for the group."""
+        """Starts writing each partition's buffer whose last write is done; the offsets of what
+        is written, for the group. Never waits for a write."""
         self._log_finished_writes()
         for tp, pending in list(self.buffer.items()):
-            running = self._writing.get(tp)
-            busy = running is not None and not running.done()
-            if busy and len(pending.offsets) < self._max_buffered:
+            if self._busy(tp):
                 continue  # written whole once the write in flight is done
-            await self._settle(tp)  # when too much is buffered, waits for the write in flight
+            await self._settle(tp)  # done: logs it, or raises what it failed with
             self._start_write(tp, pending)
         return {tp: min(o, self._written[tp]) for tp, o in offsets.items() if tp in self._written}
 
@@ -367,6 +386,10 @@ class TableSinkTask(SinkTask):
             options=self.options_for(tp.topic),
         )
         self._written[tp] = pending.offsets[-1] + 1
+        if tp in self._held:  # its buffer may grow again: the next write takes it
+            self._held.discard(tp)
+            with contextlib.suppress(ConnectError):  # revoked meanwhile: nothing to resume
+                self.context.resume(tp)
         # Its offsets may be committed now, and a buffer held back while it ran written: ask
         # for a pre_commit, which no new record might bring otherwise.
         self.context.request_commit()
@@ -403,6 +426,7 @@ class TableSinkTask(SinkTask):
             self.buffer.pop(tp, None)
             await self._settle(tp)
             self._written.pop(tp, None)
+            self._held.discard(tp)
 
     async def stop(self, deleted: bool = False) -> None:
         # Nothing of this task may run after it stopped: writes in flight finish (or fail) now.
