@@ -1,5 +1,5 @@
-"""The peers of the Kafka-to-Parquet workload that run in a process of their own:
-``python -m bench.peers quix ...`` and ``python -m bench.peers spark ...``.
+"""The peers of the Kafka-to-Parquet and Kafka-to-Delta workloads that run in a process of their
+own: ``python -m bench.peers quix ...`` and ``python -m bench.peers spark ...``.
 
 Each is a separate process for two reasons: its peak memory is then its own process tree's,
 apart from the benchmark's, and nothing of it (a JVM, librdkafka's threads) outlives the phase
@@ -43,12 +43,14 @@ def quix(bootstrap: str, topic: str, group: str, out: Path, interval_s: float, e
     app.run()
 
 
-def spark(table_file: Path, out: Path) -> None:
-    """Spark writing an Arrow table to Parquet: the session and the table are ready before the
-    clock; the clock covers ``createDataFrame`` and the write. Prints ``{"records", "seconds"}``
-    as one JSON line, then stops the session, and with it the JVM."""
+def spark(table_file: Path, out: Path, fmt: str) -> None:
+    """Spark writing an Arrow table to Parquet or Delta: the session and the table are ready
+    before the clock; the clock covers ``createDataFrame`` and the write. Prints
+    ``{"records", "seconds"}`` as one JSON line, then stops the session, and with it the JVM."""
     import pyarrow as pa
     from pyspark.sql import SparkSession
+
+    from headrace.executor.session import DELTA_CONF, jar_folder, jars
 
     builder = SparkSession.builder.master("local[*]").appName("bench-spark-direct")
     conf = {
@@ -61,6 +63,9 @@ def spark(table_file: Path, out: Path) -> None:
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
     }
+    if fmt == "delta":  # as the executor loads Delta: the same jars and settings
+        conf |= {**DELTA_CONF, "spark.jars": ",".join(str(j) for j in jars(jar_folder()))}
+        conf["spark.databricks.delta.snapshotPartitions"] = "2"
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
@@ -68,7 +73,7 @@ def spark(table_file: Path, out: Path) -> None:
         with pa.memory_map(str(table_file)) as source:
             table = pa.ipc.open_file(source).read_all()
         started = time.perf_counter()
-        session.createDataFrame(table).write.parquet(str(out))
+        session.createDataFrame(table).write.format(fmt).save(str(out))
         seconds = time.perf_counter() - started
         sys.stdout.write(json.dumps({"records": table.num_rows, "seconds": seconds}) + "\n")
         sys.stdout.flush()
@@ -86,9 +91,10 @@ def main(argv: list[str] | None = None) -> None:
     q.add_argument("--out", type=Path, required=True)
     q.add_argument("--commit-interval", type=float, required=True, help="seconds")
     q.add_argument("--commit-every", type=int, required=True, help="messages")
-    s = peers.add_parser("spark", help="Spark writing an Arrow table to Parquet")
+    s = peers.add_parser("spark", help="Spark writing an Arrow table to Parquet or Delta")
     s.add_argument("--table", type=Path, required=True, help="an Arrow IPC file")
     s.add_argument("--out", type=Path, required=True, help="a folder that does not exist yet")
+    s.add_argument("--format", choices=("parquet", "delta"), default="parquet")
     args = parser.parse_args(argv)
     if args.peer == "quix":
         quix(
@@ -100,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
             args.commit_every,
         )
     else:
-        spark(args.table, args.out)
+        spark(args.table, args.out, args.format)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,21 @@ from bench.harness import Workload
 from bench.workloads.coldstart import ColdStart
 from bench.workloads.configapi import ConfigApi
 from bench.workloads.files import FileToFile
-from bench.workloads.parquet import KafkaToParquet
+from bench.workloads.flood import Flood
+from bench.workloads.parquet import KafkaToDelta, KafkaToParquet
 from bench.workloads.rebalance import Rebalance
 from bench.workloads.restart import Restart
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
-    for w in (FileToFile(), KafkaToParquet(), Rebalance(), Restart(), ColdStart(), ConfigApi())
+    for w in (
+        FileToFile(),
+        KafkaToParquet(),
+        KafkaToDelta(),
+        Flood(),
+        Rebalance(),
+        Restart(),
+        ColdStart(),
+        ConfigApi(),
+    )
 }

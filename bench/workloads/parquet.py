@@ -129,6 +129,36 @@ class ParquetRows:
         return self.count()
 
 
+class DeltaRows:
+    """How many rows a Delta table under ``root`` holds, from its log: each committed file's
+    ``numRecords``, which Delta writes in the add action's stats. The tables here are only ever
+    appended to, so no file is removed."""
+
+    def __init__(self, root: Path) -> None:
+        self._log = root / "_delta_log"
+        self._counted: dict[str, int] = {}
+
+    def count(self) -> int:
+        try:
+            names = sorted(os.listdir(self._log))
+        except FileNotFoundError:
+            return 0
+        for name in names:
+            if not name.endswith(".json") or name in self._counted:
+                continue
+            rows = 0
+            # A commit file appears whole: Delta writes it elsewhere and renames it in.
+            for line in (self._log / name).read_text().splitlines():
+                add = json.loads(line).get("add")
+                if add is not None:
+                    rows += int(json.loads(add["stats"])["numRecords"])
+            self._counted[name] = rows
+        return sum(self._counted.values())
+
+    async def progress(self) -> int:
+        return self.count()
+
+
 @contextlib.contextmanager
 def peer(
     args: Sequence[str], log: Path, stdout: int | None = None
@@ -256,11 +286,18 @@ class KafkaToParquet:
         await ensure_topic(env.bootstrap, topic, PARTITIONS)
         return await raw.produce(env.bootstrap, topic, PARTITIONS, records)
 
+    connector = "ParquetSink"
+    format = "parquet"
+
+    def rows_at(self, out: Path) -> ParquetRows | DeltaRows:
+        """What counts the rows written at ``out``."""
+        return ParquetRows(out)
+
     def _headrace(self, env: BenchEnv, topic: str, n: int) -> dict[str, float]:
         stack, out, name = env.stack, env.folder("headrace"), env.fresh("sink")
-        rows = ParquetRows(out)
+        rows = self.rows_at(out)
         config = {
-            "connector.class": "ParquetSink",
+            "connector.class": self.connector,
             "tasks.max": str(TASKS),
             "topics": topic,
             "path": str(out),
@@ -316,14 +353,14 @@ class KafkaToParquet:
         folder = env.folder("spark")
         out, log = folder / "rows", folder / "_spark.log"
         with PeakMemory() as peaks:
-            args = ("spark", "--table", str(table_file), "--out", str(out))
+            args = ("spark", "--table", str(table_file), "--out", str(out), "--format", self.format)
             with peer(args, log, stdout=subprocess.PIPE) as process:
                 peaks.track(SPARK_RSS, process.pid)
                 answer, _ = process.communicate(timeout=DEADLINE_S)
         if process.returncode != 0:
             raise RuntimeError(f"Spark direct exited with {process.returncode}; see {log}")
         result = json.loads(answer.decode().splitlines()[-1])
-        _expect(n, ParquetRows(out).count(), "Spark direct")
+        _expect(n, self.rows_at(out).count(), "Spark direct")
         return {SPARK: n / float(result["seconds"]), SPARK_RSS: peaks.mib()[SPARK_RSS]}
 
 
@@ -331,3 +368,40 @@ def _expect(n: int, rows: int, system: str) -> None:
     """More rows than records would mean duplicates, which would flatter a rate."""
     if rows != n:
         raise RuntimeError(f"{system} wrote {rows} rows for {n} records")
+
+
+class KafkaToDelta(KafkaToParquet):
+    """Kafka to Delta Lake: the same records into a table by headrace's Delta sink (one Delta
+    commit per batch, exactly once), beside Spark writing the same rows from Arrow to Delta
+    directly, in the same session settings and with the same jars as the executor's."""
+
+    name = "delta"
+    description = "Kafka -> Delta Lake through the Spark executor (DeltaSink)"
+    measures: Mapping[str, Measure] = {
+        **{figure: Measure("records/s") for figure in (*HEADRACE, SPARK, PRODUCE)},
+        **{
+            figure: Measure("MiB", higher_is_better=False)
+            for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, SPARK_RSS)
+        },
+    }
+    ratios: tuple[tuple[str, str], ...] = ((HEADRACE[1], SPARK), (HEADRACE_RSS, SPARK_RSS))
+    connector = "DeltaSink"
+    format = "delta"
+
+    def rows_at(self, out: Path) -> ParquetRows | DeltaRows:
+        return DeltaRows(out)
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        n = int(str(parameters["records"]))
+        topic = env.fresh("records")
+        records = [payload(i) for i in range(n)]
+        table_file = env.folder("arrow") / "rows.arrow"
+        with pa.OSFile(str(table_file), "wb") as sink:
+            table = json_table([value for _, value in records])
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        figures = {PRODUCE: asyncio.run(self._fill(env, topic, records))}
+        del records, table
+        figures |= self._headrace(env, topic, n)
+        figures |= self._spark(env, table_file, n)
+        return figures
