@@ -105,7 +105,11 @@ def up(settings: Settings, run_demo: bool) -> None:
     for spec in stack.specs():
         _say(f"starting {spec.name} ...")
         stack.start(spec.name)
-    _say(f"all services up; logs in {stack.log_dir}")
+    _say(f"all services up; logs in {stack.log_dir}, Prometheus metrics at:")
+    for spec in stack.specs():
+        metrics = stack.metrics_address(spec.name)
+        where = f"http://{metrics}/metrics" if metrics else "(none)"
+        _say(f"  {spec.name:<14} {where:<40} log {stack.log_file(spec.name)}")
     if run_demo:
         run_pipeline(settings)
     _say("the stack keeps running; stop it with `make down`")

@@ -6,21 +6,26 @@ coordinator (a replica per address in ``HEADRACE_COORDINATOR_ADDR``) and two wor
 ``headrace stack down`` stops every one of them. The end-to-end
 tests start the same processes through :class:`Stack`, on free ports and a folder of their own.
 
-A service with a gRPC server is ready when its health service says so (``grpc.health.v1``, see
+A service is ready when its health service says so (``grpc.health.v1``, see
 ``headrace.core.health``): the config service and the executor when their API is, a coordinator
 replica as soon as it answers (standing by is all a replica after the first does), unless the
-caller waits for it to lead (``ready=COORDINATOR``). A worker, which serves nothing, is ready
-when it logs ``worker_ready``.
+caller waits for it to lead (``ready=COORDINATOR``), a worker as soon as it answers (it serves
+health only once it has joined the group and applied its first assignment). A worker listens
+on a free port, the address it logs (``worker_serving``).
+
+Every service serves Prometheus metrics on a free port on loopback (``--metrics-addr``), the
+address it logs (``metrics_serving``): :meth:`Stack.metrics_address` reads it back.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -36,6 +41,9 @@ CONFIG = full_name(config_pb2, "ConfigService")
 COORDINATOR = full_name(coordinator_pb2, "Coordinator")
 EXECUTOR = full_name(executor_pb2, "Executor")
 HEALTH_CALL_S = 1.0
+FREE_PORT = "127.0.0.1:0"  # where a service listens when the others need not know beforehand
+METRICS_SERVING = "metrics_serving"
+WORKER_SERVING = "worker_serving"
 
 
 @dataclass(frozen=True)
@@ -43,8 +51,9 @@ class ServiceSpec:
     name: str
     module: str
     args: tuple[str, ...]
-    ready: str  # the health service name that says it is ready, or the log event of a worker
-    address: str | None = None  # where its health service answers; None: it serves nothing
+    ready: str  # the health service name that says it is ready
+    address: str | None = None  # where its health service answers; None: the one it logs
+    announces: str | None = None  # the log event with the address it bound, if it has none
 
 
 def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
@@ -78,18 +87,37 @@ def service_specs(settings: Settings, workers: int = 2) -> list[ServiceSpec]:
     )
     specs.extend(
         ServiceSpec(
-            f"worker-{i}", "headrace.worker", ("--worker-id", f"worker-{i}"), "worker_ready"
+            f"worker-{i}",
+            "headrace.worker",
+            ("--worker-id", f"worker-{i}", "--address", FREE_PORT),
+            SERVER,  # a worker serves health once it runs what the group wants of it
+            announces=WORKER_SERVING,
         )
         for i in range(1, workers + 1)
     )
-    return specs
+    return [replace(s, args=(*s.args, "--metrics-addr", FREE_PORT)) for s in specs]
 
 
-def _logged(log_path: Path, offset: int, event: str) -> bool:
-    """Whether the log has the event since ``offset``."""
+def _announced(log_path: Path, offset: int, event: str) -> str | None:
+    """The ``address`` of the last ``event`` in the log since ``offset``; None if none yet."""
+    if not log_path.exists():
+        return None
     with log_path.open("rb") as f:
         f.seek(offset)
-        return f'"event": "{event}"'.encode() in f.read()
+        text = f.read().decode(errors="replace")
+    marker = f'"event": "{event}"'
+    for line in reversed(text.splitlines()):
+        if marker in line:
+            try:
+                return str(json.loads(line)["address"])
+            except (json.JSONDecodeError, KeyError):
+                continue
+    return None
+
+
+def _serving_where_announced(log_path: Path, offset: int, event: str, service: str) -> bool:
+    address = _announced(log_path, offset, event)
+    return address is not None and _serving(address, service)
 
 
 def _serving(address: str, service: str) -> bool:
@@ -119,6 +147,9 @@ class Stack:
     settings: Settings
     extra_args: dict[str, tuple[str, ...]] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    # Where each service's log was when this Stack last started it: what it logged since is
+    # this run's.
+    log_offsets: dict[str, int] = field(default_factory=dict)
 
     @property
     def log_dir(self) -> Path:
@@ -136,6 +167,22 @@ class Stack:
 
     def spec(self, name: str) -> ServiceSpec:
         return next(s for s in self.specs() if s.name == name)
+
+    def announced(self, name: str, event: str) -> str | None:
+        """The address a service logged with ``event`` in its current run (the last one in its
+        log, if this Stack did not start it)."""
+        return _announced(self.log_file(name), self.log_offsets.get(name, 0), event)
+
+    def metrics_address(self, name: str) -> str | None:
+        """Where a running service serves its metrics (``http://<address>/metrics``)."""
+        return self.announced(name, METRICS_SERVING)
+
+    def health_address(self, name: str) -> str | None:
+        """Where a running service serves gRPC health."""
+        spec = self.spec(name)
+        if spec.address is not None:
+            return spec.address
+        return None if spec.announces is None else self.announced(name, spec.announces)
 
     def pid(self, name: str) -> int | None:
         try:
@@ -155,6 +202,7 @@ class Stack:
         self.pid_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_file(name)
         offset = log_path.stat().st_size if log_path.exists() else 0
+        self.log_offsets[name] = offset
         env = {**os.environ, **self.settings.to_env()}
         with log_path.open("ab") as out:
             proc = subprocess.Popen(
@@ -167,10 +215,12 @@ class Stack:
             )
         self.processes[name] = proc
         (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
-        if spec.address is None:
-            ready_now = partial(_logged, log_path, offset, spec.ready)
+        service = ready if ready is not None else spec.ready
+        if spec.address is not None:
+            ready_now = partial(_serving, spec.address, service)
         else:
-            ready_now = partial(_serving, spec.address, ready if ready is not None else spec.ready)
+            assert spec.announces is not None, f"{name} has no address"
+            ready_now = partial(_serving_where_announced, log_path, offset, spec.announces, service)
         deadline = time.monotonic() + timeout
         while not ready_now():
             if proc.poll() is not None:

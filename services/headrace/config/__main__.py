@@ -1,5 +1,5 @@
 """``python -m headrace.config``: the config service (gRPC on --address, Kafka Connect's REST
-API on --rest-address)."""
+API on --rest-address, Prometheus metrics on --metrics-addr)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
-from headrace.core import log, runner, sessionkey
+from headrace.core import log, metrics, runner, sessionkey
 from headrace.core.health import Health, full_name
 from headrace.core.plugins import builtin_version, installed
 from headrace.core.rpc import split_address
@@ -49,6 +49,7 @@ async def rotate_session_keys(commands: Commands) -> None:
 
 
 async def serve(settings: Settings, address: str, rest_address: str) -> None:
+    startup = metrics.Startup("config")
     logger = log.get()
     await ensure_topics(settings)
     store = ConfigStore.on_kafka(settings)
@@ -92,6 +93,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     commands.restarts_shown = restarter.shown
     restarting = asyncio.create_task(restarter.run(), name="auto-restarts")
     await health.ready()  # the configs topic is replayed: answers are current
+    startup.ready()
     logger.info(
         "config_service_ready",
         address=address,
@@ -125,9 +127,12 @@ def main() -> None:
         default=settings.rest_addr,
         help="host:port to serve Kafka Connect's REST API on",
     )
+    metrics.add_flag(parser)
     args = parser.parse_args()
     log.configure("config")
-    runner.run(lambda: serve(settings, args.address, args.rest_address))
+    runner.run(
+        lambda: metrics.exposed(args.metrics_addr, serve(settings, args.address, args.rest_address))
+    )
 
 
 if __name__ == "__main__":

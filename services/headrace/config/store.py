@@ -21,7 +21,7 @@ import itertools
 import random
 from collections.abc import Awaitable, Callable
 
-from headrace.core import configlog, log
+from headrace.core import configlog, log, metrics
 from headrace.core.configstate import ConfigState, apply
 from headrace.core.errors import WriterFenced
 from headrace.core.settings import Settings
@@ -52,8 +52,12 @@ class ConfigStore:
             self.configs = apply(self.configs, event)
 
     async def start(self) -> None:
-        await self._config_log.start()
-        await self._statuses.start(writer=False)
+        """Replays the configs and status topics, timing each (``headrace_replay_seconds``),
+        then keeps following them."""
+        with metrics.replay("configs"):
+            await self._config_log.start()
+        with metrics.replay("status"):
+            await self._statuses.start(writer=False)
 
     def readers(self) -> list[asyncio.Task[None] | None]:
         """The tasks that keep the state current; the service stops if one of them ends."""

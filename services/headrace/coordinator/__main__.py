@@ -2,6 +2,7 @@
 
 Run several replicas, each with its own ``--address``: one is active, the others stand by and
 take over when its lease runs out (``leadership``). Workers are given every replica's address.
+Prometheus metrics on ``--metrics-addr`` (``headrace.coordinator.metrics``).
 """
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ import argparse
 import asyncio
 from collections.abc import Awaitable
 
-from headrace.coordinator.assignmentlog import AssignmentLog
+from headrace.coordinator import metrics
+from headrace.coordinator.assignmentlog import AssignmentLog, Generation
 from headrace.coordinator.configview import ConfigFeed
 from headrace.coordinator.group import Group, Tick
 from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import log, runner
 from headrace.core.health import Health, full_name
+from headrace.core.metrics import Startup, exposed, replay
+from headrace.core.metrics import add_flag as metrics_flag
 from headrace.core.settings import Settings
 from headrace.core.topiclog import kafka_logs
 from headrace.core.topics import ensure_topics
@@ -39,6 +43,7 @@ async def serve(
     and ``configview``, the lease in ``leadership``.
     """
     logger = log.get()
+    startup = Startup("coordinator")  # ready: leading, with its state replayed
     await ensure_topics(settings)
     leadership = Leadership(settings, address, lease_timeout)
     servicer = CoordinatorServicer(address, leadership.fresh)
@@ -55,7 +60,7 @@ async def serve(
         while await _until_signalled_or(leadership.acquire()):
             try:
                 stopped = await lead(
-                    settings, address, session_timeout, grace, leadership, servicer, health
+                    settings, address, session_timeout, grace, leadership, servicer, health, startup
                 )
             except LeadershipLost as exc:
                 logger.warning("coordinator_leadership_lost", error=str(exc))
@@ -92,6 +97,7 @@ async def lead(
     leadership: Leadership,
     servicer: CoordinatorServicer,
     health: Health,
+    startup: Startup,
 ) -> bool:
     """Resumes from the assignments topic, follows the configs topic and serves the group,
     until stopped (True) or the lease is lost (:class:`LeadershipLost`)."""
@@ -102,15 +108,22 @@ async def lead(
     configs: ConfigFeed | None = None
     group: Group | None = None
     tasks: list[asyncio.Task[None]] = []
+
+    async def append(generation: Generation) -> None:
+        await assignments.append(generation)
+        metrics.REBALANCES.inc()
+        metrics.GENERATION.set(generation.number)
+
     try:
-        await assignments.start()
-        group = Group(
-            assignments.append, session_timeout=session_timeout, grace=grace, name=address
-        )
+        with replay("assignments"):
+            await assignments.start()
+        group = Group(append, session_timeout=session_timeout, grace=grace, name=address)
         if assignments.last is not None:
             group.resume(assignments.last)
+        metrics.GENERATION.set(group.generation)
         configs = ConfigFeed(kafka_logs(settings, "configs"), group.submit)
-        await configs.start()
+        with replay("configs"):
+            await configs.start()
         tasks = [
             asyncio.create_task(group.run(), name="group"),
             asyncio.create_task(tick(group, min(0.5, session_timeout / 8)), name="tick"),
@@ -118,11 +131,17 @@ async def lead(
         ]
         servicer.lead(group)
         await health.ready()
+        startup.ready()
+        metrics.LEADER.set(1)
+        members = group.members  # the group's own dict: read, never changed, by a scrape
+        metrics.MEMBERS.set_function(lambda: len(members))
         log.get().info("coordinator_ready", address=address, generation=group.generation)
         await runner.until_stopped(*tasks, configs.reader, assignments.reader)
         return True
     finally:
         servicer.lead(None)
+        metrics.LEADER.set(0)
+        metrics.MEMBERS.set_function(lambda: 0)
         await health.not_ready()
         for task in tasks:
             await runner.cancel(task)
@@ -162,11 +181,15 @@ def main() -> None:
         default=3.0,
         help="seconds without a lease renewal after which a standby replica takes over",
     )
+    metrics_flag(parser)
     args = parser.parse_args()
     log.configure("coordinator")
     runner.run(
-        lambda: serve(
-            settings, args.address, args.session_timeout, args.grace_period, args.lease_timeout
+        lambda: exposed(
+            args.metrics_addr,
+            serve(
+                settings, args.address, args.session_timeout, args.grace_period, args.lease_timeout
+            ),
         )
     )
 

@@ -14,6 +14,14 @@
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
+
+Two more are read by one process each, as its flag's default, and are not fields here: a field is
+handed to child processes (``to_env``), and two processes cannot listen on one address.
+
+| variable | flag | default | meaning |
+| --- | --- | --- | --- |
+| HEADRACE_METRICS_ADDR | ``--metrics-addr`` | empty: none | where a service serves its metrics |
+| HEADRACE_WORKER_ADDR | worker's ``--address`` | 127.0.0.1:0 | where a worker serves gRPC health |
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls. It
 writes only under the folders in ``HEADRACE_FILE_ROOTS`` (``HEADRACE_VAR/files`` when unset).
+Prometheus metrics on ``--metrics-addr`` (``headrace.core.metrics``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import threading
 from types import FrameType
 
-from headrace.core import log
+from headrace.core import log, metrics
 from headrace.core.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
@@ -49,6 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--retry-after-ms", type=int, default=250, help="the retry hint sent when busy"
     )
     parser.add_argument("--log-level", default="INFO")
+    metrics.add_flag(parser)
     return parser.parse_args(argv)
 
 
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     # Installed after the SparkSession, whose SparkContext puts in a SIGINT handler of its own.
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    exporter = metrics.serve(args.metrics_addr)
     server.start()
     health.ready()  # the SparkSession is up: batches can be written
     logger.info(
@@ -105,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         pass
     health.shutting_down()
     server.stop(STOP_GRACE_S).wait()
+    if exporter is not None:
+        exporter.close()
     spark.stop()
     logger.info("executor_stopped")
     return 0

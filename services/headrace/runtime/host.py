@@ -16,6 +16,8 @@ files in; see ``headrace.core.settings``) and tags its JSON logs on stderr with
 ``--parent-pid`` is gone) it stops every task and connector with ``deleted=False`` and exits 0.
 So it does, within the time the worker said, once the lease its worker renews (``KeepAlive``)
 runs out: a frozen worker cannot fence its units itself, and they may soon run elsewhere.
+Its task metrics go to the folder in ``PROMETHEUS_MULTIPROC_DIR``, when its worker serves metrics
+(``headrace.core.metrics``); its gauges leave it as the process exits.
 It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace), and 75 when
 a call into plugin code overran ``HEADRACE_PLUGIN_CALL_TIMEOUT`` (see ``watchdog``).
 """
@@ -34,7 +36,7 @@ from pathlib import Path
 
 import grpc
 
-from headrace.core import log
+from headrace.core import log, metrics
 from headrace.core.errors import PluginError
 from headrace.core.health import Health, full_name
 from headrace.core.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
@@ -174,6 +176,7 @@ async def serve(args: argparse.Namespace) -> int:
         finished, _ = await bounded(plugin.shutdown(), lease.stop_s)
         if not finished:
             logger.warning("plugin_host_fence_timeout", stop_s=lease.stop_s)
+            metrics.process_exiting()
             os._exit(0)
     else:
         await plugin.shutdown()
@@ -186,6 +189,7 @@ async def serve(args: argparse.Namespace) -> int:
         os.unlink(socket_path)
     install(None)
     calls.stop()
+    metrics.process_exiting()
     logger.info("plugin_host_stopped")
     return 0
 

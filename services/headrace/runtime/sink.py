@@ -48,9 +48,9 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
-from aiokafka.errors import CommitFailedError
+from aiokafka.errors import CommitFailedError, IllegalStateError
 
-from headrace.core import log
+from headrace.core import log, metrics
 from headrace.runtime import kafka
 from headrace.runtime.converters import converter_for, header_converter_for
 from headrace.runtime.errors import (
@@ -114,6 +114,7 @@ class SinkRunner(LoopBase):
         self._broken = False  # the loop failed: nothing more may be committed
         self._log = log.get(connector=self.connector, task=self.task_id)
         self._chain = TransformChain()
+        self._metrics: metrics.SinkTaskMetrics | None = None  # once its loop may run
 
     async def start(self, loop: bool = True) -> None:
         """Reads the framework config, starts the plugin's task, then joins the group; without
@@ -161,6 +162,7 @@ class SinkRunner(LoopBase):
             await self.task.start(self.task_config)
         if not loop:
             return
+        self._metrics = metrics.SinkTaskMetrics(self.connector, self.task_id)
         client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
         self._dlq = await open_dead_letter_queue(
             self.settings, self._policy, f"{client_id}-dlq", self.connector, self.task_id
@@ -270,6 +272,28 @@ class SinkRunner(LoopBase):
                     await self._hand_over(prepared)
                 if self._offsets.flush_due(self._flush_policy, time.monotonic()):
                     self._flushing = asyncio.create_task(self._flush_in_background())
+            await self._measure_lag()
+
+    async def _measure_lag(self) -> None:
+        """Sets the lag gauge as Kafka's consumers count theirs: per partition, its last stable
+        offset (the end a read_committed consumer can reach) less the consumer's position, as
+        of the last fetch. A partition not fetched yet in this assignment counts nothing."""
+        if self._metrics is None or self._consumer is None:
+            return
+        ends: dict[KafkaTopicPartition, int] = {}
+        for tp in self._consumer.assignment():  # no await in this loop: the set holds still
+            end = self._consumer.last_stable_offset(tp)
+            if end is None or end < 0:
+                end = self._consumer.highwater(tp)
+            if end is not None:
+                ends[tp] = end
+        lag = 0
+        for tp, end in ends.items():
+            try:
+                lag += max(0, end - await self._consumer.position(tp))
+            except IllegalStateError:
+                continue  # revoked meanwhile
+        self._metrics.lag.set(lag)
 
     async def _seek_requested_offsets(self) -> None:
         """Seeks where the task asked to go on from, once the flush in flight (which commits
@@ -330,6 +354,10 @@ class SinkRunner(LoopBase):
         task was stopped)."""
         self._closed = True  # leaving the group must not call back into a stopped task
         self._chain.close()
+        if self._metrics is not None:
+            # A gauge cannot be taken out of a process's metrics file: its task stopped here,
+            # so this process no longer holds anything of its partitions.
+            self._metrics.lag.set(0)
         await self._abandon_flush()  # only when the loop was cut short: finish waited for it
         if self._consumer is not None:
             await self._consumer.stop()
@@ -347,7 +375,7 @@ class SinkRunner(LoopBase):
         """A fetch converted for the task: columns where its converters allow, records
         otherwise. A record they refuse fails the task here, or is kept aside to be skipped
         when the fetch is handed over (a dropped fetch skips nothing)."""
-        prepared = Prepared(epoch, changes)
+        prepared = Prepared(epoch, changes, time.monotonic())  # as the fetch returned
         assigned = self.assignment()
         for tp, messages in batch.items():
             ours = TopicPartition(tp.topic, tp.partition)
@@ -411,6 +439,7 @@ class SinkRunner(LoopBase):
             await self._seek_to_task(prepared.positions.keys())
             return
         self._originals = self._originals.with_fetch(prepared.messages, prepared.moved)
+        delivered, skipped = self.delivered, self.skipped
         for message, error in prepared.refused:
             await self._tolerate(message, error)
         for columns in prepared.columns:
@@ -419,6 +448,13 @@ class SinkRunner(LoopBase):
         if prepared.records:
             await self.retried("put", partial(self.task.put, prepared.records))
             self.delivered += len(prepared.records)
+        if self._metrics is not None:
+            self._metrics.batch(
+                prepared.fetched,
+                self.delivered - delivered,
+                self.skipped - skipped,
+                time.monotonic() - prepared.fetched_at,
+            )
         self._raise_errant()
         # Only now that the task holds them may these offsets be committed.
         self._offsets = self._offsets.delivered(prepared.positions, prepared.fetched)
@@ -533,11 +569,13 @@ class SinkRunner(LoopBase):
 @dataclass
 class Prepared:
     """One fetch, converted, waiting for the task (``epoch``: the rebalances seen before it;
-    ``changes``: the task's requests), with the messages it came from (``moved``: those a
-    transform gave another topic or partition, by where their record says it is)."""
+    ``changes``: the task's requests; ``fetched_at``: when it was fetched, monotonic), with the
+    messages it came from (``moved``: those a transform gave another topic or partition, by
+    where their record says it is)."""
 
     epoch: int
     changes: int
+    fetched_at: float
     columns: list[SinkBatch] = field(default_factory=list)
     records: list[SinkRecord] = field(default_factory=list)
     positions: dict[TopicPartition, int] = field(default_factory=dict)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from headrace.core import log
+from headrace.core import log, metrics
 from headrace.core.connectorconfig import Boundary, transactions
 from headrace.core.offsets import OffsetStore, canonical_partition
 from headrace.core.topics import ensure_topic
@@ -70,6 +70,7 @@ class SourceRunner(LoopBase):
         self._log = log.get(connector=self.connector, task=self.task_id)
         self._creation: TopicCreation | None = None
         self._existing: set[str] = set()  # topics seen to exist: not created again
+        self._metrics: metrics.SourceTaskMetrics | None = None  # once its loop may run
 
     async def start(self, loop: bool = True) -> None:
         """Reads the framework config, loads stored offsets, then starts the plugin's task;
@@ -91,6 +92,7 @@ class SourceRunner(LoopBase):
             name = f"task {self.task_id} of {self.connector!r}"
             self._transactions = SourceTransactions(producer, name, self.retry_policy, self._log)
             send = self._transactions.send
+            self._metrics = metrics.SourceTaskMetrics(self.connector, self.task_id)
         self._offsets = OffsetStore(self.settings, self.connector, send=send)
         await self._offsets.load()
         if self._transactions is not None:
@@ -120,9 +122,17 @@ class SourceRunner(LoopBase):
                 break
             # A stop request is only checked between batches: once polled, a batch is produced
             # and its offsets stored, so a graceful stop leaves nothing half done.
+            polled_at, produced, skipped = time.monotonic(), self.produced, self.skipped
             await self._process(polled)
             if not len(polled):
                 await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
+            elif self._metrics is not None:
+                self._metrics.batch(
+                    len(polled),
+                    self.produced - produced,
+                    self.skipped - skipped,
+                    time.monotonic() - polled_at,
+                )
 
     async def finish(self) -> None:
         """Commits the open transaction; a task that ends its own transactions has it aborted

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import grpc
 import structlog
 
-from headrace.core import configlog, sessionkey
+from headrace.core import configlog, metrics, sessionkey
 from headrace.core.configstate import SessionKey, SessionKeyCreated
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
@@ -49,9 +49,11 @@ class TaskConfigsClient:
 
     def start(self) -> None:
         """Starts reading keys in the background: the worker need not wait for the replay."""
-        self._reading = asyncio.create_task(
-            self._log.start(writer=False), name="session-keys-replay"
-        )
+        self._reading = asyncio.create_task(self._replay(), name="session-keys-replay")
+
+    async def _replay(self) -> None:
+        with metrics.replay("configs"):
+            await self._log.start(writer=False)
 
     async def close(self) -> None:
         if self._reading is not None and not self._reading.done():

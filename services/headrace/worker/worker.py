@@ -37,12 +37,14 @@ from pathlib import Path
 from typing import TypeVar
 
 import grpc
+import immutables
 import structlog
 from aiokafka.errors import KafkaError
 
 from headrace.core import log
 from headrace.core.connectorconfig import requested_version
 from headrace.core.errors import PluginError
+from headrace.core.persistent import with_item, without_item
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.core.status import StatusStore, UnitStatus, status_key
@@ -63,6 +65,7 @@ from headrace.core.supervisor import PluginProcess, plugin_key
 from headrace.core.topiclog import kafka_logs
 from headrace.runtime import components
 from headrace.v1 import plugin_pb2
+from headrace.worker import metrics
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
 from headrace.worker.taskconfigs import TaskConfigsClient
@@ -169,7 +172,11 @@ class Worker:
         self._run_dir = run_dir
         self._log_dir = log_dir
         self.running: dict[WorkUnit, Running] = {}
+        # The state each unit here last reported, for the metrics: replaced, never mutated, so
+        # their server's thread reads a whole one.
+        self.states: Mapping[WorkUnit, State] = immutables.Map()
         self.generation = 0
+        self.ready = asyncio.Event()  # joined, and the first assignment applied
         self._deleted: dict[Instance, None] = {}  # insertion-ordered, oldest forgotten first
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
@@ -186,11 +193,12 @@ class Worker:
         self._task_configs = TaskConfigsClient(settings, self.log)
 
     async def run(self) -> None:
-        """Joins the group and acts on events until :meth:`shutdown`."""
+        """Joins the group and acts on events until :meth:`shutdown`; :attr:`ready` is set
+        (and ``worker_ready`` logged) once the first assignment is applied."""
         await self._status.start(reader=False)
         self._task_configs.start()
         self.membership.start()
-        self.log.info("worker_ready", plugins=len(self.catalog.plugins))
+        self.log.info("worker_joining", plugins=len(self.catalog.plugins))
         while (event := await self._queue.get()) is not None:
             try:
                 await self._handle(event)
@@ -217,7 +225,10 @@ class Worker:
             # From a coordinator that lost its lease after a newer one spoke: never acted on.
             self.log.warning("assignment_stale", generation=update.generation, seen=self.generation)
             return
+        if update.generation > self.generation:
+            metrics.REBALANCES.inc()
         self.generation = update.generation
+        metrics.GENERATION.set(update.generation)
         structlog.contextvars.bind_contextvars(generation=update.generation)
         log.get().info(
             "assignment_received",
@@ -241,6 +252,15 @@ class Worker:
         await self._start_all({unit: assigned[unit] for unit in steps.starts})
         await for_each(self._clean_up, update.cleanups, MAX_CONCURRENT_UNIT_CALLS)
         self.log.info("assignment_applied", generation=update.generation, running=len(self.running))
+        if not self.ready.is_set():
+            # Caught up: it runs what the group wants of it now.
+            self.ready.set()
+            self.log.info(
+                "worker_ready",
+                plugins=len(self.catalog.plugins),
+                generation=update.generation,
+                running=len(self.running),
+            )
 
     async def _start_all(self, starts: Mapping[WorkUnit, AssignedUnit]) -> None:
         """Starts the units concurrently, once the plugin processes they need are up; a held
@@ -399,6 +419,7 @@ class Worker:
             if halted or await self._deliver(cleanup):
                 self._remember(instance)
                 done.append(instance)
+            self.states = without_item(self.states, unit)
             await self._write_status(unit, self._status.remove(unit))
         elif unit not in restarting:
             await self._report(unit, State.UNASSIGNED, running=running)
@@ -498,6 +519,11 @@ class Worker:
     async def _report(
         self, unit: WorkUnit, state: State, trace: str = "", running: Running | None = None
     ) -> None:
+        self.states = (
+            without_item(self.states, unit)
+            if state is State.UNASSIGNED
+            else with_item(self.states, unit, state)
+        )
         current = running or self.running.get(unit)
         version = current.plugin.version if current and current.plugin else ""
         reported = UnitStatus(unit, state, self.worker_id, trace, self.generation, version)
@@ -509,6 +535,10 @@ class Worker:
             await write
         except KafkaError as exc:
             self.log.error("status_write_failed", key=status_key(unit), error=repr(exc))
+
+    @property
+    def plugin_processes(self) -> int:
+        return len(self._processes)
 
     def _live(self, unit: WorkUnit) -> bool:
         """Whether the unit runs here in a plugin process (not held, not gone)."""
