@@ -10,7 +10,7 @@ from typing import Any
 import click
 import grpc
 
-from headrace.cli import changing, lifecycle, local, offsets, plugins, reading
+from headrace.cli import changing, lifecycle, local, offsets, plugins, probe, reading
 from headrace.cli.context import CliError, KindGroup, address_option, rpc_message
 from headrace.cli.inputs import InputError
 
@@ -66,6 +66,7 @@ for command in (
     local.kafka,
     local.coordinator,
     local.stack,
+    probe.probe,
 ):
     cli.add_command(command)
 

@@ -1,0 +1,57 @@
+"""``headrace probe HOST:PORT [--service NAME]``: one call of the standard gRPC health check
+(``grpc.health.v1.Health/Check``), for container health checks.
+
+The image runs it as its HEALTHCHECK (``deploy/entrypoint.sh``), since it holds neither grpcurl
+nor grpc_health_probe; Kubernetes asks the same service with its native ``grpc:`` probes. It
+prints the status, and exits 0 only when it is SERVING: NOT_SERVING, a name the server does not
+know and a server that does not answer in time all exit 1 (``error: ...``).
+"""
+
+from __future__ import annotations
+
+import click
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from headrace.cli.client import rpc_code
+from headrace.cli.context import CliError
+
+
+@click.command()
+@click.argument("address", metavar="HOST:PORT")
+@click.option(
+    "--service",
+    default="",
+    help="The name to check: none for the server itself (liveness), or an API's full name, "
+    "such as headrace.v1.ConfigService, which is SERVING once it answers from current state "
+    "(readiness).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=3.0,
+    show_default=True,
+    help="Seconds to wait for the answer.",
+)
+def probe(address: str, service: str, timeout: float) -> None:
+    """Checks the health of the gRPC server at HOST:PORT, or of one of its APIs."""
+    try:
+        status = check(address, service, timeout)
+    except grpc.RpcError as exc:
+        if rpc_code(exc) is grpc.StatusCode.NOT_FOUND:
+            raise CliError(f"{address} knows no service named {service!r}") from None
+        raise  # the root command prints it: error: UNAVAILABLE: ...
+    if status != "SERVING":
+        raise CliError(f"{service or 'the server'} at {address} is {status}")
+    click.echo(status)
+
+
+def check(address: str, service: str, timeout: float) -> str:
+    """The status name the health service gives for ``service`` at ``address``; a failed call
+    raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers; NOT_FOUND: an unknown name)."""
+    with grpc.insecure_channel(address) as channel:
+        response = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=timeout
+        )
+    name: str = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+    return name
