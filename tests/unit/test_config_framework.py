@@ -64,8 +64,9 @@ def test_an_unknown_plugin_or_version_is_named_under_its_own_key(catalog: Plugin
 
 
 def test_keys_headrace_does_not_honour_are_refused_with_the_reason(
-    catalog: PluginCatalog,
+    catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")  # allowed, yet not honoured
     config = {"connector.class": "Gen", "producer.override.acks": "1"}
     found = errors(framework.check("x", config, catalog))
     assert list(found) == ["producer.override.acks"]

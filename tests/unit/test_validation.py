@@ -10,6 +10,7 @@ import pytest
 from headrace.config.framework import check_create
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.configstate import ConfigState, ConnectorConfigured, fold
+from headrace.core.connectorconfig import override_policy
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, discover, version_key
 from headrace.core.settings import BUILTIN_PLUGINS
@@ -130,12 +131,8 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
         ("topic.creation.default.partitions", "0", "neither -1 nor a whole number above 0"),
         ("topic.creation.big.include", "b.*", "its group is not in topic.creation.groups"),
         ("value.converter.plugin.version", "3.9.0", "sets the version of no component"),
-        ("producer.override.linger.ms", "50", "only consumer.override.max.poll.records is"),
-        ("consumer.override.fetch.min.bytes", "1", "only consumer.override.max.poll.records is"),
-        ("admin.override.retries", "1", "only consumer.override.max.poll.records is"),
         ("errors.retry.timeout", "-5", "must be at least 0, got -5"),
         ("errors.retry.delay.max.ms", "0", "must be at least 1, got 0"),
-        ("consumer.override.max.poll.records", "0", "is not a whole number of at least 1"),
         ("transaction.boundary", "row", "is not one of poll, interval, connector"),
         ("tasks.max.enforce", "sometimes", "'sometimes' is not true or false"),
         ("config.providers", "file", "config providers are the worker's to set"),
@@ -168,7 +165,10 @@ def test_a_sink_creating_topics_is_refused(catalog: PluginCatalog) -> None:
     assert "topic.creation.default.partitions: only source connectors create" in err.message
 
 
-def test_values_headrace_honours_are_accepted(catalog: PluginCatalog) -> None:
+def test_values_headrace_honours_are_accepted(
+    catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")  # for the client override
     config = {
         "connector.class": "Lake",
         "topics": "t",
@@ -217,3 +217,42 @@ def test_a_sink_says_what_it_promises_of_its_records_in_its_manifest(tmp_path: P
     said = "delivery is for sinks, one of exactly-once, at-least-once, not"
     assert f"{said} 'twice'" in reasons["Twice"]
     assert f"{said} 'exactly-once'" in reasons["Src"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "key", "value", "reason"),
+    [
+        ("None", "consumer.override.max.poll.records", "500", "policy is None, which lets"),
+        ("None", "producer.override.security.protocol", "SSL", "override none"),
+        ("Principal", "consumer.override.max.poll.records", "500", "override only security"),
+        ("Principal", "producer.override.sasl.mechanism", "PLAIN", "not supported; of the"),
+        ("All", "producer.override.linger.ms", "50", "only consumer.override.max.poll.records"),
+        ("All", "admin.override.retries", "1", "only consumer.override.max.poll.records is"),
+        ("All", "consumer.override.max.poll.records", "0", "is not a whole number of at least"),
+    ],
+)
+def test_client_overrides_are_refused_by_the_operator_s_policy_then_by_support(
+    catalog: PluginCatalog,
+    monkeypatch: pytest.MonkeyPatch,
+    policy: str,
+    key: str,
+    value: str,
+    reason: str,
+) -> None:
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", policy)
+    err = rejected("s", {"connector.class": "File", key: value}, catalog)
+    assert err.problem is Problem.INVALID
+    assert f"- {key}: " in err.message and reason in err.message
+
+
+def test_the_policy_all_lets_through_what_headrace_honours(
+    catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "all")
+    config = {"connector.class": "File", "consumer.override.max.poll.records": "500"}
+    assert check_create("s", config, catalog, ConfigState()).config == {**config, "name": "s"}
+
+
+def test_an_unknown_policy_is_named() -> None:
+    with pytest.raises(ValueError, match="'Some' is not one of None, Principal, All"):
+        override_policy("Some")

@@ -19,6 +19,7 @@ from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import log, metrics, runner, sessionkey
+from headrace.core.connectorconfig import override_policy
 from headrace.core.health import Health, full_name
 from headrace.core.plugins import builtin_version, installed
 from headrace.core.rpc import split_address
@@ -129,6 +130,11 @@ def main() -> None:
     )
     metrics.add_flag(parser)
     args = parser.parse_args()
+    try:
+        # Every config is checked against it: a policy it cannot read stops the start, named.
+        override_policy(settings.client_override_policy)
+    except ValueError as exc:
+        parser.error(str(exc))
     log.configure("config")
     runner.run(
         lambda: metrics.exposed(args.metrics_addr, serve(settings, args.address, args.rest_address))

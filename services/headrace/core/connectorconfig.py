@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from headrace.core.settings import Settings
 from headrace.sdk.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from headrace.sdk.errors import ConfigException
 
@@ -187,16 +188,53 @@ def refuse_unsafe(config: Mapping[str, str]) -> None:
             )
 
 
-def refuse_unhonoured(config: Mapping[str, str]) -> None:
-    """Refuses the unsafe (``refuse_unsafe``), then Kafka Connect's framework keys that
-    headrace does not honour yet, each with the reason, so that none is accepted and then
-    ignored."""
-    refuse_unsafe(config)
+OVERRIDE_POLICIES = ("None", "Principal", "All")
+PRINCIPAL_KEYS = ("security.protocol", "sasl.jaas.config", "sasl.mechanism")
+"""What Connect's Principal policy lets a connector override: who its clients are."""
+
+
+def override_policy(raw: str) -> str:
+    """The operator's ``connector.client.config.override.policy`` (HEADRACE_CLIENT_OVERRIDE_POLICY),
+    as Connect spells it; ValueError for anything else."""
+    for policy in OVERRIDE_POLICIES:
+        if raw.strip().lower() == policy.lower():
+            return policy
+    raise ValueError(
+        f"HEADRACE_CLIENT_OVERRIDE_POLICY: {raw!r} is not one of {', '.join(OVERRIDE_POLICIES)}"
+    )
+
+
+def refuse_overrides(config: Mapping[str, str], policy: str) -> None:
+    """Refuses the client overrides (``producer.override.*``, ``consumer.override.*``,
+    ``admin.override.*``) the operator's policy does not allow, as Connect's policies do, and
+    then those headrace does not honour yet."""
     for key in sorted(config):
-        if key.startswith(CLIENT_OVERRIDES) and key != MAX_POLL_RECORDS:
+        if not key.startswith(CLIENT_OVERRIDES):
+            continue
+        client_key = key.split(".override.", 1)[1]
+        allowed = policy == "All" or (policy == "Principal" and client_key in PRINCIPAL_KEYS)
+        if not allowed:
+            lets = {
+                "None": "none",
+                "Principal": f"only {', '.join(PRINCIPAL_KEYS)}",
+            }[policy]
+            raise ConfigException(
+                f"{key}: the worker's connector.client.config.override.policy is {policy}, "
+                f"which lets a connector override {lets} (HEADRACE_CLIENT_OVERRIDE_POLICY)"
+            )
+        if key != MAX_POLL_RECORDS:
             raise ConfigException(
                 f"{key}: not supported; of the client overrides, only {MAX_POLL_RECORDS} is"
             )
+
+
+def refuse_unhonoured(config: Mapping[str, str], policy: str | None = None) -> None:
+    """Refuses the unsafe (``refuse_unsafe``), the client overrides ``policy`` (default: the
+    operator's, from the environment) does not allow, then Kafka Connect's framework keys that
+    headrace does not honour yet, each with the reason, so that none is accepted and then
+    ignored."""
+    refuse_unsafe(config)
+    refuse_overrides(config, override_policy(policy or Settings().client_override_policy))
     if MAX_POLL_RECORDS in config:
         raw = config[MAX_POLL_RECORDS]
         if not raw.strip().isdigit() or int(raw) < 1:

@@ -13,6 +13,7 @@
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
+| HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 
 Two more are read by one process each, as its flag's default, and are not fields here: a field is
@@ -102,6 +103,9 @@ class Settings:
     plugin_call_timeout_s: float = field(
         default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_CALL_TIMEOUT", "60"))
     )
+    client_override_policy: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
+    )
 
     def __post_init__(self) -> None:
         if not self.file_roots:
@@ -124,6 +128,7 @@ class Settings:
             "SPARK_MASTER": self.spark_master,
             "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
             "HEADRACE_PLUGIN_CALL_TIMEOUT": repr(self.plugin_call_timeout_s),
+            "HEADRACE_CLIENT_OVERRIDE_POLICY": self.client_override_policy,
         }
 
     @property
