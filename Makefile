@@ -3,7 +3,11 @@ SHELL := /bin/bash
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-KAFKA_LIB := deploy/kafka/lib
+# The embedded broker's release: `make test KAFKA_VERSION=4.3.0` runs the suite on Kafka 4.
+KAFKA_VERSION ?= 3.9.1
+export HEADRACE_KAFKA_VERSION := $(KAFKA_VERSION)
+KAFKA_LIB := deploy/kafka/lib/$(KAFKA_VERSION)
+KAFKA_PROFILE := $(if $(filter 4.%,$(KAFKA_VERSION)),-Pkafka4,-Pkafka3)
 STAMP := $(VENV)/.installed
 
 .PHONY: install proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
@@ -23,7 +27,8 @@ proto: $(STAMP)
 kafka-jars: $(KAFKA_LIB)/.resolved
 
 $(KAFKA_LIB)/.resolved: deploy/kafka/pom.xml
-	mvn -q -B -f deploy/kafka/pom.xml dependency:copy-dependencies
+	mvn -q -B -f deploy/kafka/pom.xml -Dkafka.version=$(KAFKA_VERSION) $(KAFKA_PROFILE) \
+		dependency:copy-dependencies
 	touch $@
 
 # The jars the Spark executor adds to PySpark's: Delta Lake and the PostgreSQL JDBC driver.

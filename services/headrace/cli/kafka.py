@@ -1,7 +1,9 @@
 """The embedded Kafka broker: one KRaft node on loopback, from the jars Maven resolved.
 
-``make kafka-jars`` resolves Apache Kafka into ``deploy/kafka/lib``; this module formats a data
-folder, starts ``kafka.Kafka`` with a modest heap, waits until the broker answers, and stops it.
+``make kafka-jars`` resolves Apache Kafka into ``deploy/kafka/lib/<version>`` (3.9.1, or the
+release ``HEADRACE_KAFKA_VERSION`` names, which ``make KAFKA_VERSION=...`` sets); this module
+formats a data folder, starts ``kafka.Kafka`` with a modest heap, waits until the broker answers,
+and stops it.
 The test suite starts its own broker through the same class, on free ports and a fresh folder.
 """
 
@@ -25,9 +27,16 @@ from aiokafka.errors import KafkaError
 
 from headrace.core.settings import project_home
 
+KAFKA_VERSION = os.environ.get("HEADRACE_KAFKA_VERSION", "3.9.1")
+"""The embedded broker's Apache Kafka release (``make KAFKA_VERSION=...`` resolves another)."""
+
 
 def _kafka_dir() -> Path:
     return project_home() / "deploy" / "kafka"
+
+
+def _lib() -> Path:
+    return _kafka_dir() / "lib" / KAFKA_VERSION
 
 
 LISTEN_PORTS = range(20000, 32768)
@@ -49,15 +58,20 @@ def free_port() -> int:
 
 
 def _java_cmd(main: str, heap: str, *args: str) -> list[str]:
-    lib = _kafka_dir() / "lib"
+    lib = _lib()
     if not any(lib.glob("kafka_2.13-*.jar")):
-        raise SystemExit(f"Kafka jars are missing under {lib}: run `make kafka-jars`")
+        raise SystemExit(
+            f"Kafka {KAFKA_VERSION} jars are missing under {lib}: run `make kafka-jars` "
+            f"(with KAFKA_VERSION={KAFKA_VERSION} if it is not the default)"
+        )
     return [
         "java",
         f"-Xmx{heap}",
         f"-Xms{heap}",
         "-XX:+UseG1GC",
+        # Kafka 3 logs through log4j 1 (reload4j), Kafka 4 through log4j 2: each reads its own.
         f"-Dlog4j.configuration=file:{_kafka_dir() / 'log4j.properties'}",
+        f"-Dlog4j2.configurationFile=file:{_kafka_dir() / 'log4j2.properties'}",
         "-cp",
         f"{lib}/*",
         main,
