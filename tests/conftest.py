@@ -14,6 +14,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from headrace.cli.kafka import EmbeddedKafka, free_port
+from headrace.core.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from tests.postgres import Postgres, start_postgres
 from tests.support import local_settings
@@ -67,7 +68,7 @@ def var_dir(tmp_path: Path) -> Path:
 def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests say where everything is; a developer's shell must not leak into them."""
     for name in list(os.environ):
-        if name.startswith("HEADRACE_") or name == "KAFKA_BOOTSTRAP_SERVERS":
+        if name.startswith("HEADRACE_") or name in ("KAFKA_BOOTSTRAP_SERVERS", *SECURITY):
             monkeypatch.delenv(name)
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
+from headrace.core.kafkasecurity import PLAINTEXT
 from headrace.core.settings import project_home
 
 KAFKA_VERSION = os.environ.get("HEADRACE_KAFKA_VERSION", "3.9.1")
@@ -92,7 +93,9 @@ def new_cluster_id() -> str:
 async def broker_ready(bootstrap: str) -> bool:
     """True once the broker answers a metadata request and has a controller."""
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # refusals are expected here
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
+    # The broker's own first listener, which this module makes plaintext whatever the clients
+    # of a user's cluster are told.
+    admin = AIOKafkaAdminClient(**PLAINTEXT.client_kwargs(bootstrap), request_timeout_ms=3000)
     try:
         await admin.start()
         cluster = await admin.describe_cluster()

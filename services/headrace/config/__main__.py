@@ -33,7 +33,7 @@ SESSION_KEY_CHECK_S = 60.0
 
 async def cluster_id(settings: Settings) -> str:
     """The Kafka cluster's id, as Connect's ``GET /`` shows it."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    admin = AIOKafkaAdminClient(**settings.kafka_client())
     await admin.start()
     try:
         described = await admin.describe_cluster()

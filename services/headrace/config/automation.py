@@ -180,6 +180,7 @@ class Automation:
         self.app = faust.App(
             f"{settings.cluster}-automation",
             broker=f"kafka://{settings.bootstrap_servers}",
+            broker_credentials=settings.kafka_security.faust_credentials(),
             web_enabled=False,
             store="memory://",
             # faust keeps a folder even for tables in memory: under the service's var folder,

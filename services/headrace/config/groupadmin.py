@@ -22,6 +22,8 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
+from headrace.core.kafkasecurity import KafkaSecurity
+
 # Errors that say the group still has members: its tasks have not all stopped yet.
 GROUP_IN_USE = {25, 22, 68, 86}  # UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, NON_EMPTY_GROUP,
 # GROUP_SUBSCRIBED_TO_TOPIC
@@ -90,13 +92,15 @@ def _raise_for(code: int, group: str, what: str) -> None:
 
 
 class GroupAdmin:
-    """The offsets of consumer groups on one cluster."""
+    """The offsets of consumer groups on one cluster, asked with ``security`` (by default the
+    environment's)."""
 
-    def __init__(self, bootstrap_servers: str) -> None:
+    def __init__(self, bootstrap_servers: str, security: KafkaSecurity | None = None) -> None:
         self._bootstrap = bootstrap_servers
+        self._security = security or KafkaSecurity.from_env()
 
     async def _call(self, group: str, request: Request[Any]) -> Any:
-        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
+        admin = AIOKafkaAdminClient(**self._security.client_kwargs(self._bootstrap))
         await admin.start()
         try:
             coordinator = await admin.find_coordinator(group)
@@ -107,7 +111,7 @@ class GroupAdmin:
 
     async def offsets(self, group: str) -> dict[TopicPartition, int]:
         """The group's committed offsets (the next record each partition will consume)."""
-        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
+        admin = AIOKafkaAdminClient(**self._security.client_kwargs(self._bootstrap))
         await admin.start()
         try:
             found = await admin.list_consumer_group_offsets(group)

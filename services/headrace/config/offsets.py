@@ -104,7 +104,7 @@ class OffsetsAdmin:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.groups = GroupAdmin(settings.bootstrap_servers)
+        self.groups = GroupAdmin(settings.bootstrap_servers, settings.kafka_security)
 
     def _group(self, name: str) -> str:
         return sink_group_id(self.settings.cluster, name)

@@ -87,7 +87,7 @@ class Leadership:
         while True:
             await self._wait_for_a_silent_lease()
             producer = AIOKafkaProducer(
-                bootstrap_servers=self._settings.bootstrap_servers,
+                **self._settings.kafka_client(),
                 transactional_id=f"{self._settings.cluster}-coordinator",
                 enable_idempotence=True,
                 acks="all",
@@ -108,7 +108,7 @@ class Leadership:
 
     async def _wait_for_a_silent_lease(self) -> None:
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=self._settings.bootstrap_servers,
+            **self._settings.kafka_client(),
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",

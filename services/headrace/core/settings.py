@@ -15,6 +15,7 @@
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
+| KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_* | PLAINTEXT | see ``kafkasecurity`` |
 
 Two more are read by one process each, as its flag's default, and are not fields here: a field is
 handed to child processes (``to_env``), and two processes cannot listen on one address.
@@ -31,6 +32,9 @@ import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+from headrace.core.kafkasecurity import KafkaSecurity
 
 # The built-in plugins ship inside the distribution as data: plugin-path folders, loaded like any
 # other plugin.
@@ -106,6 +110,7 @@ class Settings:
     client_override_policy: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
     )
+    kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity.from_env)
 
     def __post_init__(self) -> None:
         if not self.file_roots:
@@ -129,6 +134,7 @@ class Settings:
             "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
             "HEADRACE_PLUGIN_CALL_TIMEOUT": repr(self.plugin_call_timeout_s),
             "HEADRACE_CLIENT_OVERRIDE_POLICY": self.client_override_policy,
+            **self.kafka_security.to_env(),
         }
 
     @property
@@ -139,3 +145,8 @@ class Settings:
     def topic(self, role: str) -> str:
         """The full name of one of the cluster's topics: configs, offsets, status, assignments."""
         return f"{self.cluster}-{role}"
+
+    def kafka_client(self) -> dict[str, Any]:
+        """What every aiokafka client of the cluster is made with: the bootstrap servers and the
+        security settings."""
+        return self.kafka_security.client_kwargs(self.bootstrap_servers)

@@ -25,6 +25,7 @@ from aiokafka.structs import ConsumerRecord
 
 from headrace.core import log
 from headrace.core.errors import CommitUnknown, LogReaderStopped, TopicLayoutError, WriterFenced
+from headrace.core.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
 
 Handler = Callable[["LogRecord"], None]
@@ -90,6 +91,8 @@ class TopicLog:
     same id has started writing since this one did. One that has raises :class:`WriterFenced`
     (nothing of the append is visible to readers) after taking the turn back, so the caller can
     read what the other wrote and decide again: a compare-and-set over the whole topic.
+
+    Its clients connect with ``security``, by default the environment's.
     """
 
     def __init__(
@@ -100,8 +103,10 @@ class TopicLog:
         send: Send | None = None,
         *,
         writer_id: str | None = None,
+        security: KafkaSecurity | None = None,
     ) -> None:
         self._bootstrap = bootstrap_servers
+        self._security = security or KafkaSecurity.from_env()
         self._topic = topic
         self._on_record = on_record
         self._send = send
@@ -135,7 +140,7 @@ class TopicLog:
         if not reader:
             return
         self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=self._bootstrap,
+            **self._security.client_kwargs(self._bootstrap),
             enable_auto_commit=False,
             group_id=None,
             auto_offset_reset="earliest",
@@ -173,7 +178,7 @@ class TopicLog:
 
     async def _partitions_of_topic(self, wait_s: float = 15.0) -> set[int]:
         """The topic's partitions, waiting a little for a topic that was just created."""
-        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
+        admin = AIOKafkaAdminClient(**self._security.client_kwargs(self._bootstrap))
         await admin.start()
         try:
             deadline = asyncio.get_running_loop().time() + wait_s
@@ -191,7 +196,7 @@ class TopicLog:
     async def _new_producer(self) -> AIOKafkaProducer:
         """A started producer; with a writer id, starting it fences every earlier one."""
         producer = AIOKafkaProducer(
-            bootstrap_servers=self._bootstrap,
+            **self._security.client_kwargs(self._bootstrap),
             enable_idempotence=True,
             acks="all",
             linger_ms=0,
@@ -285,7 +290,7 @@ class TopicLog:
         share it)."""
         if self._ends is None or self._ends_started is None:
             self._ends = AIOKafkaConsumer(
-                bootstrap_servers=self._bootstrap,
+                **self._security.client_kwargs(self._bootstrap),
                 enable_auto_commit=False,
                 group_id=None,
                 isolation_level="read_committed",  # the end a committed read reaches
@@ -433,7 +438,12 @@ def kafka_logs(
     """Logs on the cluster's topic for ``role`` (configs, offsets, status, assignments),
     appending through ``send`` when one is given, taking turns with ``writer_id``."""
     return lambda handler: TopicLog(
-        settings.bootstrap_servers, settings.topic(role), handler, send, writer_id=writer_id
+        settings.bootstrap_servers,
+        settings.topic(role),
+        handler,
+        send,
+        writer_id=writer_id,
+        security=settings.kafka_security,
     )
 
 

@@ -28,6 +28,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from headrace.core.errors import TopicLayoutError
+from headrace.core.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
 
 TOPIC_READY_TIMEOUT_S = 30.0
@@ -67,7 +68,13 @@ async def ensure_cluster_topic(settings: Settings, role: str) -> int:
     """Makes one of the cluster's own topics exist; its partition count."""
     spec = TOPICS[role]
     name = settings.topic(role)
-    count = await ensure_topic(settings.bootstrap_servers, name, spec.partitions, spec.config)
+    count = await ensure_topic(
+        settings.bootstrap_servers,
+        name,
+        spec.partitions,
+        spec.config,
+        security=settings.kafka_security,
+    )
     if role == "configs" and count != 1:
         raise TopicLayoutError(
             f"{name} has {count} partitions; the config topic must have exactly 1"
@@ -81,13 +88,15 @@ async def ensure_topic(
     partitions: int,
     config: Mapping[str, str] | None = None,
     replication: int | None = None,
+    *,
+    security: KafkaSecurity | None = None,
 ) -> int:
     """Creates ``name`` unless it exists (another process creating it first is fine), waits
     until every partition has a leader, and returns the partition count. ``replication`` None
     is as many replicas as there are brokers, up to 3; -1 (as ``partitions`` -1) leaves the
     number to the broker's default. The broker's refusal raises its KafkaError, naming the
-    topic."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    topic. The admin client connects with ``security``, by default the environment's."""
+    admin = AIOKafkaAdminClient(**(security or KafkaSecurity.from_env()).client_kwargs(bootstrap))
     await admin.start()
     try:
         if name not in await admin.list_topics():

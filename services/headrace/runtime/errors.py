@@ -293,7 +293,13 @@ async def open_dead_letter_queue(
         return None
     replication = policy.dlq_replication_factor
     try:
-        await ensure_topic(settings.bootstrap_servers, policy.dlq_topic, 1, replication=replication)
+        await ensure_topic(
+            settings.bootstrap_servers,
+            policy.dlq_topic,
+            1,
+            replication=replication,
+            security=settings.kafka_security,
+        )
     except KafkaError as exc:
         raise type(exc)(
             f"creating the dead letter queue topic {policy.dlq_topic} with replication factor "

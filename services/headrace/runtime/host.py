@@ -9,7 +9,8 @@ beside the connector's plugin (``headrace.runtime.extensions``). A plugin versio
 lists ``requirements`` is imported with an environment holding them (``pluginenv``), built the
 first time a process needs it.
 
-Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, ``HEADRACE_CLUSTER``,
+Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, the clients' security
+``KAFKA_SECURITY_PROTOCOL``, ``KAFKA_SASL_*`` and ``KAFKA_SSL_*``, ``HEADRACE_CLUSTER``,
 ``HEADRACE_EXECUTOR_ADDR``, and ``HEADRACE_FILE_ROOTS``, the folders its plugins' configs may name
 files in; see ``headrace.core.settings``) and tags its JSON logs on stderr with
 ``HEADRACE_WORKER_ID``. Logs ``plugin_host_ready`` once serving. On SIGTERM or SIGINT (or when

@@ -29,7 +29,7 @@ def producer(
     offset records a transaction ends with must not wait for more that never come.
     """
     return AIOKafkaProducer(
-        bootstrap_servers=settings.bootstrap_servers,
+        **settings.kafka_client(),
         client_id=client_id,
         enable_idempotence=True,
         acks="all",

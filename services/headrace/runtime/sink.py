@@ -168,7 +168,7 @@ class SinkRunner(LoopBase):
             self.settings, self._policy, f"{client_id}-dlq", self.connector, self.task_id
         )
         self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.settings.bootstrap_servers,
+            **self.settings.kafka_client(),
             group_id=f"{self.settings.cluster}-connect-{self.connector}",
             client_id=client_id,
             enable_auto_commit=False,

@@ -233,6 +233,7 @@ class SourceRunner(LoopBase):
                     made.partitions,
                     made.configs,
                     made.replication_factor,
+                    security=self.settings.kafka_security,
                 )
                 self._existing.add(topic)
         return await transactions.layouts(topics)
