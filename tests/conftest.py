@@ -16,6 +16,7 @@ from hypothesis import settings as hypothesis_settings
 from headrace.cli.kafka import EmbeddedKafka, free_port
 from headrace.core.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from tests.kafkatls import SecureBroker, make_secure_listeners
 from tests.postgres import Postgres, start_postgres
 from tests.support import local_settings
 
@@ -25,14 +26,32 @@ hypothesis_settings.load_profile("headrace")
 
 
 @pytest.fixture(scope="session")
-def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Bootstrap servers of a single-node KRaft broker started for this test session."""
-    broker = EmbeddedKafka(tmp_path_factory.mktemp("kafka"), port=free_port())
+def session_broker(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[EmbeddedKafka, SecureBroker]]:
+    """The one single-node KRaft broker of this test session: a plaintext listener, which every
+    test uses unless it tries clients' security, and the secure listeners it tries it on."""
+    secure = make_secure_listeners(tmp_path_factory.mktemp("kafka-tls"), free_port(), free_port())
+    broker = EmbeddedKafka(
+        tmp_path_factory.mktemp("kafka"), port=free_port(), secure=secure.listeners
+    )
     broker.start()
     try:
-        yield broker.bootstrap
+        yield broker, secure
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka(session_broker: tuple[EmbeddedKafka, SecureBroker]) -> str:
+    """Bootstrap servers of the session broker's plaintext listener."""
+    return session_broker[0].bootstrap
+
+
+@pytest.fixture(scope="session")
+def secure_kafka(session_broker: tuple[EmbeddedKafka, SecureBroker]) -> SecureBroker:
+    """The session broker's SASL_SSL (SCRAM-SHA-512) and mTLS listeners, and their logins."""
+    return session_broker[1]
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from headrace.cli.kafka import LISTEN_PORTS, free_port, new_cluster_id
+from headrace.cli.kafka import (
+    LISTEN_PORTS,
+    EmbeddedKafka,
+    SecureListeners,
+    free_port,
+    new_cluster_id,
+)
 
 
 def test_cluster_ids_never_look_like_an_option() -> None:
@@ -26,3 +32,36 @@ def test_free_ports_lie_below_the_range_outgoing_connections_take() -> None:
     assert all(p in LISTEN_PORTS and p < low for p in ports)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", ports.pop()))  # free means bindable now
+
+
+def _properties(broker: EmbeddedKafka) -> dict[str, str]:
+    lines = broker._write_properties().read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_the_broker_of_make_run_listens_in_plaintext_only(tmp_path: Path) -> None:
+    props = _properties(EmbeddedKafka(tmp_path, port=9092, controller_port=9093))
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9092"
+    assert props["listener.security.protocol.map"] == "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    assert not [k for k in props if "ssl" in k or "sasl" in k]
+
+
+def test_secure_listeners_sit_beside_the_plaintext_one(tmp_path: Path) -> None:
+    secure = SecureListeners(
+        sasl_ssl_port=9094,
+        mtls_port=9095,
+        keystore=tmp_path / "ks.pem",
+        truststore=tmp_path / "ca.pem",
+        scram_users=(("u", "p"),),
+    )
+    broker = EmbeddedKafka(tmp_path, port=9092, controller_port=9093, secure=secure)
+    props = _properties(broker)
+    assert props["advertised.listeners"] == (
+        "PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9094,MTLS://127.0.0.1:9095"
+    )
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"
+    assert "MTLS:SSL" in props["listener.security.protocol.map"].split(",")
+    assert props["listener.name.mtls.ssl.client.auth"] == "required"
+    assert secure.format_args() == ["--add-scram", "SCRAM-SHA-512=[name=u,password=p]"]
+    assert "'p'" not in repr(secure)

@@ -4,7 +4,10 @@
 release ``HEADRACE_KAFKA_VERSION`` names, which ``make KAFKA_VERSION=...`` sets); this module
 formats a data folder, starts ``kafka.Kafka`` with a modest heap, waits until the broker answers,
 and stops it.
-The test suite starts its own broker through the same class, on free ports and a fresh folder.
+The test suite starts its own broker through the same class, on free ports and a fresh folder,
+with :class:`SecureListeners` beside the plaintext listener: SASL_SSL with SCRAM-SHA-512 logins,
+and SSL with required client certificates (mTLS), on which clients' security is tried. Without
+them (``make run``) the broker has its plaintext listener only.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,14 +110,72 @@ async def broker_ready(bootstrap: str) -> bool:
         await admin.close()
 
 
+SCRAM_MECHANISM = "SCRAM-SHA-512"
+SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+
+
+@dataclass(frozen=True)
+class SecureListeners:
+    """Two listeners of the embedded broker beside its plaintext one, each on its own port:
+
+    - ``SASL_SSL``: TLS, then a SCRAM-SHA-512 login as one of ``scram_users`` (name, password),
+      which are created when the data folder is formatted;
+    - ``MTLS``: TLS with a client certificate required, signed by one in ``truststore``.
+
+    Both present ``keystore``: one PEM file with the broker's private key, unencrypted PKCS#8
+    (Java cannot open a key encrypted by PBES2, what today's tools write), and its certificate
+    chain. No authorizer runs: a client that logs in may do anything, as on the plaintext one.
+    """
+
+    sasl_ssl_port: int
+    mtls_port: int
+    keystore: Path
+    truststore: Path
+    scram_users: Sequence[tuple[str, str]] = field(default=(), repr=False)
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.sasl_ssl_port}"
+
+    @property
+    def mtls_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.mtls_port}"
+
+    def listeners(self) -> dict[str, str]:
+        """Each listener's name and address."""
+        return {"SASL_SSL": self.sasl_ssl_bootstrap, "MTLS": self.mtls_bootstrap}
+
+    def properties(self) -> dict[str, str]:
+        """The broker settings of the two listeners, apart from their addresses."""
+        return {
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": SCRAM_MECHANISM,
+            f"listener.name.sasl_ssl.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": SCRAM_LOGIN,
+            "listener.name.mtls.ssl.client.auth": "required",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(self.keystore),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(self.truststore),
+        }
+
+    def format_args(self) -> list[str]:
+        """What the storage tool is given to create the SCRAM users as it formats."""
+        return [
+            arg
+            for name, password in self.scram_users
+            for arg in ("--add-scram", f"{SCRAM_MECHANISM}=[name={name},password={password}]")
+        ]
+
+
 @dataclass
 class EmbeddedKafka:
-    """A single-node KRaft broker whose data lives in ``data_dir``."""
+    """A single-node KRaft broker whose data lives in ``data_dir``; with ``secure``, it also has
+    the listeners that describes."""
 
     data_dir: Path
     port: int = 9092
     controller_port: int = 0
     heap: str = "512m"
+    secure: SecureListeners | None = None
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -127,16 +189,23 @@ class EmbeddedKafka:
     def _write_properties(self) -> Path:
         if not self.controller_port:
             self.controller_port = free_port()
+        # Clients' listeners: the plaintext one, which the broker also speaks to itself on, and
+        # the secure ones if any. The controller's listener stays plaintext.
+        clients = {"PLAINTEXT": self.bootstrap}
+        protocols = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+        if self.secure is not None:
+            clients |= self.secure.listeners()
+            protocols |= {"SASL_SSL": "SASL_SSL", "MTLS": "SSL"}
+        advertised = ",".join(f"{name}://{address}" for name, address in clients.items())
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},"
-            f"CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": f"{advertised},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
             "log.dirs": str(self.data_dir / "logs"),
             "num.partitions": "1",
             "offsets.topic.replication.factor": "1",
@@ -146,6 +215,7 @@ class EmbeddedKafka:
             "group.initial.rebalance.delay.ms": "0",
             "auto.create.topics.enable": "true",
             "log.cleaner.dedupe.buffer.size": "8388608",
+            **(self.secure.properties() if self.secure is not None else {}),
         }
         path = self.data_dir / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -179,6 +249,7 @@ class EmbeddedKafka:
                     "-c",
                     str(props),
                     "--ignore-formatted",
+                    *(self.secure.format_args() if self.secure is not None else []),
                 ),
                 check=True,
                 stdout=subprocess.DEVNULL,
