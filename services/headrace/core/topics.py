@@ -27,6 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
+from headrace.core import kafkalogin
 from headrace.core.errors import TopicLayoutError
 from headrace.core.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
@@ -95,9 +96,11 @@ async def ensure_topic(
     until every partition has a leader, and returns the partition count. ``replication`` None
     is as many replicas as there are brokers, up to 3; -1 (as ``partitions`` -1) leaves the
     number to the broker's default. The broker's refusal raises its KafkaError, naming the
-    topic. The admin client connects with ``security``, by default the environment's."""
-    admin = AIOKafkaAdminClient(**(security or KafkaSecurity.from_env()).client_kwargs(bootstrap))
-    await admin.start()
+    topic. The admin client connects with ``security``, by default the environment's; a login
+    or TLS handshake the broker refuses raises KafkaLoginError, saying why."""
+    security = security or KafkaSecurity.from_env()
+    admin = AIOKafkaAdminClient(**security.client_kwargs(bootstrap))
+    await kafkalogin.start(admin, bootstrap, security)
     try:
         if name not in await admin.list_topics():
             if replication is None:
