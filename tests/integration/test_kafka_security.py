@@ -2,7 +2,8 @@
 with a SCRAM-SHA-512 login, and mTLS. Topics are created, the topic log appends and replays, a
 source task produces and a sink task consumes, the topic-id metadata call is answered, and the
 config service's automation agent (faust) answers a command. A wrong password is refused at
-once, named, rather than retried until a timeout."""
+once, named, rather than retried until a timeout. A connector's client override still applies
+on top of the security settings."""
 
 from __future__ import annotations
 
@@ -62,12 +63,14 @@ class ListSource(SourceTask):
 class RecordSink(SinkTask):
     def __init__(self) -> None:
         self.values: list[Any] = []
+        self.largest_put = 0
 
     async def start(self, config: Mapping[str, str]) -> None:
         pass
 
     async def put(self, records: list[SinkRecord]) -> None:
         self.values += [r.value for r in records]
+        self.largest_put = max(self.largest_put, len(records))
 
 
 async def run(runner: SourceRunner | SinkRunner, done: Callable[[], bool]) -> None:
@@ -130,11 +133,12 @@ async def test_every_client_kind_works_over_the_secure_listener(
     placement = Placement("src", 0, {"name": "src", **STRING}, {}, settings)
     await run(SourceRunner(placement, source), lambda: source.commits > 0)
     sink = RecordSink()
-    config = {"name": "snk", "topics": topic, **STRING}
+    # A client override the connector may set still applies on top of the security settings.
+    config = {"name": "snk", "topics": topic, "consumer.override.max.poll.records": "1", **STRING}
     await run(
         SinkRunner(Placement("snk", 0, config, {}, settings), sink), lambda: len(sink.values) >= 3
     )
-    assert sink.values == ["x", "y", "z"]
+    assert sink.values == ["x", "y", "z"] and sink.largest_put == 1
 
     # The topic-id metadata call (Metadata v10 on aiokafka's client): the topic is the same one
     # whichever listener it is asked on.
