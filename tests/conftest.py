@@ -1,5 +1,6 @@
-"""Fixtures shared by every tier: the real Kafka broker the suite starts itself, free ports,
-and a unique cluster prefix per test so no two tests ever share a topic."""
+"""Fixtures shared by every tier: the real Kafka broker, Spark executor and PostgreSQL server the
+suite starts itself (one of each per session), free ports, and a unique cluster prefix per test so
+no two tests ever share a topic."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from headrace.cli.kafka import EmbeddedKafka, free_port
+from headrace.cli.stack import Stack
 from headrace.core.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from tests import sparkprocs
 from tests.kafkatls import SecureBroker, make_secure_listeners
 from tests.postgres import Postgres, start_postgres
 from tests.support import local_settings
@@ -52,6 +55,30 @@ def kafka(session_broker: tuple[EmbeddedKafka, SecureBroker]) -> str:
 def secure_kafka(session_broker: tuple[EmbeddedKafka, SecureBroker]) -> SecureBroker:
     """The session broker's SASL_SSL (SCRAM-SHA-512) and mTLS listeners, and their logins."""
     return session_broker[1]
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The session's one Spark: the executor service (``local[2]``) as a real process, run by a
+    :class:`Stack` of its own. The integration tests call it, the end-to-end stack adopts it
+    instead of starting another, and a test that kills it starts it again before it ends. Every
+    test writes under its own tmp_path, inside this run's base folder: the executor's root."""
+    settings = Settings(
+        executor_addr=f"127.0.0.1:{free_port()}",
+        var_dir=tmp_path_factory.mktemp("spark"),
+        spark_master="local[2]",
+        file_roots=(tmp_path_factory.getbasetemp(),),
+    )
+    limits = ("--max-in-flight", str(sparkprocs.MAX_IN_FLIGHT))
+    executor = Stack(settings, extra_args={"executor": limits})
+    executor.start("executor", timeout=sparkprocs.STARTUP_DEADLINE_S)
+    try:
+        yield executor
+    finally:
+        executor.stop("executor", timeout=sparkprocs.STOP_DEADLINE_S)
+    # Its last run stopped as SIGTERM asks, not by the SIGKILL that follows a missed deadline.
+    last_run = executor.log_file("executor").read_bytes()[executor.log_offsets["executor"] :]
+    assert b'"executor_stopped"' in last_run, last_run.decode(errors="replace")[-4000:]
 
 
 @pytest.fixture(scope="session")

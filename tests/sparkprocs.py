@@ -24,6 +24,8 @@ from tests.support import wait_for
 SPARK_HOME = Path(pyspark.__file__).parent
 STARTUP_DEADLINE_S = 180.0
 STOP_DEADLINE_S = 60.0
+MAX_IN_FLIGHT = 2
+"""Batches the suite's shared executor writes at once: low, so a test can flood it."""
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -1,7 +1,7 @@
-"""The whole system as real OS processes on the suite's broker: executor, config service, two
-coordinator replicas (one active, one standing by) and two workers, started once per session
-through the same launcher `make run` uses. A test that kills or stops a process starts it again
-before it ends, so the next finds the stack whole."""
+"""The whole system as real OS processes on the suite's broker: config service, two coordinator
+replicas (one active, one standing by) and two workers, started once per session through the same
+launcher `make run` uses, on the suite's one Spark executor (``spark``). A test that kills or
+stops a process starts it again before it ends, so the next finds the stack whole."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ COORDINATOR_ARGS = (
 
 
 @pytest.fixture(scope="session")
-def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(kafka: str, spark: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     settings = local_settings(
         kafka,
         f"e2e{uuid.uuid4().hex[:8]}",
@@ -43,11 +43,17 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
         # enough that the test of a hung plugin does not wait a minute.
         plugin_call_timeout_s=20.0,
     )
-    # The folders connectors may write in: each test's own tmp_path, under this run's base.
-    settings = replace(settings, file_roots=(tmp_path_factory.getbasetemp(),))
+    # The folders connectors may write in: each test's own tmp_path, under this run's base,
+    # as for the executor.
+    settings = replace(
+        settings,
+        file_roots=spark.settings.file_roots,
+        executor_addr=spark.settings.executor_addr,
+    )
     stack = Stack(
         settings,
         extra_args={"coordinator": COORDINATOR_ARGS, "coordinator-2": COORDINATOR_ARGS},
+        external=frozenset({"executor"}),
     )
     try:
         stack.up()

@@ -8,6 +8,7 @@ import os
 import signal
 import uuid
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from headrace.cli.client import ConfigClient
 from headrace.cli.stack import Stack
 from headrace.core.topics import ensure_topic
 from headrace.runtime.executor import ExecutorClient
+from tests import sparkprocs
 from tests.postgres import Postgres
 from tests.support import wait_for
 
@@ -43,80 +45,95 @@ def ids_written(stack: Stack, path: Path, fmt: str, postgres: Postgres) -> list[
     return asyncio.run(read())
 
 
-SINKS: dict[str, tuple[str, dict[str, str], str]] = {
-    "delta": ("headrace_delta.DeltaSinkConnector", {}, "delta"),
-    "jdbc": ("headrace_jdbc.JdbcSinkConnector", {}, "jdbc"),
-    "parquet": ("headrace_parquet.ParquetSinkConnector", {}, "parquet"),
+SINKS: dict[str, tuple[str, str]] = {
+    "delta": ("headrace_delta.DeltaSinkConnector", "delta"),
+    "jdbc": ("headrace_jdbc.JdbcSinkConnector", "jdbc"),
+    "parquet": ("headrace_parquet.ParquetSinkConnector", "parquet"),
 }
+EXACTLY_ONCE = ("delta", "jdbc")
 
 
-@pytest.mark.parametrize("job", ["delta", "jdbc", "parquet"])
 def test_every_record_survives_the_executor_killed_mid_stream(
     stack: Stack,
+    spark: Stack,
     tmp_path: Path,
     request: pytest.FixtureRequest,
     postgres: Postgres,
-    job: str,
 ) -> None:
-    """Killed while batches are in flight, the executor comes back and the sink's retries
-    deliver every record: exactly once into Delta and PostgreSQL (checked by key), at least
-    once into files (duplicates reported)."""
-    connector_class, extra, fmt = SINKS[job]
-    out, topic = tmp_path / job, f"{tmp_path.name}-in"
-    if job == "jdbc":
-        out = Path(f"killed_{uuid.uuid4().hex[:8]}")  # the table
-        extra = {"connection.url": postgres.jdbc_url, "table.name.format": out.name}
-    kafka = stack.settings.bootstrap_servers
-    asyncio.run(ensure_topic(kafka, topic, 2))
+    """Killed while a Delta, a PostgreSQL and a Parquet sink all have batches in flight, the
+    executor comes back and each sink's retries deliver every record: exactly once into Delta
+    and PostgreSQL (checked by key), at least once into files (duplicates reported)."""
+    topic = f"{tmp_path.name}-in"
+    table = f"killed_{uuid.uuid4().hex[:8]}"
+    outs = {"delta": tmp_path / "delta", "jdbc": Path(table), "parquet": tmp_path / "parquet"}
+    asyncio.run(ensure_topic(stack.settings.bootstrap_servers, topic, 2))
     source = {
         "connector.class": "DatagenSource",
         "tasks.max": "2",
         "topic": topic,
         "records": str(RECORDS),
         "batch.size": "10",
-        # 200 records a second for 15 s: the kill comes mid-stream, even if Spark is slow to
-        # write the first batch on a busy machine.
-        "interval.ms": "100",
+        # 100 records a second for 30 s: the kill comes mid-stream, even if Spark is slow to
+        # write the first batch of three sinks on a busy machine.
+        "interval.ms": "200",
     }
-    sink = {
-        "connector.class": connector_class,
-        "tasks.max": "2",
-        "topics": topic,
-        **({} if job == "jdbc" else {"path": str(out)}),
-        "flush.max.records": "50",
-        "offset.flush.interval.ms": "200",
-        **extra,
-    }
+
+    def sink(job: str) -> dict[str, str]:
+        where = (
+            {"connection.url": postgres.jdbc_url, "table.name.format": table}
+            if job == "jdbc"
+            else {"path": str(outs[job])}
+        )
+        return {
+            "connector.class": SINKS[job][0],
+            "tasks.max": "2",
+            "topics": topic,
+            "flush.max.records": "50",
+            "offset.flush.interval.ms": "200",
+            **where,
+        }
+
+    def written(job: str) -> list[int]:
+        return ids_written(stack, outs[job], SINKS[job][1], postgres)
+
+    def complete(job: str) -> bool:
+        return len(set(written(job))) >= RECORDS
+
     with ConfigClient(stack.settings.config_addr) as client:
-        client.create(f"{job}-out", sink)
-        client.create(f"{job}-gen", source)
+        for job in SINKS:
+            client.create(f"{job}-out", sink(job))
+        client.create("killed-gen", source)
         try:
-            wait_for("rows landing", lambda: ids_written(stack, out, fmt, postgres), 120)
-            landed = len(set(ids_written(stack, out, fmt, postgres)))
-            pid = stack.pid("executor")
+            for job in SINKS:
+                wait_for(f"rows landing in {job}", partial(written, job), 120)
+            landed = {job: len(set(written(job))) for job in SINKS}
+            pid = spark.pid("executor")
             assert pid is not None
             os.killpg(pid, signal.SIGKILL)  # the executor and its Spark JVM, mid-write or not
-            stack.stop("executor")  # reaps it
-            assert landed < RECORDS, "the stream ended before the executor was killed"
-            stack.start("executor")
-            wait_for(
-                f"all {RECORDS} records written",
-                lambda: len(set(ids_written(stack, out, fmt, postgres))) >= RECORDS,
-                timeout=180,
-            )
+            spark.stop("executor")  # reaps it
+            assert max(landed.values()) < RECORDS, "the stream ended before the executor died"
+            spark.start("executor", timeout=sparkprocs.STARTUP_DEADLINE_S)
+            for job in SINKS:
+                wait_for(
+                    f"all {RECORDS} records written into {job}",
+                    partial(complete, job),
+                    timeout=180,
+                )
         finally:
-            client.delete(f"{job}-gen")
-            client.delete(f"{job}-out")
-    ids = ids_written(stack, out, fmt, postgres)
-    counted = Counter(ids)
-    assert set(counted) == set(range(RECORDS))  # none lost, none invented
-    twice = len(ids) - len(counted)
-    if job in ("delta", "jdbc"):
-        assert twice == 0, f"{twice} rows written twice into {job}"
-    request.node.user_properties.append(
-        (
-            "reported",
-            f"the executor killed mid-stream under a {job} sink: {RECORDS} records, "
-            f"none lost, {twice} written twice",
+            client.delete("killed-gen")
+            for job in SINKS:
+                client.delete(f"{job}-out")
+    for job in SINKS:
+        ids = written(job)
+        counted = Counter(ids)
+        assert set(counted) == set(range(RECORDS)), job  # none lost, none invented
+        twice = len(ids) - len(counted)
+        if job in EXACTLY_ONCE:
+            assert twice == 0, f"{twice} rows written twice into {job}"
+        request.node.user_properties.append(
+            (
+                "reported",
+                f"the executor killed mid-stream under a {job} sink: {RECORDS} records, "
+                f"none lost, {twice} written twice",
+            )
         )
-    )

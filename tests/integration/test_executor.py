@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -26,7 +26,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from psycopg.rows import dict_row
 
 from headrace.cli.kafka import free_port
-from headrace.cli.stack import EXECUTOR
+from headrace.cli.stack import EXECUTOR, Stack
 from headrace.core.arrowipc import ipc_stream
 from headrace.executor.layout import writer_key
 from headrace.runtime.executor import ExecutorClient, chunks
@@ -36,7 +36,6 @@ from tests.postgres import Postgres
 
 pytestmark = pytest.mark.spark
 
-MAX_IN_FLIGHT = 2
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # what the sink runtime reads from Kafka for each topic
 WRITER = writer_key("sink", TOPIC_ID)
 Write = Callable[..., Awaitable[tuple[int, int]]]
@@ -51,15 +50,9 @@ def _read_log(path: Path) -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def executor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The address of an executor process started for this module, and its log file. Every
-    test writes under its own tmp_path, inside this run's base folder, the executor's root."""
-    folder = tmp_path_factory.mktemp("executor")
-    roots = tmp_path_factory.getbasetemp()
-    limits = ("--max-in-flight", str(MAX_IN_FLIGHT))
-    with sparkprocs.executor(folder, roots, "local[2]", limits) as (address, log_path, _):
-        yield address, log_path
-    assert "executor_stopped" in {e.get("event") for e in _read_log(log_path)}
+def executor(spark: Stack) -> tuple[str, Path]:
+    """The address of the session's executor and its log file (see ``spark`` in conftest)."""
+    return spark.settings.executor_addr, spark.log_file("executor")
 
 
 @pytest.fixture
@@ -336,7 +329,7 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
     root = tmp_path / "out"
     # More calls at once than the executor admits, yet fewer than its threads, so every refusal
     # comes from its back-pressure (with a hint) rather than from gRPC's own limit.
-    batches = {p: rows("load", p, range(0, 20_000)) for p in range(MAX_IN_FLIGHT + 3)}
+    batches = {p: rows("load", p, range(0, 20_000)) for p in range(sparkprocs.MAX_IN_FLIGHT + 3)}
     async with grpc.aio.insecure_channel(address) as channel:
         stub = executor_pb2_grpc.ExecutorStub(channel)
         outcomes = await asyncio.gather(

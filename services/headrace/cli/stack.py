@@ -146,6 +146,9 @@ class Stack:
 
     settings: Settings
     extra_args: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Services someone else runs at the addresses the settings name (an executor already serving
+    # a Spark cluster, or the one the test suite shares): ``up`` and ``down`` leave them alone.
+    external: frozenset[str] = frozenset()
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     # Where each service's log was when this Stack last started it: what it logged since is
     # this run's.
@@ -231,7 +234,8 @@ class Stack:
 
     def up(self) -> None:
         for spec in self.specs():
-            self.start(spec.name)
+            if spec.name not in self.external:
+                self.start(spec.name)
 
     def send_signal(self, name: str, sig: signal.Signals) -> None:
         pid = self.pid(name)
@@ -258,4 +262,5 @@ class Stack:
     def down(self) -> None:
         # Workers first, so they stop their tasks while the others still answer.
         for spec in reversed(self.specs()):
-            self.stop(spec.name)
+            if spec.name not in self.external:
+                self.stop(spec.name)
