@@ -16,6 +16,16 @@
 | HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 | KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_* | PLAINTEXT | see ``kafkasecurity`` |
+| HEADRACE_TLS_CERT | empty: plaintext | PEM: this process's certificate, for every server it runs |
+| HEADRACE_TLS_KEY | empty | PEM: that certificate's private key |
+| HEADRACE_TLS_CA | empty: plaintext | PEM: the CA clients trust, and client certs are checked by |
+| HEADRACE_TLS_CLIENT_AUTH | none | ``required``: servers take only clients with a cert (mTLS) |
+| HEADRACE_AUTH_TOKENS | empty: no auth | a file of ``role token`` lines (``headrace.core.auth``) |
+| HEADRACE_AUTH_MTLS_ROLES | empty | ``CN=role`` pairs by ``,``: the role of a client cert's CN |
+| HEADRACE_TOKEN | empty | the token this process presents as a client |
+
+The last seven are read and checked by ``headrace.core.tls`` and ``headrace.core.auth``; the
+README's Security section says how they fit together.
 
 Two more are read by one process each, as its flag's default, and are not fields here: a field is
 handed to child processes (``to_env``), and two processes cannot listen on one address.
@@ -111,6 +121,20 @@ class Settings:
         default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
     )
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity.from_env)
+    # Security: empty means unset (plaintext, no auth). Checked when a server or channel is made
+    # (headrace.core.tls, headrace.core.auth), not here: reading settings does no I/O.
+    tls_cert: str = field(default_factory=lambda: os.environ.get("HEADRACE_TLS_CERT", ""))
+    tls_key: str = field(default_factory=lambda: os.environ.get("HEADRACE_TLS_KEY", ""))
+    tls_ca: str = field(default_factory=lambda: os.environ.get("HEADRACE_TLS_CA", ""))
+    tls_client_auth: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_TLS_CLIENT_AUTH", "none")
+    )
+    auth_tokens: str = field(default_factory=lambda: os.environ.get("HEADRACE_AUTH_TOKENS", ""))
+    auth_mtls_roles: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_AUTH_MTLS_ROLES", "")
+    )
+    # Kept out of repr: settings get logged and printed.
+    token: str = field(default_factory=lambda: os.environ.get("HEADRACE_TOKEN", ""), repr=False)
 
     def __post_init__(self) -> None:
         if not self.file_roots:
@@ -135,6 +159,13 @@ class Settings:
             "HEADRACE_PLUGIN_CALL_TIMEOUT": repr(self.plugin_call_timeout_s),
             "HEADRACE_CLIENT_OVERRIDE_POLICY": self.client_override_policy,
             **self.kafka_security.to_env(),
+            "HEADRACE_TLS_CERT": self.tls_cert,
+            "HEADRACE_TLS_KEY": self.tls_key,
+            "HEADRACE_TLS_CA": self.tls_ca,
+            "HEADRACE_TLS_CLIENT_AUTH": self.tls_client_auth,
+            "HEADRACE_AUTH_TOKENS": self.auth_tokens,
+            "HEADRACE_AUTH_MTLS_ROLES": self.auth_mtls_roles,
+            "HEADRACE_TOKEN": self.token,
         }
 
     @property
