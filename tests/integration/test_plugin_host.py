@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -91,6 +93,8 @@ async def test_datagen_tasks_produce_every_id_once(
         "batch.size": "50",
     }
     async with plugin_host(DATAGEN, kafka, cluster, tmp_path) as host:
+        socket = host.events("plugin_host_ready")[0]["socket"]
+        assert stat.S_IMODE(os.stat(socket).st_mode) == 0o600  # only the worker's user calls it
         described = await host.stub.Describe(pb.DescribeRequest())
         assert (described.version, described.type) == ("1.0.0", "source")
         assert len(await start_all(host, "gen", config)) == 2

@@ -89,7 +89,8 @@ async def test_the_sink_runner_hands_its_task_an_executor_and_closes_it(
 ) -> None:
     made: list[tuple[str, Client]] = []
 
-    def client_for(address: str) -> Client:
+    def client_for(address: str, settings: Settings) -> Client:
+        assert settings is runner.settings  # TLS and the token are the task's process's
         made.append((address, Client()))
         return made[-1][1]
 

@@ -11,6 +11,8 @@ from typing import Any
 import grpc
 
 from headrace.cli.shapes import info_json, status_json
+from headrace.core import tls
+from headrace.core.settings import Settings
 from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2
 
 # Kept importable from here: the demo, the tests and the benchmarks read statuses through them.
@@ -29,10 +31,12 @@ def is_not_found(error: grpc.RpcError) -> bool:
 
 
 class ConfigClient:
-    """The config service's calls over one channel; a failed call raises ``grpc.RpcError``."""
+    """The config service's calls over one channel; a failed call raises ``grpc.RpcError``.
 
-    def __init__(self, address: str) -> None:
-        self._channel = grpc.insecure_channel(address)
+    TLS and the token are ``settings``' (``headrace.core.tls``), else the environment's."""
+
+    def __init__(self, address: str, settings: Settings | None = None) -> None:
+        self._channel = tls.channel(address, settings if settings is not None else Settings())
         self._stub = config_pb2_grpc.ConfigServiceStub(self._channel)
 
     def __enter__(self) -> ConfigClient:

@@ -61,7 +61,7 @@ def read_rows(path: Path) -> ds.Dataset:
 
 def run_pipeline(settings: Settings, timeout: float = 180.0) -> None:
     output = (settings.file_roots[0] / "demo" / "parquet").resolve()
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         existing = set(client.names())
         for name, config in demo_configs(output).items():
             if name in existing:

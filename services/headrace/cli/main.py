@@ -13,6 +13,7 @@ import grpc
 from headrace.cli import changing, lifecycle, local, offsets, plugins, probe, reading
 from headrace.cli.context import CliError, KindGroup, address_option, rpc_message
 from headrace.cli.inputs import InputError
+from headrace.core.tls import SecurityError
 
 
 class Headrace(KindGroup):
@@ -27,7 +28,7 @@ class Headrace(KindGroup):
             return super().invoke(ctx)
         except grpc.RpcError as exc:
             raise CliError(rpc_message(exc)) from None
-        except InputError as exc:
+        except (InputError, SecurityError) as exc:
             raise CliError(str(exc)) from None
 
 

@@ -15,6 +15,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from headrace.cli.client import rpc_code
 from headrace.cli.context import CliError
+from headrace.core import tls
+from headrace.core.settings import Settings
 
 
 @click.command()
@@ -27,16 +29,23 @@ from headrace.cli.context import CliError
     "(readiness).",
 )
 @click.option(
+    "--server-name",
+    default="",
+    help="The name the server's certificate must carry, under TLS (HEADRACE_TLS_CA set): "
+    "for a probe on loopback of a service whose certificate names it otherwise. Default: "
+    "the host of HOST:PORT.",
+)
+@click.option(
     "--timeout",
     type=float,
     default=3.0,
     show_default=True,
     help="Seconds to wait for the answer.",
 )
-def probe(address: str, service: str, timeout: float) -> None:
+def probe(address: str, service: str, server_name: str, timeout: float) -> None:
     """Checks the health of the gRPC server at HOST:PORT, or of one of its APIs."""
     try:
-        status = check(address, service, timeout)
+        status = check(address, service, timeout, server_name)
     except grpc.RpcError as exc:
         if rpc_code(exc) is grpc.StatusCode.NOT_FOUND:
             raise CliError(f"{address} knows no service named {service!r}") from None
@@ -46,10 +55,11 @@ def probe(address: str, service: str, timeout: float) -> None:
     click.echo(status)
 
 
-def check(address: str, service: str, timeout: float) -> str:
+def check(address: str, service: str, timeout: float, server_name: str = "") -> str:
     """The status name the health service gives for ``service`` at ``address``; a failed call
-    raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers; NOT_FOUND: an unknown name)."""
-    with grpc.insecure_channel(address) as channel:
+    raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers; NOT_FOUND: an unknown name).
+    TLS as the environment says (``headrace.core.tls``): health needs no token."""
+    with tls.channel(address, Settings(), server_name or None) as channel:
         response = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=service), timeout=timeout
         )

@@ -32,6 +32,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from headrace.core import tls
 from headrace.core.health import SERVER, SERVING, full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
@@ -115,14 +116,17 @@ def _announced(log_path: Path, offset: int, event: str) -> str | None:
     return None
 
 
-def _serving_where_announced(log_path: Path, offset: int, event: str, service: str) -> bool:
+def _serving_where_announced(
+    settings: Settings, log_path: Path, offset: int, event: str, service: str
+) -> bool:
     address = _announced(log_path, offset, event)
-    return address is not None and _serving(address, service)
+    return address is not None and _serving(settings, address, service)
 
 
-def _serving(address: str, service: str) -> bool:
-    """Whether the health service at ``address`` says ``service`` is SERVING."""
-    with grpc.insecure_channel(address) as channel:
+def _serving(settings: Settings, address: str, service: str) -> bool:
+    """Whether the health service at ``address`` says ``service`` is SERVING (asked over TLS
+    when the settings say so)."""
+    with tls.channel(address, settings) as channel:
         try:
             answer = health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=service), timeout=HEALTH_CALL_S
@@ -220,10 +224,17 @@ class Stack:
         (self.pid_dir / f"{name}.pid").write_text(str(proc.pid))
         service = ready if ready is not None else spec.ready
         if spec.address is not None:
-            ready_now = partial(_serving, spec.address, service)
+            ready_now = partial(_serving, self.settings, spec.address, service)
         else:
             assert spec.announces is not None, f"{name} has no address"
-            ready_now = partial(_serving_where_announced, log_path, offset, spec.announces, service)
+            ready_now = partial(
+                _serving_where_announced,
+                self.settings,
+                log_path,
+                offset,
+                spec.announces,
+                service,
+            )
         deadline = time.monotonic() + timeout
         while not ready_now():
             if proc.poll() is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
+from dataclasses import replace
 
 import grpc
 from aiohttp import web
@@ -18,8 +20,9 @@ from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
-from headrace.core import log, metrics, runner, sessionkey
+from headrace.core import auth, log, metrics, runner, sessionkey, tls
 from headrace.core.connectorconfig import override_policy
+from headrace.core.guard import ServerSecurity, security_or_exit
 from headrace.core.health import Health, full_name
 from headrace.core.plugins import builtin_version, installed
 from headrace.core.rpc import split_address
@@ -49,7 +52,9 @@ async def rotate_session_keys(commands: Commands) -> None:
         await commands.ensure_session_key(sessionkey.now_ms())
 
 
-async def serve(settings: Settings, address: str, rest_address: str) -> None:
+async def serve(
+    settings: Settings, address: str, rest_address: str, security: ServerSecurity
+) -> None:
     startup = metrics.Startup("config")
     logger = log.get()
     await ensure_topics(settings)
@@ -58,6 +63,12 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     checks = PluginChecks(settings)
     commands = Commands(store, installed(settings.plugin_path), OffsetsAdmin(settings), checks)
     await commands.ensure_session_key(sessionkey.now_ms())
+    # The automation agent applies commands through this service's own API, as an admin: with
+    # a token made here, that no other process holds.
+    agent_settings = settings
+    if security.policy is not None:
+        agent_settings = replace(settings, token=secrets.token_urlsafe(32))
+        security = security.admitting(agent_settings.token, auth.ADMIN)
 
     def servicers(server: grpc.aio.Server) -> None:
         config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), server)
@@ -71,7 +82,7 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
             full_name(internal_pb2, "TaskConfigService"),
         ]
     )
-    server = await runner.start_server(address, servicers, health)
+    server = await runner.start_server(address, servicers, health, security)
     info = {
         "version": builtin_version(),
         "commit": "",
@@ -81,13 +92,14 @@ async def serve(settings: Settings, address: str, rest_address: str) -> None:
     async def server_info() -> dict[str, str]:
         return info
 
-    rest = web.AppRunner(app(ConnectApi(commands, server_info)), access_log=None)
+    rest = web.AppRunner(app(ConnectApi(commands, server_info), security.policy), access_log=None)
     await rest.setup()
     host, port = split_address(rest_address)
-    await web.TCPSite(rest, host, port).start()
+    https = None if security.tls is None else tls.server_ssl_context(settings, security.tls)
+    await web.TCPSite(rest, host, port, ssl_context=https).start()
     # The agent joins its group and recovers its answers in the background: the gRPC and REST
     # APIs answer meanwhile, and commands wait in their topic until it is ready.
-    automation = Automation(settings, address)
+    automation = Automation(agent_settings, address)
     automating = asyncio.create_task(automation.start(), name="automation")
     rotating = asyncio.create_task(rotate_session_keys(commands), name="session-keys")
     restarter = AutoRestarter(commands)
@@ -135,9 +147,12 @@ def main() -> None:
         override_policy(settings.client_override_policy)
     except ValueError as exc:
         parser.error(str(exc))
+    security = security_or_exit(parser, settings)
     log.configure("config")
     runner.run(
-        lambda: metrics.exposed(args.metrics_addr, serve(settings, args.address, args.rest_address))
+        lambda: metrics.exposed(
+            args.metrics_addr, serve(settings, args.address, args.rest_address, security)
+        )
     )
 
 

@@ -40,7 +40,7 @@ from faust.types import EventT
 from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 
-from headrace.core import log
+from headrace.core import log, tls
 from headrace.core.settings import Settings
 from headrace.v1 import automation_pb2, config_pb2
 
@@ -205,7 +205,11 @@ class Automation:
         )
         self.answers = self.app.Table("answers", default=None, key_type=bytes, value_type=bytes)
         self.app.agent(self.requests, name="commands")(self._agent)
-        self._channel = grpc.aio.insecure_channel(grpc_address)
+        # The service's own API, on loopback: the certificate names the service as its
+        # clients know it (HEADRACE_CONFIG_ADDR), not as loopback.
+        self._channel = tls.aio_channel(
+            tls.own_address(grpc_address), settings, server_name=tls.host_of(settings.config_addr)
+        )
         self._applying: dict[str, asyncio.Future[bytes]] = {}
         self._log = log.get()
 

@@ -5,7 +5,10 @@ Every handler is a thin edge: it parses JSON, calls the one command the gRPC API
 topic also call, and renders the answer in Connect's shape. Errors are Connect's
 ``{"error_code": N, "message": "..."}``: 400 for bad input or a call the connector's state does
 not allow, 404 for what does not exist, 409 for a name taken, 500 for anything unexpected
-(logged with its trace). A malformed request never reaches a command.
+(logged with its trace). A malformed request never reaches a command. With auth on
+(``headrace.core.auth``), a request without credentials gets 401 and one whose role is too low
+403, in the same shape: ``GET /health`` needs none, the other reads and the validate call the
+read role, every change admin.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.offsets import ConnectorOffset
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core import log
+from headrace.core import auth, log, tls
 from headrace.core.autorestart import Shown
 from headrace.core.connectjson import config_infos_json, key_json
 from headrace.core.status import StatusState, UnitStatus
@@ -415,7 +419,38 @@ class ConnectApi:
         raise web.HTTPForbidden(reason="Topic tracking is disabled.")
 
 
-def app(api: ConnectApi) -> web.Application:
-    application = web.Application(middlewares=[errors], client_max_size=8 * 1024 * 1024)
+def guarded(policy: auth.Policy) -> Middleware:
+    """The role check (``headrace.core.auth``): 401 without credentials this service knows (a
+    bearer token, or under mTLS a certificate with a role), 403 with too low a role; in
+    Connect's error body, and before the request reaches a handler."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        need = auth.rest_need(request.method, request.path)
+        transport = request.transport
+        peer = transport.get_extra_info("peercert") if transport is not None else None
+        refused = policy.refusal(
+            f"{request.method} {request.path}",
+            need,
+            request.headers.get("Authorization"),
+            tls.peer_common_name(peer),
+        )
+        if refused is None:
+            return await handler(request)
+        if refused.authenticated:
+            return _error(403, refused.message)
+        response = _error(401, refused.message)
+        response.headers["WWW-Authenticate"] = "Bearer"
+        return response
+
+    return guard
+
+
+def app(api: ConnectApi, policy: auth.Policy | None = None) -> web.Application:
+    """The API's application; every request checked against ``policy`` when auth is on."""
+    middlewares: list[Middleware] = [errors]
+    if policy is not None:
+        middlewares.append(guarded(policy))
+    application = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
     application.add_routes(api.routes())
     return application

@@ -18,6 +18,7 @@ from headrace.coordinator.group import Group, Tick
 from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import log, runner
+from headrace.core.guard import ServerSecurity, security_or_exit
 from headrace.core.health import Health, full_name
 from headrace.core.metrics import Startup, exposed, replay
 from headrace.core.metrics import add_flag as metrics_flag
@@ -34,7 +35,12 @@ async def tick(group: Group, every: float) -> None:
 
 
 async def serve(
-    settings: Settings, address: str, session_timeout: float, grace: float, lease_timeout: float
+    settings: Settings,
+    address: str,
+    session_timeout: float,
+    grace: float,
+    lease_timeout: float,
+    security: ServerSecurity,
 ) -> None:
     """Stands by until this replica holds the lease, leads until it loses it, and stands by
     again, until told to stop.
@@ -54,6 +60,7 @@ async def serve(
         address,
         lambda s: coordinator_pb2_grpc.add_CoordinatorServicer_to_server(servicer, s),
         health,
+        security,
     )
     logger.info("coordinator_serving", address=address)
     try:
@@ -183,12 +190,18 @@ def main() -> None:
     )
     metrics_flag(parser)
     args = parser.parse_args()
+    security = security_or_exit(parser, settings)
     log.configure("coordinator")
     runner.run(
         lambda: exposed(
             args.metrics_addr,
             serve(
-                settings, args.address, args.session_timeout, args.grace_period, args.lease_timeout
+                settings,
+                args.address,
+                args.session_timeout,
+                args.grace_period,
+                args.lease_timeout,
+                security,
             ),
         )
     )

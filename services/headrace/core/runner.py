@@ -12,19 +12,24 @@ import grpc
 from aiokafka.errors import ProducerFenced
 
 from headrace.core import log
+from headrace.core.guard import ServerSecurity
 from headrace.core.health import Health
 from headrace.core.rpc import GRPC_OPTIONS
 
 
 async def start_server(
-    address: str, register: Callable[[grpc.aio.Server], None], health: Health
+    address: str,
+    register: Callable[[grpc.aio.Server], None],
+    health: Health,
+    security: ServerSecurity,
 ) -> grpc.aio.Server:
     """A started gRPC server on ``address`` (host:port or unix:path), with the health service
-    and reflection beside the APIs ``register`` adds: serving, its APIs not ready yet."""
-    server = grpc.aio.server(options=GRPC_OPTIONS)
+    and reflection beside the APIs ``register`` adds: serving, its APIs not ready yet. It
+    speaks TLS and checks roles as ``security`` says."""
+    server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=security.interceptors())
     register(server)
     health.register(server)
-    if server.add_insecure_port(address) == 0 and not address.startswith("unix:"):
+    if security.bind(server, address) == 0 and not address.startswith("unix:"):
         raise OSError(f"cannot listen on {address}")
     await server.start()
     await health.serving()

@@ -8,6 +8,10 @@ Each event a plugin process sends is handed to its owner (``on_event``) as a ``H
 (``on_exit``) and fails only the units it hosted; the owner itself goes on. Plugin processes
 watch their owner's pid and exit when it is gone, so a worker killed with SIGKILL leaves no
 orphan running its tasks twice.
+
+The socket is the plugin host's whole API, with nothing checked on it: it lives in a folder
+only the owner's user may enter (0700, made so here), and the host makes the socket itself
+0600 (``headrace.runtime.host``). No other user of the machine can reach a plugin process.
 """
 
 from __future__ import annotations
@@ -33,6 +37,15 @@ from headrace.core.structs import HostEvent
 from headrace.v1 import plugin_pb2, plugin_pb2_grpc
 
 LEASE_EVERY_S = 0.5
+PRIVATE_FOLDER = 0o700
+PRIVATE_SOCKET = 0o600
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder``, made if missing, that only this process's user may enter."""
+    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    folder.chmod(PRIVATE_FOLDER)  # made earlier, or under a umask: mkdir's mode is not enough
+    return folder
 
 
 def plugin_key(plugin: PluginDescriptor) -> str:
@@ -99,6 +112,7 @@ class PluginProcess:
         plugins' requirements call for are built first, off the event loop and outside that
         wait: the process then finds them ready. PluginError when one cannot be built."""
         await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
+        private_folder(self._socket.parent)
         self._socket.unlink(missing_ok=True)
         env = host_env(self._settings, self._worker_id)
         with self.log_file.open("ab") as out:

@@ -16,6 +16,7 @@ import threading
 from types import FrameType
 
 from headrace.core import log, metrics
+from headrace.core.guard import security_or_exit
 from headrace.core.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
@@ -51,7 +52,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--log-level", default="INFO")
     metrics.add_flag(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.security = security_or_exit(parser, settings)
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         roots = Paths(Settings().file_roots)
         service = ExecutorService(spark, limits, roots, retry_after_ms=args.retry_after_ms)
-        server, port = build_server(service, args.host, args.port, limits)
+        server, port = build_server(service, args.host, args.port, limits, args.security)
         health = ThreadedHealth([full_name(executor_pb2, "Executor")])
         health.register(server)
     except RuntimeError:

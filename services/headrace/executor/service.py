@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 
 from headrace.core import log
 from headrace.core.arrowipc import ipc_stream
+from headrace.core.guard import ServerSecurity
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
 from headrace.executor import reading
 from headrace.executor.admission import Admission, Busy, Limits
@@ -253,9 +254,14 @@ def _detail(what: str, exc: BaseException) -> str:
 
 
 def build_server(
-    service: ExecutorService, host: str, port: int, limits: Limits
+    service: ExecutorService,
+    host: str,
+    port: int,
+    limits: Limits,
+    security: ServerSecurity,
 ) -> tuple[grpc.Server, int]:
-    """A server (not started yet) for the service, and the port it bound (``port`` 0 picks one)."""
+    """A server (not started yet) for the service, and the port it bound (``port`` 0 picks one),
+    with TLS and roles as ``security`` says."""
     workers = limits.max_batches + _SPARE_THREADS
     server = grpc.server(
         ThreadPoolExecutor(max_workers=workers, thread_name_prefix="executor-rpc"),
@@ -263,7 +269,8 @@ def build_server(
         # Past this gRPC refuses calls itself, so requests cannot queue up in memory unbounded
         # behind busy threads.
         maximum_concurrent_rpcs=workers,
+        interceptors=security.threaded_interceptors(),
     )
     executor_pb2_grpc.add_ExecutorServicer_to_server(service, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    bound = security.bind(server, f"{host}:{port}")
     return server, bound

@@ -26,8 +26,10 @@ import grpc
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from headrace.core import tls
 from headrace.core.arrowipc import ipc_stream, read_stream
-from headrace.core.rpc import GRPC_OPTIONS, retry_after_s
+from headrace.core.rpc import retry_after_s
+from headrace.core.settings import Settings
 from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
@@ -49,8 +51,11 @@ class ExecutorClient:
         retry_deadline_s: float = 120.0,
         call_timeout_s: float = 300.0,
         chunk_bytes: int = CHUNK_BYTES,
+        settings: Settings | None = None,
     ) -> None:
         self._address = address
+        # TLS and the token: the process's own (its environment) unless given.
+        self._settings = settings if settings is not None else Settings()
         self._chunk_bytes = chunk_bytes
         self._retry_deadline_s = retry_deadline_s
         self._call_timeout_s = call_timeout_s
@@ -144,7 +149,7 @@ class ExecutorClient:
     def _rpc(self) -> Any:
         # Made lazily: a grpc.aio channel belongs to the event loop running when it is made.
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(self._address, options=GRPC_OPTIONS)
+            self._channel = tls.aio_channel(self._address, self._settings)
             self._stub = executor_pb2_grpc.ExecutorStub(self._channel)
         return self._stub
 

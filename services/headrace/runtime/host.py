@@ -44,7 +44,7 @@ from headrace.core.plugins import COMPONENT_TYPES, PluginDescriptor, read_manife
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings
-from headrace.core.supervisor import prepare_environments
+from headrace.core.supervisor import PRIVATE_SOCKET, prepare_environments
 from headrace.runtime import extensions
 from headrace.runtime.hosted import HostedPlugin
 from headrace.runtime.lifecycle import bounded, format_trace
@@ -158,6 +158,8 @@ async def serve(args: argparse.Namespace) -> int:
     health.register(server)
     server.add_insecure_port(f"unix:{socket_path}")
     await server.start()
+    # Only the worker's user may call the host: its folder is private too (core.supervisor).
+    os.chmod(socket_path, PRIVATE_SOCKET)
     await health.serving()
     await health.ready()  # the plugin is loaded: nothing to replay
 

@@ -141,7 +141,10 @@ class SinkRunner(LoopBase):
             config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         )
         self._executor = TaskExecutor(
-            ExecutorClient(self.settings.executor_addr), self.connector, self.task_id, self._topics
+            ExecutorClient(self.settings.executor_addr, settings=self.settings),
+            self.connector,
+            self.task_id,
+            self._topics,
         )
         self.task.initialize(
             SinkTaskContext(

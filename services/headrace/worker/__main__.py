@@ -22,6 +22,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.registry import Collector
 
 from headrace.core import log, metrics, runner
+from headrace.core.guard import ServerSecurity, security_or_exit
 from headrace.core.health import Health
 from headrace.core.plugins import installed
 from headrace.core.rpc import split_address
@@ -50,15 +51,17 @@ def bindable(address: str) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-async def serve_health(address: str, health: Health) -> grpc.aio.Server:
+async def serve_health(address: str, health: Health, security: ServerSecurity) -> grpc.aio.Server:
     """The health service (and reflection) on ``address``, every name SERVING."""
     bound = bindable(address)
-    server = await runner.start_server(bound, lambda _: None, health)
+    server = await runner.start_server(bound, lambda _: None, health, security)
     log.get().info("worker_serving", address=bound)
     return server
 
 
-async def serve(settings: Settings, worker_id: str, address: str, metrics_addr: str) -> None:
+async def serve(
+    settings: Settings, worker_id: str, address: str, metrics_addr: str, security: ServerSecurity
+) -> None:
     startup = metrics.Startup("worker")
     await ensure_topics(settings)
     run_dir = settings.var_dir / "run"
@@ -78,13 +81,15 @@ async def serve(settings: Settings, worker_id: str, address: str, metrics_addr: 
         )
     try:
         async with metrics.serving(metrics_addr, served):
-            await run(worker, address, startup)
+            await run(worker, address, startup, security)
     finally:
         if plugin_metrics is not None:
             shutil.rmtree(plugin_metrics, ignore_errors=True)
 
 
-async def run(worker: Worker, address: str, startup: metrics.Startup) -> None:
+async def run(
+    worker: Worker, address: str, startup: metrics.Startup, security: ServerSecurity
+) -> None:
     """Runs the worker until signalled, serving health from when it is ready."""
     main = asyncio.create_task(worker.run(), name="worker")
     signalled = asyncio.create_task(runner.until_signalled())
@@ -93,7 +98,7 @@ async def run(worker: Worker, address: str, startup: metrics.Startup) -> None:
     server: grpc.aio.Server | None = None
     done, _ = await asyncio.wait({main, signalled, ready}, return_when=asyncio.FIRST_COMPLETED)
     if ready in done and not done & {main, signalled}:
-        server = await serve_health(address, health)
+        server = await serve_health(address, health, security)
         startup.ready()
         done, _ = await asyncio.wait({main, signalled}, return_when=asyncio.FIRST_COMPLETED)
     await runner.cancel(ready)
@@ -121,8 +126,9 @@ def main() -> None:
     )
     metrics.add_flag(parser)
     args = parser.parse_args()
+    security = security_or_exit(parser, settings)
     log.configure("worker", worker=args.worker_id)
-    runner.run(lambda: serve(settings, args.worker_id, args.address, args.metrics_addr))
+    runner.run(lambda: serve(settings, args.worker_id, args.address, args.metrics_addr, security))
 
 
 if __name__ == "__main__":

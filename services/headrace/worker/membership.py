@@ -41,6 +41,10 @@ the time its plugins have to stop before the coordinator may start them elsewher
 DEFAULT_SESSION_TIMEOUT = 10.0  # until a coordinator's Welcome says otherwise
 
 
+def _plaintext(address: str) -> grpc.aio.Channel:
+    return grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+
+
 class Membership:
     def __init__(
         self,
@@ -51,8 +55,10 @@ class Membership:
         on_fence: Callable[[], None],
         heartbeat: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        connect: Callable[[str], grpc.aio.Channel] = _plaintext,
     ) -> None:
         self._addresses = list(addresses)
+        self._connect = connect  # a channel to a coordinator (TLS and token: headrace.core.tls)
         self._worker_id = worker_id
         self._running = running
         self._on_assignment = on_assignment
@@ -131,14 +137,19 @@ class Membership:
                     return
                 backoff = 0.1
             except grpc.aio.AioRpcError as exc:
-                log.get().info("coordinator_unreachable", address=address, code=exc.code().name)
+                log.get().info(
+                    "coordinator_unreachable",
+                    address=address,
+                    code=exc.code().name,
+                    details=exc.details(),
+                )
             if (attempt + 1) % len(self._addresses) == 0:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 0.5)
 
     async def _session(self, address: str) -> bool:
         """One Join stream; True when the worker left on purpose."""
-        async with grpc.aio.insecure_channel(address, options=GRPC_OPTIONS) as channel:
+        async with self._connect(address) as channel:
             call = coordinator_pb2_grpc.CoordinatorStub(channel).Join()
             running = [wire.instance_to_pb(i) for i in sorted(self._running().items())]
             joined_at = self._clock()

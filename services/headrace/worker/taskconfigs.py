@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 import grpc
 import structlog
 
-from headrace.core import configlog, metrics, sessionkey
+from headrace.core import configlog, metrics, sessionkey, tls
 from headrace.core.configstate import SessionKey, SessionKeyCreated
-from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.settings import Settings
 from headrace.core.topiclog import LogRecord, kafka_logs
 from headrace.v1 import config_pb2, internal_pb2_grpc
@@ -35,7 +34,7 @@ class TaskConfigsClient:
         self._has_key = asyncio.Event()
         self._log = kafka_logs(settings, "configs")(self._on_record)
         self._reading: asyncio.Task[None] | None = None
-        self._channel = grpc.aio.insecure_channel(settings.config_addr, options=GRPC_OPTIONS)
+        self._channel = tls.aio_channel(settings.config_addr, settings)
         self._stub = internal_pb2_grpc.TaskConfigServiceStub(self._channel)
         self._logger = logger
 

@@ -33,6 +33,7 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -41,7 +42,7 @@ import immutables
 import structlog
 from aiokafka.errors import KafkaError
 
-from headrace.core import log
+from headrace.core import log, tls
 from headrace.core.connectorconfig import requested_version
 from headrace.core.errors import PluginError
 from headrace.core.persistent import with_item, without_item
@@ -188,6 +189,7 @@ class Worker:
             lambda: {u: r.incarnation for u, r in self.running.items()},
             lambda update: self._queue.put_nowait(Assigned(update)),
             self._on_fence,
+            connect=partial(tls.aio_channel, settings=settings),
         )
         self.log = log.get(worker=worker_id)
         self._task_configs = TaskConfigsClient(settings, self.log)

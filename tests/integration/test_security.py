@@ -1,0 +1,352 @@
+"""TLS, mTLS and roles on real services, with certificates the suite makes (``tests.pki``).
+
+One stack speaks TLS and takes tokens: the config service, a coordinator and a worker, as real
+processes. Clients are the real ones (``ConfigClient``, HTTPS with ``urllib``, a gRPC channel),
+each with the credentials a user would give it. The worker holds an ``internal`` token: its
+joining the coordinator, and the task configs of the connector it runs reaching the config
+service, are the internal calls over TLS. A second config service requires client certificates
+and knows their names' roles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import ssl
+import stat
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pyarrow as pa
+import pytest
+
+from headrace.cli import probe
+from headrace.cli.client import ConfigClient, rpc_code
+from headrace.cli.kafka import free_port
+from headrace.cli.stack import COORDINATOR, Stack
+from headrace.core import tls
+from headrace.core.guard import ServerSecurity
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.executor.admission import Limits
+from headrace.executor.service import ExecutorService, build_server
+from headrace.runtime.executor import ExecutorClient
+from headrace.sdk.paths import Paths
+from headrace.v1 import config_pb2, config_pb2_grpc
+from tests.integration.test_automation import Automation
+from tests.pki import Identity, Pki, make_pki
+from tests.support import local_settings, wait_for
+
+pytestmark = pytest.mark.kafka
+
+ADMIN, READ, INTERNAL = (secrets.token_hex(16) for _ in range(3))
+GEN = {"connector.class": "DatagenSource", "batch.size": "10", "interval.ms": "200"}
+
+
+@dataclass(frozen=True)
+class Secured:
+    stack: Stack
+    pki: Pki
+
+    @property
+    def settings(self) -> Settings:
+        return self.stack.settings
+
+    def client(
+        self, token: str = "", holding: Identity | None = None, ca: Path | None = None
+    ) -> ConfigClient:
+        """A client trusting the stack's CA (or ``ca``), sending ``token``, presenting the
+        certificate it is ``holding``."""
+        return ConfigClient(self.settings.config_addr, self.as_client(token, holding, ca))
+
+    def as_client(
+        self, token: str = "", holding: Identity | None = None, ca: Path | None = None
+    ) -> Settings:
+        return Settings(
+            tls_ca=str(ca or self.pki.ca),
+            token=token,
+            tls_cert=str(holding.cert) if holding else "",
+            tls_key=str(holding.key) if holding else "",
+        )
+
+    def rest(
+        self,
+        method: str,
+        path: str,
+        token: str = "",
+        body: Any = None,
+        holding: Identity | None = None,
+        ca: Path | None = None,
+    ) -> tuple[int, Any]:
+        """An HTTPS call of the REST API; (status, JSON body)."""
+        settings = self.as_client(token, holding, ca)
+        loaded = tls.load(settings)
+        assert loaded is not None
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        request = urllib.request.Request(
+            f"https://{self.settings.rest_addr}{path}",
+            data=None if body is None else json.dumps(body).encode(),
+            method=method,
+            headers=headers,
+        )
+        context = tls.client_ssl_context(settings, loaded)
+        try:
+            with urllib.request.urlopen(request, timeout=30, context=context) as response:
+                status, text = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, text = error.code, error.read()
+        return status, json.loads(text) if text else None
+
+
+def secured_settings(
+    kafka: str, folder: Path, pki: Pki, client_auth: str = "none", roles: str = "", token: str = ""
+) -> Settings:
+    server = pki.issue("headrace")
+    tokens = folder / "tokens"
+    tokens.write_text(f"# who may do what\nadmin {ADMIN}\nread {READ}\ninternal {INTERNAL}\n")
+    settings = local_settings(kafka, f"tls{free_port()}", folder, (BUILTIN_PLUGINS,))
+    return replace(
+        settings,
+        tls_cert=str(server.cert),
+        tls_key=str(server.key),
+        tls_ca=str(pki.ca),
+        auth_tokens=str(tokens),
+        tls_client_auth=client_auth,
+        auth_mtls_roles=roles,
+        token=token,
+    )
+
+
+@pytest.fixture(scope="module")
+def secured(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+    folder = tmp_path_factory.mktemp("tls")
+    pki = make_pki(folder / "pki")
+    # Every service's token is the internal one: the worker's calls are the internal calls.
+    stack = Stack(secured_settings(kafka, folder, pki, token=INTERNAL))
+    try:
+        stack.start("config")
+        stack.start("coordinator", ready=COORDINATOR)
+        stack.start("worker-1")  # serves health once it has joined the coordinator
+        yield Secured(stack, pki)
+    finally:
+        stack.down()
+
+
+@pytest.fixture(scope="module")
+def mutual(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+    folder = tmp_path_factory.mktemp("mtls")
+    pki = make_pki(folder / "pki")
+    settings = secured_settings(
+        kafka,
+        folder,
+        pki,
+        client_auth="required",
+        roles="ops=admin,auditor=read",
+    )
+    stack = Stack(settings)
+    try:
+        stack.start("config")
+        yield Secured(stack, pki)
+    finally:
+        stack.down()
+
+
+def refused(call: Any) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    return info.value
+
+
+def details(error: grpc.RpcError) -> str:
+    return str(error.details())  # an RpcError is also its grpc.Call
+
+
+def test_a_plaintext_client_or_one_trusting_another_ca_gets_nowhere(
+    secured: Secured, tmp_path: Path
+) -> None:
+    address = secured.settings.config_addr
+    with grpc.insecure_channel(address) as channel:
+        stub = config_pb2_grpc.ConfigServiceStub(channel)
+        error = refused(lambda: stub.ListConnectors(config_pb2.ListConnectorsRequest(), timeout=10))
+    assert rpc_code(error) is grpc.StatusCode.UNAVAILABLE
+    stranger = make_pki(tmp_path / "other")
+    with ConfigClient(address, Settings(tls_ca=str(stranger.ca), token=ADMIN)) as client:
+        assert rpc_code(refused(client.names)) is grpc.StatusCode.UNAVAILABLE
+    with pytest.raises(urllib.error.URLError) as https:
+        secured.rest("GET", "/connectors", ADMIN, ca=stranger.ca)
+    assert isinstance(https.value.reason, ssl.SSLCertVerificationError)
+
+
+def test_health_needs_no_token_but_tls(secured: Secured, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEADRACE_TLS_CA", str(secured.pki.ca))
+    monkeypatch.delenv("HEADRACE_TOKEN", raising=False)
+    assert probe.check(secured.settings.config_addr, "headrace.v1.ConfigService", 10) == "SERVING"
+    status, body = secured.rest("GET", "/health")
+    assert status == 200 and body["status"] == "healthy"
+
+
+def test_without_a_token_every_call_is_unauthenticated(secured: Secured) -> None:
+    with secured.client() as client:
+        error = refused(client.names)
+    assert rpc_code(error) is grpc.StatusCode.UNAUTHENTICATED
+    assert "ListConnectors needs the role admin or read" in details(error)
+    with secured.client("not-a-token-anyone-was-given") as client:
+        assert rpc_code(refused(client.names)) is grpc.StatusCode.UNAUTHENTICATED
+    status, body = secured.rest("GET", "/connectors")
+    assert status == 401
+    assert body["error_code"] == 401 and "needs the role admin or read" in body["message"]
+
+
+def test_a_read_token_reads_but_creates_nothing_and_admin_creates(secured: Secured) -> None:
+    config = {**GEN, "topic": "never"}
+    with secured.client(READ) as reader:
+        error = refused(lambda: reader.create("by-reader", config))
+        assert rpc_code(error) is grpc.StatusCode.PERMISSION_DENIED
+        assert details(error).endswith("CreateConnector needs the role admin, not read")
+        status, body = secured.rest(
+            "POST", "/connectors", READ, {"name": "by-reader", "config": config}
+        )
+        assert (status, body["error_code"]) == (403, 403)
+        assert "needs the role admin, not read" in body["message"]
+        status, _ = secured.rest(
+            "PUT",
+            "/connector-plugins/DatagenSource/config/validate",
+            READ,
+            {**config, "connector.class": "DatagenSource"},
+        )
+        assert status == 200  # validating changes nothing: a read
+        assert "by-reader" not in reader.names()
+
+    with secured.client(ADMIN) as admin:
+        admin.create("by-admin", {**GEN, "topic": "by-admin"})
+    status, body = secured.rest(
+        "POST", "/connectors", ADMIN, {"name": "by-rest", "config": {**GEN, "topic": "by-rest"}}
+    )
+    assert status == 201 and body["name"] == "by-rest"
+    with secured.client(READ) as reader:
+        assert {"by-admin", "by-rest"} <= set(reader.names())
+        assert "by-reader" not in reader.names()
+    status, body = secured.rest("GET", "/connectors", READ)
+    assert status == 200 and "by-reader" not in body
+
+
+def test_the_internal_token_runs_a_worker_but_not_the_api(secured: Secured) -> None:
+    """The worker joined the coordinator with it (it serves health only then); the connector's
+    task configs reached the config service from the worker, signed, over TLS."""
+    with secured.client(INTERNAL) as internal:
+        error = refused(internal.names)
+    assert rpc_code(error) is grpc.StatusCode.PERMISSION_DENIED
+    assert "not internal" in details(error)
+    with secured.client(ADMIN) as admin:
+        admin.create("over-tls", {**GEN, "topic": "over-tls"})
+
+        def running() -> bool:
+            status = admin.status("over-tls")
+            return len(status.tasks) == 1 and status.tasks[0].state == "RUNNING"
+
+        wait_for("the worker running the connector's task", running)
+    # The plugin process it runs it in listens in a folder only the worker's user may enter.
+    assert stat.S_IMODE((secured.settings.var_dir / "run").stat().st_mode) == 0o700
+
+
+def test_automation_commands_are_applied_under_auth(secured: Secured) -> None:
+    """The agent calls its own service over TLS, with a token only that process holds."""
+
+    async def scenario() -> dict[str, Any]:
+        async with Automation(secured.settings) as automation:
+            return await automation.call("tls-1", "ListConnectors", {})
+
+    answer = asyncio.run(scenario())
+    assert answer["code"] == "OK", answer
+
+
+def test_mtls_refuses_clients_without_a_certificate(mutual: Secured) -> None:
+    with mutual.client(ADMIN) as client:
+        assert rpc_code(refused(client.names)) is grpc.StatusCode.UNAVAILABLE
+    # Under TLS 1.3 the server's refusal comes after the handshake: a dropped connection.
+    with pytest.raises((urllib.error.URLError, ConnectionError, ssl.SSLError)):
+        mutual.rest("GET", "/connectors", ADMIN)
+
+
+def test_mtls_gives_a_certificate_the_role_its_name_maps_to(mutual: Secured) -> None:
+    ops, auditor, stranger = (mutual.pki.issue(name) for name in ("ops", "auditor", "stranger"))
+
+    with mutual.client(holding=ops) as admin:
+        admin.create("by-ops", {**GEN, "topic": "by-ops"})
+    with mutual.client(holding=auditor) as reader:
+        assert "by-ops" in reader.names()
+        error = refused(lambda: reader.create("by-auditor", {**GEN, "topic": "x"}))
+        assert rpc_code(error) is grpc.StatusCode.PERMISSION_DENIED
+    with mutual.client(holding=stranger) as nobody:
+        error = refused(nobody.names)
+        assert rpc_code(error) is grpc.StatusCode.UNAUTHENTICATED
+        assert "CN=stranger has no role" in details(error)
+    with mutual.client(READ, holding=stranger) as with_token:
+        assert "by-ops" in with_token.names()  # a known token does what a nameless cert cannot
+    status, body = mutual.rest("GET", "/connectors", holding=auditor)
+    assert status == 200 and "by-ops" in body
+    status, _ = mutual.rest("DELETE", "/connectors/by-ops", holding=auditor)
+    assert status == 403
+
+
+@pytest.fixture
+def executor(secured: Secured, tmp_path: Path) -> Iterator[str]:
+    """The executor's own thread-pool server and servicer, in this process, with the stack's
+    TLS and tokens. Nothing here reaches Spark: every call is refused, or counts rows of an
+    empty folder, so the servicer runs without a SparkSession."""
+    spark: Any = None
+    service = ExecutorService(spark, Limits(), Paths((tmp_path,)))
+    security = ServerSecurity.load(secured.settings)
+    server, port = build_server(service, "127.0.0.1", 0, Limits(), security)
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(0).wait()
+
+
+def test_the_executor_takes_writes_from_internal_callers_and_reads_from_readers(
+    secured: Secured, executor: str, tmp_path: Path
+) -> None:
+    batch = pa.table({"kafka_offset": pa.array([0, 1], pa.int64())})
+
+    async def scenario(token: str, call: str) -> Any:
+        client = ExecutorClient(executor, settings=secured.as_client(token), retry_deadline_s=5)
+        async with client:
+            if call == "count":
+                return await client.count_rows(str(tmp_path / "empty"))
+            return await client.write_batch(
+                connector="c",
+                task=0,
+                topic="t",
+                topic_id="id",
+                partition=0,
+                table=batch,
+                path=str(tmp_path / "out"),
+            )
+
+    def code(token: str, call: str) -> tuple[grpc.StatusCode, str]:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            asyncio.run(scenario(token, call))
+        return info.value.code(), str(info.value.details())
+
+    assert asyncio.run(scenario(READ, "count")) == 0
+    assert asyncio.run(scenario(ADMIN, "count")) == 0
+    assert code(INTERNAL, "count") == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "/headrace.v1.Executor/CountRows needs the role admin or read, not internal",
+    )
+    # A write streams its batch: refused before a byte of it is read.
+    assert code(READ, "write") == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "/headrace.v1.Executor/WriteStream needs the role admin or internal, not read",
+    )
+    assert code("", "write")[0] is grpc.StatusCode.UNAUTHENTICATED
+    assert not (tmp_path / "out").exists()
