@@ -50,7 +50,13 @@ health)
         exit 1
         ;;
     esac
-    exec headrace probe "127.0.0.1:${address##*:}" --service "$name"
+    # Under TLS the certificate names the service as others reach it (the host of its address
+    # setting), not loopback; a wildcard host leaves loopback's own name.
+    server_name="${address%:*}"
+    if [ "$server_name" = 0.0.0.0 ] || [ "$server_name" = "[::]" ]; then
+        server_name=127.0.0.1
+    fi
+    exec headrace probe "127.0.0.1:${address##*:}" --server-name "$server_name" --service "$name"
     ;;
 help | -h | --help)
     echo "usage: headrace-service config|coordinator|worker|executor [FLAGS...]"

@@ -187,7 +187,13 @@ def test_a_plaintext_client_or_one_trusting_another_ca_gets_nowhere(
 def test_health_needs_no_token_but_tls(secured: Secured, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HEADRACE_TLS_CA", str(secured.pki.ca))
     monkeypatch.delenv("HEADRACE_TOKEN", raising=False)
-    assert probe.check(secured.settings.config_addr, "headrace.v1.ConfigService", 10) == "SERVING"
+    address, api = secured.settings.config_addr, "headrace.v1.ConfigService"
+    assert probe.check(address, api, 10) == "SERVING"
+    # The name the certificate must carry, when the probe dials another (loopback in a pod).
+    assert probe.check(address, api, 10, server_name="localhost") == "SERVING"
+    with pytest.raises(grpc.RpcError) as misnamed:
+        probe.check(address, api, 10, server_name="elsewhere")
+    assert rpc_code(misnamed.value) is grpc.StatusCode.UNAVAILABLE
     status, body = secured.rest("GET", "/health")
     assert status == 200 and body["status"] == "healthy"
 
