@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import ssl
 import stat
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -356,3 +359,27 @@ def test_the_executor_takes_writes_from_internal_callers_and_reads_from_readers(
     )
     assert code("", "write")[0] is grpc.StatusCode.UNAUTHENTICATED
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("service", ["config", "coordinator", "worker", "executor"])
+def test_a_service_with_a_bad_setting_does_not_start_and_names_it(
+    service: str, tmp_path: Path
+) -> None:
+    pki = make_pki(tmp_path / "pki")
+    own, other = pki.issue("own"), pki.issue("other")
+    env = {
+        **os.environ,
+        "HEADRACE_TLS_CERT": str(own.cert),
+        "HEADRACE_TLS_KEY": str(other.key),
+        "HEADRACE_TLS_CA": str(pki.ca),
+    }
+    started = subprocess.run(
+        [sys.executable, "-m", f"headrace.{service}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert started.returncode == 2, started.stderr
+    assert f"HEADRACE_TLS_KEY: {other.key} is not the key of HEADRACE_TLS_CERT" in started.stderr
