@@ -3,8 +3,9 @@ SHELL := /bin/bash
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-# The embedded broker's release: `make test KAFKA_VERSION=4.3.0` runs the suite on Kafka 4.
-KAFKA_VERSION ?= 3.9.1
+# The embedded broker's release (and the benchmarks' Kafka Connect's): `make test
+# KAFKA_VERSION=3.9.1` runs the suite on the last Kafka 3.
+KAFKA_VERSION ?= 4.3.0
 export HEADRACE_KAFKA_VERSION := $(KAFKA_VERSION)
 KAFKA_LIB := deploy/kafka/lib/$(KAFKA_VERSION)
 KAFKA_PROFILE := $(if $(filter 4.%,$(KAFKA_VERSION)),-Pkafka4,-Pkafka3)
@@ -40,11 +41,12 @@ $(SPARK_LIB)/.resolved: deploy/spark/pom.xml
 	touch $@
 
 # Kafka Connect itself, the benchmarks' peer (make bench and make bench-smoke only).
-CONNECT_LIB := deploy/kafka-connect/lib
+CONNECT_LIB := deploy/kafka-connect/lib/$(KAFKA_VERSION)
 connect-jars: $(CONNECT_LIB)/.resolved
 
 $(CONNECT_LIB)/.resolved: deploy/kafka-connect/pom.xml
-	mvn -q -B -f deploy/kafka-connect/pom.xml dependency:copy-dependencies
+	mvn -q -B -f deploy/kafka-connect/pom.xml -Dkafka.version=$(KAFKA_VERSION) $(KAFKA_PROFILE) \
+		dependency:copy-dependencies
 	touch $@
 
 kafka-up: install kafka-jars

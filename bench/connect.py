@@ -2,11 +2,11 @@
 or distributed with two workers.
 
 ``make bench`` resolves ``deploy/kafka-connect/pom.xml`` (connect-runtime, connect-file and
-connect-json at the broker's version) into ``deploy/kafka-connect/lib``. Each worker is a JVM with
-a heap of 512 MiB, its REST listener on a free loopback port and the String converter (the file
-connectors move text); connectors are created, watched and deleted over the REST API, as a user
-would, so the clock starts at the create call as it does for headrace. Connect's own defaults
-stay as they are unless a workload passes worker overrides.
+connect-json at the broker's version) into ``deploy/kafka-connect/lib/<version>``. Each worker is
+a JVM with a heap of 512 MiB, its REST listener on a free loopback port and the String converter
+(the file connectors move text); connectors are created, watched and deleted over the REST API,
+as a user would, so the clock starts at the create call as it does for headrace. Connect's own
+defaults stay as they are unless a workload passes worker overrides.
 """
 
 from __future__ import annotations
@@ -22,16 +22,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headrace.cli.kafka import free_port
+from headrace.cli.kafka import KAFKA_VERSION, free_port
 from headrace.core.settings import project_home
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 
 
 def _lib() -> Path:
-    lib = project_home() / "deploy" / "kafka-connect" / "lib"
+    lib = project_home() / "deploy" / "kafka-connect" / "lib" / KAFKA_VERSION
     if not any(lib.glob("connect-runtime-*.jar")):
-        raise SystemExit(f"Kafka Connect's jars are missing under {lib}: run `make connect-jars`")
+        raise SystemExit(
+            f"Kafka Connect {KAFKA_VERSION}'s jars are missing under {lib}: run `make connect-jars`"
+            f" (with KAFKA_VERSION={KAFKA_VERSION} if it is not the default)"
+        )
     return lib
 
 
@@ -110,7 +113,7 @@ class ConnectWorker:
         """Starts the JVM; :meth:`wait_ready` waits for its REST API."""
         self.folder.mkdir(parents=True, exist_ok=True)
         properties = _properties(self.folder / "worker.properties", self._config())
-        log4j = project_home() / "deploy" / "kafka" / "log4j.properties"
+        logging = project_home() / "deploy" / "kafka"
         main = f"org.apache.kafka.connect.cli.Connect{self.mode.capitalize()}"
         with (self.folder / "connect.log").open("ab") as log:
             self._proc = subprocess.Popen(
@@ -118,7 +121,9 @@ class ConnectWorker:
                     "java",
                     "-Xmx512m",
                     "-Xms512m",
-                    f"-Dlog4j.configuration=file:{log4j}",
+                    # Kafka 3 logs through log4j 1, Kafka 4 through log4j 2: each reads its own.
+                    f"-Dlog4j.configuration=file:{logging / 'log4j.properties'}",
+                    f"-Dlog4j2.configurationFile=file:{logging / 'log4j2.properties'}",
                     "-cp",
                     f"{_lib()}/*",
                     main,

@@ -1,6 +1,6 @@
 """The embedded Kafka broker: one KRaft node on loopback, from the jars Maven resolved.
 
-``make kafka-jars`` resolves Apache Kafka into ``deploy/kafka/lib/<version>`` (3.9.1, or the
+``make kafka-jars`` resolves Apache Kafka into ``deploy/kafka/lib/<version>`` (4.3.0, or the
 release ``HEADRACE_KAFKA_VERSION`` names, which ``make KAFKA_VERSION=...`` sets); this module
 formats a data folder, starts ``kafka.Kafka`` with a modest heap, waits until the broker answers,
 and stops it.
@@ -32,7 +32,9 @@ from aiokafka.errors import KafkaError
 from headrace.core.kafkasecurity import PLAINTEXT
 from headrace.core.settings import project_home
 
-KAFKA_VERSION = os.environ.get("HEADRACE_KAFKA_VERSION", "3.9.1")
+DEFAULT_KAFKA_VERSION = "4.3.0"
+"""The release the embedded broker runs, and the deploy manifests' broker image, by default."""
+KAFKA_VERSION = os.environ.get("HEADRACE_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
 """The embedded broker's Apache Kafka release (``make KAFKA_VERSION=...`` resolves another)."""
 
 
