@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any, TypeVar, overload
 import grpc
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from prometheus_client.parser import text_string_to_metric_families
 
 from headrace.cli.kafka import free_port
 from headrace.core.plugins import read_manifest
@@ -376,3 +378,22 @@ def start_task(
     return pb.StartTaskRequest(
         connector=name, task=task, connector_config=config, task_config=dict(task_config.config)
     )
+
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(address: str) -> Samples:
+    """Every sample ``http://<address>/metrics`` serves, by name and labels."""
+    with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as answer:
+        assert answer.status == 200
+        text = answer.read().decode()
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float | None:
+    return samples.get((name, frozenset(labels.items())))

@@ -33,6 +33,7 @@ from headrace.runtime.executor import ExecutorClient, chunks
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests import sparkprocs
 from tests.postgres import Postgres
+from tests.support import scrape, value
 
 pytestmark = pytest.mark.spark
 
@@ -50,13 +51,16 @@ def _read_log(path: Path) -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def executor(spark: Stack) -> tuple[str, Path]:
-    """The address of the session's executor and its log file (see ``spark`` in conftest)."""
-    return spark.settings.executor_addr, spark.log_file("executor")
+def executor(spark: Stack) -> tuple[str, Path, str]:
+    """The address of the session's executor (see ``spark`` in conftest), its log file and the
+    address of its metrics."""
+    metrics = spark.metrics_address("executor")
+    assert metrics is not None, "the executor logs where it serves metrics"
+    return spark.settings.executor_addr, spark.log_file("executor"), metrics
 
 
 @pytest.fixture
-def address(executor: tuple[str, Path]) -> str:
+def address(executor: tuple[str, Path, str]) -> str:
     return executor[0]
 
 
@@ -325,8 +329,13 @@ async def test_count_rows_of_a_missing_dataset_is_zero(address: str, tmp_path: P
         assert await client.count_rows(str(tmp_path / "nothing-here")) == 0
 
 
-async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path: Path) -> None:
+async def test_a_busy_executor_asks_callers_to_come_back(
+    executor: tuple[str, Path, str], tmp_path: Path
+) -> None:
+    address, _, metrics = executor
     root = tmp_path / "out"
+    refusals = ("headrace_executor_batches_refused_total", {"job": "parquet", "connector": "sink"})
+    refused_before = value(scrape(metrics), refusals[0], **refusals[1]) or 0
     # More calls at once than the executor admits, yet fewer than its threads, so every refusal
     # comes from its back-pressure (with a hint) rather than from gRPC's own limit.
     batches = {p: rows("load", p, range(0, 20_000)) for p in range(sparkprocs.MAX_IN_FLIGHT + 3)}
@@ -350,6 +359,7 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "retry after" in (error.details() or "")
         assert dict(error.trailing_metadata() or ())["retry-after-ms"].isdigit()
+    assert value(scrape(metrics), refusals[0], **refusals[1]) == refused_before + len(refused)
 
     # The client rides it out: it retries what was refused, and nothing lands twice.
     async with ExecutorClient(address) as client:
@@ -372,8 +382,10 @@ async def test_a_busy_executor_asks_callers_to_come_back(address: str, tmp_path:
     assert counted == 20_000 * len(batches)
 
 
-async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_path: Path) -> None:
-    address, log_path = executor
+async def test_the_executor_logs_json_events(
+    executor: tuple[str, Path, str], tmp_path: Path
+) -> None:
+    address, log_path, _ = executor
     async with ExecutorClient(address) as client:
         await client.write_batch(
             connector="logged",
@@ -398,8 +410,10 @@ async def test_the_executor_logs_json_events(executor: tuple[str, Path], tmp_pat
     assert written[0]["rows_written"] == 3
 
 
-def test_the_executor_answers_health_checks_and_reflection(executor: tuple[str, Path]) -> None:
-    address, _ = executor
+def test_the_executor_answers_health_checks_and_reflection(
+    executor: tuple[str, Path, str],
+) -> None:
+    address, _, _ = executor
     with grpc.insecure_channel(address) as channel:
         checked = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=EXECUTOR), timeout=5
@@ -722,6 +736,48 @@ def test_a_stream_that_is_not_what_its_header_says_is_refused(address: str) -> N
 def _with(request: executor_pb2.WriteBatchRequest, **fields: Any) -> executor_pb2.WriteBatchRequest:
     changed = executor_pb2.WriteBatchRequest()
     changed.CopyFrom(request)
-    for name, value in fields.items():
-        setattr(changed, name, value)
+    for name, given in fields.items():
+        setattr(changed, name, given)
     return changed
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+
+async def test_the_executor_counts_batches_rows_and_bytes_by_job_and_connector(
+    executor: tuple[str, Path, str], tmp_path: Path
+) -> None:
+    address, _, metrics = executor
+    first, overlapping = rows("metered", 0, range(0, 40)), rows("metered", 0, range(30, 50))
+    # Small chunks: each batch arrives in many pieces, and still counts once.
+    async with ExecutorClient(address, chunk_bytes=512) as client:
+        write = writes(client, tmp_path / "out", "metered", connector="metered")
+        assert await write(table=first) == (40, 0)
+        assert await write(table=overlapping) == (10, 10)
+        queried = await client.query(
+            first, "SELECT key FROM batch WHERE kafka_offset < 5", "metered"
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await write(table=first, format="delta", options={"partition.by": "nope"})
+    assert queried.num_rows == 5
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+    samples = scrape(metrics)
+    parquet = {"job": "parquet", "connector": "metered"}
+    assert value(samples, "headrace_executor_batches_total", **parquet) == 2
+    assert value(samples, "headrace_executor_rows_written_total", **parquet) == 50
+    assert value(samples, "headrace_executor_rows_skipped_total", **parquet) == 10
+    sent = len(ipc_stream(first)) + len(ipc_stream(overlapping))
+    assert value(samples, "headrace_executor_bytes_total", **parquet) == sent
+    assert value(samples, "headrace_executor_batch_seconds_count", **parquet) == 2
+    query = {"job": "sql-query", "connector": "metered"}
+    assert value(samples, "headrace_executor_batches_total", **query) == 1
+    assert value(samples, "headrace_executor_rows_written_total", **query) == 5
+    assert value(samples, "headrace_executor_bytes_total", **query) == len(ipc_stream(first))
+    failed = {"job": "delta", "connector": "metered", "code": "INVALID_ARGUMENT"}
+    assert value(samples, "headrace_executor_batches_failed_total", **failed) == 1
+    assert (
+        value(samples, "headrace_executor_batches_total", job="delta", connector="metered") is None
+    )
+    assert value(samples, "headrace_executor_in_flight_batches") == 0
+    assert value(samples, "headrace_executor_in_flight_bytes") == 0

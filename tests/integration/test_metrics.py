@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
-from prometheus_client.parser import text_string_to_metric_families
 
 from headrace.cli.client import ConfigClient
 from headrace.cli.kafka import free_port
@@ -32,29 +30,11 @@ from headrace.core.metrics import MULTIPROCESS_ENV
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.core.topics import ensure_topic
 from headrace.worker.metrics import PluginFiles
-from tests.support import local_settings, wait_for
+from tests.support import Samples, local_settings, scrape, value, wait_for
 
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
 RECORDS = 500
 BATCH = 100
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def scrape(address: str) -> Samples:
-    """Every sample ``http://<address>/metrics`` serves, by name and labels."""
-    with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as answer:
-        assert answer.status == 200
-        text = answer.read().decode()
-    return {
-        (s.name, frozenset(s.labels.items())): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
-
-
-def value(samples: Samples, name: str, **labels: str) -> float | None:
-    return samples.get((name, frozenset(labels.items())))
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls. It
 writes only under the folders in ``HEADRACE_FILE_ROOTS`` (``HEADRACE_VAR/files`` when unset).
-Prometheus metrics on ``--metrics-addr`` (``headrace.core.metrics``).
+Prometheus metrics on ``--metrics-addr`` (``headrace.core.metrics``, ``headrace.executor.metrics``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from headrace.core import log
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.guard import ServerSecurity
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
-from headrace.executor import reading
+from headrace.executor import metrics, reading
 from headrace.executor.admission import Admission, Busy, Limits
 from headrace.executor.batches import (
     InvalidRequest,
@@ -46,7 +46,7 @@ _JAVA_OOM = "java.lang.OutOfMemoryError"
 
 
 class ExecutorService(executor_pb2_grpc.ExecutorServicer):
-    """Serves WriteBatch and CountRows against one SparkSession."""
+    """Serves the Executor service's calls against one SparkSession."""
 
     def __init__(
         self, spark: SparkSession, limits: Limits, roots: Paths, retry_after_ms: int = 250
@@ -58,6 +58,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self._delta = DeltaWriter(spark, self._sql.prepare)
         self._jdbc = JdbcWriter(spark, self._sql.prepare)
         self._admission = Admission(limits)
+        metrics.watch_in_flight(lambda: self._admission.in_flight)
         self._retry_after_ms = retry_after_ms
         # Bound here, not at import, so it picks up the logging set up by the entry point.
         self._log = log.get("headrace.executor.service")
@@ -94,16 +95,19 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         read: Callable[[], bytes],
     ) -> executor_pb2.WriteBatchResponse:
         where = _where(request)
+        job, connector = metrics.job_of(request.format), request.connector
         started = time.monotonic()
         try:
             with self._admission.admit(size):
                 batch = _from_proto(request, read(), self._roots)
                 result = self._writer_of(batch.format).write(batch)
+            seconds = time.monotonic() - started
+            metrics.done(job, connector, size, result.rows_written, result.rows_skipped, seconds)
             self._log.info(
                 "batch_written",
                 rows_written=result.rows_written,
                 rows_skipped=result.rows_skipped,
-                ms=round((time.monotonic() - started) * 1000),
+                ms=round(seconds * 1000),
                 **where,
             )
             return executor_pb2.WriteBatchResponse(
@@ -111,24 +115,27 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             )
         except Busy as exc:
             self._log.info("batch_throttled", reason=str(exc), **where)
-            self._abort_busy(context, str(exc))
+            self._abort_busy(context, str(exc), job, connector)
         except InvalidRequest as exc:
             self._log.warning("batch_rejected", field=exc.field, reason=exc.reason, **where)
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), job, connector)
         except ConnectionError as exc:
             # The target (a database) is down or unreachable: the caller retries later.
             self._log.warning("batch_target_unavailable", reason=str(exc), **where)
-            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+            self._abort(context, grpc.StatusCode.UNAVAILABLE, str(exc), job, connector)
         except MemoryError:
             self._log.exception("batch_out_of_memory", **where)
-            self._abort_busy(context, "the executor ran out of memory holding this batch")
+            why = "the executor ran out of memory holding this batch"
+            self._abort_busy(context, why, job, connector)
         except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
             if _JAVA_OOM in str(exc):
                 # The driver heap is full: say so loudly, and let the caller back off and retry.
                 self._log.exception("batch_out_of_memory", **where)
-                self._abort_busy(context, "the Spark driver ran out of heap writing this batch")
+                why = "the Spark driver ran out of heap writing this batch"
+                self._abort_busy(context, why, job, connector)
             self._log.exception("batch_failed", **where)
-            context.abort(grpc.StatusCode.INTERNAL, _detail("write failed", exc))
+            detail = _detail("write failed", exc)
+            self._abort(context, grpc.StatusCode.INTERNAL, detail, job, connector)
         raise AssertionError("unreachable: context.abort raises")
 
     def CountRows(
@@ -172,20 +179,24 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self, request: executor_pb2.QueryRequest, context: grpc.ServicerContext
     ) -> executor_pb2.QueryResponse:
         """Runs a query over one batch and sends its result back."""
+        job, connector, size = metrics.QUERY_JOB, request.connector, len(request.arrow_ipc)
+        started = time.monotonic()
         try:
-            with self._admission.admit(len(request.arrow_ipc)):
+            with self._admission.admit(size):
                 result = self._sql.run(decode_arrow(request.arrow_ipc), request.sql, "sql")
             data = ipc_stream(result)
             if len(data) > MAX_MESSAGE_BYTES - 1024:
                 raise InvalidRequest("sql", f"its result takes {len(data)} bytes, too many to send")
+            metrics.done(job, connector, size, result.num_rows, 0, time.monotonic() - started)
             return executor_pb2.QueryResponse(arrow_ipc=data)
         except Busy as exc:
-            self._abort_busy(context, str(exc))
+            self._abort_busy(context, str(exc), job, connector)
         except InvalidRequest as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), job, connector)
         except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
-            self._log.exception("query_failed")
-            context.abort(grpc.StatusCode.INTERNAL, _detail("query failed", exc))
+            self._log.exception("query_failed", connector=connector)
+            detail = _detail("query failed", exc)
+            self._abort(context, grpc.StatusCode.INTERNAL, detail, job, connector)
         raise AssertionError("unreachable: context.abort raises")
 
     def _writer_of(self, fmt: str) -> FileWriter | DeltaWriter | JdbcWriter:
@@ -195,7 +206,22 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             return self._jdbc
         return self._files
 
-    def _abort_busy(self, context: grpc.ServicerContext, why: str) -> None:
+    def _abort(
+        self,
+        context: grpc.ServicerContext,
+        code: grpc.StatusCode,
+        detail: str,
+        job: str,
+        connector: str,
+    ) -> None:
+        """Answers a batch with the error ``code``, counted as failed."""
+        metrics.failed(job, connector, code.name)
+        context.abort(code, detail)
+
+    def _abort_busy(
+        self, context: grpc.ServicerContext, why: str, job: str, connector: str
+    ) -> None:
+        metrics.refused(job, connector)
         context.set_trailing_metadata(((RETRY_AFTER_KEY, str(self._retry_after_ms)),))
         context.abort(
             grpc.StatusCode.RESOURCE_EXHAUSTED,

@@ -122,10 +122,11 @@ class ExecutorClient:
         response = await self._retrying("ReadRows", lambda: request)
         return read_stream(response.arrow_ipc), bool(response.truncated)
 
-    async def query(self, table: pa.Table, sql: str) -> pa.Table:
-        """Spark SQL over ``table`` (the view ``batch``), and its result."""
+    async def query(self, table: pa.Table, sql: str, connector: str = "") -> pa.Table:
+        """Spark SQL over ``table`` (the view ``batch``), and its result; ``connector`` is who
+        asks, for the executor's metrics."""
         data = await asyncio.to_thread(ipc_stream, table)
-        request = executor_pb2.QueryRequest(arrow_ipc=data, sql=sql)
+        request = executor_pb2.QueryRequest(arrow_ipc=data, sql=sql, connector=connector)
         response = await self._retrying("Query", lambda: request)
         return read_stream(response.arrow_ipc)
 
@@ -216,7 +217,7 @@ class TaskExecutor:
 
     async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
         """:meth:`ExecutorClient.query`."""
-        return await self._client.query(table, sql)
+        return await self._client.query(table, sql, self._connector)
 
     async def close(self) -> None:
         await self._client.close()

@@ -90,12 +90,14 @@ class ReadRowsResponse(_message.Message):
     def __init__(self, arrow_ipc: _Optional[bytes] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
-    __slots__ = ("arrow_ipc", "sql")
+    __slots__ = ("arrow_ipc", "sql", "connector")
     ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
     SQL_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     arrow_ipc: bytes
     sql: str
-    def __init__(self, arrow_ipc: _Optional[bytes] = ..., sql: _Optional[str] = ...) -> None: ...
+    connector: str
+    def __init__(self, arrow_ipc: _Optional[bytes] = ..., sql: _Optional[str] = ..., connector: _Optional[str] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
     __slots__ = ("arrow_ipc",)
