@@ -7,8 +7,10 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -25,15 +27,17 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 from psycopg.rows import dict_row
 
+from headrace.cli.client import ConfigClient
 from headrace.cli.kafka import free_port
 from headrace.cli.stack import EXECUTOR, Stack
 from headrace.core.arrowipc import ipc_stream
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.executor.layout import writer_key
-from headrace.runtime.executor import ExecutorClient, chunks
+from headrace.runtime.executor import ExecutorClient, SqlCheck, chunks
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests import sparkprocs
 from tests.postgres import Postgres
-from tests.support import scrape, value
+from tests.support import Rest, scrape, value
 
 pytestmark = pytest.mark.spark
 
@@ -781,3 +785,80 @@ async def test_the_executor_counts_batches_rows_and_bytes_by_job_and_connector(
     )
     assert value(samples, "headrace_executor_in_flight_batches") == 0
     assert value(samples, "headrace_executor_in_flight_bytes") == 0
+
+
+# -- a query checked before any batch ----------------------------------------------------------
+
+
+def test_a_query_is_parsed_without_running_it(address: str, tmp_path: Path) -> None:
+    check = SqlCheck(Settings(executor_addr=address))
+    assert check.check("SELECT kafka_offset, upper(key) AS k FROM batch WHERE amount > 0") is None
+    # Columns and views are the batch's to say: they are not checked before it comes.
+    assert check.check("SELECT no_such_column FROM no_such_view") is None
+    reason = check.check("SELEC x FROM batch")
+    assert reason is not None
+    assert reason.startswith("not valid Spark SQL: [PARSE_SYNTAX_ERROR]")
+    assert "'SELEC'" in reason
+    assert "EXPLAIN" not in reason  # how it is parsed is not the user's business
+    assert check.check(" ") == "empty; give a query over the view batch"
+    # Parsed, never run: a statement that would write leaves nothing behind.
+    made = tmp_path / "made"
+    assert check.check(f"INSERT OVERWRITE DIRECTORY '{made}' USING parquet SELECT 1") is None
+    assert not made.exists()
+
+
+def test_a_query_check_the_executor_cannot_answer_is_deferred_at_once() -> None:
+    check = SqlCheck(Settings(executor_addr=f"127.0.0.1:{free_port()}"), timeout_s=5.0)
+    started = time.monotonic()
+    assert check.check("SELEC x FROM batch") is None
+    assert time.monotonic() - started < 5.0
+
+
+@pytest.fixture
+def config_service(
+    address: str, settings_for: Callable[..., Settings]
+) -> Iterator[tuple[Settings, Rest]]:
+    """The config service as a real process, on the built-in plugins, validating queries with
+    this module's executor; its settings and its REST API."""
+    settings = replace(settings_for(BUILTIN_PLUGINS), executor_addr=address)
+    stack = Stack(settings)
+    stack.start("config")
+    try:
+        yield settings, Rest(f"http://{settings.rest_addr}")
+    finally:
+        stack.down()
+
+
+def _sink(root: Path, sql: str) -> dict[str, str]:
+    return {"connector.class": "ParquetSink", "topics": "orders", "path": str(root), "sql": sql}
+
+
+def test_a_sink_whose_query_does_not_parse_is_refused_before_it_is_created(
+    config_service: tuple[Settings, Rest],
+) -> None:
+    settings, rest = config_service
+    out = settings.file_roots[0] / "out"
+    config = _sink(out, "SELEC x FROM batch")
+
+    status, answer = rest("PUT", "/connector-plugins/ParquetSink/config/validate", config)
+    assert status == 200
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"]}
+    assert answer["error_count"] == 1, errors
+    [error] = errors["sql"]
+    assert "Invalid value SELEC x FROM batch for configuration sql" in error
+    assert "PARSE_SYNTAX_ERROR" in error
+
+    status, body = rest("POST", "/connectors", {"name": "bad-sql", "config": config})
+    assert status == 400
+    assert body["error_code"] == 400
+    assert "sql" in body["message"] and "PARSE_SYNTAX_ERROR" in body["message"]
+    with ConfigClient(settings.config_addr) as client:
+        with pytest.raises(grpc.RpcError) as refused:
+            client.create("bad-sql", config)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "PARSE_SYNTAX_ERROR" in (refused.value.details() or "")
+        assert client.names() == []
+
+        # A query that parses is accepted, whatever columns the batches will bring.
+        good = _sink(out, "SELECT upper(name) AS name FROM batch WHERE amount > 0")
+        assert client.validate("ParquetSink", good).error_count == 0

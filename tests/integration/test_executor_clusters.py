@@ -13,7 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from headrace.runtime.executor import ExecutorClient
+from headrace.core.settings import Settings
+from headrace.runtime.executor import ExecutorClient, SqlCheck
 from tests.postgres import Postgres
 from tests.sparkprocs import connect_server, executor, standalone_cluster
 
@@ -90,3 +91,13 @@ async def test_a_query_runs_on_spark_elsewhere(remote: tuple[str, str, Path]) ->
         json.loads(line) for line in log.read_text().splitlines() if '"executor_ready"' in line
     ]
     assert ready and ready[0]["master"].startswith(("spark://", "sc://"))
+
+
+def test_a_query_is_parsed_without_running_it_on_spark_elsewhere(
+    remote: tuple[str, str, Path],
+) -> None:
+    kind, address, _ = remote
+    check = SqlCheck(Settings(executor_addr=address))
+    assert check.check("SELECT id FROM no_such_view") is None, kind
+    reason = check.check("SELEC id FROM batch")
+    assert reason is not None and "[PARSE_SYNTAX_ERROR]" in reason and "'SELEC'" in reason, kind

@@ -3,9 +3,6 @@ Connect's own tools see them, and the live server checked against Kafka's OpenAP
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,33 +20,12 @@ from headrace.cli.kafka import free_port
 from headrace.cli.stack import Stack
 from headrace.core.settings import BUILTIN_PLUGINS
 from tests.integration.conftest import manifest_plugins
-from tests.support import local_settings
+from tests.support import Rest, local_settings
 
 pytestmark = pytest.mark.kafka
 
 OPENAPI = Path(__file__).parents[2].parent / "shared" / "reference"
 OPENAPI_FILE = OPENAPI / "kafka-connect-rest-4.1.openapi.yaml"
-
-
-class Rest:
-    """Plain HTTP, as curl or any Connect client speaks it."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def __call__(
-        self, method: str, path: str, body: Any = None, raw: bytes | None = None
-    ) -> tuple[int, Any]:
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        request = urllib.request.Request(
-            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                status, text = response.status, response.read()
-        except urllib.error.HTTPError as error:
-            status, text = error.code, error.read()
-        return status, json.loads(text) if text else None
 
 
 @pytest.fixture(scope="module")

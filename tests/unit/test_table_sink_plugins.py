@@ -463,3 +463,44 @@ async def test_a_full_buffer_pauses_its_partition_until_its_write_is_done(tmp_pa
     await until(lambda: len(executor.writes) == 4)
     assert await task.pre_commit({p0: 9, p1: 2}) == {p0: 9, p1: 2}
     assert paused == [{p0}]
+
+
+class Parser:
+    """A SqlCheck that refuses queries starting with SELEC (and not SELECT), and says what it
+    was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def check(self, sql: str) -> str | None:
+        self.asked.append(sql)
+        return "Syntax error at or near 'SELEC'" if sql.startswith("SELEC ") else None
+
+
+@pytest.mark.parametrize(
+    ("plugin", "connector", "config"),
+    [
+        ("parquet", "ParquetSinkConnector", {"path": "out"}),
+        ("delta", "DeltaSinkConnector", {"path": "out"}),
+        ("text-files", "TextFilesSinkConnector", {"path": "out", "format": "json"}),
+        ("jdbc", "JdbcSinkConnector", {"connection.url": "jdbc:postgresql://127.0.0.1/shop"}),
+    ],
+)
+def test_each_table_sink_refuses_a_query_the_executor_cannot_parse(
+    plugin: str, connector: str, config: dict[str, str], tmp_path: Path
+) -> None:
+    sink = getattr(builtin_plugin_module(plugin, "1.0.0"), connector)()
+    parser = Parser()
+    sink.initialize(ConnectorContext("sink", paths=Paths((tmp_path,)), sql=parser))
+    base = {"topics": "orders", **config}
+
+    errors = {r.name: r.errors for r in sink.validate({**base, "sql": "SELEC x FROM batch"})}
+    assert errors["sql"] == [
+        "Invalid value SELEC x FROM batch for configuration sql: Syntax error at or near 'SELEC'"
+    ]
+    assert [k for k, found in errors.items() if found] == ["sql"]
+
+    errors = {r.name: r.errors for r in sink.validate({**base, "sql": "SELECT x FROM batch"})}
+    assert not any(errors.values()), errors
+    assert not any(r.errors for r in sink.validate(base))  # no query: nothing to ask
+    assert parser.asked == ["SELEC x FROM batch", "SELECT x FROM batch"]

@@ -101,6 +101,8 @@ METHODS: Mapping[str, Need] = {
     _EXECUTOR + "WriteStream": Need.INTERNAL,
     _EXECUTOR + "Query": Need.INTERNAL,
     _EXECUTOR + "CountRows": Need.READ,
+    # Validation asks whether a sink's query parses: nothing runs, nothing is read.
+    _EXECUTOR + "CheckSql": Need.READ,
     _EXECUTOR + "ReadRows": Need.READ,
     **{
         _PLUGIN + name: Need.LOCAL

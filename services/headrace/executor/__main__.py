@@ -20,6 +20,7 @@ from headrace.core.guard import security_or_exit
 from headrace.core.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
+from headrace.executor import sql
 from headrace.executor.admission import Limits
 from headrace.executor.service import ExecutorService, build_server
 from headrace.executor.session import create_session, is_local
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("spark_starting", master=args.master)
     try:
         spark = create_session(args.master)
+        # A session's first plan takes seconds (on Spark Connect, ten or more): made now, so
+        # that the first config validated (CheckSql) is answered within its short bound.
+        sql.check(spark, "SELECT 1")
     except Exception:
         # Typically no Java, a bad master URL, or an unreachable Spark Connect server.
         logger.exception("spark_start_failed", master=args.master)

@@ -20,7 +20,7 @@ from headrace.core import log
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.guard import ServerSecurity
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
-from headrace.executor import metrics, reading
+from headrace.executor import metrics, reading, sql
 from headrace.executor.admission import Admission, Busy, Limits
 from headrace.executor.batches import (
     InvalidRequest,
@@ -197,6 +197,21 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             self._log.exception("query_failed", connector=connector)
             detail = _detail("query failed", exc)
             self._abort(context, grpc.StatusCode.INTERNAL, detail, job, connector)
+        raise AssertionError("unreachable: context.abort raises")
+
+    def CheckSql(
+        self, request: executor_pb2.CheckSqlRequest, context: grpc.ServicerContext
+    ) -> executor_pb2.CheckSqlResponse:
+        """Parses a query without running it: OK, or INVALID_ARGUMENT with Spark's reason.
+        Not admitted as a batch: it carries none, and a parse takes milliseconds."""
+        try:
+            sql.check(self._spark, request.sql)
+            return executor_pb2.CheckSqlResponse()
+        except InvalidRequest as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
+            self._log.exception("sql_check_failed")
+            context.abort(grpc.StatusCode.INTERNAL, _detail("sql check failed", exc))
         raise AssertionError("unreachable: context.abort raises")
 
     def _writer_of(self, fmt: str) -> FileWriter | DeltaWriter | JdbcWriter:

@@ -8,10 +8,21 @@ Each run registers the view in a session of its own (``newSession``: the same Sp
 apart), so concurrent runs never see each other's batch. A Spark Connect session has no
 ``newSession``; there, runs take turns. The result is collected as Arrow: batches are bounded by
 the executor's admission, and the writers take Arrow.
+
+``CheckSql`` parses a query without running it, so that a sink's ``sql`` is refused when its
+config is validated rather than on its first batch (:func:`check`). It asks Spark for the plan of
+``EXPLAIN <query>``: the parser reads the query whole and fails on a syntax error, but EXPLAIN
+neither runs the query (a ``DROP TABLE`` given as a query stays undone) nor fails on what analysis
+finds (an unknown column or view): a query's fit depends on the batch it will see, which no
+check made before the first batch can know. The same works on a classic session and on Spark
+Connect, which has no handle on the session's parser. A query whose first word is one of
+EXPLAIN's own (``EXTENDED``, ``CODEGEN``, ``COST``, ``FORMATTED``) is read as that mode and the
+rest checked; it fails on its first batch instead.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from contextlib import AbstractContextManager, nullcontext
 
@@ -27,6 +38,8 @@ VIEW = "batch"
 """The name a query reads the batch by."""
 FIELD = "options[sql]"
 _MAX_REASON_CHARS = 600
+# Where in the EXPLAIN statement Spark found the error: 8 characters off the query's own.
+_POSITION = re.compile(r"\s*\(line \d+, pos \d+\)")
 
 
 def is_connect(spark: SparkSession) -> bool:
@@ -70,6 +83,23 @@ class SqlRunner:
                 raise InvalidRequest(field, f"does not fit the batch: {_reason(exc)}") from None
             finally:
                 session.catalog.dropTempView(VIEW)
+
+
+def check(spark: SparkSession, query: str, field: str = "sql") -> None:
+    """Parses ``query`` without running it; InvalidRequest naming ``field`` when it is empty or
+    not Spark SQL. What it reads or what its columns are is not checked (see the module's
+    docstring)."""
+    if not query.strip():
+        raise InvalidRequest(field, "empty; give a query over the view batch")
+    try:
+        spark.sql(f"EXPLAIN {query}")
+    except ParseException as exc:
+        # Only the first line: the rest quotes the EXPLAIN statement, not what the user wrote.
+        first = str(exc).strip().splitlines()[0]
+        reason = _POSITION.sub("", first)[:_MAX_REASON_CHARS]
+        raise InvalidRequest(field, f"not valid Spark SQL: {reason}") from None
+    except AnalysisException:
+        pass  # it parsed; whether it fits is for the batch to say
 
 
 def _reason(exc: Exception) -> str:

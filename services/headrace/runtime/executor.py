@@ -11,6 +11,9 @@ admits the batch on the header's size before reading a piece. Calls the executor
 busy (RESOURCE_EXHAUSTED) or that cannot reach it
 (UNAVAILABLE) are retried until a deadline, honouring its ``retry-after-ms`` hint: writes are
 idempotent, so a retry never writes a row twice.
+
+A connector being validated gets a :class:`SqlCheck` as ``context.sql``: one short ``CheckSql``
+call per query, synchronous as ``validate()`` is, and never retried.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import grpc
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from headrace.core import tls
+from headrace.core import log, tls
 from headrace.core.arrowipc import ipc_stream, read_stream
 from headrace.core.rpc import retry_after_s
 from headrace.core.settings import Settings
@@ -39,6 +42,8 @@ CHUNK_BYTES = 4 * 1024 * 1024
 """The Arrow bytes one WriteStream message carries at most."""
 _FIRST_BACKOFF_S = 0.1
 _MAX_BACKOFF_S = 5.0
+SQL_CHECK_TIMEOUT_S = 3.0
+"""How long validating a config waits for the executor to parse its query."""
 
 
 class ExecutorClient:
@@ -221,6 +226,37 @@ class TaskExecutor:
 
     async def close(self) -> None:
         await self._client.close()
+
+
+class SqlCheck:
+    """The SDK's ``SqlCheck`` of a connector's validation context: asks the executor at
+    ``address`` whether a query parses (``CheckSql``).
+
+    Synchronous, as ``validate()`` is, and bounded by ``timeout_s``: an executor that is down or
+    does not answer in time leaves the query unchecked (None, and ``sql_check_deferred`` logged),
+    so validation never waits on it; such a query is then checked by its first batch."""
+
+    def __init__(self, settings: Settings, timeout_s: float = SQL_CHECK_TIMEOUT_S) -> None:
+        self._settings = settings
+        self._address = settings.executor_addr
+        self._timeout_s = timeout_s
+        self._log = log.get("headrace.runtime.executor")
+
+    def check(self, sql: str) -> str | None:
+        """Why ``sql`` is not Spark SQL (Spark's reason); None when it parses or could not be
+        checked in time."""
+        request = executor_pb2.CheckSqlRequest(sql=sql)
+        try:
+            with tls.channel(self._address, self._settings) as channel:
+                executor_pb2_grpc.ExecutorStub(channel).CheckSql(request, timeout=self._timeout_s)
+        except grpc.RpcError as exc:
+            code, details = exc.code(), exc.details() or ""
+            if code == grpc.StatusCode.INVALID_ARGUMENT:
+                return details.removeprefix("sql: ")
+            self._log.warning(
+                "sql_check_deferred", executor=self._address, code=code.name, reason=details
+            )
+        return None
 
 
 def absolute(path: str) -> str:

@@ -36,6 +36,7 @@ from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
 from headrace.runtime import components, watchdog
 from headrace.runtime.events import EventBus
+from headrace.runtime.executor import SqlCheck
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
@@ -114,9 +115,16 @@ class HostedPlugin:
         loaded here, also what configuring the config's components finds, by key."""
         with watchdog.bounded(config.get("name", "?"), "validate"):
             connector = self.connector_class()
-            # As a running one's: so validate() can check what start() would (its paths).
+            # As a running one's: so validate() can check what start() would (its paths), and
+            # ask the executor whether a query parses (a running one's context does not: its
+            # config was validated, and a start must not wait on the executor).
             connector.initialize(
-                ConnectorContext(config.get("name", ""), logger=self._log, paths=self.paths)
+                ConnectorContext(
+                    config.get("name", ""),
+                    logger=self._log,
+                    paths=self.paths,
+                    sql=SqlCheck(self.settings),
+                )
             )
             definition = connector.config()
             keys = {k.name: key_info(k) for k in definition.keys.values()}

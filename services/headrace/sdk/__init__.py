@@ -8,7 +8,9 @@ This package is all of headrace a plugin may import. What else a plugin needs fr
 comes through its context: ``context.logger`` (a :class:`Logger`) for every connector and task,
 ``context.paths`` (:class:`Paths`, the folders a path in a config may name) for every connector
 and task, ``context.executor`` (an :class:`Executor`) for sink tasks that write through Spark,
-and ``context.errant_record_reporter`` (an :class:`ErrantRecordReporter`) for sink tasks.
+and ``context.errant_record_reporter`` (an :class:`ErrantRecordReporter`) for sink tasks;
+a connector's ``validate()`` may ask the executor whether a query parses (``context.sql``, a
+:class:`SqlCheck`).
 A sink that writes through the executor subclasses :class:`TableSinkConnector` and
 :class:`TableSinkTask`, which buffer, build the tables and commit only what was written.
 
@@ -70,7 +72,7 @@ from headrace.sdk.data import (
 )
 from headrace.sdk.data import Type as SchemaType
 from headrace.sdk.errors import ConfigException, ConnectError, DataError, RetriableError
-from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor
+from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor, SqlCheck
 from headrace.sdk.logger import Logger
 from headrace.sdk.paths import Paths
 from headrace.sdk.records import (
@@ -156,6 +158,7 @@ __all__ = [
     "SourceRecord",
     "SourceTask",
     "SourceTaskContext",
+    "SqlCheck",
     "Struct",
     "TableSinkConnector",
     "TableSinkTask",

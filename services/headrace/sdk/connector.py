@@ -22,6 +22,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from headrace.sdk.config import ConfigDef, ConfigValue
+from headrace.sdk.executor import NoSqlCheck, SqlCheck
 from headrace.sdk.logger import Logger, StdlibLogger
 from headrace.sdk.paths import Paths
 
@@ -36,13 +37,16 @@ def _ignore(*_: Any) -> None:
 @dataclass
 class ConnectorContext:
     """What the framework offers a running connector: its ``logger``, and ``paths``, the
-    folders a path in its config may name (``headrace.sdk.paths``)."""
+    folders a path in its config may name (``headrace.sdk.paths``). A connector being validated
+    also gets ``sql``, which asks the Spark executor whether a query parses
+    (``headrace.sdk.executor.SqlCheck``); elsewhere it checks nothing."""
 
     name: str = ""
     _on_reconfigure: Callable[[], None] = field(default=_ignore, repr=False)
     _on_error: Callable[[BaseException], None] = field(default=_ignore, repr=False)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
     paths: Paths = field(default_factory=Paths, repr=False)
+    sql: SqlCheck = field(default_factory=NoSqlCheck, repr=False)
 
     def request_task_reconfiguration(self) -> None:
         """Asks the framework to call ``task_configs`` again and restart the tasks with them."""

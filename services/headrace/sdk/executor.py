@@ -53,6 +53,25 @@ class Executor(Protocol):
         ...
 
 
+class SqlCheck(Protocol):
+    """Asks the Spark executor whether a query parses, without running it: what a connector's
+    ``validate()`` gets as ``context.sql`` to refuse a query before its first batch would."""
+
+    def check(self, sql: str) -> str | None:
+        """Why ``sql`` is not Spark SQL (Spark's reason), or None. None also when the executor
+        cannot be asked in time (down, or too slow): validation never waits long on it, and the
+        query is then checked by its first batch. Only the syntax is checked: whether the query
+        fits a batch (its columns) is for the batch to say."""
+        ...
+
+
+class NoSqlCheck:
+    """The ``SqlCheck`` of a context that was not made for validation: checks nothing."""
+
+    def check(self, sql: str) -> str | None:
+        return None
+
+
 class NoExecutor:
     """The executor of a context the runtime did not make: every write is a clear error."""
 

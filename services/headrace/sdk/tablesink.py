@@ -23,7 +23,9 @@ Provisioning, so that deletion is observable: the connector's ``start`` creates
 (``stop(deleted=False)`` leaves it). Names starting with ``_`` are ignored by dataset readers.
 
 ``path`` must lie in a folder the operator allowed (``context.paths``): ``validate`` refuses any
-other, and so does ``start``.
+other, and so does ``start``. ``validate`` also refuses a ``sql`` that is not Spark SQL, with
+Spark's reason, when the executor answers in time (``context.sql``); when it does not, the
+query is checked by its first batch.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import SinkConnector
 from headrace.sdk.data import Struct
 from headrace.sdk.errors import ConnectError, DataError
-from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
+from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, SqlCheck
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask
 
@@ -215,6 +217,20 @@ def build_tables(records: Sequence[SinkRecord]) -> dict[TopicPartition, pa.Table
     return {tp: pending.table() for tp, pending in pending_of(records).items()}
 
 
+def check_sql(results: list[ConfigValue], sql: SqlCheck) -> list[ConfigValue]:
+    """``results`` with what ``sql`` says of the ``sql`` key's query added to its errors, when
+    it has one and no error yet. A query the executor could not check in time passes: its first
+    batch checks it."""
+    for result in results:
+        if result.name == SQL and result.value and not result.errors:
+            reason = sql.check(str(result.value))
+            if reason is not None:
+                result.errors.append(
+                    f"Invalid value {result.value} for configuration {SQL}: {reason}"
+                )
+    return results
+
+
 class TableSinkConnector(SinkConnector):
     """Every task gets the same config; the consumer group spreads the partitions. A plugin
     sets ``CONFIG`` when it takes keys of its own, and returns its task class."""
@@ -244,10 +260,12 @@ class TableSinkConnector(SinkConnector):
         return self.CONFIG
 
     def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
-        """The keys' checks, and that ``path`` (if the sink has one) is in a folder the operator
-        allowed."""
+        """The keys' checks, that ``path`` (if the sink has one) is in a folder the operator
+        allowed, and that ``sql`` parses, as the executor says (``context.sql``)."""
         results = super().validate(config)
-        return self.context.paths.check(results, PATH) if PATH in self.CONFIG.keys else results
+        if PATH in self.CONFIG.keys:
+            results = self.context.paths.check(results, PATH)
+        return check_sql(results, self.context.sql)
 
 
 class TableSinkTask(SinkTask):

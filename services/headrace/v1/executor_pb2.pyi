@@ -104,3 +104,13 @@ class QueryResponse(_message.Message):
     ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
     arrow_ipc: bytes
     def __init__(self, arrow_ipc: _Optional[bytes] = ...) -> None: ...
+
+class CheckSqlRequest(_message.Message):
+    __slots__ = ("sql",)
+    SQL_FIELD_NUMBER: _ClassVar[int]
+    sql: str
+    def __init__(self, sql: _Optional[str] = ...) -> None: ...
+
+class CheckSqlResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -59,6 +59,11 @@ class ExecutorStub:
                 request_serializer=headrace_dot_v1_dot_executor__pb2.QueryRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_executor__pb2.QueryResponse.FromString,
                 _registered_method=True)
+        self.CheckSql = channel.unary_unary(
+                '/headrace.v1.Executor/CheckSql',
+                request_serializer=headrace_dot_v1_dot_executor__pb2.CheckSqlRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_executor__pb2.CheckSqlResponse.FromString,
+                _registered_method=True)
 
 
 class ExecutorServicer:
@@ -97,6 +102,13 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CheckSql(self, request, context):
+        """Parses a query without running it: a SQL transform checked when its config is validated.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -124,6 +136,11 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.Query,
                     request_deserializer=headrace_dot_v1_dot_executor__pb2.QueryRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_executor__pb2.QueryResponse.SerializeToString,
+            ),
+            'CheckSql': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckSql,
+                    request_deserializer=headrace_dot_v1_dot_executor__pb2.CheckSqlRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_executor__pb2.CheckSqlResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -261,6 +278,33 @@ class Executor:
             '/headrace.v1.Executor/Query',
             headrace_dot_v1_dot_executor__pb2.QueryRequest.SerializeToString,
             headrace_dot_v1_dot_executor__pb2.QueryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CheckSql(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.Executor/CheckSql',
+            headrace_dot_v1_dot_executor__pb2.CheckSqlRequest.SerializeToString,
+            headrace_dot_v1_dot_executor__pb2.CheckSqlResponse.FromString,
             options,
             channel_credentials,
             insecure,
