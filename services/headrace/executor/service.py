@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import grpc
 from pyspark.sql import SparkSession
@@ -43,6 +44,7 @@ _SPARE_THREADS = 4
 # Java stack traces run to pages; a status message only needs their head.
 _MAX_DETAIL_CHARS = 2000
 _JAVA_OOM = "java.lang.OutOfMemoryError"
+_Answer = TypeVar("_Answer")
 
 
 class ExecutorService(executor_pb2_grpc.ExecutorServicer):
@@ -142,21 +144,19 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self, request: executor_pb2.CountRowsRequest, context: grpc.ServicerContext
     ) -> executor_pb2.CountRowsResponse:
         """Counts the committed rows under a dataset root."""
-        try:
+
+        def count() -> executor_pb2.CountRowsResponse:
             fmt, path = check_format(request.format), check_path(request.path, self._roots)
             return executor_pb2.CountRowsResponse(rows=reading.count(self._spark, fmt, path))
-        except InvalidRequest as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
-            self._log.exception("count_failed", path=request.path)
-            context.abort(grpc.StatusCode.INTERNAL, _detail("count failed", exc))
-        raise AssertionError("unreachable: context.abort raises")
+
+        return self._answered(context, count, "count_failed", path=request.path)
 
     def ReadRows(
         self, request: executor_pb2.ReadRowsRequest, context: grpc.ServicerContext
     ) -> executor_pb2.ReadRowsResponse:
         """Up to ``limit`` rows of a dataset or table, as an Arrow IPC stream."""
-        try:
+
+        def read() -> executor_pb2.ReadRowsResponse:
             fmt, path = check_format(request.format), check_path(request.path, self._roots)
             if request.limit < 0:
                 raise InvalidRequest("limit", f"{request.limit} is negative")
@@ -168,12 +168,8 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
                     "limit", f"{limit} rows take {len(data)} bytes, more than one answer holds"
                 )
             return executor_pb2.ReadRowsResponse(arrow_ipc=data, truncated=truncated)
-        except InvalidRequest as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
-            self._log.exception("read_failed", path=request.path)
-            context.abort(grpc.StatusCode.INTERNAL, _detail("read failed", exc))
-        raise AssertionError("unreachable: context.abort raises")
+
+        return self._answered(context, read, "read_failed", path=request.path)
 
     def Query(
         self, request: executor_pb2.QueryRequest, context: grpc.ServicerContext
@@ -204,14 +200,26 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
     ) -> executor_pb2.CheckSqlResponse:
         """Parses a query without running it: OK, or INVALID_ARGUMENT with Spark's reason.
         Not admitted as a batch: it carries none, and a parse takes milliseconds."""
-        try:
+
+        def parse() -> executor_pb2.CheckSqlResponse:
             sql.check(self._spark, request.sql)
             return executor_pb2.CheckSqlResponse()
+
+        return self._answered(context, parse, "sql_check_failed")
+
+    def _answered(
+        self, context: grpc.ServicerContext, call: Callable[[], _Answer], failed: str, **where: str
+    ) -> _Answer:
+        """``call()``'s answer to a call that writes nothing, or the status saying why not:
+        INVALID_ARGUMENT for a request it refused; INTERNAL, logged as the event ``failed``
+        with ``where``, for anything else."""
+        try:
+            return call()
         except InvalidRequest as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except Exception as exc:  # noqa: BLE001 - the RPC edge: logged, and sent back as INTERNAL
-            self._log.exception("sql_check_failed")
-            context.abort(grpc.StatusCode.INTERNAL, _detail("sql check failed", exc))
+            self._log.exception(failed, **where)
+            context.abort(grpc.StatusCode.INTERNAL, _detail(failed.replace("_", " "), exc))
         raise AssertionError("unreachable: context.abort raises")
 
     def _writer_of(self, fmt: str) -> FileWriter | DeltaWriter | JdbcWriter:
