@@ -265,15 +265,7 @@ class KafkaToParquet:
 
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n = int(str(parameters["records"]))
-        topic = env.fresh("records")
-        records = [payload(i) for i in range(n)]
-        table_file = env.folder("arrow") / "rows.arrow"
-        with pa.OSFile(str(table_file), "wb") as sink:
-            table = json_table([value for _, value in records])
-            with pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
-        figures = {PRODUCE: asyncio.run(self._fill(env, topic, records))}
-        del records, table
+        topic, table_file, figures = self._prepare(env, n)
         figures |= self._headrace(env, topic, n)
         out = env.folder("raw")
         figures[RAW] = asyncio.run(raw_to_parquet(env.bootstrap, topic, env.fresh("group"), n, out))
@@ -281,6 +273,19 @@ class KafkaToParquet:
         figures |= self._quix(env, topic, n)
         figures |= self._spark(env, table_file, n)
         return figures
+
+    def _prepare(self, env: BenchEnv, n: int) -> tuple[str, Path, dict[str, float]]:
+        """Before any clock: a fresh topic filled with ``n`` records, and the same rows as an
+        Arrow file for Spark direct; the topic, the file, and the rate it was filled at."""
+        topic = env.fresh("records")
+        records = [payload(i) for i in range(n)]
+        table_file = env.folder("arrow") / "rows.arrow"
+        with pa.OSFile(str(table_file), "wb") as sink:
+            table = json_table([value for _, value in records])
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        del table
+        return topic, table_file, {PRODUCE: asyncio.run(self._fill(env, topic, records))}
 
     async def _fill(self, env: BenchEnv, topic: str, records: list[raw.Record]) -> float:
         await ensure_topic(env.bootstrap, topic, PARTITIONS)
@@ -393,15 +398,7 @@ class KafkaToDelta(KafkaToParquet):
 
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n = int(str(parameters["records"]))
-        topic = env.fresh("records")
-        records = [payload(i) for i in range(n)]
-        table_file = env.folder("arrow") / "rows.arrow"
-        with pa.OSFile(str(table_file), "wb") as sink:
-            table = json_table([value for _, value in records])
-            with pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
-        figures = {PRODUCE: asyncio.run(self._fill(env, topic, records))}
-        del records, table
+        topic, table_file, figures = self._prepare(env, n)
         figures |= self._headrace(env, topic, n)
         figures |= self._spark(env, table_file, n)
         return figures
