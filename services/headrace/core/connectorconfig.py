@@ -32,8 +32,9 @@ def enforce_tasks_max(config: Mapping[str, str]) -> bool:
 
 def config_action_reload(config: Mapping[str, str]) -> str:
     """``config.action.reload``: ``restart`` (the default) or ``none``, what to do when a
-    config provider's value in the config changes. headrace resolves no config provider
-    values yet, so no change ever asks for either; the value is checked all the same."""
+    config provider's value in the config changes. headrace resolves references each time a
+    unit starts, and its providers announce no changes (no TTLs), so no change ever asks for
+    either; the value is checked all the same."""
     raw = config.get(CONFIG_ACTION_RELOAD, "restart").strip().lower() or "restart"
     if raw not in ("restart", "none"):
         raise ConfigException(f"{CONFIG_ACTION_RELOAD}: {raw!r} is not restart or none")

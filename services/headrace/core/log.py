@@ -1,5 +1,8 @@
 """structlog set-up: one JSON object per line, with the service and its context bound.
 
+Every line, the service's own and its libraries', has the secrets this process holds hidden
+(``headrace.core.secrets``).
+
 Events are static names with fields (``log.info("task_started", connector=..., task=...)``).
 Their level is the ``headrace`` logger's in the stdlib logging tree, read at each event, so that
 changing it at run time (Kafka Connect's ``/admin/loggers``) takes effect at once, as it does for
@@ -14,6 +17,8 @@ import time
 from typing import Any, TextIO
 
 import structlog
+
+from headrace.core import secrets
 
 OWN = "headrace"
 """The stdlib logger whose level the service's own events follow."""
@@ -58,7 +63,9 @@ def configure(
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.format_exc_info,
+        secrets.log_processor,  # the secrets this process holds never reach its log
         structlog.processors.JSONRenderer(),
+        secrets.rendered_processor,
     ]
     structlog.configure(
         processors=processors,
@@ -71,7 +78,12 @@ def configure(
     handler = logging.StreamHandler(out)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            processor=structlog.processors.JSONRenderer(),
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                secrets.log_processor,
+                structlog.processors.JSONRenderer(),
+                secrets.rendered_processor,
+            ],
             foreign_pre_chain=[
                 structlog.contextvars.merge_contextvars,
                 structlog.processors.add_log_level,

@@ -16,6 +16,9 @@
 | HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 | KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_* | PLAINTEXT | see ``kafkasecurity`` |
+| HEADRACE_CONFIG_PROVIDERS | empty: none | providers configs may use: file, env, dir, by ``,`` |
+| HEADRACE_CONFIG_PROVIDER_PATHS | empty: none | folders file and dir may read, by ``:`` |
+| HEADRACE_CONFIG_PROVIDER_ENV_PATTERN | empty: none | a regex of the variables env may read |
 | HEADRACE_TLS_CERT | empty: plaintext | PEM: this process's certificate, for every server it runs |
 | HEADRACE_TLS_KEY | empty | PEM: that certificate's private key |
 | HEADRACE_TLS_CA | empty: plaintext | PEM: the CA clients trust, and client certs are checked by |
@@ -77,6 +80,14 @@ def _plugin_path() -> tuple[Path, ...]:
     return tuple(Path(p) for p in raw.split(":") if p)
 
 
+def _paths(raw: str) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in raw.split(":") if p)
+
+
+def _names(raw: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in raw.split(",") if n.strip())
+
+
 def _file_roots() -> tuple[Path, ...]:
     raw = os.environ.get("HEADRACE_FILE_ROOTS", "")
     return tuple(Path(p) for p in raw.split(":") if p)
@@ -135,6 +146,16 @@ class Settings:
     )
     # Kept out of repr: settings get logged and printed.
     token: str = field(default_factory=lambda: os.environ.get("HEADRACE_TOKEN", ""), repr=False)
+    # Config providers (``headrace.core.references``): none unless the operator enables them.
+    config_providers: tuple[str, ...] = field(
+        default_factory=lambda: _names(os.environ.get("HEADRACE_CONFIG_PROVIDERS", ""))
+    )
+    config_provider_paths: tuple[Path, ...] = field(
+        default_factory=lambda: _paths(os.environ.get("HEADRACE_CONFIG_PROVIDER_PATHS", ""))
+    )
+    config_provider_env_pattern: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_CONFIG_PROVIDER_ENV_PATTERN", "")
+    )
 
     def __post_init__(self) -> None:
         if not self.file_roots:
@@ -166,6 +187,9 @@ class Settings:
             "HEADRACE_AUTH_TOKENS": self.auth_tokens,
             "HEADRACE_AUTH_MTLS_ROLES": self.auth_mtls_roles,
             "HEADRACE_TOKEN": self.token,
+            "HEADRACE_CONFIG_PROVIDERS": ",".join(self.config_providers),
+            "HEADRACE_CONFIG_PROVIDER_PATHS": ":".join(str(p) for p in self.config_provider_paths),
+            "HEADRACE_CONFIG_PROVIDER_ENV_PATTERN": self.config_provider_env_pattern,
         }
 
     @property

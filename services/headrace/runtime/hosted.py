@@ -9,6 +9,10 @@ Rules the worker can rely on:
 - Stopping an unknown unit does nothing (idempotent).
 - Calls for one unit are serialised; calls for different units run concurrently.
 - A task's start failure is not an error of ``start_task``: it is reported as FAILED on the bus.
+- Config provider references are resolved here, as a unit starts (``providers``); a connector's
+  task configs go back with the resolved values put back as references (``references.reverse``),
+  so none reaches the worker or a topic. The resolved values and the PASSWORD values of the
+  plugin's keys are registered with ``headrace.core.secrets``: hidden in logs and traces.
 - A clean-up starts a deleted unit that runs nowhere only to stop it with ``deleted=True``: the
   plugin's ``start`` and ``stop(deleted=True)`` are called, and no record moves (a task's loop
   never runs, so it neither polls nor consumes).
@@ -21,7 +25,7 @@ import contextlib
 from collections import defaultdict
 from collections.abc import Mapping
 
-from headrace.core import log
+from headrace.core import log, secrets
 from headrace.core.configinfo import (
     ConfigInfo,
     ConfigInfos,
@@ -32,12 +36,14 @@ from headrace.core.configinfo import (
 )
 from headrace.core.connectorconfig import enforce_tasks_max, tasks_max
 from headrace.core.plugins import PluginDescriptor
+from headrace.core.references import BadReference, reverse
 from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
 from headrace.runtime import components, watchdog
 from headrace.runtime.events import EventBus
 from headrace.runtime.executor import SqlCheck
 from headrace.runtime.placement import Placement
+from headrace.runtime.providers import Providers, Resolved
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
 from headrace.runtime.units import ConnectorUnit, Runner, TaskUnit, task_configs_of
@@ -72,6 +78,8 @@ class HostedPlugin:
         self.connector_class = connector_class
         self.settings = settings
         self.paths = Paths(settings.file_roots)  # what every connector's context allows
+        self.providers = Providers.of(settings)
+        self._password_keys: frozenset[str] | None = None
         self.stop_timeout = stop_timeout
         self.bus = EventBus()
         self._connectors: dict[str, ConnectorUnit] = {}
@@ -81,32 +89,69 @@ class HostedPlugin:
         self._log = log.get()
 
     async def start_connector(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
-        """Starts the connector; its task configs. ConfigException, UnitConflict, or the
-        plugin's own exception (already reported as FAILED) on failure."""
+        """Starts the connector with its references resolved; its task configs, with resolved
+        values put back as references. ConfigException (a reference that cannot be resolved
+        among them), UnitConflict, or the plugin's own exception (already reported as FAILED)
+        on failure."""
         async with self._locks[WorkUnit.of(name)]:
             self._refuse_when_closing()
+            resolved = self._resolve(config)
             existing = self._connectors.get(name)
             if existing is not None and not existing.failed:
-                if existing.config != dict(config):
+                if existing.config != resolved.config:
                     raise UnitConflict(f"connector {name} already runs with another config")
                 with watchdog.bounded(existing.unit, "task_configs"):
                     configs = task_configs_of(
                         existing.connector, tasks_max(config), enforce_tasks_max(config)
                     )
-                return self._with_framework_keys(configs, config)
+                return self._stored(existing, configs, config, resolved)
             if existing is not None:
                 await existing.stop(deleted=False)
                 del self._connectors[name]
             unit = ConnectorUnit(
                 name,
                 self.connector_class(),
-                config,
+                resolved.config,
                 self.bus,
                 self.stop_timeout,
                 paths=self.paths,
             )
             self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
-            return self._with_framework_keys(await unit.start(), config)
+            return self._stored(unit, await unit.start(), config, resolved)
+
+    def _resolve(self, config: Mapping[str, str]) -> Resolved:
+        """The config resolved by the providers; its secrets registered, to be hidden."""
+        resolved = self.providers.resolve(config)
+        secret = self._secret_keys()
+        secrets.register(v for k, v in resolved.config.items() if k in secret)
+        return resolved
+
+    def _secret_keys(self) -> frozenset[str]:
+        """The plugin's PASSWORD keys (its ``config()`` is the same for every instance)."""
+        if self._password_keys is None:
+            try:
+                keys = self.connector_class().config().keys.values()
+            except Exception:  # noqa: BLE001 - its validate and start say what is wrong
+                keys = {}.values()
+            self._password_keys = frozenset(k.name for k in keys if k.type is ConfigType.PASSWORD)
+        return self._password_keys
+
+    def _stored(
+        self,
+        unit: ConnectorUnit,
+        configs: list[dict[str, str]],
+        raw: Mapping[str, str],
+        resolved: Resolved,
+    ) -> list[dict[str, str]]:
+        """Task configs as the config service stores them: resolved values put back as their
+        references, the framework's keys added. A task config that would carry a resolved
+        value fails the connector: it is never stored."""
+        try:
+            configs = reverse(configs, raw, resolved.config)
+        except BadReference as exc:
+            unit.fail(exc)
+            raise
+        return self._with_framework_keys(configs, raw)
 
     def validate(self, config: Mapping[str, str], definition_only: bool = False) -> ConfigInfos:
         """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
@@ -132,6 +177,7 @@ class HostedPlugin:
                 values = [ValueInfo(name) for name in keys]
             else:
                 secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
+                secrets.register(v for k, v in config.items() if k in secret)
                 values = [value_info(v, v.name in secret) for v in connector.validate(config)]
                 if self.descriptor.components:
                     values += [
@@ -156,9 +202,12 @@ class HostedPlugin:
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
     ) -> None:
-        """Starts one task and its loop; its failures are reported on the bus."""
+        """Starts one task and its loop, both configs resolved; its failures are reported on
+        the bus, but for a reference that cannot be resolved (ConfigException)."""
         async with self._locks[unit]:
             self._refuse_when_closing()
+            connector_config = self._resolve(connector_config).config
+            task_config = self._resolve(task_config).config
             existing = self._tasks.get(unit)
             if existing is not None and not existing.failed:
                 if existing.task_config != dict(task_config):
@@ -182,9 +231,14 @@ class HostedPlugin:
         self, unit: WorkUnit, connector_config: Mapping[str, str], task_config: Mapping[str, str]
     ) -> None:
         """Starts the unit and stops it with ``deleted=True`` at once; see the module docstring.
-        A start that fails still gets the stop, as a FAILED unit would."""
+        A start that fails still gets the stop, as a FAILED unit would (one whose references
+        cannot be resolved any more starts with them as written)."""
         async with self._locks[unit]:
             self._refuse_when_closing()
+            with contextlib.suppress(BadReference):
+                connector_config = self._resolve(connector_config).config
+            with contextlib.suppress(BadReference):
+                task_config = self._resolve(task_config).config
             if unit.is_connector:
                 connector = ConnectorUnit(
                     unit.connector,

@@ -12,12 +12,15 @@ import traceback
 from collections.abc import Awaitable
 from typing import TypeVar
 
+from headrace.core import secrets
+
 T = TypeVar("T")
 
 
 def format_trace(exc: BaseException) -> str:
-    """The full traceback text of an exception: how errors cross process boundaries."""
-    return "".join(traceback.format_exception(exc))
+    """The full traceback text of an exception: how errors cross process boundaries, with the
+    secrets this process holds hidden (a plugin's message may quote one)."""
+    return secrets.mask("".join(traceback.format_exception(exc)))
 
 
 async def _abandon(work: asyncio.Future[T], grace: float) -> None:

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 import grpc
 
+from headrace.core import secrets
 from headrace.core.structs import WorkUnit
 from headrace.core.wire import config_infos_to_pb, host_event_to_pb
 from headrace.runtime.hosted import HostClosing, HostedPlugin, UnitConflict
@@ -37,6 +38,7 @@ telling part, within that."""
 
 
 def _details(text: str) -> str:
+    text = secrets.mask(text)  # what leaves the process never shows a secret it holds
     return text if len(text) <= MAX_DETAILS else "...\n" + text[-MAX_DETAILS:]
 
 

@@ -31,6 +31,7 @@ class Paths:
     and the check every config-named path goes through."""
 
     roots: tuple[Path, ...] = ()
+    setting: str = "HEADRACE_FILE_ROOTS"  # the operator's setting that names the roots
 
     def resolve(self, raw: str, key: str) -> Path:
         """The absolute, symlink-free path ``raw`` names; ConfigException naming ``key`` when
@@ -44,7 +45,7 @@ class Paths:
             raise ConfigException(
                 f"Invalid value {raw} for configuration {key}: no folder is allowed for files "
                 "(this context was not made by the headrace runtime, or the operator allowed "
-                "none; the runtime allows the folders in HEADRACE_FILE_ROOTS)"
+                f"none; the runtime allows the folders in {self.setting})"
             )
         roots = [_resolved(root, key, raw) for root in self.roots]
         # Joining keeps an absolute raw as it is, and puts a relative one under the first root.
@@ -53,7 +54,7 @@ class Paths:
             allowed = ", ".join(str(r) for r in roots)
             raise ConfigException(
                 f"Invalid value {raw} for configuration {key}: {target} is outside the allowed "
-                f"folders ({allowed}; set by HEADRACE_FILE_ROOTS)"
+                f"folders ({allowed}; set by {self.setting})"
             )
         return target
 
