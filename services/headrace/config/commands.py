@@ -5,6 +5,7 @@ events, and returns the state that includes them; bad input raises :class:`Confi
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,10 +25,11 @@ from headrace.config.validation import (
     check_size,
     check_task,
 )
-from headrace.core import configlog, log, sessionkey
+from headrace.core import configlog, log, secrets, sessionkey
 from headrace.core.autorestart import Attempt, Shown
 from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.configstate import Config, ConfigState
+from headrace.core.connectorconfig import requested_version
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.status import StatusState, of_connector
@@ -103,6 +105,7 @@ class Commands:
         self.offsets = offsets
         self.checks = checks
         self.restarts_shown: ShownRestarts = lambda configs, statuses, name: {}
+        self._secret_keys: dict[str, frozenset[str]] = {}  # per plugin version, its PASSWORD keys
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -132,11 +135,11 @@ class Commands:
             check_free(name, state)
             return [*target, record]
 
-        return self._view(name, await self.store.transact(plan))
+        return await self._shown(self._view(name, await self.store.transact(plan)))
 
     async def put_config(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorView, bool]:
         """Creates the connector or replaces its whole config; whether it was created."""
-        accepted = await self.check(name, config)
+        accepted = await self.check(name, await self._unhidden(name, config))
         new_incarnation = uuid.uuid4().hex
         created = False
 
@@ -147,13 +150,14 @@ class Commands:
             return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
 
         state = await self.store.transact(plan)
-        return self._view(name, state), created
+        return await self._shown(self._view(name, state)), created
 
     async def patch(
         self, name: str, changes: Mapping[str, str], removed: Sequence[str] = ()
     ) -> ConnectorView:
         """Sets the keys in ``changes`` and drops those in ``removed`` (Connect's PATCH, where
         a null value removes a key); the result is validated as a whole config."""
+        changes = await self._unhidden(name, changes)
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             check_exists(name, state)
@@ -163,7 +167,7 @@ class Commands:
             incarnation = state.incarnations.get(name, "")
             return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
 
-        return self._view(name, await self.store.transact(plan))
+        return await self._shown(self._view(name, await self.store.transact(plan)))
 
     async def validate(self, name: str, config: Mapping[str, str]) -> ConfigInfos:
         """Every key of ``config`` with its errors: the framework's, then the plugin's own (its
@@ -175,9 +179,11 @@ class Commands:
     ) -> tuple[ConfigInfos, PluginDescriptor | None]:
         verdict = framework.check(name, config, self.catalog)
         if verdict.plugin is None:
-            return merge(config.get("connector.class", ""), verdict.configs), None
-        own = await self.checks.validate(verdict.plugin, config)
-        return merge(verdict.plugin.class_name, verdict.configs, own.configs), verdict.plugin
+            infos = merge(config.get("connector.class", ""), verdict.configs)
+        else:
+            own = await self.checks.validate(verdict.plugin, config)
+            infos = merge(verdict.plugin.class_name, verdict.configs, own.configs)
+        return _masked(framework.opaque(infos, config, verdict.plugin), config), verdict.plugin
 
     async def check(self, name: str, config: Mapping[str, str]) -> Accepted:
         """The config as it is stored, once its validation found no error; else ConfigRejected
@@ -258,8 +264,9 @@ class Commands:
             )
             return [configlog.restart(name, planned.units)] if planned.units else []
 
-        state = await self.store.transact(plan)
-        return self._view(name, state), statuses, planned
+        await self.store.transact(plan)
+        view, hidden = await self._with_hidden(name)
+        return view, _traces_masked(statuses, hidden), planned
 
     async def auto_restart(self, name: str, task: int, attempt: int, at_ms: int) -> None:
         """Restarts the unit (task -1: the connector) as its ``attempt``-th automatic restart in
@@ -298,7 +305,61 @@ class Commands:
         await self.store.transact(plan)
 
     async def get(self, name: str) -> ConnectorView:
-        return self._view(name, await self.store.current())
+        """The connector as answered: its secret values hidden (``_shown``)."""
+        return await self._shown(self._view(name, await self.store.current()))
+
+    async def secret_keys(self, config: Mapping[str, str]) -> frozenset[str] | None:
+        """The PASSWORD keys of the plugin version ``config`` runs, as its definition says
+        (asked once per version of a plugin process); None when it cannot be had."""
+        try:
+            plugin = self.catalog.resolve(
+                config.get("connector.class", ""), requested_version(config)
+            )
+        except PluginError:
+            return None
+        key = plugin_key(plugin)
+        if key not in self._secret_keys:
+            try:
+                infos = await self.checks.validate(plugin, {}, definition_only=True)
+            except ConfigRejected:
+                return None
+            self._secret_keys[key] = frozenset(
+                c.definition.name for c in infos.configs if c.definition.type == "PASSWORD"
+            )
+        return self._secret_keys[key]
+
+    async def _hidden_keys(self, config: Mapping[str, str]) -> frozenset[str]:
+        """The keys of ``config`` whose values are hidden: its plugin's PASSWORD keys, or, when
+        its plugin's definition cannot be had, every key but the framework's."""
+        keys = await self.secret_keys(config)
+        if keys is not None:
+            return keys
+        framework_keys = framework.framework_keys(None)
+        return frozenset(k for k in config if k not in framework_keys)
+
+    async def _shown(self, view: ConnectorView) -> ConnectorView:
+        """The view as answered: the values of secret keys hidden in its config and its task
+        configs (references alone are shown as written), and remembered, so that this
+        service's logs hide them too."""
+        keys = await self._hidden_keys(view.config)
+        secrets.register(v for k, v in view.config.items() if k in keys)
+        return dataclasses.replace(
+            view,
+            config=secrets.mask_config(view.config, keys),
+            tasks=tuple(secrets.mask_config(t, keys) for t in view.tasks),
+        )
+
+    async def _unhidden(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
+        """A config sent back as it was answered: a secret key still ``[hidden]`` keeps the
+        value stored, so a get then a put changes no secret."""
+        stored = (await self.store.current()).connectors.get(name)
+        if stored is None or secrets.HIDDEN not in config.values():
+            return dict(config)
+        keys = await self._hidden_keys(stored)
+        return {
+            k: stored[k] if v == secrets.HIDDEN and k in keys and k in stored else v
+            for k, v in config.items()
+        }
 
     async def list(self) -> list[str]:
         return sorted((await self.store.current()).connectors)
@@ -348,9 +409,16 @@ class Commands:
         return written
 
     async def status(self, name: str) -> tuple[ConnectorView, StatusState]:
-        view = await self.get(name)
-        statuses = await self.store.current_status()
-        return view, of_connector(statuses, name)
+        """The connector as answered, and its units' status, with its secret values hidden
+        from their traces (a plugin's message may quote one)."""
+        view, hidden = await self._with_hidden(name)
+        return view, _traces_masked(of_connector(await self.store.current_status(), name), hidden)
+
+    async def _with_hidden(self, name: str) -> tuple[ConnectorView, Sequence[str]]:
+        """The view as answered, and the secret values of its stored config."""
+        stored = self._view(name, await self.store.current())
+        keys = await self._hidden_keys(stored.config)
+        return await self._shown(stored), [v for k, v in stored.config.items() if k in keys]
 
     def auto_restarts(self, name: str, statuses: StatusState) -> Mapping[int, Shown]:
         """What the connector's status says of its units' automatic restarts."""
@@ -427,6 +495,35 @@ class Commands:
     async def task_status(self, name: str, task: int) -> tuple[ConnectorView, StatusState]:
         check_task(name, task, await self.store.current())
         return await self.status(name)
+
+
+def _traces_masked(statuses: StatusState, values: Sequence[str]) -> StatusState:
+    """The statuses with ``values`` hidden in their traces."""
+    return {
+        unit: dataclasses.replace(status, trace=secrets.mask_text(status.trace, values))
+        for unit, status in statuses.items()
+    }
+
+
+def _masked(infos: ConfigInfos, config: Mapping[str, str]) -> ConfigInfos:
+    """A validation answer with the values of its PASSWORD keys hidden in every error too."""
+    values = [
+        config[c.value.name]
+        for c in infos.configs
+        if c.definition.type == "PASSWORD" and c.value.name in config
+    ]
+    if not values:
+        return infos
+    configs = tuple(
+        dataclasses.replace(
+            c,
+            value=dataclasses.replace(
+                c.value, errors=tuple(secrets.mask_text(e, values) for e in c.value.errors)
+            ),
+        )
+        for c in infos.configs
+    )
+    return dataclasses.replace(infos, configs=configs)
 
 
 __all__ = ["Commands", "ConfigRejected", "ConnectorView", "Problem", "RestartPlan"]

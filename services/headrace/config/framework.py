@@ -25,13 +25,14 @@ from headrace.config.validation import (
     check_name,
     check_topics_regex,
 )
-from headrace.core import autorestart
+from headrace.core import autorestart, references
 from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, key_of, merge
 from headrace.core.configstate import ConfigState
 from headrace.core.connectorconfig import (
     CONFIG_ACTION_RELOAD,
     EXACTLY_ONCE_SUPPORT,
     PLUGIN_VERSION,
+    PLUGIN_VERSION_ALIAS,
     TASKS_MAX,
     TASKS_MAX_ENFORCE,
     config_action_reload,
@@ -43,6 +44,7 @@ from headrace.core.connectorconfig import (
 )
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.settings import Settings
 from headrace.runtime import components, retry
 from headrace.runtime.errors import ErrorPolicy
 from headrace.runtime.retry import RetryPolicy
@@ -270,6 +272,46 @@ def _definition(plugin: PluginDescriptor | None) -> ConfigDef:
     for key in extra.keys.values() if extra is not None else ():
         definition = ConfigDef({**definition.keys, key.name: key})
     return definition
+
+
+def framework_keys(plugin: PluginDescriptor | None) -> tuple[str, ...]:
+    """The keys the framework reads for a connector of ``plugin`` (its type's)."""
+    return (*_definition(plugin).keys, PLUGIN_VERSION_ALIAS)
+
+
+def opaque(
+    infos: ConfigInfos,
+    config: Mapping[str, str],
+    plugin: PluginDescriptor | None,
+    policy: references.ProviderPolicy | None = None,
+) -> ConfigInfos:
+    """The validation of a config whose values may hold config provider references: a key
+    holding one is checked for its references alone (syntax, provider, path or name; the
+    operator's policy, ``HEADRACE_CONFIG_PROVIDER*`` of this service, which should be the
+    workers'), since what it resolves to is known only where the unit starts, which checks it
+    again. A framework key never takes one. Keys the answer did not list are added."""
+    found = references.problems(
+        config, policy or references.ProviderPolicy.of(Settings()), framework_keys(plugin)
+    )
+    if not found:
+        return infos
+    configs = [
+        dataclasses.replace(
+            c, value=dataclasses.replace(c.value, errors=tuple(found.pop(c.value.name)))
+        )
+        if c.value.name in found
+        else c
+        for c in infos.configs
+    ]
+    configs += [
+        ConfigInfo(
+            key_info(ConfigDef().define(k, Type.STRING, "").keys[k]),
+            ValueInfo(k, config.get(k), (), tuple(e)),
+        )
+        for k, e in found.items()
+        if e
+    ]
+    return dataclasses.replace(infos, configs=tuple(configs))
 
 
 def refuse(name: str, config: Mapping[str, str], infos: ConfigInfos, resolved: bool) -> None:
