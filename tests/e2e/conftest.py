@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -31,8 +31,33 @@ COORDINATOR_ARGS = (
 )
 
 
+PLANTED_ENV = "HEADRACE_E2E_SECRET_TOKEN"
+
+
+@dataclass(frozen=True)
+class Planted:
+    """Secrets only the workers' config providers can read: a key of a properties file and a
+    file of a folder (both in ``folder``), and a variable of the stack's environment."""
+
+    folder: Path
+    file_secret: str
+    dir_secret: str
+    env_secret: str
+
+
 @pytest.fixture(scope="session")
-def stack(kafka: str, spark: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
+    folder = tmp_path_factory.mktemp("provided")
+    secrets = Planted(folder, *(f"planted-{kind}-{uuid.uuid4().hex}" for kind in "fde"))
+    (folder / "db.properties").write_text(f"db.user=app\ndb.password={secrets.file_secret}\n")
+    (folder / "api-key").write_text(secrets.dir_secret)
+    return secrets
+
+
+@pytest.fixture(scope="session")
+def stack(
+    kafka: str, spark: Stack, tmp_path_factory: pytest.TempPathFactory, planted: Planted
+) -> Iterator[Stack]:
     settings = local_settings(
         kafka,
         f"e2e{uuid.uuid4().hex[:8]}",
@@ -43,20 +68,27 @@ def stack(kafka: str, spark: Stack, tmp_path_factory: pytest.TempPathFactory) ->
         # enough that the test of a hung plugin does not wait a minute.
         plugin_call_timeout_s=20.0,
     )
-    # The folders connectors may write in: each test's own tmp_path, under this run's base,
-    # as for the executor.
+    # The folders connectors may write in: each test's own tmp_path, under this run's base, as
+    # for the executor. Config providers as an operator enables them; the variable is in every
+    # service's environment (a Stack starts each with this process's), as a deployment's secret
+    # would be.
     settings = replace(
         settings,
         file_roots=spark.settings.file_roots,
         executor_addr=spark.settings.executor_addr,
+        config_providers=("file", "env", "dir"),
+        config_provider_paths=(planted.folder,),
+        config_provider_env_pattern="HEADRACE_E2E_SECRET_.*",
     )
     stack = Stack(
         settings,
         extra_args={"coordinator": COORDINATOR_ARGS, "coordinator-2": COORDINATOR_ARGS},
         external=frozenset({"executor"}),
     )
-    try:
-        stack.up()
-        yield stack
-    finally:
-        stack.down()
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv(PLANTED_ENV, planted.env_secret)
+        try:
+            stack.up()
+            yield stack
+        finally:
+            stack.down()

@@ -195,3 +195,8 @@ def test_provider_settings_travel_through_the_environment(
         monkeypatch.setenv(name, value)
     assert Settings() == sent
     assert ProviderPolicy.of(Settings()).enabled == ("file", "env")
+
+
+def test_a_reference_is_never_masked_as_a_value() -> None:
+    secrets.register(["${env:DB_PW}", "s3cr3t-pw"])
+    assert secrets.mask("${env:DB_PW} is s3cr3t-pw") == "${env:DB_PW} is [hidden]"

@@ -10,8 +10,9 @@ Two kinds of secret, two ways of hiding them:
   trace has them replaced by ``[hidden]`` (``mask``; ``log_processor`` for structlog), so a
   plugin's exception message or log line that quotes one does not leak it.
 
-The registry is per process, as its logger is; values shorter than ``MIN_MASKED`` are not
-registered (masking ``1`` or ``on`` would blank every log line, and they are no secrets).
+The registry is per process, as its logger is; references are never hidden, and values
+shorter than ``MIN_MASKED`` are not registered (masking ``1`` or ``on`` would blank every log
+line, and they are no secrets).
 """
 
 from __future__ import annotations
@@ -44,16 +45,21 @@ def mask_config(config: Mapping[str, str], secret_keys: Collection[str]) -> dict
 def mask_text(text: str, values: Iterable[str]) -> str:
     """``text`` with every one of ``values`` (the long enough ones) replaced by ``[hidden]``,
     the longest first so that one secret inside another is hidden whole."""
-    for value in sorted((v for v in values if len(v) >= MIN_MASKED), key=len, reverse=True):
+    for value in sorted(_maskable(values), key=len, reverse=True):
         if value in text:
             text = text.replace(value, HIDDEN)
     return text
 
 
+def _maskable(values: Iterable[str]) -> set[str]:
+    """The values worth hiding: long enough, and not references alone (which are shown)."""
+    return {v for v in values if len(v) >= MIN_MASKED and not references.only_references(v)}
+
+
 def register(values: Iterable[str]) -> None:
     """Makes ``values`` masked in everything this process logs or reports from now on."""
     global _registered
-    new = {v for v in values if len(v) >= MIN_MASKED}
+    new = _maskable(values)
     if new - _registered:
         with _lock:
             _registered = _registered | new
