@@ -232,3 +232,27 @@ def test_a_reference_is_refused_at_the_door_or_fails_its_connector_naming_key_an
     assert f"file.secret: {missing}: the file has no key 'db.nope'" in trace
     assert planted.file_secret not in trace
     assert rest(stack, "DELETE", "/connectors/peek")[0] == 204
+
+
+def test_a_config_put_back_as_answered_keeps_its_hidden_password(
+    stack: Stack, tmp_path: Path
+) -> None:
+    password = f"kept-password-{uuid.uuid4().hex}"
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    after.mkdir()
+    config = {"connector.class": PLUGIN, "password": password, "digest.path": str(before)}
+    status, body = rest(stack, "POST", "/connectors", {"name": "kept", "config": config})
+    assert status == 201, body
+    wait_for("the first task's digests", (before / "task-0.json").is_file)
+
+    status, body = rest(stack, "GET", "/connectors/kept/config")
+    answered = json.loads(body)
+    assert answered["password"] == "[hidden]"
+    status, body = rest(
+        stack, "PUT", "/connectors/kept/config", {**answered, "digest.path": str(after)}
+    )
+    assert status == 200, body
+    wait_for("the updated task's digests", (after / "task-0.json").is_file)
+    assert json.loads((after / "task-0.json").read_text())["password"] == digest(password)
+    assert rest(stack, "DELETE", "/connectors/kept")[0] == 204

@@ -105,7 +105,8 @@ class Commands:
         self.offsets = offsets
         self.checks = checks
         self.restarts_shown: ShownRestarts = lambda configs, statuses, name: {}
-        self._secret_keys: dict[str, frozenset[str]] = {}  # per plugin version, its PASSWORD keys
+        # Per plugin version, its PASSWORD keys; None when its definition could not be had.
+        self._secret_keys: dict[str, frozenset[str] | None] = {}
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -322,6 +323,8 @@ class Commands:
             try:
                 infos = await self.checks.validate(plugin, {}, definition_only=True)
             except ConfigRejected:
+                # Not asked again at every answer: hiding more than its keys is the safe side.
+                self._secret_keys[key] = None
                 return None
             self._secret_keys[key] = frozenset(
                 c.definition.name for c in infos.configs if c.definition.type == "PASSWORD"
