@@ -20,6 +20,7 @@ from headrace.sdk import ConfigDef, ConfigType, SourceConnector, SourceRecord, S
 @pytest.fixture(autouse=True)
 def nothing_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_registered", frozenset())
+    monkeypatch.setattr(secrets, "_in_order", ())
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ POLICY = ProviderPolicy(("file", "env", "dir"), (PurePosixPath("/etc/secrets"),)
 @pytest.fixture(autouse=True)
 def nothing_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_registered", frozenset())
+    monkeypatch.setattr(secrets, "_in_order", ())
 
 
 def test_references_are_read_as_connect_reads_them() -> None:

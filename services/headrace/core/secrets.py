@@ -27,7 +27,9 @@ HIDDEN = "[hidden]"
 MIN_MASKED = references.MIN_MATCHED
 
 _lock = threading.Lock()
-_registered: frozenset[str] = frozenset()  # replaced, never mutated: readers need no lock
+# Replaced, never mutated, so readers need no lock; the longest first, as ``_replaced`` wants.
+_registered: frozenset[str] = frozenset()
+_in_order: tuple[str, ...] = ()
 
 
 def shown(value: str, secret: bool) -> str:
@@ -45,7 +47,11 @@ def mask_config(config: Mapping[str, str], secret_keys: Collection[str]) -> dict
 def mask_text(text: str, values: Iterable[str]) -> str:
     """``text`` with every one of ``values`` (the long enough ones) replaced by ``[hidden]``,
     the longest first so that one secret inside another is hidden whole."""
-    for value in sorted(_maskable(values), key=len, reverse=True):
+    return _replaced(text, sorted(_maskable(values), key=len, reverse=True))
+
+
+def _replaced(text: str, longest_first: Iterable[str]) -> str:
+    for value in longest_first:
         if value in text:
             text = text.replace(value, HIDDEN)
     return text
@@ -58,11 +64,12 @@ def _maskable(values: Iterable[str]) -> set[str]:
 
 def register(values: Iterable[str]) -> None:
     """Makes ``values`` masked in everything this process logs or reports from now on."""
-    global _registered
+    global _registered, _in_order
     new = _maskable(values)
     if new - _registered:
         with _lock:
             _registered = _registered | new
+            _in_order = tuple(sorted(_registered, key=len, reverse=True))
 
 
 def registered() -> frozenset[str]:
@@ -71,7 +78,7 @@ def registered() -> frozenset[str]:
 
 def mask(text: str) -> str:
     """``text`` with every registered value hidden."""
-    return mask_text(text, _registered) if _registered else text
+    return _replaced(text, _in_order)
 
 
 def _masked(value: Any) -> Any:
@@ -87,7 +94,7 @@ def _masked(value: Any) -> Any:
 def log_processor(_: Any, __: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
     """A structlog processor hiding registered values in every field of an event (place it
     after the exception is formatted, before rendering)."""
-    if not _registered:
+    if not _in_order:
         return event
     return {k: _masked(v) for k, v in event.items()}
 
