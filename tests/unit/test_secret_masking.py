@@ -173,7 +173,7 @@ def test_registered_values_are_hidden_in_every_log_line(logged: io.StringIO) -> 
         raise RuntimeError("cannot connect with pl4nted-secret")
     except RuntimeError:
         log.get().exception("connect_failed", config={"password": "pl4nted-secret"}, short="ab")
-    logging.getLogger("aiokafka").warning("library says pl4nted-secret")
+    logging.getLogger("secret_masking_library").warning("library says pl4nted-secret")
     text = logged.getvalue()
     assert "pl4nted-secret" not in text
     lines = [json.loads(line) for line in text.splitlines()]
