@@ -22,11 +22,13 @@ import copy
 import importlib.util
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import tomllib
 from collections.abc import Iterator
 from concurrent import futures
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from headrace.cli.kafka import DEFAULT_KAFKA_VERSION
 from headrace.cli.main import cli
+from headrace.cli.probe import probe as probe_command
 from headrace.core.health import full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
@@ -243,6 +246,48 @@ def headrace_containers() -> Iterator[tuple[str, list[Resource], Resource, dict[
                     yield where, resources, r, c
 
 
+PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
+POD_IP = "(the pod's IP)"  # where Kubernetes' own probes dial
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What a probe asks: where, for which health name, and, for an exec probe of ``headrace
+    probe`` (the TLS one), the name the server's certificate must carry."""
+
+    host: str  # POD_IP, 127.0.0.1, or "$(NAME)": a variable of the container
+    port: int
+    service: str
+    server_name: str | None  # None: Kubernetes' grpc: probe, which speaks plaintext only
+
+
+def probed(probe: dict[str, Any]) -> Probed:
+    """What a probe asks. An exec probe is ``headrace probe``, read with its own option parser
+    (an unknown flag fails here), or that alone run by ``sh -c`` to read a variable Kubernetes
+    does not expand in a probe's command (one from valueFrom: kubelet leaves them empty)."""
+    if "grpc" in probe:
+        assert "exec" not in probe, probe
+        return Probed(POD_IP, probe["grpc"]["port"], probe["grpc"].get("service", ""), None)
+    command = probe["exec"]["command"]
+    if command[:2] == ["sh", "-c"]:
+        assert len(command) == 3, command
+        run, *words = shlex.split(command[2])
+        assert run == "exec", f"the probe must be what the shell runs: {command}"
+    else:
+        words = command
+        assert not any("$" in w for w in words), f"nothing expands a variable here: {command}"
+    assert words[:2] == ["headrace", "probe"], command
+    params = probe_command.make_context("probe", words[2:]).params
+    host, port = split_address(params["address"])
+    variable = re.fullmatch(r"\$(\w+)", host)
+    return Probed(
+        f"$({variable.group(1)})" if variable else host,
+        port,
+        params["service"],
+        params["server_name"],
+    )
+
+
 def compose() -> dict[str, Any]:
     loaded: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     return loaded
@@ -314,11 +359,14 @@ def test_every_service_listens_where_it_is_reached_and_probed() -> None:
             wanted = "$(POD_IP)" if (service, kind) == ("coordinator", "grpc") else "0.0.0.0"
             assert host == wanted, f"{at} {kind} listens on {host}"
         assert split_address(env[ADDRESS_SETTING[service]])[1] == ports["grpc"][1], at
-        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-            asked = container[probe]["grpc"]
-            assert asked["port"] == ports["grpc"][1], f"{at} {probe}"
-            wanted = READINESS[service] if probe == "readinessProbe" else ""
-            assert asked.get("service", "") == wanted, f"{at} {probe}"
+        listening = ports["grpc"][0]
+        for kind in PROBES:
+            asked = probed(container[kind])
+            assert asked.port == ports["grpc"][1], f"{at} {kind}"
+            wanted = READINESS[service] if kind == "readinessProbe" else ""
+            assert asked.service == wanted, f"{at} {kind}"
+            if asked.host != POD_IP:  # from inside the container: loopback reaches 0.0.0.0
+                assert asked.host == ("127.0.0.1" if listening == "0.0.0.0" else listening), at
 
 
 def reached(resources: list[Resource], address: str) -> tuple[Resource, int]:
