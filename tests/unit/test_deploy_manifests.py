@@ -13,6 +13,11 @@ code they run, so that neither can drift from the other.
 - Every environment variable handed to a headrace container is one the code reads.
 - Ports: where each service listens (its flags, its settings) is a container port; the probes ask
   its gRPC port for a health name it serves; Services and the settings' addresses lead there.
+- TLS: a container serving it is probed by exec probes of ``headrace probe`` (Kubernetes' grpc:
+  probes speak only plaintext) naming a host its certificate carries; every file and token comes
+  from a key of a Secret the README's table lists, and every key listed is read; no secret value
+  is in a manifest. The production pods' settings are loaded, and their probes run, against
+  servers given Secrets made as that table says.
 """
 
 from __future__ import annotations
@@ -21,14 +26,16 @@ import ast
 import copy
 import importlib.util
 import json
+import os
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
 import tomllib
 from collections.abc import Iterator
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +43,7 @@ import grpc
 import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped]  # ships no type information
 import pytest
+import trustme
 import yaml
 from click.testing import CliRunner
 from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]  # nor does this
@@ -44,6 +52,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from headrace.cli.kafka import DEFAULT_KAFKA_VERSION
 from headrace.cli.main import cli
 from headrace.cli.probe import probe as probe_command
+from headrace.core import auth, kafkasecurity
+from headrace.core.guard import ServerSecurity
 from headrace.core.health import full_name
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
@@ -474,6 +484,256 @@ def test_the_overlays_are_shaped_for_their_use() -> None:
         assert spec["template"]["spec"]["affinity"]["podAntiAffinity"], service
     images = {(where, c["image"]) for where, _, _, c in headrace_containers()}
     assert {image for where, image in images if where in OVERLAYS} == {IMAGE}
+    # TLS everywhere in production, and roles checked by every server with calls that need
+    # one (a worker serves only health); the bases, a laptop and compose in plaintext.
+    for where, resources, _, container in headrace_containers():
+        env = {
+            n for n, v in env_of(container, resources).items() if v or n in secret_refs(container)
+        }
+        secured = {n for n in env if n.startswith(("HEADRACE_TLS_", "HEADRACE_AUTH_"))}
+        if where != "production":
+            assert not secured | (env & {"HEADRACE_TOKEN"}), where
+            continue
+        wanted = {"HEADRACE_TLS_CERT", "HEADRACE_TLS_KEY", "HEADRACE_TLS_CA"}
+        if container["args"][0] != "worker":
+            wanted.add("HEADRACE_AUTH_TOKENS")
+        assert secured == wanted, container["args"][0]
+    security = ("HEADRACE_TLS_", "HEADRACE_AUTH_", "HEADRACE_TOKEN")
+    assert not [n for _, _, env in compose_services() for n in env if n.startswith(security)]
+
+
+# -- TLS, tokens and the Secrets they come from ----------------------------------------------------
+
+README = ROOT / "README.md"
+# The settings that name a file the operator provides: where set, each is a key of a Secret.
+FILE_SETTINGS = ("HEADRACE_TLS_CERT", "HEADRACE_TLS_KEY", "HEADRACE_TLS_CA", "HEADRACE_AUTH_TOKENS")
+# What each service given a token (HEADRACE_TOKEN) calls of the others with it: the config
+# service's validation asks the executor whether a sink's SQL parses; a worker joins the
+# coordinator, and its plugin processes write batches and run transforms' SQL.
+CALLS = {
+    "config": ("/headrace.v1.Executor/CheckSql",),
+    "worker": (
+        "/headrace.v1.Coordinator/Join",
+        "/headrace.v1.Executor/WriteBatch",
+        "/headrace.v1.Executor/WriteStream",
+        "/headrace.v1.Executor/Query",
+    ),
+}
+SecretKey = tuple[str, str]  # (the Secret's name, the key)
+
+
+@dataclass(frozen=True)
+class Documented:
+    """What the README says goes in a key of a Secret the operator creates."""
+
+    names: tuple[str, ...]  # a certificate's: the hosts it names
+    role: str | None  # a token's role
+
+
+def documented_secrets() -> dict[SecretKey, Documented]:
+    """The README's table of the Secrets to create (Deploy, Kubernetes): a row a Secret (or
+    some of its keys), the keys, and what goes in them: a certificate "naming `host`", a token
+    "of the role `role`"."""
+    text = README.read_text().split("\n### Kubernetes\n", 1)[1].split("\n### ", 1)[0]
+    found: dict[SecretKey, Documented] = {}
+    row = r"^\| `(headrace-[\w-]+)` \| (.+?) \| (.+) \|$"
+    for secret, keys, what in re.findall(row, text, re.MULTILINE):
+        role = re.search(r"role `(\w+)`", what)
+        names = tuple(re.findall(r"naming `([^`]+)`", what))
+        said = Documented(names, role.group(1) if role else None)
+        found |= {(secret, key): said for key in re.findall(r"`([^`]+)`", keys)}
+    return found
+
+
+DOCUMENTED = documented_secrets()
+
+
+def secret_files(container: dict[str, Any], workload: Resource) -> dict[str, SecretKey]:
+    """path -> (Secret, key) of every file a Secret's volume puts in the container: the keys
+    its items name, or without items every key the README gives that Secret."""
+    volumes = {v["name"]: v for v in workload["spec"]["template"]["spec"].get("volumes", [])}
+    found: dict[str, SecretKey] = {}
+    for mount in container.get("volumeMounts", []):
+        source = volumes[mount["name"]].get("secret")
+        if source is None:
+            continue
+        assert mount.get("readOnly") and "subPath" not in mount, mount
+        name = source["secretName"]
+        items = source.get("items") or [
+            {"key": key, "path": key} for secret, key in DOCUMENTED if secret == name
+        ]
+        assert items, f"{name}: a Secret the README does not say to create"
+        for item in items:
+            found[f"{mount['mountPath']}/{item['path']}"] = (name, item["key"])
+    return found
+
+
+def secret_refs(container: dict[str, Any]) -> dict[str, SecretKey]:
+    """variable -> (Secret, key) of the container's variables set from a Secret."""
+    return {
+        e["name"]: (ref["name"], ref["key"])
+        for e in container.get("env", [])
+        if (ref := e.get("valueFrom", {}).get("secretKeyRef"))
+    }
+
+
+def secret_variables() -> set[str]:
+    """The variables that hold a secret itself: those of the settings kept out of repr (found
+    by the variable a planted value turns up in), and Kafka's passwords."""
+    base = Settings().to_env()
+    found = {kafkasecurity.SASL_PASSWORD, kafkasecurity.SSL_KEY_PASSWORD}
+    for hidden in (f.name for f in fields(Settings) if not f.repr):
+        planted_value: Any = "planted"  # every hidden field is a string
+        planted = replace(Settings(), **{hidden: planted_value}).to_env()
+        found |= {name for name, value in planted.items() if value != base[name]}
+    return found
+
+
+def test_probes_speak_tls_where_the_service_serves_it() -> None:
+    # Kubernetes' grpc: probes speak only plaintext: a server with a certificate is probed by
+    # `headrace probe`, which speaks TLS as the container's settings say, naming the Service
+    # that leads to the port it probes (the name the certificate carries); a plaintext one by
+    # Kubernetes' own probes, which cost no process.
+    for where, resources, workload, container in headrace_containers():
+        serves_tls = bool(env_of(container, resources).get("HEADRACE_TLS_CERT"))
+        at = f"{where} {workload['metadata']['name']}"
+        for kind in PROBES:
+            asked = probed(container[kind])
+            assert (asked.server_name is not None) == serves_tls, f"{at} {kind}"
+            if asked.server_name is not None:
+                assert reached(resources, f"{asked.server_name}:{asked.port}") == (
+                    workload,
+                    asked.port,
+                ), f"{at} {kind}: --server-name {asked.server_name!r}"
+
+
+def test_files_and_tokens_come_from_the_secrets_the_readme_lists() -> None:
+    used: set[SecretKey] = set()
+    for where, resources, workload, container in headrace_containers():
+        env, files = env_of(container, resources), secret_files(container, workload)
+        at = f"{where} {workload['metadata']['name']}"
+        for name in (n for n in FILE_SETTINGS if env.get(n)):
+            assert env[name] in files, f"{at}: {name}={env[name]} is in no Secret's volume"
+            used.add(files[env[name]])
+        used |= set(secret_refs(container).values())
+    # Every key read is one the README says to create, and every key it lists is read.
+    assert used == set(DOCUMENTED)
+
+
+def test_each_certificate_names_the_hosts_its_clients_dial() -> None:
+    # The others dial a service at the host of its address setting (a worker: nothing but its
+    # probes do); its probes name what --server-name says. The README says what each names.
+    for where, resources, workload, container in headrace_containers():
+        env = env_of(container, resources)
+        if not env.get("HEADRACE_TLS_CERT"):
+            continue
+        service = container["args"][0]
+        secret = secret_files(container, workload)[env["HEADRACE_TLS_CERT"]]
+        dialed = {probed(container[kind]).server_name for kind in PROBES}
+        if service != "worker":
+            dialed.add(split_address(env[ADDRESS_SETTING[service]])[0])
+        assert dialed <= set(DOCUMENTED[secret].names), f"{where} {service}: {secret}"
+
+
+def make_secrets(ca: trustme.CA) -> dict[SecretKey, bytes]:
+    """Every key of the README's table, made as it says: the CA's certificate, a certificate
+    naming what its row names (and nothing else: no loopback) and its key, a token of its row's
+    role, and the tokens file holding every one of those and an admin's."""
+    made: dict[SecretKey, bytes] = {}
+    tokens = {
+        ref: (said.role, secrets.token_hex(16)) for ref, said in DOCUMENTED.items() if said.role
+    }
+    leaves: dict[str, trustme.LeafCert] = {}
+    for (secret, key), said in DOCUMENTED.items():
+        if key in ("tls.crt", "tls.key"):
+            assert said.names, f"{secret}: which hosts does its certificate name?"
+            leaf = leaves.setdefault(secret, ca.issue_cert(*said.names))
+            chain = b"".join(p.bytes() for p in leaf.cert_chain_pems)
+            made[(secret, key)] = chain if key == "tls.crt" else leaf.private_key_pem.bytes()
+        elif key == "ca.crt":
+            made[(secret, key)] = ca.cert_pem.bytes()
+        elif (secret, key) in tokens:
+            made[(secret, key)] = tokens[(secret, key)][1].encode()
+        else:
+            assert key == "tokens", f"the README says nothing this test can make of {secret} {key}"
+            lines = [f"{role} {token}" for role, token in tokens.values()]
+            made[(secret, key)] = "\n".join(["admin " + secrets.token_hex(16), *lines]).encode()
+    return made
+
+
+def test_the_production_pods_start_and_pass_their_probes_with_those_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each production container's settings, its Secrets made as the README says and put where
+    its volumes would: the server security loads as at start-up, its exec probes get SERVING
+    from a server with it (and fail without --server-name: the certificate does not name
+    loopback), and the tokens the services present have the roles their calls need."""
+    made = make_secrets(trustme.CA())
+    presented: dict[str, str] = {}
+    policies: list[auth.Policy] = []
+    runner = CliRunner()
+    for where, resources, workload, container in headrace_containers():
+        if where != "production":
+            continue
+        service, root = container["args"][0], tmp_path / container["args"][0]
+        env = env_of(container, resources)
+        for path, ref in secret_files(container, workload).items():
+            (root / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+            (root / path.lstrip("/")).write_bytes(made[ref])
+        env |= {n: str(root / env[n].lstrip("/")) for n in FILE_SETTINGS if env.get(n)}
+        env |= {name: made[ref].decode() for name, ref in secret_refs(container).items()}
+        for name in [n for n in os.environ if n.startswith(("HEADRACE_", "KAFKA_"))]:
+            monkeypatch.delenv(name)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        settings = Settings()
+        security = ServerSecurity.load(settings)
+        assert security.tls is not None, service
+        policies += [security.policy] if security.policy is not None else []
+        if settings.token:
+            presented[service] = settings.token
+        server = grpc.server(
+            futures.ThreadPoolExecutor(2), interceptors=security.threaded_interceptors()
+        )
+        servicer = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+        for name in {"", API[service]}:
+            servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        address = f"127.0.0.1:{security.bind(server, '127.0.0.1:0')}"
+        server.start()
+        try:
+            for kind in PROBES:
+                asked = probed(container[kind])
+                argv = ["probe", address, "--service", asked.service]
+                served = runner.invoke(cli, [*argv, "--server-name", str(asked.server_name)])
+                assert (served.exit_code, served.output) == (0, "SERVING\n"), f"{service} {kind}"
+            # The certificate names the Service alone: a probe on loopback needs the name.
+            assert runner.invoke(cli, argv).exit_code == 1, service
+        finally:
+            server.stop(None)
+    assert set(presented) == set(CALLS) and policies
+    for service, token in presented.items():
+        for method, policy in ((m, p) for m in CALLS[service] for p in policies):
+            need = auth.need_of(method)
+            assert (
+                need is not None and policy.refusal(method, need, f"Bearer {token}", None) is None
+            )
+
+
+def test_no_secret_is_written_in_a_manifest() -> None:
+    hidden = secret_variables()
+    assert "HEADRACE_TOKEN" in hidden
+    for where, resources in SETS.items():
+        assert not [r for r in resources if r["kind"] == "Secret"], f"{where}: the operator's"
+        for r in (r for r in resources if r["kind"] == "ConfigMap"):
+            assert not set(r["data"]) & hidden, f"{where} {r['metadata']['name']}"
+    for where, _, workload, container in headrace_containers():
+        given = {e["name"] for e in container.get("env", []) if e["name"] in hidden}
+        assert given <= set(secret_refs(container)), f"{where} {workload['metadata']['name']}"
+    for name, _, env in compose_services():
+        assert not set(env) & hidden, f"compose {name}"
+    for path in [*DEPLOY.rglob("*.yaml"), DEPLOY / "entrypoint.sh"]:
+        assert "-----BEGIN" not in path.read_text(), path
 
 
 # -- compose ---------------------------------------------------------------------------------------
@@ -578,7 +838,9 @@ def test_third_party_variables_are_still_read_there() -> None:
 
 def test_every_variable_given_to_a_service_is_read() -> None:
     for where, resources, workload, container in headrace_containers():
-        downward = {v["name"] for v in container.get("env", []) if "valueFrom" in v}
+        downward = {
+            v["name"] for v in container.get("env", []) if "fieldRef" in v.get("valueFrom", {})
+        }
         for name in downward:  # only there for the args to name
             assert f"$({name})" in " ".join(container["args"]), f"{where} {name}"
         unread = {n for n in env_of(container, resources) if not known(n)} - downward

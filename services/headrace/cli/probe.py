@@ -2,9 +2,11 @@
 (``grpc.health.v1.Health/Check``), for container health checks.
 
 The image runs it as its HEALTHCHECK (``deploy/entrypoint.sh``), since it holds neither grpcurl
-nor grpc_health_probe; Kubernetes asks the same service with its native ``grpc:`` probes. It
-prints the status, and exits 0 only when it is SERVING: NOT_SERVING, a name the server does not
-know and a server that does not answer in time all exit 1 (``error: ...``).
+nor grpc_health_probe; Kubernetes asks the same service with its native ``grpc:`` probes, which
+speak only plaintext, or under TLS with ``exec`` probes of this command (the production overlay's
+``security.yaml``). It prints the status, and exits 0 only when it is SERVING: NOT_SERVING, a
+name the server does not know and a server that does not answer in time all exit 1
+(``error: ...``).
 """
 
 from __future__ import annotations
