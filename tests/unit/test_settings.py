@@ -26,3 +26,10 @@ def test_settings_read_back_from_their_environment_are_equal(
     for name, value in sent.to_env().items():
         monkeypatch.setenv(name, value)
     assert Settings() == sent
+
+
+def test_a_token_read_from_a_secret_file_loses_its_final_newline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HEADRACE_TOKEN", "3f0c9a1b2c3d4e5f6a7b\n")
+    assert Settings().token == "3f0c9a1b2c3d4e5f6a7b"

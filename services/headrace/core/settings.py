@@ -145,7 +145,10 @@ class Settings:
         default_factory=lambda: os.environ.get("HEADRACE_AUTH_MTLS_ROLES", "")
     )
     # Kept out of repr: settings get logged and printed.
-    token: str = field(default_factory=lambda: os.environ.get("HEADRACE_TOKEN", ""), repr=False)
+    # Stripped: a token holds no white space, and one from a Secret file often ends in a newline.
+    token: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_TOKEN", "").strip(), repr=False
+    )
     # Config providers (``headrace.core.references``): none unless the operator enables them.
     config_providers: tuple[str, ...] = field(
         default_factory=lambda: _names(os.environ.get("HEADRACE_CONFIG_PROVIDERS", ""))
