@@ -31,7 +31,9 @@ COORDINATOR_ARGS = (
 )
 
 
-PLANTED_ENV = "HEADRACE_E2E_SECRET_TOKEN"
+# Not HEADRACE_*: every test clears those from the environment (``_no_ambient_settings``), and a
+# service a test restarts must still inherit this one, as a deployment's secret stays.
+PLANTED_ENV = "E2E_PLANTED_SECRET_TOKEN"
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def stack(
         executor_addr=spark.settings.executor_addr,
         config_providers=("file", "env", "dir"),
         config_provider_paths=(planted.folder,),
-        config_provider_env_pattern="HEADRACE_E2E_SECRET_.*",
+        config_provider_env_pattern="E2E_PLANTED_SECRET_.*",
     )
     stack = Stack(
         settings,

@@ -212,7 +212,7 @@ def test_a_reference_is_refused_at_the_door_or_fails_its_connector_naming_key_an
     stack: Stack, planted: Planted, tmp_path: Path
 ) -> None:
     base = {"connector.class": PLUGIN, "digest.path": str(tmp_path)}
-    refused = {**base, "env.secret": "${env:HOME}", "tasks.max": "${env:HEADRACE_E2E_SECRET_N}"}
+    refused = {**base, "env.secret": "${env:HOME}", "tasks.max": "${env:E2E_PLANTED_SECRET_N}"}
     status, body = rest(stack, "POST", "/connectors", {"name": "peek", "config": refused})
     assert status == 400
     message = json.loads(body)["message"]
