@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from headrace.config import framework
 from headrace.config.builtins import PluginInfo, builtin_plugins
 from headrace.config.groupadmin import GroupInUse
+from headrace.config.hiddenkeys import HiddenKeys
 from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import ConfigStore
@@ -29,7 +30,6 @@ from headrace.core import configlog, log, secrets, sessionkey
 from headrace.core.autorestart import Attempt, Shown
 from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.configstate import Config, ConfigState
-from headrace.core.connectorconfig import requested_version
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.status import StatusState, of_connector
@@ -105,8 +105,7 @@ class Commands:
         self.offsets = offsets
         self.checks = checks
         self.restarts_shown: ShownRestarts = lambda configs, statuses, name: {}
-        # Per plugin version, its PASSWORD keys; None when its definition could not be had.
-        self._secret_keys: dict[str, frozenset[str] | None] = {}
+        self.hidden = HiddenKeys(catalog, checks)
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -184,7 +183,9 @@ class Commands:
         else:
             own = await self.checks.validate(verdict.plugin, config)
             infos = merge(verdict.plugin.class_name, verdict.configs, own.configs)
-        return _masked(framework.opaque(infos, config, verdict.plugin), config), verdict.plugin
+        hidden = await self.hidden.component_keys(config)
+        masked = _masked(framework.opaque(infos, config, verdict.plugin), config, hidden)
+        return masked, verdict.plugin
 
     async def check(self, name: str, config: Mapping[str, str]) -> Accepted:
         """The config as it is stored, once its validation found no error; else ConfigRejected
@@ -309,36 +310,9 @@ class Commands:
         """The connector as answered: its secret values hidden (``_shown``)."""
         return await self._shown(self._view(name, await self.store.current()))
 
-    async def secret_keys(self, config: Mapping[str, str]) -> frozenset[str] | None:
-        """The PASSWORD keys of the plugin version ``config`` runs, as its definition says
-        (asked once per version of a plugin process); None when it cannot be had."""
-        try:
-            plugin = self.catalog.resolve(
-                config.get("connector.class", ""), requested_version(config)
-            )
-        except PluginError:
-            return None
-        key = plugin_key(plugin)
-        if key not in self._secret_keys:
-            try:
-                infos = await self.checks.validate(plugin, {}, definition_only=True)
-            except ConfigRejected:
-                # Not asked again at every answer: hiding more than its keys is the safe side.
-                self._secret_keys[key] = None
-                return None
-            self._secret_keys[key] = frozenset(
-                c.definition.name for c in infos.configs if c.definition.type == "PASSWORD"
-            )
-        return self._secret_keys[key]
-
     async def _hidden_keys(self, config: Mapping[str, str]) -> frozenset[str]:
-        """The keys of ``config`` whose values are hidden: its plugin's PASSWORD keys, or, when
-        its plugin's definition cannot be had, every key but the framework's."""
-        keys = await self.secret_keys(config)
-        if keys is not None:
-            return keys
-        framework_keys = framework.framework_keys(None)
-        return frozenset(k for k in config if k not in framework_keys)
+        """The keys of ``config`` whose values are hidden (``HiddenKeys.of``)."""
+        return await self.hidden.of(config)
 
     async def _shown(self, view: ConnectorView) -> ConnectorView:
         """The view as answered: the values of secret keys hidden in its config and its task
@@ -508,25 +482,30 @@ def _traces_masked(statuses: StatusState, values: Sequence[str]) -> StatusState:
     }
 
 
-def _masked(infos: ConfigInfos, config: Mapping[str, str]) -> ConfigInfos:
-    """A validation answer with the values of its PASSWORD keys hidden in every error too."""
-    values = [
-        config[c.value.name]
-        for c in infos.configs
-        if c.definition.type == "PASSWORD" and c.value.name in config
-    ]
+def _masked(infos: ConfigInfos, config: Mapping[str, str], hidden: Collection[str]) -> ConfigInfos:
+    """A validation answer with the values of its PASSWORD keys and of the ``hidden`` ones (a
+    component's secret keys) hidden, in their values and in every error too."""
+    secret = {c.value.name for c in infos.configs if c.definition.type == "PASSWORD"}
+    secret |= set(hidden)
+    values = [config[k] for k in secret if k in config]
     if not values:
         return infos
     configs = tuple(
         dataclasses.replace(
             c,
             value=dataclasses.replace(
-                c.value, errors=tuple(secrets.mask_text(e, values) for e in c.value.errors)
+                c.value,
+                value=_shown_value(c.value.value, c.value.name in hidden),
+                errors=tuple(secrets.mask_text(e, values) for e in c.value.errors),
             ),
         )
         for c in infos.configs
     )
     return dataclasses.replace(infos, configs=configs)
+
+
+def _shown_value(value: str | None, secret: bool) -> str | None:
+    return value if value is None else secrets.shown(value, secret)
 
 
 __all__ = ["Commands", "ConfigRejected", "ConnectorView", "Problem", "RestartPlan"]

@@ -20,12 +20,12 @@ import grpc
 
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core import log
-from headrace.core.configinfo import ConfigInfos
+from headrace.core.configinfo import ComponentKeys, ConfigInfos
 from headrace.core.errors import PluginError
 from headrace.core.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.core.supervisor import PluginProcess, plugin_key
-from headrace.core.wire import config_infos_from_pb
+from headrace.core.wire import component_keys_from_pb, config_infos_from_pb
 from headrace.v1 import plugin_pb2
 
 VALIDATE_TIMEOUT_S = 30.0
@@ -60,14 +60,34 @@ class PluginChecks:
         try:
             answer = await process.stub.Validate(request, timeout=VALIDATE_TIMEOUT_S)
         except grpc.aio.AioRpcError as exc:
-            if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                await self._forget(process)
-            raise ConfigRejected(
-                Problem.INVALID,
-                f"connector.class: {plugin.class_name} {plugin.version} failed to validate "
-                f"the config: {exc.details()}",
-            ) from None
+            raise await self._failed(process, "validate the config", exc) from None
         return config_infos_from_pb(answer)
+
+    async def describe(self, plugin: PluginDescriptor) -> list[ComponentKeys]:
+        """The components from the plugin path that ``plugin``'s process loads beside it,
+        each with the keys of its definition."""
+        process = await self._process(plugin)
+        assert process.stub is not None
+        try:
+            answer = await process.stub.Describe(
+                plugin_pb2.DescribeRequest(), timeout=VALIDATE_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise await self._failed(process, "describe its components", exc) from None
+        return [component_keys_from_pb(c) for c in answer.components]
+
+    async def _failed(
+        self, process: PluginProcess, doing: str, exc: grpc.aio.AioRpcError
+    ) -> ConfigRejected:
+        """The error of a call that failed, once a process that is gone is forgotten."""
+        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            await self._forget(process)
+        plugin = process.plugin
+        return ConfigRejected(
+            Problem.INVALID,
+            f"connector.class: {plugin.class_name} {plugin.version} failed to {doing}: "
+            f"{exc.details()}",
+        )
 
     async def _process(self, plugin: PluginDescriptor) -> PluginProcess:
         key = plugin_key(plugin)

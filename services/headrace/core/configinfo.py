@@ -47,6 +47,24 @@ class ConfigInfo:
 
 
 @dataclass(frozen=True)
+class ComponentKeys:
+    """A component version from the plugin path (KIP-891) and the keys of its definition;
+    ``keys`` None when it gives none, or it could not be read."""
+
+    class_name: str
+    version: str
+    type: str
+    keys: tuple[KeyInfo, ...] | None
+
+    @property
+    def password_keys(self) -> frozenset[str] | None:
+        """Its PASSWORD keys; None when its definition could not be had."""
+        if self.keys is None:
+            return None
+        return frozenset(k.name for k in self.keys if k.type == Type.PASSWORD.value)
+
+
+@dataclass(frozen=True)
 class ConfigInfos:
     name: str
     configs: tuple[ConfigInfo, ...] = ()

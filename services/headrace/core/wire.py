@@ -3,7 +3,7 @@ codec that carries those types. Each function converts one way and does nothing 
 
 from __future__ import annotations
 
-from headrace.core.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.core.configinfo import ComponentKeys, ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
 from headrace.core.structs import (
     AssignedUnit,
     AssignmentUpdate,
@@ -198,3 +198,18 @@ def value_info_from_pb(msg: configdef_pb2.ConfigValueInfo) -> ValueInfo:
         errors=tuple(msg.errors),
         visible=msg.visible,
     )
+
+
+def component_keys_to_pb(component: ComponentKeys) -> plugin_pb2.ComponentDefinition:
+    return plugin_pb2.ComponentDefinition(
+        class_name=component.class_name,
+        version=component.version,
+        type=component.type,
+        defined=component.keys is not None,
+        keys=[key_info_to_pb(k) for k in component.keys or ()],
+    )
+
+
+def component_keys_from_pb(msg: plugin_pb2.ComponentDefinition) -> ComponentKeys:
+    keys = tuple(key_info_from_pb(k) for k in msg.keys) if msg.defined else None
+    return ComponentKeys(msg.class_name, msg.version, msg.type, keys)

@@ -134,11 +134,11 @@ def resolve(config: Mapping[str, str], catalog: PluginCatalog) -> Resolution:
     chosen: dict[str, tuple[str, PluginDescriptor | None]] = {}  # class -> (key, version)
     for use in named(config):
         try:
-            picked = _pick(use, config, catalog)
+            picked = pick(use, config, catalog)
         except PluginError as exc:
             problems.append((use.version_key, str(exc)))
             continue
-        if picked is _UNKNOWN:
+        if picked is UNKNOWN:
             continue
         plugin = picked if isinstance(picked, PluginDescriptor) else None
         class_name = plugin.class_name if plugin else use.name
@@ -157,17 +157,18 @@ def resolve(config: Mapping[str, str], catalog: PluginCatalog) -> Resolution:
     return Resolution(tuple(sorted(keyed)), tuple(problems))
 
 
-class _Unknown:
-    pass
+class Unknown:
+    """What ``pick`` gives for a name no installed component, nor a built-in, answers to."""
 
 
-_UNKNOWN = _Unknown()
+UNKNOWN = Unknown()
 
 
-def _pick(
+def pick(
     use: Named, config: Mapping[str, str], catalog: PluginCatalog
-) -> PluginDescriptor | _Unknown | None:
-    """The plugin-path version chosen for one use, None for the built-in, or _UNKNOWN."""
+) -> PluginDescriptor | Unknown | None:
+    """The plugin-path version chosen for one use, None for the built-in, or UNKNOWN;
+    PluginError naming the version key when its version cannot be had."""
     spec = VersionSpec.parse(config.get(use.version_key), use.version_key)
     candidates: list[tuple[str, PluginDescriptor | None]] = [
         (p.version, p) for p in catalog.versions_of(use.name, (use.kind,))
@@ -176,7 +177,7 @@ def _pick(
         candidates.append((builtin_version(), None))
     if not candidates:
         if spec.is_latest:
-            return _UNKNOWN
+            return UNKNOWN
         raise PluginError(
             f"{use.version_key}: no {use.kind} named {use.name!r} is installed, in any version"
         )

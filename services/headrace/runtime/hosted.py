@@ -12,7 +12,8 @@ Rules the worker can rely on:
 - Config provider references are resolved here, as a unit starts (``providers``); a connector's
   task configs go back with the resolved values put back as references (``references.reverse``),
   so none reaches the worker or a topic. The resolved values and the PASSWORD values of the
-  plugin's keys are registered with ``headrace.core.secrets``: hidden in logs and traces.
+  plugin's keys and of its components' (``secretkeys``) are registered with
+  ``headrace.core.secrets``: hidden in logs and traces.
 - A clean-up starts a deleted unit that runs nowhere only to stop it with ``deleted=True``: the
   plugin's ``start`` and ``stop(deleted=True)`` are called, and no record moves (a task's loop
   never runs, so it neither polls nor consumes).
@@ -27,6 +28,7 @@ from collections.abc import Mapping
 
 from headrace.core import log, secrets
 from headrace.core.configinfo import (
+    ComponentKeys,
     ConfigInfo,
     ConfigInfos,
     KeyInfo,
@@ -39,7 +41,7 @@ from headrace.core.plugins import PluginDescriptor
 from headrace.core.references import BadReference, reverse
 from headrace.core.settings import Settings
 from headrace.core.structs import WorkUnit
-from headrace.runtime import components, watchdog
+from headrace.runtime import components, secretkeys, watchdog
 from headrace.runtime.events import EventBus
 from headrace.runtime.executor import SqlCheck
 from headrace.runtime.placement import Placement
@@ -122,7 +124,9 @@ class HostedPlugin:
     def _resolve(self, config: Mapping[str, str]) -> Resolved:
         """The config resolved by the providers; its secrets registered, to be hidden."""
         resolved = self.providers.resolve(config)
-        secret = self._secret_keys()
+        secret = self._secret_keys() | secretkeys.secret_keys(
+            config, secretkeys.local_password_keys
+        )
         secrets.register(v for k, v in resolved.config.items() if k in secret)
         return resolved
 
@@ -177,7 +181,8 @@ class HostedPlugin:
                 values = [ValueInfo(name) for name in keys]
             else:
                 secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
-                secrets.register(v for k, v in config.items() if k in secret)
+                component_secret = secretkeys.secret_keys(config, secretkeys.local_password_keys)
+                secrets.register(v for k, v in config.items() if k in secret | component_secret)
                 values = [value_info(v, v.name in secret) for v in connector.validate(config)]
                 if self.descriptor.components:
                     values += [
@@ -188,6 +193,18 @@ class HostedPlugin:
             self.descriptor.class_name,
             tuple(ConfigInfo(keys.get(v.name) or KeyInfo(v.name), v) for v in values),
         )
+
+    def component_keys(self) -> list[ComponentKeys]:
+        """Each component version loaded here from the plugin path, with the keys of its
+        definition, so the config service knows which of them are secret."""
+        found = []
+        for component in self.descriptor.components:
+            definition = secretkeys.definition(component.type, component.class_name)
+            keys = None if definition is None else tuple(map(key_info, definition.keys.values()))
+            found.append(
+                ComponentKeys(component.class_name, component.version, component.type, keys)
+            )
+        return found
 
     async def stop_connector(self, name: str, deleted: bool) -> None:
         """Stops the connector with the deleted flag; nothing happens for an unknown name."""

@@ -24,7 +24,11 @@ import grpc
 
 from headrace.core import secrets
 from headrace.core.structs import WorkUnit
-from headrace.core.wire import config_infos_to_pb, host_event_to_pb
+from headrace.core.wire import (
+    component_keys_to_pb,
+    config_infos_to_pb,
+    host_event_to_pb,
+)
 from headrace.runtime.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.lifecycle import format_trace
 from headrace.sdk.errors import ConfigException
@@ -87,7 +91,12 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext
     ) -> pb.DescribeResponse:
         d = self.plugin.descriptor
-        return pb.DescribeResponse(plugin_class=d.class_name, version=d.version, type=d.type)
+        return pb.DescribeResponse(
+            plugin_class=d.class_name,
+            version=d.version,
+            type=d.type,
+            components=[component_keys_to_pb(c) for c in self.plugin.component_keys()],
+        )
 
     async def Validate(
         self, request: pb.ValidateRequest, context: grpc.aio.ServicerContext

@@ -146,14 +146,30 @@ class DescribeRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ("plugin_class", "version", "type")
+    __slots__ = ("plugin_class", "version", "type", "components")
     PLUGIN_CLASS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    COMPONENTS_FIELD_NUMBER: _ClassVar[int]
     plugin_class: str
     version: str
     type: str
-    def __init__(self, plugin_class: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ...) -> None: ...
+    components: _containers.RepeatedCompositeFieldContainer[ComponentDefinition]
+    def __init__(self, plugin_class: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ..., components: _Optional[_Iterable[_Union[ComponentDefinition, _Mapping]]] = ...) -> None: ...
+
+class ComponentDefinition(_message.Message):
+    __slots__ = ("class_name", "version", "type", "defined", "keys")
+    CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DEFINED_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    class_name: str
+    version: str
+    type: str
+    defined: bool
+    keys: _containers.RepeatedCompositeFieldContainer[_configdef_pb2.ConfigKeyInfo]
+    def __init__(self, class_name: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ..., defined: _Optional[bool] = ..., keys: _Optional[_Iterable[_Union[_configdef_pb2.ConfigKeyInfo, _Mapping]]] = ...) -> None: ...
 
 class ValidateRequest(_message.Message):
     __slots__ = ("config", "definition_only")

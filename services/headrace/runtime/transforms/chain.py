@@ -39,7 +39,7 @@ from headrace.sdk.errors import ConfigException, DataError
 
 TRANSFORMS = "transforms"
 PREDICATES = "predicates"
-_IMPLICIT = ("type", "predicate", "negate", VERSION_KEY)  # the version: runtime.components
+IMPLICIT_KEYS = ("type", "predicate", "negate", VERSION_KEY)  # the version: runtime.components
 
 Problems = list[tuple[str | None, str]]
 P = TypeVar("P", Transformation, Predicate)
@@ -143,6 +143,12 @@ def configured_aliases(config: Mapping[str, str], namespace: str) -> list[str]:
     return _aliases(config, namespace, [])
 
 
+def own_keys(config: Mapping[str, str], namespace: str, alias: str) -> dict[str, str]:
+    """The keys of one listed alias (``transforms.<alias>.*``), prefix removed, those the
+    framework reads (``type``, ``predicate``, ``negate``, the version) included."""
+    return _own_keys(config, namespace, alias, configured_aliases(config, namespace))
+
+
 def _aliases(config: Mapping[str, str], key: str, problems: Problems) -> list[str]:
     raw = config.get(key, "")
     if not raw.strip():
@@ -187,7 +193,7 @@ def _stage(
     problems: Problems,
 ) -> Stage | None:
     prefix = f"{TRANSFORMS}.{alias}."
-    type_name, predicate_alias, negate_text, _ = (own.pop(k, None) for k in _IMPLICIT)
+    type_name, predicate_alias, negate_text, _ = (own.pop(k, None) for k in IMPLICIT_KEYS)
     negate = False
     if negate_text is not None:
         if negate_text.strip().lower() not in ("true", "false"):

@@ -1,0 +1,114 @@
+"""Which keys of a connector config the config service hides in its answers.
+
+A config's secret keys are its connector's PASSWORD keys and its components' (converters,
+transformations, predicates: ``headrace.runtime.secretkeys``), each as the definition of the
+version the config selects says. The definitions of plugins are plugin code's to give, so they
+are asked of a plugin process (``PluginChecks``), once per version: a connector's by its
+``Validate`` (definition only), the plugin-path components' by ``Describe`` of the process that
+loads them beside the connector, the one that validates the config. The built-in components'
+are read here: they are the runtime's own code.
+
+A definition that cannot be had is not asked again at every answer, and hides more rather than
+less: every key of a connector but the framework's, every key of a component of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from headrace.config import framework
+from headrace.config.pluginchecks import PluginChecks
+from headrace.config.validation import ConfigRejected
+from headrace.core.connectorconfig import requested_version
+from headrace.core.errors import PluginError
+from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.supervisor import plugin_key
+from headrace.runtime import components, secretkeys
+from headrace.runtime.components import Named
+
+
+class HiddenKeys:
+    """The secret keys of configs, from definitions asked once per plugin version."""
+
+    def __init__(self, catalog: PluginCatalog, checks: PluginChecks) -> None:
+        self.catalog = catalog
+        self.checks = checks
+        # Per connector version (its process's key), its PASSWORD keys; per component version
+        # (class, version), its own. None when the definition could not be had.
+        self._connectors: dict[str, frozenset[str] | None] = {}
+        self._components: dict[tuple[str, str], frozenset[str] | None] = {}
+
+    async def of(self, config: Mapping[str, str]) -> frozenset[str]:
+        """The keys of ``config`` whose values are hidden: its connector's PASSWORD keys, or,
+        when its connector's definition cannot be had, every key but the framework's; and its
+        components' secret keys."""
+        keys = await self.connector_keys(config)
+        if keys is None:
+            framework_keys = framework.framework_keys(None)
+            keys = frozenset(k for k in config if k not in framework_keys)
+        return keys | await self.component_keys(config)
+
+    async def connector_keys(self, config: Mapping[str, str]) -> frozenset[str] | None:
+        """The PASSWORD keys of the connector version ``config`` runs, as its definition says;
+        None when it cannot be had."""
+        plugin = self._connector(config)
+        if plugin is None:
+            return None
+        key = plugin_key(plugin)
+        if key not in self._connectors:
+            try:
+                infos = await self.checks.validate(plugin, {}, definition_only=True)
+            except ConfigRejected:
+                self._connectors[key] = None
+                return None
+            self._connectors[key] = frozenset(
+                c.definition.name for c in infos.configs if c.definition.type == "PASSWORD"
+            )
+        return self._connectors[key]
+
+    async def component_keys(self, config: Mapping[str, str]) -> frozenset[str]:
+        """The secret keys of the components ``config`` names, under their prefixes
+        (``transforms.mask.secret``), with the client overrides' password keys."""
+        resolution = components.resolve(config, self.catalog)
+        if any((c.class_name, c.version) not in self._components for c in resolution.components):
+            await self._describe(config, resolution)
+
+        def password_keys(use: Named) -> frozenset[str] | None:
+            try:
+                picked = components.pick(use, config, self.catalog)
+            except PluginError:
+                return None
+            if isinstance(picked, PluginDescriptor):
+                return self._components.get((picked.class_name, picked.version))
+            if picked is None:
+                return secretkeys.local_password_keys(use)
+            return None  # nothing answers to the name: its keys are not known
+
+        return secretkeys.secret_keys(config, password_keys)
+
+    async def _describe(self, config: Mapping[str, str], resolution: components.Resolution) -> None:
+        """Learns the definitions of the config's plugin-path components from the process that
+        loads them with its connector; not when that process cannot be (the connector, or a
+        component version, cannot be had: the config's validation says why), so their keys
+        stay hidden."""
+        plugin = self._connector(config)
+        if plugin is None or resolution.problems:
+            return
+        hosting = dataclasses.replace(plugin, components=resolution.components)
+        try:
+            described = await self.checks.describe(hosting)
+        except ConfigRejected:
+            described = []
+        answered = {(c.class_name, c.version): c.password_keys for c in described}
+        for component in resolution.components:
+            key = (component.class_name, component.version)
+            self._components[key] = answered.get(key)
+
+    def _connector(self, config: Mapping[str, str]) -> PluginDescriptor | None:
+        try:
+            return self.catalog.resolve(
+                config.get("connector.class", ""), requested_version(config)
+            )
+        except PluginError:
+            return None
