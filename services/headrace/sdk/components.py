@@ -91,6 +91,10 @@ class Converter(Protocol):
     under ``key.converter.`` or ``value.converter.`` with that prefix removed. Both directions
     raise ``DataError`` on input they cannot handle; the runtime adds the topic, partition and
     offset the input came from.
+
+    Its keys are said, optionally, by a ``config_def()`` callable on the class (a staticmethod
+    or classmethod returning a ``ConfigDef``): its PASSWORD keys are then hidden in answers and
+    logs under the prefix. Without one, every key of the converter is taken as secret.
     """
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
@@ -106,7 +110,8 @@ class HeaderConverter(Protocol):
     """Turns header values into bytes and back. Pure: no I/O, no state between calls.
 
     A header converter plugin's class is created as ``cls(config)``, ``config`` being the keys
-    under ``header.converter.`` with that prefix removed.
+    under ``header.converter.`` with that prefix removed. Its keys are said as a converter's
+    (``config_def`` on the class).
 
     Both directions raise ``DataError`` naming the header on a value they cannot handle; the
     runtime adds where the record came from.
