@@ -4,13 +4,19 @@ overrides' password keys; and the definitions a process reads for them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from headrace.config.commands import _masked
-from headrace.core.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.config.hiddenkeys import HiddenKeys
+from headrace.config.pluginchecks import PluginChecks
+from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.configinfo import ComponentKeys, ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.core.plugins import PluginCatalog, PluginDescriptor
 from headrace.runtime import extensions
 from headrace.runtime.components import Named
 from headrace.runtime.secretkeys import definition, local_password_keys, secret_keys
@@ -192,3 +198,65 @@ def test_a_validation_answer_hides_a_components_secret_value_and_its_quotes() ->
         {"transforms.seal.secret"},
     )
     assert shown.configs[0].value.value == "${env:DB_SEAL}"
+
+
+class _Checks:
+    """A plugin process's answers, counted: the connector's definition and its components'."""
+
+    def __init__(self, components: list[ComponentKeys] | None) -> None:
+        self.components = components
+        self.described: list[PluginDescriptor] = []
+
+    async def validate(
+        self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool
+    ) -> ConfigInfos:
+        key = KeyInfo("password", type="PASSWORD")
+        return ConfigInfos(plugin.class_name, (ConfigInfo(key, ValueInfo("password")),))
+
+    async def describe(self, plugin: PluginDescriptor) -> list[ComponentKeys]:
+        self.described.append(plugin)
+        if self.components is None:
+            raise ConfigRejected(Problem.INVALID, "connector.class: could not be loaded")
+        return self.components
+
+
+SINK = PluginDescriptor("rec.RecordingSink", "1.0.0", "sink", "rec", "RecordingSink", Path("/r"))
+SEAL = PluginDescriptor(
+    "seal.SealField", "1.0.0", "transformation", "seal", "SealField", Path("/s")
+)
+SEALED = {
+    "connector.class": "RecordingSink",
+    "password": "own-s3cret",
+    "transforms": "seal,mask",
+    "transforms.seal.type": "SealField",
+    "transforms.seal.secret": "seal-s3cret",
+    "transforms.seal.field": "word",
+    "transforms.mask.type": "MaskField$Value",
+    "transforms.mask.fields": "word",
+}
+
+
+def test_a_plugin_path_components_keys_are_asked_of_its_process_once_per_version() -> None:
+    keys = (KeyInfo("field"), KeyInfo("secret", type="PASSWORD"))
+    checks = _Checks([ComponentKeys("seal.SealField", "1.0.0", "transformation", keys)])
+    hidden = HiddenKeys(PluginCatalog((SINK, SEAL)), cast(PluginChecks, checks))
+    expected = {"password", "transforms.seal.secret"}
+    assert asyncio.run(hidden.of(SEALED)) == expected
+    other = {
+        "connector.class": "RecordingSink",
+        "transforms": "other",
+        "transforms.other.type": "SealField",
+        "transforms.other.secret": "other-s3cret",
+    }
+    assert asyncio.run(hidden.of(other)) == {"password", "transforms.other.secret"}
+    # Described by the process that loads it beside the connector, once.
+    assert [p.components for p in checks.described] == [(SEAL,)]
+
+
+def test_a_component_whose_definition_cannot_be_had_has_its_own_keys_hidden_for_good() -> None:
+    checks = _Checks(None)
+    hidden = HiddenKeys(PluginCatalog((SINK, SEAL)), cast(PluginChecks, checks))
+    expected = {"password", "transforms.seal.secret", "transforms.seal.field"}
+    assert asyncio.run(hidden.of(SEALED)) == expected
+    assert asyncio.run(hidden.of(SEALED)) == expected
+    assert len(checks.described) == 1
