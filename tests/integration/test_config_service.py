@@ -4,6 +4,7 @@ refused with the right gRPC status while nothing changes."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import signal
 import urllib.request
@@ -26,7 +27,7 @@ from headrace.core.topics import ensure_topic
 from headrace.v1 import config_pb2, internal_pb2_grpc
 from headrace.worker.taskconfigs import TaskConfigsClient
 from tests.integration.conftest import manifest_plugins
-from tests.support import install_manifest
+from tests.support import Rest, install_manifest
 
 pytestmark = pytest.mark.kafka
 
@@ -415,5 +416,64 @@ def test_components_from_the_plugin_path_are_listed_pinned_and_checked_in_their_
             assert client.names() == []
             client.create("upper", {**config, "transforms.up.plugin.version": "1.0.0"})
             assert client.names() == ["upper"]
+    finally:
+        stack.down()
+
+
+def test_a_components_secret_keys_are_hidden_in_every_answer(
+    settings_for: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """A transformation's and a converter's PASSWORD keys, from the plugin path, are shown
+    [hidden] by validate, gRPC Get and REST get and list, as a connector's are; a value that is
+    a config provider reference alone is shown as written."""
+    settings = dataclasses.replace(
+        settings_for(),  # the built-in plugins and the test plugins
+        config_providers=("env",),
+        config_provider_env_pattern="SEAL_.*",
+    )
+    secret_values = ("seal-s3cret-value", "sign-s3cret-value")
+    config = {
+        "connector.class": "RecordingSink",
+        "topics": "words",
+        "path": str(tmp_path / "out"),
+        "transforms": "seal",
+        "transforms.seal.type": "SealField",
+        "transforms.seal.field": "word",
+        "transforms.seal.secret": secret_values[0],
+        "value.converter": "SignedStringConverter",
+        "value.converter.signing.key": secret_values[1],
+        "key.converter": "SignedStringConverter",
+        "key.converter.signing.key": "${env:SEAL_KEY}",
+    }
+    hidden = {
+        "transforms.seal.secret": "[hidden]",
+        "value.converter.signing.key": "[hidden]",
+        "key.converter.signing.key": "${env:SEAL_KEY}",
+        "transforms.seal.field": "word",
+    }
+    stack = Stack(settings)
+    try:
+        stack.start("config")
+        rest = Rest(f"http://{settings.rest_addr}")
+        with ConfigClient(settings.config_addr) as client:
+            # The transformation's own error, filed under its secret key, shows no value of it.
+            unsealed = {k: v for k, v in config.items() if k != "transforms.seal.field"}
+            answer = client.validate("RecordingSink", unsealed)
+            by_key = {c.value.name: c.value for c in answer.configs}
+            assert by_key["transforms.seal.secret"].value == "[hidden]"
+            assert "name the field to seal" in by_key["transforms.seal.secret"].errors[0]
+            text = json_format.MessageToJson(answer)
+            assert not [s for s in secret_values if s in text]
+
+            client.create("sealed", config)
+            got = dict(client.get("sealed").config)
+            assert {k: got[k] for k in hidden} == hidden
+            status, body = rest("GET", "/connectors/sealed")
+            assert status == 200 and {k: body["config"][k] for k in hidden} == hidden
+            status, listed = rest("GET", "/connectors?expand=info")
+            shown = listed["sealed"]["info"]["config"]
+            assert status == 200 and {k: shown[k] for k in hidden} == hidden
+            answers = json.dumps([body, listed]) + json_format.MessageToJson(client.get("sealed"))
+            assert not [s for s in secret_values if s in answers]
     finally:
         stack.down()
