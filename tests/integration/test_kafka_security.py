@@ -27,8 +27,9 @@ from headrace.runtime.placement import Placement
 from headrace.runtime.sink import SinkRunner
 from headrace.runtime.source import SourceRunner
 from headrace.runtime.topicids import topic_ids
-from headrace.sdk import SinkRecord, SinkTask, SourceRecord, SourceTask
+from headrace.sdk import SinkRecord, SinkTask
 from tests.integration.conftest import manifest_plugins
+from tests.integration.test_source_loop import ListSource, record
 from tests.kafkatls import SecureBroker
 from tests.support import Deadline, eventually
 
@@ -40,24 +41,6 @@ LISTENERS = ("scram", "mtls")
 
 def listener(secure: SecureBroker, name: str) -> tuple[str, KafkaSecurity]:
     return secure.scram() if name == "scram" else secure.mtls()
-
-
-class ListSource(SourceTask):
-    def __init__(self, values: list[str], topic: str) -> None:
-        self.pending = [SourceRecord({"s": "s"}, {"n": i}, topic, v) for i, v in enumerate(values)]
-        self.commits = 0
-
-    async def start(self, config: Mapping[str, str]) -> None:
-        pass
-
-    async def poll(self) -> list[SourceRecord]:
-        polled, self.pending = self.pending, []
-        if not polled:
-            await asyncio.sleep(0.05)
-        return polled
-
-    async def commit(self) -> None:
-        self.commits += 1
 
 
 class RecordSink(SinkTask):
@@ -129,7 +112,7 @@ async def test_every_client_kind_works_over_the_secure_listener(
     # A source task produces (in transactions, its offsets stored) and a sink task consumes.
     topic = f"{cluster}-data"
     await ensure_topic(bootstrap, topic, 1, security=security)
-    source = ListSource(["x", "y", "z"], topic)
+    source = ListSource([record(topic, i) for i in range(3)])
     placement = Placement("src", 0, {"name": "src", **STRING}, {}, settings)
     await run(SourceRunner(placement, source), lambda: source.commits > 0)
     sink = RecordSink()
@@ -138,7 +121,7 @@ async def test_every_client_kind_works_over_the_secure_listener(
     await run(
         SinkRunner(Placement("snk", 0, config, {}, settings), sink), lambda: len(sink.values) >= 3
     )
-    assert sink.values == ["x", "y", "z"] and sink.largest_put == 1
+    assert sink.values == ["v0", "v1", "v2"] and sink.largest_put == 1
 
     # The topic-id metadata call (Metadata v10 on aiokafka's client): the topic is the same one
     # whichever listener it is asked on.
