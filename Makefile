@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 
 # Regenerate the protobuf and gRPC code under services/headrace/v1 (importable as headrace.v1).
 proto: $(STAMP)
-	$(BIN)/python -m headrace.cli.protogen
+	$(BIN)/python -m headrace.local.protogen
 
 kafka-jars: $(KAFKA_LIB)/.resolved
 
@@ -50,16 +50,16 @@ $(CONNECT_LIB)/.resolved: deploy/kafka-connect/pom.xml
 	touch $@
 
 kafka-up: install kafka-jars
-	$(BIN)/headrace kafka start
+	$(BIN)/python -m headrace.local kafka start
 
 kafka-down: $(STAMP)
-	$(BIN)/headrace kafka stop
+	$(BIN)/python -m headrace.local kafka stop
 
 run: install kafka-jars spark-jars
-	$(BIN)/headrace stack up --demo
+	$(BIN)/python -m headrace.local stack up --demo
 
 down: $(STAMP)
-	$(BIN)/headrace stack down
+	$(BIN)/python -m headrace.local stack down
 
 # The benchmark smoke run goes first, so that pytest's summary is the last word of the run.
 test: install kafka-jars spark-jars typecheck lint bench-smoke

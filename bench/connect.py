@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headrace.cli.kafka import KAFKA_VERSION, free_port
 from headrace.core.settings import project_home
+from headrace.local.kafka import KAFKA_VERSION, free_port
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.kafka import EmbeddedKafka, free_port
-from headrace.cli.stack import Stack
 from headrace.core.settings import Settings
+from headrace.local.kafka import EmbeddedKafka, free_port
+from headrace.local.stack import Stack
 
 
 @dataclass

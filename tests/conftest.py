@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from headrace.cli.kafka import EmbeddedKafka, free_port
-from headrace.cli.stack import Stack
-from headrace.core.kafkasecurity import VARIABLES as SECURITY
+from headrace.core.security.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.local.kafka import EmbeddedKafka, free_port
+from headrace.local.stack import Stack
 from tests import sparkprocs
 from tests.kafkatls import SecureBroker, make_secure_listeners
 from tests.postgres import Postgres, start_postgres

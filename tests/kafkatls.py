@@ -15,8 +15,8 @@ from pathlib import Path
 import trustme
 from cryptography.hazmat.primitives import serialization
 
-from headrace.cli.kafka import SCRAM_MECHANISM, SecureListeners
-from headrace.core.kafkasecurity import KafkaSecurity
+from headrace.core.security.kafkasecurity import KafkaSecurity
+from headrace.local.kafka import SCRAM_MECHANISM, SecureListeners
 
 
 @dataclass(frozen=True)

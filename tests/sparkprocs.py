@@ -17,8 +17,8 @@ from pathlib import Path
 import grpc
 import pyspark
 
-from headrace.cli.kafka import free_port
 from headrace.executor.session import DELTA_CONF, jar_folder, jars
+from headrace.local.kafka import free_port
 from tests.support import wait_for
 
 SPARK_HOME = Path(pyspark.__file__).parent

@@ -53,13 +53,13 @@ from bench import raw
 from bench.env import BenchEnv
 from bench.harness import Measure
 from headrace.cli.client import ConfigClient
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import CONFIG, COORDINATOR, Stack
-from headrace.core import configlog, status
+from headrace.core.model import configlog, status
+from headrace.core.model.status import StatusReported, UnitStatus
+from headrace.core.model.structs import CONNECTOR_TASK, State, WorkUnit
 from headrace.core.settings import Settings
-from headrace.core.status import StatusReported, UnitStatus
-from headrace.core.structs import CONNECTOR_TASK, State, WorkUnit
-from headrace.core.topics import TOPICS, ensure_cluster_topic
+from headrace.core.storage.topics import TOPICS, ensure_cluster_topic
+from headrace.local.kafka import free_port
+from headrace.local.stack import CONFIG, COORDINATOR, Stack
 
 SIZES = (1_000, 10_000, 100_000)
 SMOKE_SIZE = 100

@@ -55,11 +55,11 @@ from bench.connect import ConnectDistributed, rest_call
 from bench.env import BenchEnv
 from bench.harness import Measure
 from headrace.cli.client import ConfigClient
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import Stack
 from headrace.config.automation import PARTITIONS
 from headrace.core.settings import Settings
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.kafka import free_port
+from headrace.local.stack import Stack
 
 CONNECTORS = 2_000
 SMOKE_CONNECTORS = 20

@@ -31,7 +31,7 @@ from bench.env import BenchEnv
 from bench.harness import Measure, watch
 from bench.memory import PeakMemory
 from headrace.cli.client import ConfigClient
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
 
 DEADLINE_S = 1800.0
 SYSTEMS = ("headrace", "Kafka Connect standalone", "Kafka Connect distributed")

@@ -22,7 +22,7 @@ from bench.env import BenchEnv
 from bench.harness import Measure, watch
 from bench.memory import PeakMemory
 from bench.workloads.parquet import DEADLINE_S, ParquetRows, _expect, payload
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
 
 PARTITIONS = 10
 FLOOD = "executor peak RSS, 10 sink tasks flooding it"

@@ -58,7 +58,7 @@ from bench import raw
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
 from bench.memory import PeakMemory
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
 
 DEADLINE_S = 600.0
 PARTITIONS = 2

@@ -42,8 +42,8 @@ from bench.connect import STRING_CONVERTER, ConnectDistributed
 from bench.env import BenchEnv
 from bench.harness import Measure
 from headrace.cli.client import ConfigClient
-from headrace.core import status as headrace_status
-from headrace.core.topics import ensure_topic
+from headrace.core.model import status as headrace_status
+from headrace.core.storage.topics import ensure_topic
 
 SIZES = (1, 8, 32)
 POLL_S = 0.05

@@ -60,7 +60,7 @@ from bench.env import BenchEnv
 from bench.harness import Measure
 from bench.workloads import rebalance
 from headrace.cli.client import ConfigClient
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
 
 CONNECTORS = 250
 SMOKE_CONNECTORS = 10

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from headrace.cli.stack import Stack
 from headrace.core.settings import BUILTIN_PLUGINS
+from headrace.local.stack import Stack
 from tests.support import local_settings
 
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.stack import Stack
-from headrace.core.topics import ensure_topic
-from headrace.runtime.executor import ExecutorClient
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.stack import Stack
+from headrace.runtime.executor.client import ExecutorClient
 from tests import sparkprocs
 from tests.postgres import Postgres
 from tests.support import wait_for

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from headrace.cli.client import ConfigClient, status_json
-from headrace.cli.stack import Stack
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.stack import Stack
 from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = pytest.mark.kafka

@@ -16,8 +16,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.cli.client import ConfigClient, status_json
-from headrace.cli.stack import Stack
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.stack import Stack
 from tests.support import committed, eventually, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]

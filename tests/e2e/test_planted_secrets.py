@@ -30,7 +30,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.cli.client import ConfigClient, status_json
-from headrace.cli.stack import Stack
+from headrace.local.stack import Stack
 from tests.e2e.conftest import PLANTED_ENV, Planted
 from tests.support import Deadline, wait_for
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from headrace.cli.stack import Stack
 from headrace.core.settings import Settings
+from headrace.local.stack import Stack
 from tests.support import install_manifest
 
 

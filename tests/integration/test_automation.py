@@ -14,9 +14,9 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.stack import Stack
 from headrace.core.settings import Settings
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.stack import Stack
 from headrace.v1 import automation_pb2, config_pb2
 from tests.support import Deadline
 

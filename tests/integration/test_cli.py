@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from headrace.cli.client import ConfigClient, info_json
-from headrace.cli.stack import Stack
 from headrace.core.settings import Settings
+from headrace.local.stack import Stack
 
 pytestmark = pytest.mark.kafka
 

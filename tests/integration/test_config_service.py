@@ -18,12 +18,14 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from google.protobuf import json_format
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.stack import Stack
-from headrace.core import log, sessionkey
-from headrace.core.configstate import SessionKey
-from headrace.core.offsets import OffsetStore, sink_group_id
+from headrace.core.model.configstate import SessionKey
+from headrace.core.model.offsets import sink_group_id
+from headrace.core.observability import log
+from headrace.core.security import sessionkey
 from headrace.core.settings import Settings
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.stack import Stack
 from headrace.v1 import config_pb2, internal_pb2_grpc
 from headrace.worker.taskconfigs import TaskConfigsClient
 from tests.integration.conftest import manifest_plugins

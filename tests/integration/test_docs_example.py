@@ -22,7 +22,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka import TopicPartition as KafkaTopicPartition
 
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (
     Host,

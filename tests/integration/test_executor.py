@@ -28,12 +28,12 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from psycopg.rows import dict_row
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import EXECUTOR, Stack
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.executor.layout import writer_key
-from headrace.runtime.executor import ExecutorClient, SqlCheck, chunks
+from headrace.local.kafka import free_port
+from headrace.local.stack import EXECUTOR, Stack
+from headrace.runtime.executor.client import ExecutorClient, SqlCheck, chunks
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests import sparkprocs
 from tests.postgres import Postgres

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from headrace.core.settings import Settings
-from headrace.runtime.executor import ExecutorClient, SqlCheck
+from headrace.runtime.executor.client import ExecutorClient, SqlCheck
 from tests.postgres import Postgres
 from tests.sparkprocs import connect_server, executor, standalone_cluster
 

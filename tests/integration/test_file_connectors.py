@@ -12,9 +12,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from headrace.core.offsets import OffsetStore
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topics import ensure_topic
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (
     committed,

@@ -14,10 +14,10 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import CONFIG, COORDINATOR, Stack
-from headrace.core.health import SERVER
+from headrace.core.observability.health import SERVER
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.local.kafka import free_port
+from headrace.local.stack import CONFIG, COORDINATOR, Stack
 from tests.support import local_settings, wait_for
 
 pytestmark = pytest.mark.kafka

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from headrace.cli.stack import Stack
-from headrace.core.kafkalogin import KafkaLoginError
-from headrace.core.kafkasecurity import KafkaSecurity
+from headrace.core.security.kafkalogin import KafkaLoginError
+from headrace.core.security.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
-from headrace.core.topiclog import LogRecord, TopicLog
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topiclog import LogRecord, TopicLog
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.stack import Stack
 from headrace.runtime.placement import Placement
-from headrace.runtime.sink import SinkRunner
-from headrace.runtime.source import SourceRunner
+from headrace.runtime.sink.loop import SinkRunner
+from headrace.runtime.source.loop import SourceRunner
 from headrace.runtime.topicids import topic_ids
 from headrace.sdk import SinkRecord, SinkTask
 from tests.integration.conftest import manifest_plugins

@@ -7,7 +7,7 @@ import pytest
 
 from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.core.settings import Settings
-from headrace.core.topics import ensure_topics
+from headrace.core.storage.topics import ensure_topics
 
 pytestmark = pytest.mark.kafka
 

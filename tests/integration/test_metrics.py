@@ -23,12 +23,12 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import COORDINATOR, Stack
-from headrace.core.health import SERVER
-from headrace.core.metrics import MULTIPROCESS_ENV
+from headrace.core.observability.health import SERVER
+from headrace.core.observability.metrics import MULTIPROCESS_ENV
 from headrace.core.settings import BUILTIN_PLUGINS
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.kafka import free_port
+from headrace.local.stack import COORDINATOR, Stack
 from headrace.worker.metrics import PluginFiles
 from tests.support import Samples, local_settings, scrape, value, wait_for
 
@@ -199,7 +199,7 @@ def units(samples: Samples) -> dict[frozenset[tuple[str, str]], float]:
 
 TASK_PROCESS = """
 import sys
-from headrace.core import metrics
+from headrace.core.observability import metrics
 task = metrics.SinkTaskMetrics("gone", 0)
 task.batch(consumed=10, put=10, skipped=0, seconds=0.1)
 task.lag.set(7)

@@ -1,5 +1,5 @@
-"""Environments for plugin versions' requirements (``headrace.core.pluginenv``), built by a real
-pip from wheels the versions bundle: offline, no broker."""
+"""Environments for plugin versions' requirements (``headrace.core.isolation.pluginenv``), built by
+a real pip from wheels the versions bundle: offline, no broker."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from headrace.core import pluginenv
-from headrace.core.errors import PluginError
-from headrace.core.pluginenv import env_key, site_for
+from headrace.core.isolation import pluginenv
+from headrace.core.isolation.pluginenv import env_key, site_for
+from headrace.core.model.errors import PluginError
 from tests.support import wait_for
 from tests.wheels import build_wheel
 
@@ -199,8 +199,8 @@ def test_a_pip_run_past_the_timeout_is_killed_with_what_it_started(
 ASK = """
 import sys
 from pathlib import Path
-from headrace.core import log
-from headrace.core.pluginenv import site_for
+from headrace.core.observability import log
+from headrace.core.isolation.pluginenv import site_for
 log.configure("test", stream=sys.stderr)
 print(site_for(Path(sys.argv[1]), sys.argv[3:], Path(sys.argv[2])))
 """

@@ -24,9 +24,9 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
-from headrace.core.offsets import OffsetStore
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topics import ensure_topic
 from headrace.runtime.watchdog import EXIT_OVERRUN
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (

@@ -16,11 +16,11 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from headrace.cli.client import ConfigClient
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import Stack
-from headrace.core import configlog
-from headrace.core.configstate import ConnectorConfigured
+from headrace.core.model import configlog
+from headrace.core.model.configstate import ConnectorConfigured
 from headrace.core.settings import Settings
+from headrace.local.kafka import free_port
+from headrace.local.stack import Stack
 
 pytestmark = pytest.mark.kafka
 

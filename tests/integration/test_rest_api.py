@@ -16,9 +16,9 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import Stack
 from headrace.core.settings import BUILTIN_PLUGINS
+from headrace.local.kafka import free_port
+from headrace.local.stack import Stack
 from tests.integration.conftest import manifest_plugins
 from tests.support import Rest, local_settings
 

@@ -31,14 +31,14 @@ import pytest
 
 from headrace.cli import probe
 from headrace.cli.client import ConfigClient, rpc_code
-from headrace.cli.kafka import free_port
-from headrace.cli.stack import COORDINATOR, Stack
-from headrace.core import tls
-from headrace.core.guard import ServerSecurity
+from headrace.core.security import tls
+from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.executor.admission import Limits
 from headrace.executor.service import ExecutorService, build_server
-from headrace.runtime.executor import ExecutorClient
+from headrace.local.kafka import free_port
+from headrace.local.stack import COORDINATOR, Stack
+from headrace.runtime.executor.client import ExecutorClient
 from headrace.sdk.paths import Paths
 from headrace.v1 import config_pb2, config_pb2_grpc
 from tests.integration.test_automation import Automation

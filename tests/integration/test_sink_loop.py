@@ -19,10 +19,10 @@ from aiokafka.errors import KafkaError
 from structlog.testing import capture_logs
 
 from headrace.core.settings import Settings
-from headrace.core.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic
 from headrace.runtime.lifecycle import format_trace
 from headrace.runtime.placement import Placement
-from headrace.runtime.sink import SUBSCRIPTION_REFRESH_MS, SinkRunner
+from headrace.runtime.sink.loop import SUBSCRIPTION_REFRESH_MS, SinkRunner
 from headrace.sdk import (
     ConnectError,
     RetriableError,
@@ -289,7 +289,7 @@ async def test_a_tolerated_error_is_logged_only_when_errors_log_enable_says_so(
         "key": "k",
         "value": "\\xff\\xfe",
     }
-    assert entry["executing"] == "headrace.runtime.converters.simple.StringConverter"
+    assert entry["executing"] == "headrace.components.converters.simple.StringConverter"
 
 
 class Unwritable(Exception):

@@ -15,12 +15,12 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from headrace.core.offsets import OffsetStore
+from headrace.components.errorpolicy import RecordError, TaskFenced
 from headrace.core.settings import Settings
-from headrace.core.topics import ensure_topic
-from headrace.runtime.errors import RecordError, TaskFenced
+from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topics import ensure_topic
 from headrace.runtime.placement import Placement
-from headrace.runtime.source import SourceRunner
+from headrace.runtime.source.loop import SourceRunner
 from headrace.sdk import RecordMetadata, RetriableError, SourceBatch, SourceRecord, SourceTask
 from tests.support import committed, consume, eventually
 

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from headrace.cli.kafka import EmbeddedKafka, free_port
-from headrace.core.topics import ensure_topic
-from headrace.runtime import transactions
-from headrace.runtime.source import SourceRunner
+from headrace.core.storage.topics import ensure_topic
+from headrace.local.kafka import EmbeddedKafka, free_port
+from headrace.runtime.source import transactions
+from headrace.runtime.source.loop import SourceRunner
 from tests.integration.test_source_loop import QueueSource, record, runner_for, stop_loop, stored
 from tests.support import committed, eventually
 

@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 import pytest
 
 from headrace.config.store import ConfigStore, Plan
-from headrace.core import configlog, runner
-from headrace.core.configstate import ConfigState
-from headrace.core.offsets import OffsetStore
+from headrace.core import runner
+from headrace.core.model import configlog
+from headrace.core.model.configstate import ConfigState
+from headrace.core.model.status import State, UnitStatus
+from headrace.core.model.structs import Target, WorkUnit
 from headrace.core.settings import Settings
-from headrace.core.status import State, StatusStore, UnitStatus
-from headrace.core.structs import Target, WorkUnit
-from headrace.core.topiclog import LogFactory, MemoryTopic, kafka_logs, memory_logs
-from headrace.core.topics import ensure_topics
+from headrace.core.storage.stores import OffsetStore, StatusStore
+from headrace.core.storage.topiclog import LogFactory, MemoryTopic, kafka_logs, memory_logs
+from headrace.core.storage.topics import ensure_topics
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""The `headrace` command: manage connectors over gRPC, and run the whole system locally."""
+"""The `headrace` command: manage connectors over gRPC, and ask the services how they are."""

@@ -28,7 +28,7 @@ from headrace.cli.inputs import (
 )
 from headrace.cli.sources import files_of, read_one
 from headrace.cli.waiting import GONE, RUNNING, for_connector, wait_or_fail
-from headrace.core.structs import Target
+from headrace.core.model.structs import Target
 
 FILES_HELP = "A JSON file, a folder of *.json files, or - for stdin; may repeat."
 TARGET_GOAL = "each connector is in its target state (RUNNING unless paused or stopped)"

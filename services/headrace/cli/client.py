@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 
 from headrace.cli.shapes import info_json, status_json
-from headrace.core import tls
+from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2
 
@@ -33,7 +33,7 @@ def is_not_found(error: grpc.RpcError) -> bool:
 class ConfigClient:
     """The config service's calls over one channel; a failed call raises ``grpc.RpcError``.
 
-    TLS and the token are ``settings``' (``headrace.core.tls``), else the environment's."""
+    TLS and the token are ``settings``' (``headrace.core.security.tls``), else the environment's."""
 
     def __init__(self, address: str, settings: Settings | None = None) -> None:
         self._channel = tls.channel(address, settings if settings is not None else Settings())

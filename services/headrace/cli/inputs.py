@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from headrace.core.structs import Target
+from headrace.core.model.structs import Target
 
 # The top-level keys of Connect's create body; anything else is a typo worth refusing.
 BODY_KEYS = frozenset({"name", "config", "initial_state"})

@@ -11,7 +11,7 @@ import click
 from headrace.cli.client import ConfigClient
 from headrace.cli.context import Failures, KindGroup, address_option, client, wait_options
 from headrace.cli.waiting import RUNNING, Wait, for_connector, task_check, wait_or_fail
-from headrace.core.structs import State, Target
+from headrace.core.model.structs import State, Target
 from headrace.v1 import config_pb2
 
 

@@ -1,7 +1,8 @@
 """The ``headrace`` command: manage connectors over the config service's gRPC API in kubectl's
-idioms (``apply -f``, ``get``, ``describe``, ``patch``, ``delete``, ...), and run the system on
-one machine. This module only wires the commands together; each family lives in its own module.
-"""
+idioms (``apply -f``, ``get``, ``describe``, ``patch``, ``delete``, ...), and ask the coordinator
+and the services how they are. This module only wires the commands together; each family lives
+in its own module. Running the system on one machine is developer tooling, apart from it:
+``python -m headrace.local`` (``headrace.local``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 import click
 import grpc
 
-from headrace.cli import changing, lifecycle, local, offsets, plugins, probe, reading
+from headrace.cli import changing, coordinator, lifecycle, offsets, plugins, probe, reading
 from headrace.cli.context import CliError, KindGroup, address_option, rpc_message
 from headrace.cli.inputs import InputError
-from headrace.core.tls import SecurityError
+from headrace.core.security.tls import SecurityError
 
 
 class Headrace(KindGroup):
@@ -35,7 +36,7 @@ class Headrace(KindGroup):
 @click.group(cls=Headrace, context_settings={"help_option_names": ["-h", "--help"]})
 @address_option
 def cli() -> None:
-    """Manage headrace's connectors, and run headrace on this machine.
+    """Manage headrace's connectors, and see how its services are.
 
     \b
     Connectors, as kubectl manages resources:
@@ -64,9 +65,7 @@ for command in (
     offsets.offsets,
     plugins.plugins,
     plugins.validate,
-    local.kafka,
-    local.coordinator,
-    local.stack,
+    coordinator.coordinator,
     probe.probe,
 ):
     cli.add_command(command)

@@ -17,7 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from headrace.cli.client import rpc_code
 from headrace.cli.context import CliError
-from headrace.core import tls
+from headrace.core.security import tls
 from headrace.core.settings import Settings
 
 
@@ -60,7 +60,7 @@ def probe(address: str, service: str, server_name: str, timeout: float) -> None:
 def check(address: str, service: str, timeout: float, server_name: str = "") -> str:
     """The status name the health service gives for ``service`` at ``address``; a failed call
     raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers; NOT_FOUND: an unknown name).
-    TLS as the environment says (``headrace.core.tls``): health needs no token."""
+    TLS as the environment says (``headrace.core.security.tls``): health needs no token."""
     with tls.channel(address, Settings(), server_name or None) as channel:
         response = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=service), timeout=timeout

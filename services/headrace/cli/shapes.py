@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from headrace.core import connectjson
-from headrace.core.wire import config_infos_from_pb, key_info_from_pb
+from headrace.core.model import connectjson
+from headrace.core.model.wire import config_infos_from_pb, key_info_from_pb
 from headrace.v1 import config_pb2, configdef_pb2
 
 

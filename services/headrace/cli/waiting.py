@@ -22,7 +22,7 @@ from headrace.cli.client import ConfigClient, rpc_code
 from headrace.cli.context import CliError
 from headrace.cli.output import trace_headline
 from headrace.cli.shapes import status_json, unit_json
-from headrace.core.structs import State
+from headrace.core.model.structs import State
 
 GONE = "gone"  # what ``delete --wait`` waits for
 RUNNING = State.RUNNING.value

@@ -40,7 +40,8 @@ from faust.types import EventT
 from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 
-from headrace.core import log, tls
+from headrace.core.observability import log
+from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.v1 import automation_pb2, config_pb2
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from headrace.runtime import components
+from headrace.components import versions
 
 
 @dataclass(frozen=True)
@@ -23,4 +23,4 @@ class PluginInfo:
 
 def builtin_plugins() -> list[PluginInfo]:
     """Every built-in component, by its full class name."""
-    return [PluginInfo(name, kind, version) for name, kind, version in components.listed()]
+    return [PluginInfo(name, kind, version) for name, kind, version in versions.listed()]

@@ -26,15 +26,17 @@ from headrace.config.validation import (
     check_size,
     check_task,
 )
-from headrace.core import configlog, log, secrets, sessionkey
-from headrace.core.autorestart import Attempt, Shown
-from headrace.core.configinfo import ConfigInfos, KeyInfo, definitions, merge
-from headrace.core.configstate import Config, ConfigState
-from headrace.core.errors import PluginError
-from headrace.core.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.status import StatusState, of_connector
-from headrace.core.structs import CONNECTOR_TASK, State, Target, WorkUnit
-from headrace.core.supervisor import plugin_key
+from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.isolation.supervisor import plugin_key
+from headrace.core.model import configlog
+from headrace.core.model.autorestart import Attempt, Shown
+from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, merge
+from headrace.core.model.configstate import Config, ConfigState
+from headrace.core.model.errors import PluginError
+from headrace.core.model.status import StatusState, of_connector
+from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
+from headrace.core.observability import log
+from headrace.core.security import secrets, sessionkey
 
 
 @dataclass(frozen=True)

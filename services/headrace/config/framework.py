@@ -5,8 +5,8 @@ transforms, error handling, topics...) beside the plugin's own, and refuses a cr
 errors of both. This module is the framework's half, pure: each check runs on its own, so every
 problem is found, not only the first, and each error is filed under the key it names (a message
 ``"<key>: ..."``), else under the key its check is about. The checks are the ones the worker and
-the plugin host apply again when they run the connector (``headrace.core.connectorconfig``, the
-runtime's converters, transforms and error policy), so a config refused here would have failed
+the plugin host apply again when they run the connector (``headrace.core.model.connectorconfig``,
+the runtime's converters, transforms and error policy), so a config refused here would have failed
 there, and one accepted here starts.
 """
 
@@ -17,6 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from headrace.components import retry, versions
+from headrace.components.errorpolicy import ErrorPolicy
+from headrace.components.retry import RetryPolicy
+from headrace.components.topiccreation import topic_creation
 from headrace.config.validation import (
     Accepted,
     ConfigRejected,
@@ -25,10 +29,18 @@ from headrace.config.validation import (
     check_name,
     check_topics_regex,
 )
-from headrace.core import autorestart, references
-from headrace.core.configinfo import ConfigInfo, ConfigInfos, ValueInfo, key_info, key_of, merge
-from headrace.core.configstate import ConfigState
-from headrace.core.connectorconfig import (
+from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.model import autorestart
+from headrace.core.model.configinfo import (
+    ConfigInfo,
+    ConfigInfos,
+    ValueInfo,
+    key_info,
+    key_of,
+    merge,
+)
+from headrace.core.model.configstate import ConfigState
+from headrace.core.model.connectorconfig import (
     CONFIG_ACTION_RELOAD,
     EXACTLY_ONCE_SUPPORT,
     PLUGIN_VERSION,
@@ -42,13 +54,9 @@ from headrace.core.connectorconfig import (
     tasks_max,
     transactions,
 )
-from headrace.core.errors import PluginError
-from headrace.core.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.model.errors import PluginError
+from headrace.core.security import references
 from headrace.core.settings import Settings
-from headrace.runtime import components, retry
-from headrace.runtime.errors import ErrorPolicy
-from headrace.runtime.retry import RetryPolicy
-from headrace.runtime.topiccreation import topic_creation
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
 
@@ -145,7 +153,7 @@ def _checks(
     name: str,
     config: Mapping[str, str],
     plugin: PluginDescriptor | None,
-    resolution: components.Resolution,
+    resolution: versions.Resolution,
 ) -> list[tuple[str, Check]]:
     checks: list[tuple[str, Check]] = [
         ("name", lambda: check_name(name)),
@@ -157,7 +165,7 @@ def _checks(
         # With components from the plugin path, it is the plugin process that configures
         # them all (their code runs nowhere else): ``HostedPlugin.validate``. With a version
         # that cannot be had, that problem is the one to tell.
-        checks += components.checks(config)
+        checks += versions.checks(config)
     checks += [
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
         ("connector.class", lambda: refuse_unhonoured(config)),
@@ -209,7 +217,7 @@ def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdi
         errors["connector.class"] = ["connector.class: missing; name the plugin to run"]
     else:
         plugin = _resolve(config, catalog, errors)
-    resolution = components.resolve(config, catalog)
+    resolution = versions.resolve(config, catalog)
     for key, message in resolution.problems:
         errors.setdefault(key, []).append(message)
     if plugin is not None and not resolution.problems:

@@ -22,7 +22,7 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
 from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
-from headrace.core.kafkasecurity import KafkaSecurity
+from headrace.core.security.kafkasecurity import KafkaSecurity
 
 # Errors that say the group still has members: its tasks have not all stopped yet.
 GROUP_IN_USE = {25, 22, 68, 86}  # UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, NON_EMPTY_GROUP,

@@ -11,11 +11,11 @@ import grpc
 from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
 from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.autorestart import Shown
-from headrace.core.sessionkey import now_ms
-from headrace.core.status import StatusState, UnitStatus
-from headrace.core.structs import State, Target, WorkUnit
-from headrace.core.wire import config_infos_to_pb, key_info_to_pb
+from headrace.core.model.autorestart import Shown
+from headrace.core.model.status import StatusState, UnitStatus
+from headrace.core.model.structs import State, Target, WorkUnit
+from headrace.core.model.wire import config_infos_to_pb, key_info_to_pb
+from headrace.core.security.sessionkey import now_ms
 from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2, internal_pb2_grpc
 
 T = TypeVar("T")

@@ -1,7 +1,7 @@
 """Which keys of a connector config the config service hides in its answers.
 
 A config's secret keys are its connector's PASSWORD keys and its components' (converters,
-transformations, predicates: ``headrace.runtime.secretkeys``), each as the definition of the
+transformations, predicates: ``headrace.components.secretkeys``), each as the definition of the
 version the config selects says. The definitions of plugins are plugin code's to give, so they
 are asked of a plugin process (``PluginChecks``), once per version: a connector's by its
 ``Validate`` (definition only), the plugin-path components' by ``Describe`` of the process that
@@ -17,15 +17,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from headrace.components import secretkeys, versions
+from headrace.components.versions import Named
 from headrace.config import framework
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.validation import ConfigRejected
-from headrace.core.connectorconfig import requested_version
-from headrace.core.errors import PluginError
-from headrace.core.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.supervisor import plugin_key
-from headrace.runtime import components, secretkeys
-from headrace.runtime.components import Named
+from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.isolation.supervisor import plugin_key
+from headrace.core.model.connectorconfig import requested_version
+from headrace.core.model.errors import PluginError
 
 
 class HiddenKeys:
@@ -70,13 +70,13 @@ class HiddenKeys:
     async def component_keys(self, config: Mapping[str, str]) -> frozenset[str]:
         """The secret keys of the components ``config`` names, under their prefixes
         (``transforms.mask.secret``), with the client overrides' password keys."""
-        resolution = components.resolve(config, self.catalog)
+        resolution = versions.resolve(config, self.catalog)
         if any((c.class_name, c.version) not in self._components for c in resolution.components):
             await self._describe(config, resolution)
 
         def password_keys(use: Named) -> frozenset[str] | None:
             try:
-                picked = components.pick(use, config, self.catalog)
+                picked = versions.pick(use, config, self.catalog)
             except PluginError:
                 return None
             if isinstance(picked, PluginDescriptor):
@@ -87,7 +87,7 @@ class HiddenKeys:
 
         return secretkeys.secret_keys(config, password_keys)
 
-    async def _describe(self, config: Mapping[str, str], resolution: components.Resolution) -> None:
+    async def _describe(self, config: Mapping[str, str], resolution: versions.Resolution) -> None:
         """Learns the definitions of the config's plugin-path components from the process that
         loads them with its connector; not when that process cannot be (the connector, or a
         component version, cannot be had: the config's validation says why), so their keys

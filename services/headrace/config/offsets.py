@@ -20,8 +20,9 @@ from aiokafka import TopicPartition
 
 from headrace.config.groupadmin import GroupAdmin
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.offsets import OffsetStore, sink_group_id
+from headrace.core.model.offsets import sink_group_id
 from headrace.core.settings import Settings
+from headrace.core.storage.stores import OffsetStore
 
 KAFKA_TOPIC = "kafka_topic"
 KAFKA_PARTITION = "kafka_partition"

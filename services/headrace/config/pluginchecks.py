@@ -19,13 +19,13 @@ from pathlib import Path
 import grpc
 
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core import log
-from headrace.core.configinfo import ComponentKeys, ConfigInfos
-from headrace.core.errors import PluginError
-from headrace.core.plugins import PluginDescriptor
+from headrace.core.isolation.plugins import PluginDescriptor
+from headrace.core.isolation.supervisor import PluginProcess, plugin_key
+from headrace.core.model.configinfo import ComponentKeys, ConfigInfos
+from headrace.core.model.errors import PluginError
+from headrace.core.model.wire import component_keys_from_pb, config_infos_from_pb
+from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.core.supervisor import PluginProcess, plugin_key
-from headrace.core.wire import component_keys_from_pb, config_infos_from_pb
 from headrace.v1 import plugin_pb2
 
 VALIDATE_TIMEOUT_S = 30.0

@@ -6,8 +6,8 @@ topic also call, and renders the answer in Connect's shape. Errors are Connect's
 ``{"error_code": N, "message": "..."}``: 400 for bad input or a call the connector's state does
 not allow, 404 for what does not exist, 409 for a name taken, 500 for anything unexpected
 (logged with its trace). A malformed request never reaches a command. With auth on
-(``headrace.core.auth``), a request without credentials gets 401 and one whose role is too low
-403, in the same shape: ``GET /health`` needs none, the other reads and the validate call the
+(``headrace.core.security.auth``), a request without credentials gets 401 and one whose role is too
+low 403, in the same shape: ``GET /health`` needs none, the other reads and the validate call the
 read role, every change admin.
 """
 
@@ -23,11 +23,12 @@ from aiohttp.typedefs import Middleware
 from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.offsets import ConnectorOffset
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core import auth, log, tls
-from headrace.core.autorestart import Shown
-from headrace.core.connectjson import config_infos_json, key_json
-from headrace.core.status import StatusState, UnitStatus
-from headrace.core.structs import State, Target, WorkUnit
+from headrace.core.model.autorestart import Shown
+from headrace.core.model.connectjson import config_infos_json, key_json
+from headrace.core.model.status import StatusState, UnitStatus
+from headrace.core.model.structs import State, Target, WorkUnit
+from headrace.core.observability import log
+from headrace.core.security import auth, tls
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -420,8 +421,8 @@ class ConnectApi:
 
 
 def guarded(policy: auth.Policy) -> Middleware:
-    """The role check (``headrace.core.auth``): 401 without credentials this service knows (a
-    bearer token, or under mTLS a certificate with a role), 403 with too low a role; in
+    """The role check (``headrace.core.security.auth``): 401 without credentials this service knows
+    (a bearer token, or under mTLS a certificate with a role), 403 with too low a role; in
     Connect's error body, and before the request reaches a handler."""
 
     @web.middleware

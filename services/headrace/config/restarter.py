@@ -1,6 +1,6 @@
 """The config service's automatic restarts: a loop that looks at every connector that opted in
 (``auto.restart.enable``) and restarts its FAILED units when their backoff is over, as an
-operator would through the restart call. The policy is ``headrace.core.autorestart``; each
+operator would through the restart call. The policy is ``headrace.core.model.autorestart``; each
 attempt, and each recovery, is an event on the configs topic, written through the commands, so
 replicas agree on the count and never both restart one attempt.
 """
@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 
 from headrace.config.commands import Commands
 from headrace.config.validation import ConfigRejected
-from headrace.core import log
-from headrace.core.autorestart import (
+from headrace.core.model.autorestart import (
     Recovered,
     Restart,
     Shown,
@@ -22,10 +21,11 @@ from headrace.core.autorestart import (
     policy_of,
     shown,
 )
-from headrace.core.configstate import ConfigState
-from headrace.core.sessionkey import now_ms
-from headrace.core.status import StatusState, of_connector
-from headrace.core.structs import State, Target, WorkUnit
+from headrace.core.model.configstate import ConfigState
+from headrace.core.model.status import StatusState, of_connector
+from headrace.core.model.structs import State, Target, WorkUnit
+from headrace.core.observability import log
+from headrace.core.security.sessionkey import now_ms
 from headrace.sdk.errors import ConfigException
 
 TICK_S = 0.5

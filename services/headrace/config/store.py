@@ -21,12 +21,14 @@ import itertools
 import random
 from collections.abc import Awaitable, Callable
 
-from headrace.core import configlog, log, metrics
-from headrace.core.configstate import ConfigState, apply
-from headrace.core.errors import WriterFenced
+from headrace.core.model import configlog
+from headrace.core.model.configstate import ConfigState, apply
+from headrace.core.model.errors import WriterFenced
+from headrace.core.model.status import StatusState
+from headrace.core.observability import log, metrics
 from headrace.core.settings import Settings
-from headrace.core.status import StatusState, StatusStore
-from headrace.core.topiclog import LogFactory, LogRecord, kafka_logs
+from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.topiclog import LogFactory, LogRecord, kafka_logs
 
 
 class ConfigStore:

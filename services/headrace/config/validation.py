@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from headrace.core import configlog
-from headrace.core.configstate import ConfigState
-from headrace.core.plugins import PluginDescriptor
-from headrace.runtime.transforms.javaregex import whole_match_java
+from headrace.components.java.regex import whole_match_java
+from headrace.core.isolation.plugins import PluginDescriptor
+from headrace.core.model import configlog
+from headrace.core.model.configstate import ConfigState
 
 
 class Problem(Enum):

@@ -17,14 +17,15 @@ from headrace.coordinator.configview import ConfigFeed
 from headrace.coordinator.group import Group, Tick
 from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.coordinator.service import CoordinatorServicer
-from headrace.core import log, runner
-from headrace.core.guard import ServerSecurity, security_or_exit
-from headrace.core.health import Health, full_name
-from headrace.core.metrics import Startup, exposed, replay
-from headrace.core.metrics import add_flag as metrics_flag
+from headrace.core import runner
+from headrace.core.observability import log
+from headrace.core.observability.health import Health, full_name
+from headrace.core.observability.metrics import Startup, exposed, replay
+from headrace.core.observability.metrics import add_flag as metrics_flag
+from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings
-from headrace.core.topiclog import kafka_logs
-from headrace.core.topics import ensure_topics
+from headrace.core.storage.topiclog import kafka_logs
+from headrace.core.storage.topics import ensure_topics
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
 

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from headrace.coordinator.deletions import PendingDeletion
-from headrace.core import wire
-from headrace.core.configstate import frozen_config
-from headrace.core.structs import Revocation, WorkUnit
-from headrace.core.topiclog import LogFactory, LogRecord, Record
+from headrace.core.model import wire
+from headrace.core.model.configstate import frozen_config
+from headrace.core.model.structs import Revocation, WorkUnit
+from headrace.core.storage.topiclog import LogFactory, LogRecord, Record
 from headrace.v1 import events_pb2
 
 PREFIX = "generation-"
@@ -183,7 +183,7 @@ class AssignmentLog:
     """The assignments topic as a store: replayed once at start, then appended to.
 
     ``logs`` makes the log with this store's record handler: a ``TopicLog`` on the assignments
-    topic (:func:`headrace.core.topiclog.kafka_logs`), or a ``MemoryLog`` (``memory_logs``).
+    topic (:func:`headrace.core.storage.topiclog.kafka_logs`), or a ``MemoryLog`` (``memory_logs``).
     """
 
     def __init__(self, logs: LogFactory) -> None:

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from headrace.core.structs import Revocation, WorkUnit
+from headrace.core.model.structs import Revocation, WorkUnit
 
 Assignment = Mapping[str, frozenset[WorkUnit]]
 

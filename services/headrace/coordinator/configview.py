@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
-from headrace.core import configlog, configstate
-from headrace.core.configstate import (
+from headrace.core.model import configlog, configstate
+from headrace.core.model.configstate import (
     ConfigEvent,
     ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
 )
-from headrace.core.topiclog import LogFactory, LogRecord
+from headrace.core.storage.topiclog import LogFactory, LogRecord
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from headrace.core.configstate import Config, ConfigState
-from headrace.core.structs import Cleanup, Instance, Revocation, WorkUnit
+from headrace.core.model.configstate import Config, ConfigState
+from headrace.core.model.structs import Cleanup, Instance, Revocation, WorkUnit
 
 Retired = Mapping[tuple[str, str], tuple[Config, tuple[Config, ...]]]
 """The last configs of deleted incarnations, by (connector, incarnation): the connector's

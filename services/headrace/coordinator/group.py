@@ -42,9 +42,8 @@ from headrace.coordinator import deletions
 from headrace.coordinator.assignmentlog import Generation, Placement
 from headrace.coordinator.assignor import assign, desired_units
 from headrace.coordinator.deletions import PendingDeletion
-from headrace.core import log
-from headrace.core.configstate import Config, ConfigState
-from headrace.core.structs import (
+from headrace.core.model.configstate import Config, ConfigState
+from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
     Cleanup,
@@ -52,6 +51,7 @@ from headrace.core.structs import (
     Revocation,
     WorkUnit,
 )
+from headrace.core.observability import log
 
 Outbox = asyncio.Queue[AssignmentUpdate | None]
 """What the group sends one member's stream; None ends the stream."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from headrace.coordinator.assignmentlog import Generation
-from headrace.core.structs import WorkUnit
+from headrace.core.model.structs import WorkUnit
 
 
 def owners(generation: Generation) -> dict[WorkUnit, str]:

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ProducerFenced
 
-from headrace.core import log
+from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.core.topiclog import Record, send_records
-from headrace.core.topics import MAX_GENERATION_BYTES
+from headrace.core.storage.topiclog import Record, send_records
+from headrace.core.storage.topics import MAX_GENERATION_BYTES
 
 LEASE_KEY = b"lease"
 

@@ -1,4 +1,4 @@
-"""The coordinator's metrics (besides ``headrace.core.metrics``'s, which it shares).
+"""The coordinator's metrics (besides ``headrace.core.observability.metrics``'s, which it shares).
 
 | name | type | labels | what |
 | --- | --- | --- | --- |

@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 
 from headrace.coordinator import group as g
-from headrace.core import log, wire
+from headrace.core.model import wire
+from headrace.core.model.structs import AssignmentUpdate
+from headrace.core.observability import log
 from headrace.core.runner import cancel
-from headrace.core.structs import AssignmentUpdate
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
 

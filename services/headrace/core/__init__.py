@@ -1,4 +1,14 @@
-"""The core every service shares: the vocabulary (``structs``, ``errors``), events and their pure
-folds (``configstate``/``configlog``, ``status``, ``offsets`` for source positions), the topic
-log and its in-memory twin (``topiclog``), the cluster's topics, settings, logging, and gRPC
-plumbing (``rpc``, ``wire``, ``runner``), and the plugin processes (``supervisor``)."""
+"""What every service shares, by concern.
+
+| package | what |
+| --- | --- |
+| ``model`` | the vocabulary, the topics' events and their pure folds, protobuf <-> domain |
+| ``storage`` | the topic log (Kafka, in memory), the cluster's topics, the stores |
+| ``security`` | roles, tokens, TLS, the gRPC guard, the session key, secrets, Kafka logins |
+| ``isolation`` | plugin discovery, per-version environments, plugin processes, their client |
+| ``observability`` | JSON logs, Prometheus metrics, gRPC health and reflection |
+
+Beside them: ``settings`` (read from the environment), ``rpc`` (limits and addresses every
+channel shares), ``runner`` (a service process's server and signals), ``arrowipc``.
+Nothing in ``core`` imports a service, ``runtime`` or ``components``.
+"""

@@ -1,7 +1,7 @@
 """gRPC plumbing every service and client shares: message limits, addresses, retry hints.
 
 One limit for every channel and server, so a batch a client may send is one every server may
-take. The executor's clients split larger batches to fit (``headrace.runtime.executor``).
+take. The executor's clients split larger batches to fit (``headrace.runtime.executor.client``).
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ from typing import Any
 import grpc
 from aiokafka.errors import ProducerFenced
 
-from headrace.core import log
-from headrace.core.guard import ServerSecurity
-from headrace.core.health import Health
+from headrace.core.observability import log
+from headrace.core.observability.health import Health
 from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.security.guard import ServerSecurity
 
 
 async def start_server(

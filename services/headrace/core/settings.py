@@ -23,12 +23,12 @@
 | HEADRACE_TLS_KEY | empty | PEM: that certificate's private key |
 | HEADRACE_TLS_CA | empty: plaintext | PEM: the CA clients trust, and client certs are checked by |
 | HEADRACE_TLS_CLIENT_AUTH | none | ``required``: servers take only clients with a cert (mTLS) |
-| HEADRACE_AUTH_TOKENS | empty: no auth | a file of ``role token`` lines (``headrace.core.auth``) |
+| HEADRACE_AUTH_TOKENS | empty: no auth | a file of ``role token`` lines (``core.security.auth``) |
 | HEADRACE_AUTH_MTLS_ROLES | empty | ``CN=role`` pairs by ``,``: the role of a client cert's CN |
 | HEADRACE_TOKEN | empty | the token this process presents as a client |
 
-The last seven are read and checked by ``headrace.core.tls`` and ``headrace.core.auth``; the
-README's Security section says how they fit together.
+The last seven are read and checked by ``headrace.core.security.tls`` and
+``headrace.core.security.auth``; the README's Security section says how they fit together.
 
 Two more are read by one process each, as its flag's default, and are not fields here: a field is
 handed to child processes (``to_env``), and two processes cannot listen on one address.
@@ -47,7 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from headrace.core.kafkasecurity import KafkaSecurity
+from headrace.core.security.kafkasecurity import KafkaSecurity
 
 # The built-in plugins ship inside the distribution as data: plugin-path folders, loaded like any
 # other plugin.
@@ -133,7 +133,8 @@ class Settings:
     )
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity.from_env)
     # Security: empty means unset (plaintext, no auth). Checked when a server or channel is made
-    # (headrace.core.tls, headrace.core.auth), not here: reading settings does no I/O.
+    # (headrace.core.security.tls, headrace.core.security.auth), not here: reading settings does no
+    # I/O.
     tls_cert: str = field(default_factory=lambda: os.environ.get("HEADRACE_TLS_CERT", ""))
     tls_key: str = field(default_factory=lambda: os.environ.get("HEADRACE_TLS_KEY", ""))
     tls_ca: str = field(default_factory=lambda: os.environ.get("HEADRACE_TLS_CA", ""))
@@ -149,7 +150,8 @@ class Settings:
     token: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_TOKEN", "").strip(), repr=False
     )
-    # Config providers (``headrace.core.references``): none unless the operator enables them.
+    # Config providers (``headrace.core.security.references``): none unless the operator
+    # enables them.
     config_providers: tuple[str, ...] = field(
         default_factory=lambda: _names(os.environ.get("HEADRACE_CONFIG_PROVIDERS", ""))
     )

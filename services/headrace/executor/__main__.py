@@ -2,7 +2,8 @@
 
 Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls. It
 writes only under the folders in ``HEADRACE_FILE_ROOTS`` (``HEADRACE_VAR/files`` when unset).
-Prometheus metrics on ``--metrics-addr`` (``headrace.core.metrics``, ``headrace.executor.metrics``).
+Prometheus metrics on ``--metrics-addr`` (``headrace.core.observability.metrics``,
+``headrace.executor.metrics``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import sys
 import threading
 from types import FrameType
 
-from headrace.core import log, metrics
-from headrace.core.guard import security_or_exit
-from headrace.core.health import ThreadedHealth, full_name
+from headrace.core.observability import log, metrics
+from headrace.core.observability.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
+from headrace.core.security.guard import security_or_exit
 from headrace.core.settings import Settings
 from headrace.executor import sql
 from headrace.executor.admission import Limits

@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from headrace.core import log
+from headrace.core.observability import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.deltalog import app_versions, has_commits
 from headrace.executor.writer import Prepare, as_given, frame_of, log_skipped

@@ -34,7 +34,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from pyspark.sql import SparkSession
 
-from headrace.core import log
+from headrace.core.observability import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.options import Database
 from headrace.executor.writer import Prepare, as_given, frame_of, log_skipped

@@ -1,4 +1,5 @@
-"""The executor's metrics (besides ``headrace.core.metrics``'s), served on its ``--metrics-addr``.
+"""The executor's metrics (besides ``headrace.core.observability.metrics``'s), served on its
+``--metrics-addr``.
 
 Each labelled ``job`` and ``connector``:
 
@@ -35,7 +36,7 @@ from collections.abc import Callable
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from headrace.core.metrics import BATCH_SECONDS
+from headrace.core.observability.metrics import BATCH_SECONDS
 from headrace.executor.options import FORMATS
 
 QUERY_JOB = "sql-query"

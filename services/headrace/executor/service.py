@@ -17,10 +17,10 @@ from typing import TypeVar
 import grpc
 from pyspark.sql import SparkSession
 
-from headrace.core import log
 from headrace.core.arrowipc import ipc_stream
-from headrace.core.guard import ServerSecurity
+from headrace.core.observability import log
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
+from headrace.core.security.guard import ServerSecurity
 from headrace.executor import metrics, reading, sql
 from headrace.executor.admission import Admission, Busy, Limits
 from headrace.executor.batches import (

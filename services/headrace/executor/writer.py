@@ -28,7 +28,7 @@ import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from headrace.core import log
+from headrace.core.observability import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.layout import (
     TEMP_PREFIX,

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from headrace.core import secrets
+from headrace.core.security import secrets
 
 T = TypeVar("T")
 

@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from headrace.core import log
+from headrace.components.retry import RetryPolicy, retrying
+from headrace.core.model.structs import WorkUnit
+from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.core.structs import WorkUnit
 from headrace.runtime import watchdog
-from headrace.runtime.retry import RetryPolicy, retrying
 from headrace.sdk.errors import RetriableError
 from headrace.sdk.paths import Paths
 

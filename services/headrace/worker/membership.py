@@ -28,10 +28,11 @@ from typing import Any
 
 import grpc
 
-from headrace.core import log, wire
+from headrace.core.model import wire
+from headrace.core.model.structs import AssignmentUpdate, Instance, WorkUnit
+from headrace.core.observability import log
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
-from headrace.core.structs import AssignmentUpdate, Instance, WorkUnit
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
 FENCE_AFTER = 0.7
@@ -58,7 +59,8 @@ class Membership:
         connect: Callable[[str], grpc.aio.Channel] = _plaintext,
     ) -> None:
         self._addresses = list(addresses)
-        self._connect = connect  # a channel to a coordinator (TLS and token: headrace.core.tls)
+        # A channel to a coordinator (TLS and token: headrace.core.security.tls).
+        self._connect = connect
         self._worker_id = worker_id
         self._running = running
         self._on_assignment = on_assignment

@@ -11,16 +11,17 @@
 so UNASSIGNED is never counted, and FAILED is until the unit is restarted or moved.
 
 **The plugin processes' metrics.** The task loops run in plugin processes (``headrace.runtime``),
-which keep the task metrics of ``headrace.core.metrics``. prometheus-client's multiprocess mode
-carries them here: the worker puts a folder of its own in ``PROMETHEUS_MULTIPROC_DIR`` before it
-starts any plugin process, every plugin process (which inherits the variable) writes its values to
-memory-mapped files named for its pid there, and each scrape merges the files (``PluginFiles``):
-counters and histograms summed over every process the worker ever ran, so totals never go back
-when a plugin process is replaced; gauges summed over the live ones. A plugin process drops its
-gauges as it exits, and the scrape drops those of one that died without doing so. The worker's
-own metrics stay in its memory (the variable is set after prometheus-client chose its mode).
-The folder is fresh for each run of the worker and removed when it stops; the folders a killed
-run left behind are removed by the next run of a worker with the same id.
+which keep the task metrics of ``headrace.core.observability.metrics``. prometheus-client's
+multiprocess mode carries them here: the worker puts a folder of its own in
+``PROMETHEUS_MULTIPROC_DIR`` before it starts any plugin process, every plugin process (which
+inherits the variable) writes its values to memory-mapped files named for its pid there, and each
+scrape merges the files (``PluginFiles``): counters and histograms summed over every process the
+worker ever ran, so totals never go back when a plugin process is replaced; gauges summed over the
+live ones. A plugin process drops its gauges as it exits, and the scrape drops those of one that
+died without doing so. The worker's own metrics stay in its memory (the variable is set after
+prometheus-client chose its mode). The folder is fresh for each run of the worker and removed when
+it stops; the folders a killed run left behind are removed by the next run of a worker with the same
+id.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-from headrace.core.structs import State, WorkUnit
+from headrace.core.model.structs import State, WorkUnit
 
 GENERATION = Gauge(
     "headrace_worker_generation", "The generation of the last assignment the worker received."

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from headrace.core.structs import AssignedUnit, Revocation, WorkUnit, tasks_first
+from headrace.core.model.structs import AssignedUnit, Revocation, WorkUnit, tasks_first
 
 
 @dataclass(frozen=True)

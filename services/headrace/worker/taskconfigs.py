@@ -1,5 +1,5 @@
 """How a worker hands a connector's task configs to the config service: an internal call,
-signed with the cluster's session key (``headrace.core.sessionkey``).
+signed with the cluster's session key (``headrace.core.security.sessionkey``).
 
 The key is on the configs topic; the worker tails that topic for it alone, from the start of the
 worker, and signs each call with the latest key it has read. A call refused UNAUTHENTICATED was
@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 import grpc
 import structlog
 
-from headrace.core import configlog, metrics, sessionkey, tls
-from headrace.core.configstate import SessionKey, SessionKeyCreated
+from headrace.core.model import configlog
+from headrace.core.model.configstate import SessionKey, SessionKeyCreated
+from headrace.core.observability import metrics
+from headrace.core.security import sessionkey, tls
 from headrace.core.settings import Settings
-from headrace.core.topiclog import LogRecord, kafka_logs
+from headrace.core.storage.topiclog import LogRecord, kafka_logs
 from headrace.v1 import config_pb2, internal_pb2_grpc
 
 CALL_TIMEOUT_S = 60.0

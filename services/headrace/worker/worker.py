@@ -23,7 +23,7 @@ When the worker is cut off from the coordinator for most of the session timeout 
 ``membership``), it fences itself: its plugin processes are stopped, bounded in time, and its
 units are given up, since the coordinator may by then hand them to another worker.
 
-The worker speaks the shared vocabulary (``headrace.core.structs``) only: membership hands it
+The worker speaks the shared vocabulary (``headrace.core.model.structs``) only: membership hands it
 ``AssignmentUpdate``s, the plugin processes ``UnitStateChanged`` and ``ReconfigurationRequested``.
 """
 
@@ -42,14 +42,14 @@ import immutables
 import structlog
 from aiokafka.errors import KafkaError
 
-from headrace.core import log, tls
-from headrace.core.connectorconfig import requested_version
-from headrace.core.errors import PluginError
-from headrace.core.persistent import with_item, without_item
-from headrace.core.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.settings import Settings
-from headrace.core.status import StatusStore, UnitStatus, status_key
-from headrace.core.structs import (
+from headrace.components import versions
+from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.isolation.supervisor import PluginProcess, plugin_key
+from headrace.core.model.connectorconfig import requested_version
+from headrace.core.model.errors import PluginError
+from headrace.core.model.persistent import with_item, without_item
+from headrace.core.model.status import UnitStatus, status_key
+from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
     Cleanup,
@@ -62,9 +62,11 @@ from headrace.core.structs import (
     UnitStateChanged,
     WorkUnit,
 )
-from headrace.core.supervisor import PluginProcess, plugin_key
-from headrace.core.topiclog import kafka_logs
-from headrace.runtime import components
+from headrace.core.observability import log
+from headrace.core.security import tls
+from headrace.core.settings import Settings
+from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.topiclog import kafka_logs
 from headrace.v1 import plugin_pb2
 from headrace.worker import metrics
 from headrace.worker.membership import FENCE_AFTER, Membership
@@ -296,7 +298,7 @@ class Worker:
             plugin = self.catalog.resolve(
                 connector_config.get("connector.class", ""), requested_version(connector_config)
             )
-            resolution = components.resolve(connector_config, self.catalog)
+            resolution = versions.resolve(connector_config, self.catalog)
             resolution.raise_problems()
         except PluginError as exc:
             return exc

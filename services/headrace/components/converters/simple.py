@@ -1,0 +1,110 @@
+"""The string and byte-array converters (Connect's ``StringConverter``, ``ByteArrayConverter``)."""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from headrace.components.converters.base import NULL, SchemaAndValue
+from headrace.sdk.data import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, Struct
+from headrace.sdk.errors import ConfigException, DataError
+from headrace.sdk.records import Column
+
+_UTF8 = codecs.lookup("utf-8").name
+
+
+class StringConverter:
+    """Text in an encoding (``encoding``, default UTF-8); other values are written as ``str()``."""
+
+    def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
+        self.encoding = (config or {}).get("encoding", "utf-8")
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise ConfigException(
+                f"Unknown encoding {self.encoding!r} for StringConverter"
+            ) from None
+        self._utf8 = codecs.lookup(self.encoding).name == _UTF8
+
+    def from_connect_column(
+        self, topic: str, schema: Schema | None, values: Column
+    ) -> list[bytes | None] | None:
+        """A pyarrow string column as UTF-8 bytes, without a Python step per value; None when
+        the column is anything else (then each value goes through ``from_connect_data``)."""
+        if not (self._utf8 and isinstance(values, pa.Array)):
+            return None
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            return None
+        binary = pa.binary() if pa.types.is_string(values.type) else pa.large_binary()
+        encoded: list[bytes | None] = values.cast(binary).to_pylist()
+        return encoded
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
+        if value is None:
+            return None
+        if isinstance(value, bytes | bytearray):
+            raise DataError("StringConverter cannot write bytes; use the ByteArrayConverter")
+        text = str(value.to_dict()) if isinstance(value, Struct) else str(value)
+        try:
+            return text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise DataError(f"cannot encode string as {self.encoding}: {exc}") from exc
+
+    def to_connect_column(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[Schema, pa.Array] | None:
+        """UTF-8 messages as a pyarrow string column, checked in native code; None for another
+        encoding or text that is not UTF-8 (then each message is decoded on its own)."""
+        if not self._utf8:
+            return None
+        try:
+            return OPTIONAL_STRING_SCHEMA, pa.array(data, pa.binary()).cast(pa.string())
+        except pa.ArrowInvalid:
+            return None
+
+    def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
+        if data is None:
+            return NULL
+        try:
+            return SchemaAndValue(OPTIONAL_STRING_SCHEMA, bytes(data).decode(self.encoding))
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not valid {self.encoding} text: {exc}") from exc
+
+
+class ByteArrayConverter:
+    """Bytes passed through untouched."""
+
+    def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
+        pass
+
+    def from_connect_column(
+        self, topic: str, schema: Schema | None, values: Column
+    ) -> list[bytes | None] | None:
+        """A pyarrow binary column's bytes; None when the column is anything else."""
+        if isinstance(values, pa.Array) and (
+            pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
+        ):
+            encoded: list[bytes | None] = values.to_pylist()
+            return encoded
+        return None
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
+        if value is None:
+            return None
+        if not isinstance(value, bytes | bytearray | memoryview):
+            raise DataError(f"ByteArrayConverter needs bytes, not {type(value).__name__}")
+        return bytes(value)
+
+    def to_connect_column(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[Schema, pa.Array] | None:
+        """The messages as a pyarrow binary column."""
+        return OPTIONAL_BYTES_SCHEMA, pa.array(data, pa.binary())
+
+    def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
+        if data is None:
+            return NULL
+        return SchemaAndValue(OPTIONAL_BYTES_SCHEMA, bytes(data))

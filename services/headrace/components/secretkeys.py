@@ -1,0 +1,133 @@
+"""Which keys of a connector config are secret besides its connector's own: its components'.
+
+A connector config carries the keys of the components it names under their prefixes
+(``key.converter.*``, ``value.converter.*``, ``header.converter.*``, ``transforms.<alias>.*``,
+``predicates.<alias>.*``), and a component's ``config_def()`` may type some PASSWORD, as a
+connector's may: ``transforms.mask.secret`` is secret when the transformation ``mask`` names
+defines a PASSWORD key ``secret``. They are hidden wherever the connector's are (answers, traces,
+logs; ``headrace.core.security.secrets``).
+
+``secret_keys`` is pure: given what each component's definition says (``PasswordKeys``), it
+prefixes them. A component whose definition cannot be had (an unknown name, a plugin that
+cannot be loaded, a converter without ``config_def``) has every key of its own taken as secret,
+as are keys under ``transforms.`` or ``predicates.`` that belong to no listed alias: hiding a
+value too many is the safe side. The keys the framework reads to choose what runs (``type``,
+``predicate``, ``negate``, the version) are never secret.
+
+Client overrides: the Kafka clients type some of their keys PASSWORD (``sasl.jaas.config``,
+the TLS stores' passwords and inline keys); under ``producer.override.``, ``consumer.override.``
+and ``admin.override.`` they are secret too. headrace refuses those overrides
+(``headrace.core.model.connectorconfig.refuse_overrides``), so none is stored, but a validation
+answer names them with their values.
+
+``definition`` reads a component's definition where its class can be loaded: in a plugin
+process, the versions it loaded from the plugin path, else the built-ins (all the config service
+has).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+from headrace.components import extensions
+from headrace.components.converters.base import sub_config
+from headrace.components.transforms.chain import (
+    IMPLICIT_KEYS,
+    PREDICATES,
+    TRANSFORMS,
+    configured_aliases,
+    own_keys,
+    unclaimed_keys,
+)
+from headrace.components.transforms.registry import new_predicate, new_transform
+from headrace.components.versions import BUILTINS, VERSION_SUFFIX, Named
+from headrace.core.model.connectorconfig import CLIENT_OVERRIDES
+from headrace.sdk.config import ConfigDef, Type
+
+PasswordKeys = Callable[[Named], frozenset[str] | None]
+"""A component's PASSWORD keys (without its prefix), as the definition of the version the
+config selects says; None when that definition cannot be had."""
+
+CLIENT_PASSWORD_KEYS = (
+    "sasl.jaas.config",
+    "ssl.key.password",
+    "ssl.keystore.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.password",
+    "ssl.truststore.certificates",
+)
+"""The Kafka clients' keys of type PASSWORD, as a client override may name them."""
+
+_CONVERTERS = (
+    ("key.converter", "converter"),
+    ("value.converter", "converter"),
+    ("header.converter", "header_converter"),
+)
+
+
+def secret_keys(config: Mapping[str, str], password_keys: PasswordKeys) -> frozenset[str]:
+    """The keys of ``config`` that are secret as its components' definitions say (see the
+    module docstring), with the client overrides' password keys."""
+    found: set[str] = set()
+    for use, prefix, own in _components(config):
+        secret = password_keys(use) if use is not None else None
+        found.update(prefix + k for k in own if secret is None or k in secret)
+    found.update(unclaimed_keys(config))
+    found.update(
+        k
+        for k in config
+        if k.startswith(CLIENT_OVERRIDES) and k.split(".override.", 1)[1] in CLIENT_PASSWORD_KEYS
+    )
+    return frozenset(found)
+
+
+def _components(config: Mapping[str, str]) -> Iterator[tuple[Named | None, str, set[str]]]:
+    """Each component the config configures: what it names (None: no type is named), its
+    prefix, and its own keys (without the prefix, without the framework's)."""
+    for prefix, kind in _CONVERTERS:
+        name = config.get(prefix, "").strip()
+        # No name: the built-in default, which takes no secret.
+        if name:
+            use = Named(kind, prefix, name, prefix + VERSION_SUFFIX)
+            yield use, prefix + ".", set(sub_config(config, prefix))
+    for namespace, kind in ((TRANSFORMS, "transformation"), (PREDICATES, "predicate")):
+        for alias in configured_aliases(config, namespace):
+            base = f"{namespace}.{alias}"
+            own = set(own_keys(config, namespace, alias)) - set(IMPLICIT_KEYS)
+            name = config.get(base + ".type", "").strip()
+            named = Named(kind, base + ".type", name, base + VERSION_SUFFIX) if name else None
+            yield named, base + ".", own
+
+
+def password_keys(definition: ConfigDef | None) -> frozenset[str] | None:
+    """The PASSWORD keys of a definition; None for none."""
+    if definition is None:
+        return None
+    return frozenset(k.name for k in definition.keys.values() if k.type is Type.PASSWORD)
+
+
+def definition(kind: str, name: str) -> ConfigDef | None:
+    """The definition of the component of ``kind`` this process runs for ``name``: a class it
+    loaded from the plugin path, else the built-in; None when there is none or it gives none.
+    A converter says its keys with a ``config_def`` callable on its class (it is created with
+    its config); the built-in converters take no secret, so theirs is empty."""
+    try:
+        if kind == "transformation":
+            found: object = new_transform(name).config_def()
+        elif kind == "predicate":
+            found = new_predicate(name).config_def()
+        else:
+            loaded = extensions.find(kind, name)
+            if loaded is None:
+                return ConfigDef() if name.strip() in BUILTINS[kind] else None
+            described = getattr(loaded, "config_def", None)
+            found = described() if callable(described) else None
+    except Exception:  # noqa: BLE001 - a plugin that cannot say: its keys are all hidden
+        return None
+    return found if isinstance(found, ConfigDef) else None
+
+
+def local_password_keys(use: Named) -> frozenset[str] | None:
+    """``PasswordKeys`` from the definitions this process can read (``definition``)."""
+    return password_keys(definition(use.kind, use.name))

@@ -1,0 +1,3 @@
+"""Plugins kept apart from the services: discovery on the plugin path without importing any
+plugin code (``plugins``), per-version environments of their requirements (``pluginenv``), one
+OS process per plugin version (``supervisor``)."""

@@ -1,0 +1,301 @@
+"""Plugin discovery: what is installed on the plugin path, read from manifests, no code imported.
+
+Layout: ``<plugin path entry>/<plugin>/<version folder>/``, one folder per version, holding a
+``manifest.json`` and the plugin's Python module(s)::
+
+    datagen/1.0.0/manifest.json         {"class": "headrace_datagen.DatagenSourceConnector",
+                                         "version": "1.0.0", "type": "source"}
+    datagen/1.0.0/headrace_datagen.py   class DatagenSourceConnector(SourceConnector): ...
+
+``type`` is ``source`` or ``sink`` for a connector, or the kind of a component a connector config
+names (KIP-891): ``converter``, ``header_converter``, ``transformation`` or ``predicate``.
+``class`` is where the class really is: the module before the last dot (a file or a package in
+the version folder), the class after it. ``requirements`` (optional) lists the Python
+distributions the version needs, as pip reads them (``"requests>=2,<3"``); the plugin process
+imports it with an environment of its own that holds them (``headrace.core.isolation.pluginenv``).
+The module is imported with the version folder first on ``sys.path``, inside the plugin
+process that hosts that one version, so two versions of one plugin never meet in one
+interpreter. A plugin is named by its full class, its
+simple class name, or for a connector that name without the ``Connector`` suffix (the aliases
+Kafka Connect accepts).
+
+A version is asked for as Connect 4.1 asks (``connector.plugin.version`` and the
+``.plugin.version`` key of each component): ``latest`` or nothing for the latest installed, an
+exact version, or a Maven range such as ``[1.0,2.0)`` (``VersionSpec``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as distribution_version
+from pathlib import Path
+
+from headrace.core.model.errors import PluginError
+from headrace.core.observability import log
+
+CONNECTOR_TYPES = ("source", "sink")
+COMPONENT_TYPES = ("converter", "header_converter", "transformation", "predicate")
+PLUGIN_TYPES = CONNECTOR_TYPES + COMPONENT_TYPES
+# What a sink may promise of the records it is given, in its manifest's "delivery".
+DELIVERIES = ("exactly-once", "at-least-once")
+VERSION_KEY = "plugin.version"
+"""The key beside a plugin's name that pins its version: ``<name key's prefix>.plugin.version``
+(``connector.plugin.version``, ``transforms.<alias>.plugin.version``...)."""
+
+
+@cache
+def builtin_version() -> str:
+    """The version of what ships inside headrace (its converters, transformations...): its own,
+    as Connect's built-in plugins carry Kafka's."""
+    try:
+        return distribution_version("headrace")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "unknown"
+
+
+@dataclass(frozen=True, order=True)
+class PluginDescriptor:
+    """One installed version of one plugin."""
+
+    class_name: str
+    version: str
+    type: str
+    module: str
+    attribute: str
+    folder: Path
+    requirements: tuple[str, ...] = ()
+    delivery: str = ""
+    """What a sink promises of the records it is given: ``exactly-once`` (written once even
+    after crashes and retries) or ``at-least-once``; empty when its manifest does not say."""
+    components: tuple[PluginDescriptor, ...] = ()
+    """For a connector's process: the component versions from the plugin path that its
+    config names, loaded beside it (a process per connector version and component set)."""
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        simple = self.class_name.rsplit(".", 1)[-1]
+        short = simple.removesuffix("Connector") if self.is_connector else simple
+        return tuple(dict.fromkeys(a for a in (simple, short) if a and a != self.class_name))
+
+    @property
+    def is_connector(self) -> bool:
+        return self.type in CONNECTOR_TYPES
+
+    def named(self, name: str) -> bool:
+        """Whether ``name`` is this plugin's class name or one of its aliases."""
+        return name == self.class_name or name in self.aliases
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / "manifest.json"
+
+
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """Orders versions like 1.10.0 after 1.9.0; non-numeric parts compare as text."""
+    parts = version.replace("-", ".").split(".")
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in parts)
+
+
+def read_manifest(path: Path) -> PluginDescriptor:
+    """Parses one manifest; raises PluginError naming the file and the problem."""
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PluginError(f"{path}: unreadable manifest: {exc}") from exc
+    missing = [k for k in ("class", "version", "type") if not raw.get(k)]
+    if missing:
+        raise PluginError(f"{path}: manifest lacks {', '.join(missing)}")
+    if raw["type"] not in PLUGIN_TYPES:
+        raise PluginError(f"{path}: type must be one of {PLUGIN_TYPES}, not {raw['type']!r}")
+    module, _, attribute = str(raw["class"]).rpartition(".")
+    if not module or not attribute:
+        raise PluginError(f"{path}: class must be module.Class, not {raw['class']!r}")
+    if not _module_exists(path.parent, module):
+        raise PluginError(
+            f"{path}: class {raw['class']} names module {module}, which is not in {path.parent}"
+        )
+    requirements = raw.get("requirements", [])
+    if not isinstance(requirements, list) or not all(isinstance(r, str) for r in requirements):
+        raise PluginError(f"{path}: requirements must be a list of strings, not {requirements!r}")
+    delivery = raw.get("delivery", "")
+    if delivery and (raw["type"] != "sink" or delivery not in DELIVERIES):
+        raise PluginError(
+            f"{path}: delivery is for sinks, one of {', '.join(DELIVERIES)}, not {delivery!r}"
+        )
+    return PluginDescriptor(
+        class_name=raw["class"],
+        version=str(raw["version"]),
+        type=raw["type"],
+        module=module,
+        attribute=attribute,
+        folder=path.parent,
+        requirements=tuple(requirements),
+        delivery=delivery,
+    )
+
+
+def _module_exists(folder: Path, module: str) -> bool:
+    """Whether ``module`` (dotted) is a file or a package under ``folder``, without importing it."""
+    base = folder.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+@dataclass(frozen=True, order=True)
+class BrokenPlugin:
+    """A plugin version that cannot be used, and why: listed, refused, never run."""
+
+    folder: Path
+    reason: str
+
+
+def discover(plugin_path: Iterable[Path]) -> PluginCatalog:
+    """Every plugin version under the plugin path entries, in a stable order. A manifest that
+    cannot be read, or a second one for a class and version already found, makes a broken
+    plugin with the reason, not an error: one bad folder must not keep a service from starting."""
+    found: dict[tuple[str, str], PluginDescriptor] = {}
+    broken: list[BrokenPlugin] = []
+    for entry in plugin_path:
+        for manifest in sorted(Path(entry).glob("*/*/manifest.json")):
+            try:
+                plugin = read_manifest(manifest)
+            except PluginError as exc:
+                broken.append(BrokenPlugin(manifest.parent, str(exc)))
+                continue
+            first = found.setdefault((plugin.class_name, plugin.version), plugin)
+            if first is not plugin:
+                reason = f"{plugin.class_name} {plugin.version} is also in {first.folder}"
+                broken.append(BrokenPlugin(plugin.folder, reason))
+    return PluginCatalog(tuple(sorted(found.values())), tuple(sorted(broken)))
+
+
+def installed(plugin_path: Iterable[Path]) -> PluginCatalog:
+    """:func:`discover`, logging each broken plugin once, as a service starts."""
+    catalog = discover(plugin_path)
+    for plugin in catalog.broken:
+        log.get().warning("plugin_broken", folder=str(plugin.folder), reason=plugin.reason)
+    return catalog
+
+
+@dataclass(frozen=True)
+class PluginCatalog:
+    """The installed plugins, with the name and version rules of KIP-891."""
+
+    plugins: tuple[PluginDescriptor, ...]
+    broken: tuple[BrokenPlugin, ...] = ()
+
+    def versions_of(
+        self, name: str, types: Sequence[str] = CONNECTOR_TYPES
+    ) -> list[PluginDescriptor]:
+        """The installed versions of the plugin named by class or alias, of one of ``types``
+        (connectors unless said), oldest first."""
+        matches = [p for p in self.plugins if p.type in types and p.named(name)]
+        return sorted(matches, key=lambda p: version_key(p.version))
+
+    def resolve(self, connector_class: str, version: str | None = None) -> PluginDescriptor:
+        """The connector version to run: the latest installed that ``version`` (a
+        ``VersionSpec``) allows."""
+        versions = self.versions_of(connector_class)
+        if not versions:
+            known = sorted({p.class_name for p in self.plugins if p.is_connector})
+            unusable = f"; broken, see the plugin list: {len(self.broken)}" if self.broken else ""
+            raise PluginError(
+                f"connector.class: no plugin named {connector_class!r} is installed "
+                f"(installed: {', '.join(known) or 'none'}{unusable})"
+            )
+        key = "connector.plugin.version"
+        spec = VersionSpec.parse(version, key)
+        allowed = [p for p in versions if spec.allows(p.version)]
+        if not allowed:
+            raise PluginError(
+                f"{key}: {connector_class} has no version {str(spec)!r} "
+                f"(installed: {', '.join(p.version for p in versions)})"
+            )
+        return allowed[-1]
+
+
+_BOUND = re.compile(r"([\[(])([^\[\]()]*)([\])])")
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    """The versions a ``.plugin.version`` key allows, read as Kafka Connect 4.1 reads it:
+    empty or ``latest`` (any), an exact version (``1.2.0``: that one), or Maven ranges, such
+    as ``[1.0,2.0)`` (1.0 up to, not including, 2.0), ``[1.5,)`` or ``[1.0,1.2],[1.4,)``.
+    Versions compare as ``version_key`` orders them."""
+
+    text: str = ""
+    ranges: tuple[tuple[str | None, bool, str | None, bool], ...] = ()
+    """(lower bound, inclusive, upper bound, inclusive); None is unbounded."""
+
+    @classmethod
+    def parse(cls, raw: str | None, key: str) -> VersionSpec:
+        """The spec; PluginError naming ``key`` when ``raw`` is not one."""
+        text = (raw or "").strip()
+        if text in ("", "latest"):
+            return cls(text)
+        if text[0] not in "[(":
+            if any(c in text for c in "[](),"):
+                raise PluginError(f"{key}: {text!r} is neither a version nor a version range")
+            return cls(text, ((text, True, text, True),))
+        ranges = []
+        rest = text
+        while rest:
+            found = _BOUND.match(rest)
+            if found is None:
+                raise PluginError(f"{key}: {text!r} is not a version range such as [1.0,2.0)")
+            opening, inside, closing = found.groups()
+            ranges.append(cls._range(text, key, opening, inside, closing))
+            rest = rest[found.end() :].strip()
+            if rest.startswith(","):
+                rest = rest[1:].strip()
+                if not rest:
+                    raise PluginError(f"{key}: {text!r} ends with a comma")
+        return cls(text, tuple(ranges))
+
+    @staticmethod
+    def _range(
+        text: str, key: str, opening: str, inside: str, closing: str
+    ) -> tuple[str | None, bool, str | None, bool]:
+        parts = [p.strip() for p in inside.split(",")]
+        if len(parts) == 1:  # [1.0] is exactly 1.0; (1.0) means nothing
+            if opening != "[" or closing != "]" or not parts[0]:
+                raise PluginError(f"{key}: {text!r}: a single version is written [1.0]")
+            return (parts[0], True, parts[0], True)
+        if len(parts) != 2:
+            raise PluginError(f"{key}: {text!r}: a range has two bounds, [low,high)")
+        low, high = parts[0] or None, parts[1] or None
+        if low is not None and high is not None and version_key(low) > version_key(high):
+            raise PluginError(f"{key}: {text!r}: the lower bound is above the upper one")
+        if (low is None and opening == "[") or (high is None and closing == "]"):
+            raise PluginError(f"{key}: {text!r}: an open bound takes ( or ), not [ or ]")
+        return (low, opening == "[", high, closing == "]")
+
+    @property
+    def is_latest(self) -> bool:
+        return not self.ranges
+
+    def allows(self, version: str) -> bool:
+        if not self.ranges:
+            return True
+        at = version_key(version)
+        return any(_within(at, r) for r in self.ranges)
+
+    def __str__(self) -> str:
+        return self.text or "latest"
+
+
+Bounds = tuple[str | None, bool, str | None, bool]
+
+
+def _within(at: tuple[tuple[int, str], ...], bounds: Bounds) -> bool:
+    low, low_in, high, high_in = bounds
+    if low is not None and (at < version_key(low) or (at == version_key(low) and not low_in)):
+        return False
+    return not (
+        high is not None and (at > version_key(high) or (at == version_key(high) and not high_in))
+    )

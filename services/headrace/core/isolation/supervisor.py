@@ -1,0 +1,216 @@
+"""Plugin processes: one OS process per plugin version, spoken to over gRPC on a Unix socket.
+
+Workers run their units in them; the config service starts them too, only to ask a plugin
+about its configuration keys (``Validate``), so that no plugin code ever runs in a service.
+
+Each event a plugin process sends is handed to its owner (``on_event``) as a ``HostEvent``
+(``UnitStateChanged`` or ``ReconfigurationRequested``). A crash in a plugin process is reported
+(``on_exit``) and fails only the units it hosted; the owner itself goes on. Plugin processes
+watch their owner's pid and exit when it is gone, so a worker killed with SIGKILL leaves no
+orphan running its tasks twice.
+
+The socket is the plugin host's whole API, with nothing checked on it: it lives in a folder
+only the owner's user may enter (0700, made so here), and the host makes the socket itself
+0600 (``headrace.runtime.host``). No other user of the machine can reach a plugin process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+
+from headrace.core.isolation.pluginenv import site_for
+from headrace.core.isolation.plugins import PluginDescriptor
+from headrace.core.model import wire
+from headrace.core.model.structs import HostEvent
+from headrace.core.observability import log
+from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.runner import cancel
+from headrace.core.settings import Settings
+from headrace.v1 import plugin_pb2, plugin_pb2_grpc
+
+LEASE_EVERY_S = 0.5
+PRIVATE_FOLDER = 0o700
+PRIVATE_SOCKET = 0o600
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder``, made if missing, that only this process's user may enter."""
+    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    folder.chmod(PRIVATE_FOLDER)  # made earlier, or under a umask: mkdir's mode is not enough
+    return folder
+
+
+def plugin_key(plugin: PluginDescriptor) -> str:
+    """The name of a plugin version's process; a connector whose config names component
+    versions from the plugin path runs in a process of its own, named with their digest."""
+    key = f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
+    if not plugin.components:
+        return key
+    named = "\n".join(f"{c.class_name} {c.version} {c.folder}" for c in plugin.components)
+    return f"{key}+{hashlib.sha256(named.encode()).hexdigest()[:10]}"
+
+
+def prepare_environments(plugin: PluginDescriptor, settings: Settings) -> list[Path]:
+    """The folder of each environment the plugin version and its components need on
+    ``sys.path`` (built when not there yet), in the order they are given."""
+    envs_dir = settings.var_dir / "plugin-envs"
+    sites = (site_for(p.folder, p.requirements, envs_dir) for p in (plugin, *plugin.components))
+    return [site for site in sites if site is not None]
+
+
+def host_env(settings: Settings, worker_id: str) -> dict[str, str]:
+    """The environment of a plugin process: this worker's, with its settings (the plugin host
+    reads them back with ``Settings()``: the executor's address, the file roots, ...)."""
+    return {**os.environ, **settings.to_env(), "HEADRACE_WORKER_ID": worker_id}
+
+
+class PluginProcess:
+    """One running plugin host; ``stub`` is its gRPC API once :meth:`start` returned."""
+
+    def __init__(
+        self,
+        plugin: PluginDescriptor,
+        settings: Settings,
+        worker_id: str,
+        run_dir: Path,
+        log_dir: Path,
+        on_event: Callable[[PluginProcess, HostEvent], None],
+        on_exit: Callable[[PluginProcess, int, str], None],
+        lease: Callable[[], tuple[float, float]] | None = None,
+    ) -> None:
+        self.plugin = plugin
+        self.key = plugin_key(plugin)
+        self._settings = settings
+        self._worker_id = worker_id
+        # The worker's pid keeps the name apart from a socket a previous run of this worker
+        # may still be cleaning up.
+        self._socket = run_dir / f"{worker_id}-{os.getpid()}-{self.key}.sock"
+        self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
+        self._on_event = on_event
+        self._on_exit = on_exit
+        # (seconds the host may run on unheard, seconds it then has to stop): renewed every
+        # LEASE_EVERY_S, so a frozen worker's plugins stop by themselves.
+        self._lease = lease
+        self._keepalive: asyncio.Task[None] | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._channel: grpc.aio.Channel | None = None
+        self.stub: plugin_pb2_grpc.PluginHostStub | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    async def start(self, wait_s: float = 30.0) -> None:
+        """Starts the process and waits ``wait_s`` for it to serve. The environments its
+        plugins' requirements call for are built first, off the event loop and outside that
+        wait: the process then finds them ready. PluginError when one cannot be built."""
+        await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
+        private_folder(self._socket.parent)
+        self._socket.unlink(missing_ok=True)
+        env = host_env(self._settings, self._worker_id)
+        with self.log_file.open("ab") as out:
+            self._proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "headrace.runtime.host",
+                "--manifest",
+                str(self.plugin.manifest),
+                *(a for c in self.plugin.components for a in ("--component", str(c.manifest))),
+                "--socket",
+                str(self._socket),
+                # The host exits when this worker is gone, even after a SIGKILL, so no orphan
+                # runs its tasks a second time.
+                "--parent-pid",
+                str(os.getpid()),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+            )
+        self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}", options=GRPC_OPTIONS)
+        deadline = time.monotonic() + wait_s
+        while True:
+            if self._proc.returncode is not None:
+                raise RuntimeError(
+                    f"plugin process exited with {self._proc.returncode}: {self.tail()}"
+                )
+            try:
+                await asyncio.wait_for(self._channel.channel_ready(), timeout=0.5)
+                break
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    await self.stop()
+                    raise TimeoutError(f"plugin {self.key} did not start in {wait_s}s") from None
+        self.stub = plugin_pb2_grpc.PluginHostStub(self._channel)
+        self._watch = asyncio.create_task(self._watch_events(), name=f"watch-{self.key}")
+        self._waiter = asyncio.create_task(self._wait_exit(), name=f"wait-{self.key}")
+        if self._lease is not None:
+            self._keepalive = asyncio.create_task(self._keep_alive(), name=f"lease-{self.key}")
+        log.get().info("plugin_process_started", plugin=self.key, pid=self._proc.pid)
+
+    async def _keep_alive(self) -> None:
+        assert self.stub is not None and self._lease is not None
+        while True:
+            lease_s, stop_s = self._lease()
+            request = plugin_pb2.KeepAliveRequest(
+                lease_ms=int(lease_s * 1000), stop_ms=int(stop_s * 1000)
+            )
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await self.stub.KeepAlive(request, timeout=LEASE_EVERY_S * 2)
+            await asyncio.sleep(LEASE_EVERY_S)
+
+    async def _watch_events(self) -> None:
+        assert self.stub is not None
+        try:
+            async for message in self.stub.Watch(plugin_pb2.WatchRequest()):
+                self._hand_over(message)
+        except grpc.aio.AioRpcError:
+            pass  # the process went away; _wait_exit reports it
+
+    def _hand_over(self, message: plugin_pb2.UnitEvent) -> None:
+        try:
+            event = wire.host_event_from_pb(message)
+        except ValueError:
+            # A state this worker does not know says nothing it could act on: skip it, as
+            # the worker skips the states it has no use for.
+            log.get().warning("plugin_event_unknown", plugin=self.key, state=message.state)
+            return
+        self._on_event(self, event)
+
+    async def _wait_exit(self) -> None:
+        assert self._proc is not None
+        code = await self._proc.wait()
+        if not self._stopping:
+            log.get().warning("plugin_process_exited", plugin=self.key, code=code)
+            self._on_exit(self, code, self.tail())
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def stop(self, wait_s: float = 15.0) -> None:
+        """Asks the process to stop (SIGTERM), then kills it if it does not go in time."""
+        self._stopping = True
+        await cancel(self._keepalive)
+        await cancel(self._watch)
+        if self._proc is not None and self._proc.returncode is None:
+            self._proc.terminate()
+            try:
+                await asyncio.wait_for(self._proc.wait(), wait_s)
+            except TimeoutError:
+                self._proc.kill()
+                await self._proc.wait()
+        await cancel(self._waiter)
+        if self._channel is not None:
+            await self._channel.close()
+        self._socket.unlink(missing_ok=True)

@@ -1,0 +1,143 @@
+"""Observed state: what each connector and task is doing, as reported by the workers.
+
+The protocol of the status topic (``<cluster>-status``, several partitions, compacted):
+
+| key | value |
+| --- | --- |
+| ``status-connector-<name>`` | ``StatusReported`` with task = -1 |
+| ``status-task-<name>-<n>`` | ``StatusReported`` for task n |
+| either | tombstone: the unit no longer exists (its connector was deleted) |
+
+Workers write it; the config service and the CLI read it. Records of one key always land on one
+partition, so the latest record per key is the unit's status. Compaction keeps that latest record
+and, for a while, the tombstone, which is all the fold needs. The fold keeps no history.
+
+``decode`` turns a record into an event, :func:`apply` folds an event into the state (pure), and
+:class:`StatusStore` is the I/O around them, over a Kafka or an in-memory log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import immutables
+
+from headrace.core.model.persistent import with_item, without_item
+from headrace.core.model.structs import State, WorkUnit
+from headrace.v1 import events_pb2
+
+__all__ = ["State", "StatusState", "UnitStatus"]
+
+
+@dataclass(frozen=True)
+class UnitStatus:
+    """The last reported state of a connector or one of its tasks."""
+
+    unit: WorkUnit
+    state: State
+    worker_id: str = ""
+    trace: str = ""
+    generation: int = 0
+    plugin_version: str = ""
+
+
+@dataclass(frozen=True)
+class StatusReported:
+    status: UnitStatus
+
+
+@dataclass(frozen=True)
+class StatusRemoved:
+    """The unit's tombstone: its connector was deleted."""
+
+    unit: WorkUnit
+
+
+StatusEvent = StatusReported | StatusRemoved
+StatusState = Mapping[WorkUnit, UnitStatus]
+# A persistent map: one report makes a new state in O(log n), sharing the rest with the state
+# before, so replaying n records costs O(n log n), not O(n^2).
+EMPTY: StatusState = immutables.Map()
+
+
+def status_key(unit: WorkUnit) -> str:
+    if unit.is_connector:
+        return f"status-connector-{unit.connector}"
+    return f"status-task-{unit.connector}-{unit.task}"
+
+
+def parse_key(key: str) -> WorkUnit | None:
+    """The unit a key is about (connector names may contain ``-``: split at the last one)."""
+    if key.startswith("status-connector-"):
+        return WorkUnit.of(key.removeprefix("status-connector-"))
+    if key.startswith("status-task-"):
+        name, _, n = key.removeprefix("status-task-").rpartition("-")
+        if name and n.isdigit():
+            return WorkUnit(name, int(n))
+    return None
+
+
+def encode(event: StatusEvent) -> tuple[str, bytes | None]:
+    """The record that carries an event."""
+    if isinstance(event, StatusRemoved):
+        return status_key(event.unit), None
+    status = event.status
+    msg = events_pb2.StatusReported(
+        connector=status.unit.connector,
+        task=status.unit.task,
+        state=status.state.value,
+        worker_id=status.worker_id,
+        trace=status.trace,
+        generation=status.generation,
+        plugin_version=status.plugin_version,
+    )
+    return status_key(status.unit), msg.SerializeToString()
+
+
+def decode(key: str, value: bytes | None) -> StatusEvent | None:
+    """The event a record carries; None for a key that is not a status key."""
+    unit = parse_key(key)
+    if unit is None:
+        return None
+    if value is None:
+        return StatusRemoved(unit)
+    msg = events_pb2.StatusReported.FromString(value)
+    return StatusReported(
+        UnitStatus(
+            unit,
+            State(msg.state),
+            msg.worker_id,
+            msg.trace,
+            msg.generation,
+            msg.plugin_version,
+        )
+    )
+
+
+def apply(state: StatusState, event: StatusEvent) -> StatusState:
+    """Folds one status event into the state: the latest report wins, a tombstone removes.
+
+    A report from another worker than the one last recorded, made in an older generation, is
+    stale and ignored (Kafka Connect's ``putSafe``): a worker cut off from the group may still
+    report on units that have run elsewhere since.
+    """
+    match event:
+        case StatusReported(status):
+            known = state.get(status.unit)
+            if (
+                known is not None
+                and known.worker_id != status.worker_id
+                and status.generation < known.generation
+            ):
+                return state
+            return with_item(state, status.unit, status)
+        case StatusRemoved(unit):
+            return without_item(state, unit)
+    raise TypeError(f"not a status event: {event!r}")
+
+
+def of_connector(state: StatusState, name: str) -> StatusState:
+    """The statuses of one connector and its tasks."""
+    return MappingProxyType({u: s for u, s in state.items() if u.connector == name})

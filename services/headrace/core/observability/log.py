@@ -1,0 +1,141 @@
+"""structlog set-up: one JSON object per line, with the service and its context bound.
+
+Every line, the service's own and its libraries', has the secrets this process holds hidden
+(``headrace.core.security.secrets``).
+
+Events are static names with fields (``log.info("task_started", connector=..., task=...)``).
+Their level is the ``headrace`` logger's in the stdlib logging tree, read at each event, so that
+changing it at run time (Kafka Connect's ``/admin/loggers``) takes effect at once, as it does for
+the libraries' own loggers (``aiokafka``, ``grpc``...).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from typing import Any, TextIO
+
+import structlog
+
+from headrace.core.security import secrets
+
+OWN = "headrace"
+"""The stdlib logger whose level the service's own events follow."""
+
+# Connect's level names, to the stdlib's.
+LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "WARNING": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "OFF": logging.CRITICAL + 10,
+}
+_NAMES = {
+    logging.DEBUG: "DEBUG",
+    logging.INFO: "INFO",
+    logging.WARNING: "WARN",
+    logging.ERROR: "ERROR",
+    logging.CRITICAL: "FATAL",
+    logging.CRITICAL + 10: "OFF",
+}
+_modified: dict[str, int] = {}  # logger name -> when its level was last set, in ms
+
+
+def _by_own_level(_: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    level = logging.getLevelNamesMapping().get(method.upper(), logging.INFO)
+    if level < logging.getLogger(OWN).getEffectiveLevel():
+        raise structlog.DropEvent
+    return event
+
+
+def configure(
+    service: str, stream: TextIO | None = None, level: str = "INFO", **bound: Any
+) -> None:
+    """Routes structlog (and the stdlib loggers of our libraries) to JSON lines on ``stream``."""
+    out = stream or sys.stderr
+    processors: list[Any] = [
+        _by_own_level,
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        secrets.log_processor,  # the secrets this process holds never reach its log
+        structlog.processors.JSONRenderer(),
+        secrets.rendered_processor,
+    ]
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+        logger_factory=structlog.PrintLoggerFactory(out),
+        cache_logger_on_first_use=False,
+    )
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(service=service, **bound)
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                secrets.log_processor,
+                structlog.processors.JSONRenderer(),
+                secrets.rendered_processor,
+            ],
+            foreign_pre_chain=[
+                structlog.contextvars.merge_contextvars,
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.stdlib.add_logger_name,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger(OWN).setLevel(level)
+
+
+def level_of(name: str) -> dict[str, Any]:
+    """A logger's effective level in Connect's words, and when it was set (None: never)."""
+    logger = logging.getLogger(name) if name != "root" else logging.getLogger()
+    level = logger.getEffectiveLevel()
+    return {
+        "level": _NAMES.get(level, logging.getLevelName(level)),
+        "last_modified": _modified.get(name),
+    }
+
+
+def levels() -> dict[str, dict[str, Any]]:
+    """Every logger whose level is set, with the root's."""
+    named = [
+        n
+        for n, lg in logging.Logger.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger) and lg.level
+    ]
+    return {name: level_of(name) for name in sorted({"root", *named})}
+
+
+def set_level(name: str, level: str) -> list[str]:
+    """Sets a logger's level (Connect's names); the loggers whose level it changed: the named
+    one and those below it that had no level of their own."""
+    value = LEVELS[level.upper()]
+    logger = logging.getLogger(name) if name != "root" else logging.getLogger()
+    prefix = "" if name == "root" else name + "."
+    below = [
+        n
+        for n, lg in logging.Logger.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger) and n.startswith(prefix) and not lg.level
+    ]
+    logger.setLevel(value)
+    now = int(time.time() * 1000)
+    for changed in (name, *below):
+        _modified[changed] = now
+    return sorted({name, *below})
+
+
+def get(name: str | None = None, **bound: Any) -> Any:
+    """A bound structlog logger."""
+    return structlog.get_logger(name).bind(**bound)

@@ -1,0 +1,143 @@
+"""The stores that keep a fold of a topic current: the status topic (``StatusStore``: workers
+report, the config service reads) and one connector's source offsets (``OffsetStore``: its source
+tasks and the config service). The protocols and folds are ``headrace.core.model.status`` and
+``headrace.core.model.offsets``; here is only the I/O around them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from headrace.core.model.offsets import EMPTY as NO_OFFSETS
+from headrace.core.model.offsets import (
+    OffsetMap,
+    OffsetStored,
+    canonical_partition,
+    offset_key,
+    offset_value,
+)
+from headrace.core.model.offsets import apply as apply_offset
+from headrace.core.model.offsets import decode as decode_offset
+from headrace.core.model.status import EMPTY as NO_STATUS
+from headrace.core.model.status import (
+    StatusRemoved,
+    StatusReported,
+    StatusState,
+    UnitStatus,
+)
+from headrace.core.model.status import apply as apply_status
+from headrace.core.model.status import decode as decode_status
+from headrace.core.model.status import encode as encode_status
+from headrace.core.model.structs import WorkUnit
+from headrace.core.observability import log
+from headrace.core.settings import Settings
+from headrace.core.storage.topiclog import LogFactory, LogRecord, Send, kafka_logs
+from headrace.core.storage.topics import ensure_cluster_topic
+
+
+class StatusStore:
+    """The status topic as a store: workers report, the config service reads.
+
+    ``logs`` makes the log with this store's record handler: a ``TopicLog`` on the status topic
+    (:func:`headrace.core.storage.topiclog.kafka_logs`), or a ``MemoryLog`` (``memory_logs``).
+    """
+
+    def __init__(self, logs: LogFactory) -> None:
+        self.state: StatusState = NO_STATUS
+        self._log = logs(self._on_record)
+
+    def _on_record(self, record: LogRecord) -> None:
+        event = decode_status(record.key, record.value)
+        if event is not None:
+            self.state = apply_status(self.state, event)
+
+    async def start(self, *, writer: bool = True, reader: bool = True) -> None:
+        """Replays the topic (unless ``reader`` is False: a worker only reports)."""
+        await self._log.start(writer=writer, reader=reader)
+
+    @property
+    def reader(self) -> asyncio.Task[None] | None:
+        return self._log.reader
+
+    async def close(self) -> None:
+        await self._log.close()
+
+    async def report(self, status: UnitStatus) -> None:
+        await self._log.append(*encode_status(StatusReported(status)))
+
+    async def remove(self, unit: WorkUnit) -> None:
+        """Writes the unit's tombstone: it no longer exists."""
+        await self._log.append(*encode_status(StatusRemoved(unit)))
+
+    async def current(self) -> StatusState:
+        """Every status after reading all that was written so far."""
+        await self._log.catch_up()
+        return self.state
+
+
+class OffsetStore:
+    """One connector's source offsets: replayed from the topic once, then kept current by writes.
+
+    Implements the SDK's ``OffsetReader`` for the task context. ``logs`` is the offsets topic
+    on Kafka unless given (a ``memory_logs`` for tests); writes go through ``send`` when given
+    (the source task's transactional producer, so offsets commit with the records).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        connector: str,
+        logs: LogFactory | None = None,
+        send: Send | None = None,
+    ) -> None:
+        self.settings = settings
+        self.connector = connector
+        self._on_kafka = logs is None
+        self._log = (logs or kafka_logs(settings, "offsets", send))(self._on_record)
+        self.state: OffsetMap = NO_OFFSETS
+
+    def _on_record(self, record: LogRecord) -> None:
+        event = decode_offset(record.key, record.value)
+        if event is not None and event.connector == self.connector:
+            self.state = apply_offset(self.state, event)
+
+    @property
+    def topic(self) -> str:
+        return self._log.topic
+
+    async def load(self) -> None:
+        """Creates the topic if needed, then replays it to its current end."""
+        if self._on_kafka:
+            await ensure_cluster_topic(self.settings, "offsets")
+        # Read once: this task is the only writer of its source partitions from now on.
+        await self._log.start(follow=False)
+        log.get().info(
+            "source_offsets_loaded", connector=self.connector, partitions=len(self.state)
+        )
+
+    async def close(self) -> None:
+        await self._log.close()
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The latest stored offset of one source partition, or None."""
+        found = self.state.get(canonical_partition(partition))
+        return dict(found) if found is not None else None
+
+    def offsets(
+        self, partitions: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[Mapping[str, Any], dict[str, Any] | None]]:
+        """The latest offsets of several source partitions, in order."""
+        return [(p, self.offset(p)) for p in partitions]
+
+    async def write(self, latest: Sequence[tuple[Mapping[str, Any], Any]]) -> None:
+        """Stores (source partition, offset) pairs and waits for Kafka to acknowledge them."""
+        events = [OffsetStored(self.connector, p, o) for p, o in latest]
+        await self._log.append_many(
+            [
+                (offset_key(e.connector, e.partition).decode(), offset_value(e.offset))
+                for e in events
+            ]
+        )
+        for event in events:
+            self.state = apply_offset(self.state, event)

@@ -1,0 +1,49 @@
+"""``python -m headrace.local``: the system on this machine, as ``make run``, ``make down`` and
+``make kafka-up`` call it: ``kafka start|stop`` and ``stack up [--demo]|down``. Developer
+tooling, apart from the user's ``headrace`` command."""
+
+from __future__ import annotations
+
+import click
+
+from headrace.core.rpc import split_address
+from headrace.core.settings import Settings
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["start", "stop"]))
+def kafka(action: str) -> None:
+    """The embedded single-node Kafka broker (KRaft), on KAFKA_BOOTSTRAP_SERVERS's port."""
+    from headrace.local.kafka import EmbeddedKafka
+
+    settings = Settings()
+    _, port = split_address(settings.bootstrap_servers)
+    broker = EmbeddedKafka(settings.var_dir / "kafka", port=port)
+    if action == "start":
+        broker.start()
+        click.echo(f"kafka ready on {broker.bootstrap}")
+    else:
+        broker.stop()
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["up", "down"]))
+@click.option("--demo", is_flag=True, help="Also run the demo pipeline.")
+def stack(action: str, demo: bool) -> None:
+    """Every service on this machine, as separate processes."""
+    from headrace.local import demo as demo_pipeline
+
+    if action == "up":
+        demo_pipeline.up(Settings(), run_demo=demo)
+    else:
+        demo_pipeline.down(Settings())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def local() -> None:
+    """Run headrace on this machine: the embedded Kafka broker, and every service as a
+    separate process."""
+
+
+local.add_command(kafka)
+local.add_command(stack)

@@ -1,0 +1,204 @@
+"""The plugin host: one OS process per plugin version, serving ``PluginHost`` on a Unix socket.
+
+    python -m headrace.runtime.host --manifest PATH --socket PATH [--stop-timeout 10]
+                                    [--parent-pid PID] [--component PATH ...]
+
+``--component`` names the manifest of a converter, header converter, transformation or predicate
+version from the plugin path that the connectors hosted here use (KIP-891); each is imported
+beside the connector's plugin (``headrace.components.extensions``). A plugin version whose manifest
+lists ``requirements`` is imported with an environment holding them (``pluginenv``), built the
+first time a process needs it.
+
+Reads Kafka settings from the environment (``KAFKA_BOOTSTRAP_SERVERS``, the clients' security
+``KAFKA_SECURITY_PROTOCOL``, ``KAFKA_SASL_*`` and ``KAFKA_SSL_*``, ``HEADRACE_CLUSTER``,
+``HEADRACE_EXECUTOR_ADDR``, and ``HEADRACE_FILE_ROOTS``, the folders its plugins' configs may name
+files in; see ``headrace.core.settings``) and tags its JSON logs on stderr with
+``HEADRACE_WORKER_ID``. Logs ``plugin_host_ready`` once serving. On SIGTERM or SIGINT (or when
+``--parent-pid`` is gone) it stops every task and connector with ``deleted=False`` and exits 0.
+So it does, within the time the worker said, once the lease its worker renews (``KeepAlive``)
+runs out: a frozen worker cannot fence its units itself, and they may soon run elsewhere.
+Its task metrics go to the folder in ``PROMETHEUS_MULTIPROC_DIR``, when its worker serves metrics
+(``headrace.core.observability.metrics``); its gauges leave it as the process exits.
+It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace), and 75 when
+a call into plugin code overran ``HEADRACE_PLUGIN_CALL_TIMEOUT`` (see ``watchdog``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import grpc
+
+from headrace.core.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
+from headrace.core.isolation.supervisor import PRIVATE_SOCKET, prepare_environments
+from headrace.core.model.errors import PluginError
+from headrace.core.observability import log, metrics
+from headrace.core.observability.health import Health, full_name
+from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.runner import quiet_fenced_futures
+from headrace.core.settings import Settings
+from headrace.runtime.host.hosted import HostedPlugin
+from headrace.runtime.host.loader import load_components, load_connector_class
+from headrace.runtime.host.service import Lease, PluginHostService
+from headrace.runtime.lifecycle import bounded, format_trace
+from headrace.runtime.watchdog import Watchdog, install
+from headrace.sdk.connector import Connector
+from headrace.v1 import plugin_pb2
+from headrace.v1 import plugin_pb2_grpc as pb_grpc
+
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+PARENT_CHECK_S = 1.0
+LEASE_CHECK_S = 0.1
+GRPC_GRACE_S = 2.0
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="headrace.runtime.host", description=__doc__)
+    parser.add_argument(
+        "--manifest", required=True, type=Path, help="the plugin version's manifest"
+    )
+    parser.add_argument("--socket", required=True, type=Path, help="the Unix socket to serve on")
+    parser.add_argument(
+        "--stop-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a plugin's stop (or a task's last batch) may take before it is abandoned",
+    )
+    parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
+    parser.add_argument(
+        "--component",
+        action="append",
+        type=Path,
+        default=[],
+        help="the manifest of a component version the connectors use (repeatable)",
+    )
+    return parser.parse_args(argv)
+
+
+async def _watch_parent(pid: int, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            stop.set()
+            return
+        except PermissionError:
+            pass  # exists, owned by someone else
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), PARENT_CHECK_S)
+
+
+async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        if lease.expired():
+            log.get().warning("plugin_host_fenced", stop_s=lease.stop_s)
+            stop.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), LEASE_CHECK_S)
+
+
+def _load(
+    descriptor: PluginDescriptor, component_manifests: Sequence[Path], settings: Settings
+) -> tuple[PluginDescriptor, type[Connector]]:
+    """Imports the connector's plugin and the components beside it, each with the
+    environment its requirements call for; the descriptor then lists the components."""
+    components = tuple(read_manifest(m) for m in component_manifests)
+    for component in components:
+        if component.type not in COMPONENT_TYPES:
+            raise PluginError(f"{component.manifest}: a {component.type} is not a component")
+    full = dataclasses.replace(descriptor, components=components)
+    for site in prepare_environments(full, settings):  # built by the worker already, if it ran
+        if str(site) not in sys.path:
+            sys.path.insert(0, str(site))  # the version folder goes before it when imported
+    connector_class = load_connector_class(descriptor)
+    load_components(components)
+    return full, connector_class
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Loads the plugin, serves until told to stop, stops everything; the exit code."""
+    descriptor = read_manifest(args.manifest)
+    log.configure(
+        "plugin",
+        plugin=descriptor.class_name,
+        version=descriptor.version,
+        worker=os.environ.get("HEADRACE_WORKER_ID"),
+    )
+    logger = log.get()
+    socket_path = str(args.socket.resolve())
+    if len(socket_path) > MAX_SOCKET_PATH:
+        logger.error("plugin_load_failed", error=f"socket path too long: {socket_path}")
+        return 2
+    settings = Settings()
+    try:
+        descriptor, connector_class = _load(descriptor, args.component, settings)
+    except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
+        logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
+        return 2
+    plugin = HostedPlugin(descriptor, connector_class, settings, args.stop_timeout)
+    calls = Watchdog(settings.plugin_call_timeout_s)
+    calls.start()
+    install(calls)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(socket_path)  # a stale socket from a killed predecessor
+    server = grpc.aio.server(options=GRPC_OPTIONS)
+    lease = Lease()
+    pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin, lease), server)
+    health = Health([full_name(plugin_pb2, "PluginHost")])
+    health.register(server)
+    server.add_insecure_port(f"unix:{socket_path}")
+    await server.start()
+    # Only the worker's user may call the host: its folder is private too (core.supervisor).
+    os.chmod(socket_path, PRIVATE_SOCKET)
+    await health.serving()
+    await health.ready()  # the plugin is loaded: nothing to replay
+
+    quiet_fenced_futures()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    watcher = asyncio.create_task(_watch_parent(args.parent_pid, stop)) if args.parent_pid else None
+    fence = asyncio.create_task(_watch_lease(lease, stop))
+    logger.info("plugin_host_ready", socket=socket_path, pid=os.getpid(), type=descriptor.type)
+
+    await stop.wait()
+    logger.info("plugin_host_stopping")
+    if lease.expired():
+        # Fenced: what does not stop in time is cut short with the process.
+        finished, _ = await bounded(plugin.shutdown(), lease.stop_s)
+        if not finished:
+            logger.warning("plugin_host_fence_timeout", stop_s=lease.stop_s)
+            metrics.process_exiting()
+            os._exit(0)
+    else:
+        await plugin.shutdown()
+    await fence
+    await health.shutting_down()
+    await server.stop(GRPC_GRACE_S)
+    if watcher is not None:
+        await watcher
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(socket_path)
+    install(None)
+    calls.stop()
+    metrics.process_exiting()
+    logger.info("plugin_host_stopped")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    sys.exit(asyncio.run(serve(parse_args(argv))))
+
+
+if __name__ == "__main__":
+    main()

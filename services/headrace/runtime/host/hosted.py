@@ -1,0 +1,329 @@
+"""The units of one plugin version living in this process, and the rules for starting and
+stopping them. The gRPC service (``service.py``) is a thin edge over this.
+
+Rules the worker can rely on:
+
+- Starting a unit that already runs with the same config answers as if it had just started
+  (a retried call is harmless); with a different config it is a ``UnitConflict``.
+  Starting a FAILED unit replaces it (the old one is stopped with ``deleted=False`` first).
+- Stopping an unknown unit does nothing (idempotent).
+- Calls for one unit are serialised; calls for different units run concurrently.
+- A task's start failure is not an error of ``start_task``: it is reported as FAILED on the bus.
+- Config provider references are resolved here, as a unit starts (``providers``); a connector's
+  task configs go back with the resolved values put back as references (``references.reverse``),
+  so none reaches the worker or a topic. The resolved values and the PASSWORD values of the
+  plugin's keys and of its components' (``secretkeys``) are registered with
+  ``headrace.core.security.secrets``: hidden in logs and traces.
+- A clean-up starts a deleted unit that runs nowhere only to stop it with ``deleted=True``: the
+  plugin's ``start`` and ``stop(deleted=True)`` are called, and no record moves (a task's loop
+  never runs, so it neither polls nor consumes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import defaultdict
+from collections.abc import Mapping
+
+from headrace.components import secretkeys, versions
+from headrace.core.isolation.plugins import PluginDescriptor
+from headrace.core.model.configinfo import (
+    ComponentKeys,
+    ConfigInfo,
+    ConfigInfos,
+    KeyInfo,
+    ValueInfo,
+    key_info,
+    value_info,
+)
+from headrace.core.model.connectorconfig import enforce_tasks_max, tasks_max
+from headrace.core.model.structs import WorkUnit
+from headrace.core.observability import log
+from headrace.core.security import secrets
+from headrace.core.security.references import BadReference, reverse
+from headrace.core.settings import Settings
+from headrace.runtime import watchdog
+from headrace.runtime.executor.client import SqlCheck
+from headrace.runtime.host.events import EventBus
+from headrace.runtime.host.providers import Providers, Resolved
+from headrace.runtime.host.units import ConnectorUnit, Runner, TaskUnit, task_configs_of
+from headrace.runtime.placement import Placement
+from headrace.runtime.sink.loop import SinkRunner
+from headrace.runtime.source.loop import SourceRunner
+from headrace.sdk.config import Type as ConfigType
+from headrace.sdk.connector import Connector, ConnectorContext
+from headrace.sdk.errors import ConnectError
+from headrace.sdk.paths import Paths
+from headrace.sdk.task import SinkTask, SourceTask
+
+FRAMEWORK_SINK_KEYS = ("topics", "topics.regex")
+
+
+class UnitConflict(ConnectError):
+    """A unit with that name already runs with another config."""
+
+
+class HostClosing(ConnectError):
+    """The process is shutting down and starts nothing new."""
+
+
+class HostedPlugin:
+    """Connectors and tasks of one plugin version."""
+
+    def __init__(
+        self,
+        descriptor: PluginDescriptor,
+        connector_class: type[Connector],
+        settings: Settings,
+        stop_timeout: float = 10.0,
+    ) -> None:
+        self.descriptor = descriptor
+        self.connector_class = connector_class
+        self.settings = settings
+        self.paths = Paths(settings.file_roots)  # what every connector's context allows
+        self.providers = Providers.of(settings)
+        self._password_keys: frozenset[str] | None = None
+        self.stop_timeout = stop_timeout
+        self.bus = EventBus()
+        self._connectors: dict[str, ConnectorUnit] = {}
+        self._tasks: dict[WorkUnit, TaskUnit] = {}
+        self._locks: defaultdict[WorkUnit, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._closing = False
+        self._log = log.get()
+
+    async def start_connector(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        """Starts the connector with its references resolved; its task configs, with resolved
+        values put back as references. ConfigException (a reference that cannot be resolved
+        among them), UnitConflict, or the plugin's own exception (already reported as FAILED)
+        on failure."""
+        async with self._locks[WorkUnit.of(name)]:
+            self._refuse_when_closing()
+            resolved = self._resolve(config)
+            existing = self._connectors.get(name)
+            if existing is not None and not existing.failed:
+                if existing.config != resolved.config:
+                    raise UnitConflict(f"connector {name} already runs with another config")
+                with watchdog.bounded(existing.unit, "task_configs"):
+                    configs = task_configs_of(
+                        existing.connector, tasks_max(config), enforce_tasks_max(config)
+                    )
+                return self._stored(existing, configs, config, resolved)
+            if existing is not None:
+                await existing.stop(deleted=False)
+                del self._connectors[name]
+            unit = ConnectorUnit(
+                name,
+                self.connector_class(),
+                resolved.config,
+                self.bus,
+                self.stop_timeout,
+                paths=self.paths,
+            )
+            self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
+            return self._stored(unit, await unit.start(), config, resolved)
+
+    def _resolve(self, config: Mapping[str, str]) -> Resolved:
+        """The config resolved by the providers; its secrets registered, to be hidden."""
+        resolved = self.providers.resolve(config)
+        secret = self._secret_keys() | secretkeys.secret_keys(
+            config, secretkeys.local_password_keys
+        )
+        secrets.register(v for k, v in resolved.config.items() if k in secret)
+        return resolved
+
+    def _secret_keys(self) -> frozenset[str]:
+        """The plugin's PASSWORD keys (its ``config()`` is the same for every instance)."""
+        if self._password_keys is None:
+            try:
+                keys = self.connector_class().config().keys.values()
+            except Exception:  # noqa: BLE001 - its validate and start say what is wrong
+                keys = {}.values()
+            self._password_keys = frozenset(k.name for k in keys if k.type is ConfigType.PASSWORD)
+        return self._password_keys
+
+    def _stored(
+        self,
+        unit: ConnectorUnit,
+        configs: list[dict[str, str]],
+        raw: Mapping[str, str],
+        resolved: Resolved,
+    ) -> list[dict[str, str]]:
+        """Task configs as the config service stores them: resolved values put back as their
+        references, the framework's keys added. A task config that would carry a resolved
+        value fails the connector: it is never stored."""
+        try:
+            configs = reverse(configs, raw, resolved.config)
+        except BadReference as exc:
+            unit.fail(exc)
+            raise
+        return self._with_framework_keys(configs, raw)
+
+    def validate(self, config: Mapping[str, str], definition_only: bool = False) -> ConfigInfos:
+        """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
+        each key's value, errors, recommended values and visibility from its ``validate()``.
+        A PASSWORD key's value is never echoed back. With components from the plugin path
+        loaded here, also what configuring the config's components finds, by key."""
+        with watchdog.bounded(config.get("name", "?"), "validate"):
+            connector = self.connector_class()
+            # As a running one's: so validate() can check what start() would (its paths), and
+            # ask the executor whether a query parses (a running one's context does not: its
+            # config was validated, and a start must not wait on the executor).
+            connector.initialize(
+                ConnectorContext(
+                    config.get("name", ""),
+                    logger=self._log,
+                    paths=self.paths,
+                    sql=SqlCheck(self.settings),
+                )
+            )
+            definition = connector.config()
+            keys = {k.name: key_info(k) for k in definition.keys.values()}
+            if definition_only:
+                values = [ValueInfo(name) for name in keys]
+            else:
+                secret = {k.name for k in definition.keys.values() if k.type is ConfigType.PASSWORD}
+                component_secret = secretkeys.secret_keys(config, secretkeys.local_password_keys)
+                secrets.register(v for k, v in config.items() if k in secret | component_secret)
+                values = [value_info(v, v.name in secret) for v in connector.validate(config)]
+                if self.descriptor.components:
+                    values += [
+                        ValueInfo(key, config.get(key), errors=(message,))
+                        for key, message in versions.problems(config)
+                    ]
+        return ConfigInfos(
+            self.descriptor.class_name,
+            tuple(ConfigInfo(keys.get(v.name) or KeyInfo(v.name), v) for v in values),
+        )
+
+    def component_keys(self) -> list[ComponentKeys]:
+        """Each component version loaded here from the plugin path, with the keys of its
+        definition, so the config service knows which of them are secret."""
+        found = []
+        for component in self.descriptor.components:
+            definition = secretkeys.definition(component.type, component.class_name)
+            keys = None if definition is None else tuple(map(key_info, definition.keys.values()))
+            found.append(
+                ComponentKeys(component.class_name, component.version, component.type, keys)
+            )
+        return found
+
+    async def stop_connector(self, name: str, deleted: bool) -> None:
+        """Stops the connector with the deleted flag; nothing happens for an unknown name."""
+        async with self._locks[WorkUnit.of(name)]:
+            unit = self._connectors.pop(name, None)
+            if unit is not None:
+                await unit.stop(deleted)
+
+    async def start_task(
+        self,
+        unit: WorkUnit,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+    ) -> None:
+        """Starts one task and its loop, both configs resolved; its failures are reported on
+        the bus, but for a reference that cannot be resolved (ConfigException)."""
+        async with self._locks[unit]:
+            self._refuse_when_closing()
+            connector_config = self._resolve(connector_config).config
+            task_config = self._resolve(task_config).config
+            existing = self._tasks.get(unit)
+            if existing is not None and not existing.failed:
+                if existing.task_config != dict(task_config):
+                    raise UnitConflict(f"task {unit} already runs another config")
+                return
+            if existing is not None:
+                await existing.stop(deleted=False)
+                del self._tasks[unit]
+            task = self._task_unit(unit, connector_config, task_config)
+            self._tasks[unit] = task
+            await task.start()
+
+    async def stop_task(self, unit: WorkUnit, deleted: bool) -> None:
+        """Stops one task with the deleted flag; nothing happens for an unknown task."""
+        async with self._locks[unit]:
+            task = self._tasks.pop(unit, None)
+            if task is not None:
+                await task.stop(deleted)
+
+    async def clean_up(
+        self, unit: WorkUnit, connector_config: Mapping[str, str], task_config: Mapping[str, str]
+    ) -> None:
+        """Starts the unit and stops it with ``deleted=True`` at once; see the module docstring.
+        A start that fails still gets the stop, as a FAILED unit would (one whose references
+        cannot be resolved any more starts with them as written)."""
+        async with self._locks[unit]:
+            self._refuse_when_closing()
+            with contextlib.suppress(BadReference):
+                connector_config = self._resolve(connector_config).config
+            with contextlib.suppress(BadReference):
+                task_config = self._resolve(task_config).config
+            if unit.is_connector:
+                connector = ConnectorUnit(
+                    unit.connector,
+                    self.connector_class(),
+                    connector_config,
+                    self.bus,
+                    self.stop_timeout,
+                    paths=self.paths,
+                )
+                with contextlib.suppress(Exception):  # reported as FAILED; the stop follows
+                    await connector.start()
+                await connector.stop(deleted=True)
+                return
+            task = self._task_unit(unit, connector_config, task_config)
+            if task.runner is not None:
+                try:
+                    await task.runner.start(loop=False)
+                except Exception as exc:  # noqa: BLE001 - reported as FAILED; the stop follows
+                    task.fail(exc)
+            await task.stop(deleted=True)
+
+    async def shutdown(self) -> None:
+        """Stops every task, then every connector, all with ``deleted=False``."""
+        self._closing = True
+        await asyncio.gather(*(self.stop_task(unit, False) for unit in list(self._tasks)))
+        await asyncio.gather(*(self.stop_connector(n, False) for n in list(self._connectors)))
+        self.bus.close()
+
+    def _refuse_when_closing(self) -> None:
+        if self._closing:
+            raise HostClosing("the plugin process is shutting down")
+
+    def _task_unit(
+        self,
+        unit: WorkUnit,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+    ) -> TaskUnit:
+        task = TaskUnit(unit, None, self.bus, self.stop_timeout, task_config)
+        try:
+            task.runner = self._runner(unit, connector_config, task_config)
+        except Exception as exc:  # noqa: BLE001 - a task that cannot be created is FAILED
+            task.fail(exc)
+        return task
+
+    def _runner(
+        self,
+        unit: WorkUnit,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+    ) -> Runner:
+        task = self.connector_class().task_class()()
+        placement = Placement(
+            unit.connector, unit.task, connector_config, task_config, settings=self.settings
+        )
+        if isinstance(task, SourceTask):
+            return SourceRunner(placement, task)
+        if isinstance(task, SinkTask):
+            return SinkRunner(placement, task)
+        raise TypeError(f"{type(task).__qualname__} is neither a SourceTask nor a SinkTask")
+
+    def _with_framework_keys(
+        self, configs: list[dict[str, str]], config: Mapping[str, str]
+    ) -> list[dict[str, str]]:
+        """Sink tasks get the connector's subscription, as Connect hands it to them."""
+        if self.descriptor.type != "sink":
+            return configs
+        extra = {k: config[k] for k in FRAMEWORK_SINK_KEYS if k in config}
+        return [{**extra, **c} for c in configs]

@@ -1,0 +1,73 @@
+"""The framework's half of validation: every problem found at once, each under its key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headrace.config import framework
+from headrace.core.isolation.plugins import PluginCatalog, discover
+from tests.support import install_manifest
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> PluginCatalog:
+    install_manifest(tmp_path, "Gen", "1.0.0", "source")
+    install_manifest(tmp_path, "Lake", "1.0.0", "sink")
+    return discover((tmp_path,))
+
+
+def errors(verdict: framework.Verdict) -> dict[str, list[str]]:
+    return {c.value.name: list(c.value.errors) for c in verdict.configs if c.value.errors}
+
+
+def test_a_good_config_has_no_errors_and_resolves_its_plugin(catalog: PluginCatalog) -> None:
+    verdict = framework.check("ok", {"connector.class": "Lake", "topics": "t"}, catalog)
+    assert errors(verdict) == {}
+    assert verdict.plugin is not None and verdict.plugin.class_name == "com.example.LakeConnector"
+    groups = {c.definition.group for c in verdict.configs}
+    assert {"Common", "Transforms", "Error Handling", "Sink"} <= groups
+
+
+def test_every_problem_is_found_at_once_and_filed_under_its_key(catalog: PluginCatalog) -> None:
+    config = {
+        "connector.class": "Lake",
+        "tasks.max": "0",
+        "value.converter": "com.example.NoSuchConverter",
+        "transforms": "nope",
+        "transforms.nope.type": "com.example.NoSuchTransform",
+        "errors.tolerance": "some",
+    }
+    found = errors(framework.check("../x", config, catalog))
+    assert set(found) == {
+        "name",
+        "tasks.max",
+        "value.converter",
+        "transforms.nope.type",
+        "errors.tolerance",
+        "topics",
+    }
+    assert "NoSuchConverter" in found["value.converter"][0]
+    assert "NoSuchTransform" in found["transforms.nope.type"][0]
+
+
+def test_an_unknown_plugin_or_version_is_named_under_its_own_key(catalog: PluginCatalog) -> None:
+    unknown = framework.check("x", {"connector.class": "Nope"}, catalog)
+    assert unknown.plugin is None and "Nope" in errors(unknown)["connector.class"][0]
+    version = {"connector.class": "Lake", "topics": "t", "connector.plugin.version": "9"}
+    found = errors(framework.check("x", version, catalog))
+    assert list(found) == ["connector.plugin.version"]
+    assert "1.0.0" in found["connector.plugin.version"][0]
+    missing = errors(framework.check("x", {}, catalog))
+    assert missing == {"connector.class": ["connector.class: missing; name the plugin to run"]}
+
+
+def test_keys_headrace_does_not_honour_are_refused_with_the_reason(
+    catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")  # allowed, yet not honoured
+    config = {"connector.class": "Gen", "producer.override.acks": "1"}
+    found = errors(framework.check("x", config, catalog))
+    assert list(found) == ["producer.override.acks"]
+    assert "not supported" in found["producer.override.acks"][0]

@@ -1,0 +1,372 @@
+"""A source task's transactions retried on retriable producer errors (KIP-298), without I/O: what
+counts as retriable, where the records of a transaction written again landed, and what a reader
+of committed records sees, with an in-memory producer that fails, or stalls, on request."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiokafka.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    MessageSizeTooLargeError,
+    NotEnoughReplicasError,
+    ProducerFenced,
+    RequestTimedOutError,
+    TopicAuthorizationFailedError,
+    UnknownError,
+)
+
+from headrace.components.errorpolicy import TaskFenced
+from headrace.components.retry import RetryPolicy
+from headrace.core.settings import Settings
+from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.runtime.source import transactions as transactions_module
+from headrace.runtime.source.produce import Delivered, Outgoing, TopicLayout
+from headrace.runtime.source.transactions import Segment, SourceTransactions, landed, retriable
+from headrace.sdk.errors import RetriableError
+from headrace.sdk.records import RecordMetadata, SourceRecord
+from tests.support import eventually
+
+PARTITION = {"stream": "s"}
+LAYOUTS = {"out": TopicLayout((0,), (0,))}
+RETRY = RetryPolicy(60_000, 1)  # waits of 1 ms: the tests are about what is written, not when
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        NotEnoughReplicasError(),
+        RequestTimedOutError(),
+        KafkaConnectionError(),
+        KafkaTimeoutError(),  # aiokafka calls it not retriable; a timeout is worth a retry
+    ],
+)
+def test_what_the_kafka_client_calls_retriable_and_timeouts_are_retried(error: Exception) -> None:
+    assert retriable(error)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ProducerFenced(),
+        TaskFenced("fenced"),
+        MessageSizeTooLargeError(),
+        TopicAuthorizationFailedError(),
+        UnknownError(),  # how aiokafka names the broker's PRODUCER_FENCED
+        RetriableError("the task's own: not the producer's"),
+        AssertionError("aiokafka's producer is fatally failed"),
+    ],
+)
+def test_a_fenced_producer_and_other_errors_are_not(error: Exception) -> None:
+    assert not retriable(error)
+
+
+def record(i: int) -> SourceRecord:
+    return SourceRecord(PARTITION, {"n": i}, "out", f"v{i}")
+
+
+def encoded(r: SourceRecord) -> Outgoing:
+    return ("out", None, None, str(r.value).encode(), (), None)
+
+
+def segment(*numbers: int, told: bool = True, skip: frozenset[int] = frozenset()) -> Segment:
+    records = [record(i) for i in numbers]
+    encodings = [None if i in skip else encoded(r) for i, r in zip(numbers, records, strict=True)]
+    return Segment(records if told else [], encodings, LAYOUTS)
+
+
+def test_records_written_again_are_told_where_they_landed_last() -> None:
+    segments = [segment(0, 1, skip=frozenset({1})), segment(2, 3, told=False), segment(4)]
+    delivered = iter([Delivered(0, 10 + n, 5) for n in range(4)])  # v0, v2, v3, v4
+    found = landed(segments, delivered)
+
+    assert [(r.value, m) for r, m in found] == [
+        ("v0", RecordMetadata("out", 0, 10, 5)),
+        ("v1", None),  # skipped: not produced
+        ("v4", RecordMetadata("out", 0, 13, 5)),  # v2 and v3 landed, untold, at 11 and 12
+    ]
+    assert next(delivered, None) is None
+
+
+@dataclass
+class Transaction:
+    records: list[tuple[str, int, bytes]] = field(default_factory=list)  # topic, offset, value
+    state: str = "open"
+
+
+class FakeProducer:
+    """A transactional producer of one partition per topic, in memory. ``failures`` are what
+    the next batches meet, in turn: an error fails the batch; ``STALL`` holds it, as aiokafka
+    holds a batch the broker refuses, until ``recover``; the abort of its transaction waits
+    for it too. ``commit_failures`` likewise for commits."""
+
+    STALL = "stall"
+
+    def __init__(self) -> None:
+        self.transactions: list[Transaction] = []
+        self.next_offset: dict[str, int] = {}
+        self.failures: list[Exception | str] = []
+        self.commit_failures: list[Exception | str] = []
+        self.recovered = asyncio.Event()
+        self.stalled: list[tuple[asyncio.Future[Any], Transaction, str, list[bytes]]] = []
+
+    @property
+    def open(self) -> Transaction:
+        assert self.transactions and self.transactions[-1].state == "open"
+        return self.transactions[-1]
+
+    def committed(self, topic: str = "out") -> list[bytes]:
+        """What a read_committed consumer of ``topic`` reads, in offset order."""
+        records = [r for t in self.transactions if t.state == "committed" for r in t.records]
+        return [value for where, _, value in sorted(records) if where == topic]
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        return {0}
+
+    async def begin_transaction(self) -> None:
+        assert not self.transactions or self.transactions[-1].state != "open"
+        self.transactions.append(Transaction())
+
+    def create_batch(self) -> FakeBatch:
+        return FakeBatch()
+
+    async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> Any:
+        sent: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        failure = self.failures.pop(0) if self.failures else None
+        if isinstance(failure, Exception):
+            sent.set_exception(failure)
+        elif failure == self.STALL:
+            self.stalled.append((sent, self.open, topic, batch.values))
+        else:
+            sent.set_result(self._append(self.open, topic, batch.values))
+        return sent
+
+    def _append(self, transaction: Transaction, topic: str, values: list[bytes]) -> Any:
+        base = self.next_offset.get(topic, 0)
+        self.next_offset[topic] = base + len(values)
+        transaction.records += [(topic, base + n, value) for n, value in enumerate(values)]
+        return Acknowledged(base)
+
+    def recover(self) -> None:
+        """The broker takes the held batches, into the transaction they were sent in."""
+        for sent, transaction, topic, values in self.stalled:
+            sent.set_result(self._append(transaction, topic, values))
+        self.stalled.clear()
+        self.recovered.set()
+
+    async def commit_transaction(self) -> None:
+        failure = self.commit_failures.pop(0) if self.commit_failures else None
+        if isinstance(failure, Exception):
+            raise failure
+        if failure == self.STALL:
+            await self.recovered.wait()
+        self.open.state = "committed"
+
+    async def abort_transaction(self) -> None:
+        if self.stalled:
+            await self.recovered.wait()
+        self.open.state = "aborted"
+
+    async def stop(self) -> None:
+        pass
+
+
+class FakeBatch:
+    def __init__(self) -> None:
+        self.values: list[bytes] = []
+
+    def append(self, *, key: bytes | None, value: bytes, timestamp: int, headers: Any) -> object:
+        self.values.append(value)
+        return object()
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Acknowledged:
+    offset: int
+    timestamp: int = -1  # the topic keeps the producer's timestamps
+
+
+class Warnings:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self.events.append({"event": event, **fields})
+
+    def retries(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == "transaction_retried"]
+
+
+@pytest.fixture
+def offsets_topic() -> MemoryTopic:
+    return MemoryTopic("offsets")
+
+
+async def transactions_on(
+    producer: FakeProducer, offsets_topic: MemoryTopic, policy: RetryPolicy = RETRY
+) -> tuple[SourceTransactions, Warnings]:
+    heard = Warnings()
+    fake: Any = producer
+    transactions = SourceTransactions(fake, "task 0 of 'src'", policy, heard)
+    store = OffsetStore(Settings(cluster="t"), "src", logs=memory_logs(offsets_topic))
+    await store.load()
+    await transactions.bind(store)
+    return transactions, heard
+
+
+async def write(
+    transactions: SourceTransactions, *numbers: int, last: bool = True, told: bool = True
+) -> int:
+    records = [record(i) for i in numbers]
+    return await transactions.write(
+        records if told else [],
+        [encoded(r) for r in records],
+        [(PARTITION, r.source_offset) for r in records[-1:]],
+        LAYOUTS,
+        last=last,
+    )
+
+
+def stored(topic: MemoryTopic) -> list[bytes | None]:
+    return [r.value for r in topic.records]
+
+
+async def test_a_retriable_failure_writes_the_whole_transaction_again(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic)
+    await write(transactions, 0, 1, last=False)  # an interval transaction: two polls
+    producer.failures = [NotEnoughReplicasError()]
+    await write(transactions, 2, last=True)
+    found = await transactions.commit()
+
+    # The first attempt (v0, v1 written, v2 refused) was aborted; the second holds all three.
+    assert [t.state for t in producer.transactions] == ["aborted", "committed"]
+    assert producer.committed() == [b"v0", b"v1", b"v2"]
+    assert found is not None
+    assert [(r.value, m.offset if m else None) for r, m in found] == [
+        ("v0", 2),  # where they landed in the transaction that committed
+        ("v1", 3),
+        ("v2", 4),
+    ]
+    [retry] = heard.retries()
+    assert retry["attempt"] == 1 and retry["records"] == 3
+    assert retry["error_class"] == "aiokafka.errors.NotEnoughReplicasError"
+    assert stored(offsets_topic)[-1] == b'{"n":2}'
+    assert transactions.opened_at is None
+
+
+async def test_a_retriable_commit_failure_writes_it_again_before_committing(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic)
+    await write(transactions, 0, 1)
+    producer.commit_failures = [KafkaConnectionError()]
+    found = await transactions.commit()
+
+    assert [t.state for t in producer.transactions] == ["aborted", "committed"]
+    assert producer.committed() == [b"v0", b"v1"]
+    assert found is not None and [m.offset for _, m in found if m] == [2, 3]
+    assert len(heard.retries()) == 1
+
+
+async def test_without_retries_the_error_fails_the_step_and_nothing_is_committed(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic, RetryPolicy(0))
+    producer.failures = [NotEnoughReplicasError()]
+
+    with pytest.raises(NotEnoughReplicasError):
+        await write(transactions, 0, 1)
+    assert [t.state for t in producer.transactions] == ["aborted"]
+    assert producer.committed() == [] and heard.retries() == []
+    assert await transactions.commit() is None  # nothing is left open
+
+
+@pytest.mark.parametrize("error", [ProducerFenced(), MessageSizeTooLargeError()])
+async def test_a_fenced_producer_or_an_error_that_is_not_retriable_is_not_retried(
+    offsets_topic: MemoryTopic, error: Exception
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic)
+    producer.failures = [error]
+    expected = TaskFenced if isinstance(error, ProducerFenced) else type(error)
+    with pytest.raises(expected):
+        await write(transactions, 0)
+    assert len(producer.transactions) == 1 and heard.retries() == []
+
+
+@pytest.fixture
+def short_stall(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transactions_module, "STALL_TIMEOUT_S", 0.05)
+
+
+@pytest.mark.usefixtures("short_stall")
+async def test_a_stalled_write_fails_in_time_and_is_written_again_once_the_abort_ends(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic)
+    producer.failures = [FakeProducer.STALL]
+
+    writing = asyncio.create_task(write(transactions, 0, 1, told=False))
+    # The write stalls; each next try waits for the abort, which waits for the held batch.
+    await eventually("three tries", lambda: len(heard.retries()) >= 3, 10)
+    assert not writing.done() and producer.committed() == []
+    producer.recover()
+    assert await writing == 2
+    assert await transactions.commit() == []  # the task is not told of each record
+
+    # The held batch landed in the aborted transaction: read once, from the one that committed.
+    assert [t.state for t in producer.transactions] == ["aborted", "committed"]
+    assert producer.transactions[0].records == [("out", 0, b"v0"), ("out", 1, b"v1")]
+    assert producer.committed() == [b"v0", b"v1"]
+    assert {r["error_class"] for r in heard.retries()} == {"aiokafka.errors.KafkaTimeoutError"}
+    assert "within 0.05 s" in heard.retries()[0]["error"]
+
+
+@pytest.mark.usefixtures("short_stall")
+async def test_a_stalled_commit_is_waited_for_again_never_written_again(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic)
+    await write(transactions, 0)
+    producer.commit_failures = [FakeProducer.STALL]
+
+    committing = asyncio.create_task(transactions.commit())
+    await eventually("two tries", lambda: len(heard.retries()) >= 2, 10)
+    producer.recover()
+    found = await committing
+
+    assert [t.state for t in producer.transactions] == ["committed"]  # one, never aborted
+    assert found is not None and [m.offset for _, m in found if m] == [0]
+    assert stored(offsets_topic) == [b'{"n":0}']  # the offsets were written once
+
+
+async def test_a_task_that_aborts_keeps_its_offsets_also_after_a_retry(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, heard = await transactions_on(producer, offsets_topic)
+    await write(transactions, 0, 1, last=False)
+    producer.commit_failures = [KafkaConnectionError()]
+    dropped = await transactions.abort_keeping_offsets()
+
+    assert dropped is not None
+    assert [(r.value, m) for r, m in dropped] == [("v0", None), ("v1", None)]
+    # The task's abort, then the offsets-only transaction: failed once, then committed.
+    assert [t.state for t in producer.transactions] == ["aborted", "aborted", "committed"]
+    assert producer.committed() == [] and producer.transactions[-1].records == []
+    assert stored(offsets_topic)[-1] == b'{"n":1}' and len(heard.retries()) == 1
