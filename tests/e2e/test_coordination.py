@@ -18,6 +18,8 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +54,21 @@ def placement(client: ConfigClient, name: str) -> dict[str, str] | None:
     if len(status["tasks"]) != TASKS or any(u["state"] != "RUNNING" for _, u in units):
         return None
     return {unit: u["worker_id"] for unit, u in units}
+
+
+def coordinator_history(stack: Stack, *args: str) -> list[dict[str, Any]]:
+    """``headrace coordinator history ARGS``, run as a user runs it, against this stack."""
+    env = {**os.environ, "HEADRACE_COORDINATOR_ADDR": stack.settings.coordinator_addr}
+    done = subprocess.run(
+        [sys.executable, "-m", "headrace.cli.main", "coordinator", "history", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    history: list[dict[str, Any]] = json.loads(done.stdout)
+    return history
 
 
 def running_on(client: ConfigClient, name: str, workers: set[str]) -> dict[str, str] | None:
@@ -224,6 +241,17 @@ def test_a_lost_worker_s_units_move_only_after_its_session_and_grace(
             assert moved and lost
             assert min(e["timestamp"] for e in moved[-len(lost) :]) > expired[-1]["timestamp"]
             assert stops(out) == []  # worker-1 stopped nothing of its own
+            # The history the leading coordinator answers says where they went, as a user
+            # reads it (whichever replica leads: the command asks each in turn).
+            moves = {
+                (m["unit"], m["from"], m["to"])
+                for g in coordinator_history(stack, "--last", "50")
+                for m in g["moved"]
+            }
+            wanted = {
+                (u.replace("task-", "moving-") if u != "connector" else "moving") for u in lost
+            }
+            assert {(u, "worker-2", "worker-1") for u in wanted} <= moves
         stack.start("worker-2")
 
 

@@ -137,7 +137,7 @@ async def lead(
             asyncio.create_task(tick(group, min(0.5, session_timeout / 8)), name="tick"),
             asyncio.create_task(leadership.keep(), name="lease"),
         ]
-        servicer.lead(group)
+        servicer.lead(group, lambda: assignments.history)
         await health.ready()
         startup.ready()
         metrics.LEADER.set(1)

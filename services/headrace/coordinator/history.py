@@ -1,14 +1,51 @@
 """What the last generations of the group looked like, and what moved in each: the pure part of
-``headrace coordinator history``, which reads the assignments topic."""
+the coordinator's ``History`` call (``headrace coordinator history``, the console)."""
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from headrace.coordinator.assignmentlog import Generation
 from headrace.core.model.structs import WorkUnit
+
+
+@dataclass(frozen=True)
+class Load:
+    connectors: int
+    tasks: int
+
+
+@dataclass(frozen=True)
+class Move:
+    unit: WorkUnit
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Owed:
+    """A deletion stop not yet acknowledged; ``owner`` empty: any worker may run it."""
+
+    unit: WorkUnit
+    incarnation: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class GenerationSummary:
+    """One generation against the one before it: its members' loads, what is new and what
+    moved, what it revoked (True: as deleted), who is away, and the deletions still owed."""
+
+    number: int
+    recorded_at: float  # wall-clock seconds
+    coordinator: str
+    members: Mapping[str, Load]
+    new: tuple[WorkUnit, ...]
+    moved: tuple[Move, ...]
+    revoked: Mapping[str, Mapping[WorkUnit, bool]]
+    departed: Mapping[str, int]
+    pending: tuple[Owed, ...]
 
 
 def owners(generation: Generation) -> dict[WorkUnit, str]:
@@ -18,42 +55,36 @@ def owners(generation: Generation) -> dict[WorkUnit, str]:
     return out
 
 
-def describe(generation: Generation, previous: Generation | None) -> dict[str, Any]:
-    """One generation as JSON: its members' loads, what moved since ``previous``, what it
-    revoked, who is away, and the deletions still owed."""
+def describe(generation: Generation, previous: Generation | None) -> GenerationSummary:
+    """One generation, against ``previous`` (None: the first known)."""
     before = owners(previous) if previous is not None else {}
     after = owners(generation)
-    moved = [
-        {"unit": str(u), "from": before[u], "to": after[u]}
-        for u in sorted(after)
-        if u in before and before[u] != after[u]
-    ]
-    recorded = datetime.datetime.fromtimestamp(generation.recorded_at, tz=datetime.UTC)
-    return {
-        "generation": generation.number,
-        "recorded_at": recorded.isoformat(timespec="milliseconds"),
-        "coordinator": generation.coordinator,
-        "members": {
-            m: {
-                "connectors": sum(1 for u in units if u.is_connector),
-                "tasks": sum(1 for u in units if not u.is_connector),
-            }
+    return GenerationSummary(
+        number=generation.number,
+        recorded_at=generation.recorded_at,
+        coordinator=generation.coordinator,
+        members={
+            m: Load(
+                connectors=sum(1 for u in units if u.is_connector),
+                tasks=sum(1 for u in units if not u.is_connector),
+            )
             for m, units in sorted(generation.members.items())
         },
-        "new": sorted(str(u) for u in after if u not in before),
-        "moved": moved,
-        "revoked": {
-            m: sorted(f"{r.unit}{' (deleted)' if r.deleted else ''}" for r in revoked)
+        new=tuple(sorted(u for u in after if u not in before)),
+        moved=tuple(
+            Move(u, before[u], after[u])
+            for u in sorted(after)
+            if u in before and before[u] != after[u]
+        ),
+        revoked={
+            m: {r.unit: r.deleted for r in sorted(revoked, key=lambda r: r.unit)}
             for m, revoked in sorted(generation.revocations.items())
         },
-        "departed": {m: len(units) for m, units in sorted(generation.departed.items())},
-        "pending_deletions": [
-            {"unit": str(p.unit), "incarnation": p.incarnation, "owner": p.owner}
-            for p in generation.pending
-        ],
-    }
+        departed={m: len(units) for m, units in sorted(generation.departed.items())},
+        pending=tuple(Owed(p.unit, p.incarnation, p.owner) for p in generation.pending),
+    )
 
 
-def describe_all(generations: Sequence[Generation]) -> list[dict[str, Any]]:
+def describe_all(generations: Sequence[Generation]) -> list[GenerationSummary]:
     """Each generation, oldest first, against the one before it."""
     return [describe(g, generations[i - 1] if i > 0 else None) for i, g in enumerate(generations)]

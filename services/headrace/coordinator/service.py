@@ -1,6 +1,7 @@
 """The coordinator's gRPC edge: each worker's Join stream feeds the group's queue and drains the
-worker's outbox. No group state is touched here; protobuf is converted to the group's events and
-from its ``AssignmentUpdate``s here, and nowhere else."""
+worker's outbox, and ``History`` answers what the last generations moved. No group state is
+touched here; protobuf is converted to the group's events and from its ``AssignmentUpdate``s and
+generation summaries here, and nowhere else."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 
 from headrace.coordinator import group as g
+from headrace.coordinator.assignmentlog import History
+from headrace.coordinator.history import GenerationSummary, describe_all
 from headrace.core.model import wire
 from headrace.core.model.structs import AssignmentUpdate
 from headrace.core.observability import log
@@ -53,6 +56,44 @@ def heartbeat_ack(sequence: int) -> coordinator_pb2.CoordinatorMessage:
     )
 
 
+HISTORY_DEFAULT = 10
+"""Generations ``History`` answers when the request names no count."""
+
+
+def summary_to_pb(summary: GenerationSummary) -> coordinator_pb2.GenerationSummary:
+    return coordinator_pb2.GenerationSummary(
+        generation=summary.number,
+        recorded_at_ms=round(summary.recorded_at * 1000),
+        coordinator=summary.coordinator,
+        members=[
+            coordinator_pb2.MemberLoad(worker_id=m, connectors=load.connectors, tasks=load.tasks)
+            for m, load in summary.members.items()
+        ],
+        new_units=[str(u) for u in summary.new],
+        moved=[
+            coordinator_pb2.UnitMove(unit=str(m.unit), from_worker=m.source, to_worker=m.target)
+            for m in summary.moved
+        ],
+        revoked=[
+            coordinator_pb2.MemberRevocations(
+                worker_id=m,
+                units=[
+                    coordinator_pb2.RevokedUnit(unit=str(u), deleted=d) for u, d in units.items()
+                ],
+            )
+            for m, units in summary.revoked.items()
+        ],
+        departed=[
+            coordinator_pb2.DepartedMember(worker_id=m, units=n)
+            for m, n in summary.departed.items()
+        ],
+        pending_deletions=[
+            coordinator_pb2.OwedDeletion(unit=str(p.unit), incarnation=p.incarnation, owner=p.owner)
+            for p in summary.pending
+        ],
+    )
+
+
 def names_worker(message: coordinator_pb2.WorkerMessage) -> bool:
     """Whether a stream's first message is a Join that names its worker."""
     return message.WhichOneof("kind") == "join" and bool(message.join.worker_id)
@@ -67,9 +108,26 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         self._name = name
         self._fresh = fresh
         self._group: g.Group | None = None
+        self._history: Callable[[], History] | None = None
 
-    def lead(self, group: g.Group | None) -> None:
+    def lead(self, group: g.Group | None, history: Callable[[], History] | None = None) -> None:
+        """Leads with ``group``, reading the assignments topic's history with ``history``;
+        ``None`` stands by again."""
         self._group = group
+        self._history = history
+
+    async def History(
+        self, request: coordinator_pb2.HistoryRequest, context: grpc.aio.ServicerContext
+    ) -> coordinator_pb2.HistoryResponse:
+        history = self._history
+        if history is None or not self._fresh():
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"coordinator {self._name} is standing by"
+            )
+        assert history is not None
+        count = request.last if request.last > 0 else HISTORY_DEFAULT
+        summaries = describe_all(history().latest(count + 1))[-count:]
+        return coordinator_pb2.HistoryResponse(generations=[summary_to_pb(s) for s in summaries])
 
     async def Join(
         self,

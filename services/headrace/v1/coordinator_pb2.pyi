@@ -142,3 +142,91 @@ class CoordinatorMessage(_message.Message):
     welcome: Welcome
     heartbeat_ack: HeartbeatAck
     def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ...) -> None: ...
+
+class HistoryRequest(_message.Message):
+    __slots__ = ("last",)
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    last: int
+    def __init__(self, last: _Optional[int] = ...) -> None: ...
+
+class MemberLoad(_message.Message):
+    __slots__ = ("worker_id", "connectors", "tasks")
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTORS_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    worker_id: str
+    connectors: int
+    tasks: int
+    def __init__(self, worker_id: _Optional[str] = ..., connectors: _Optional[int] = ..., tasks: _Optional[int] = ...) -> None: ...
+
+class UnitMove(_message.Message):
+    __slots__ = ("unit", "from_worker", "to_worker")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    FROM_WORKER_FIELD_NUMBER: _ClassVar[int]
+    TO_WORKER_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    from_worker: str
+    to_worker: str
+    def __init__(self, unit: _Optional[str] = ..., from_worker: _Optional[str] = ..., to_worker: _Optional[str] = ...) -> None: ...
+
+class RevokedUnit(_message.Message):
+    __slots__ = ("unit", "deleted")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    deleted: bool
+    def __init__(self, unit: _Optional[str] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
+class MemberRevocations(_message.Message):
+    __slots__ = ("worker_id", "units")
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    worker_id: str
+    units: _containers.RepeatedCompositeFieldContainer[RevokedUnit]
+    def __init__(self, worker_id: _Optional[str] = ..., units: _Optional[_Iterable[_Union[RevokedUnit, _Mapping]]] = ...) -> None: ...
+
+class DepartedMember(_message.Message):
+    __slots__ = ("worker_id", "units")
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    worker_id: str
+    units: int
+    def __init__(self, worker_id: _Optional[str] = ..., units: _Optional[int] = ...) -> None: ...
+
+class OwedDeletion(_message.Message):
+    __slots__ = ("unit", "incarnation", "owner")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    incarnation: str
+    owner: str
+    def __init__(self, unit: _Optional[str] = ..., incarnation: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class GenerationSummary(_message.Message):
+    __slots__ = ("generation", "recorded_at_ms", "coordinator", "members", "new_units", "moved", "revoked", "departed", "pending_deletions")
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    COORDINATOR_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    NEW_UNITS_FIELD_NUMBER: _ClassVar[int]
+    MOVED_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_FIELD_NUMBER: _ClassVar[int]
+    DEPARTED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_DELETIONS_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    recorded_at_ms: int
+    coordinator: str
+    members: _containers.RepeatedCompositeFieldContainer[MemberLoad]
+    new_units: _containers.RepeatedScalarFieldContainer[str]
+    moved: _containers.RepeatedCompositeFieldContainer[UnitMove]
+    revoked: _containers.RepeatedCompositeFieldContainer[MemberRevocations]
+    departed: _containers.RepeatedCompositeFieldContainer[DepartedMember]
+    pending_deletions: _containers.RepeatedCompositeFieldContainer[OwedDeletion]
+    def __init__(self, generation: _Optional[int] = ..., recorded_at_ms: _Optional[int] = ..., coordinator: _Optional[str] = ..., members: _Optional[_Iterable[_Union[MemberLoad, _Mapping]]] = ..., new_units: _Optional[_Iterable[str]] = ..., moved: _Optional[_Iterable[_Union[UnitMove, _Mapping]]] = ..., revoked: _Optional[_Iterable[_Union[MemberRevocations, _Mapping]]] = ..., departed: _Optional[_Iterable[_Union[DepartedMember, _Mapping]]] = ..., pending_deletions: _Optional[_Iterable[_Union[OwedDeletion, _Mapping]]] = ...) -> None: ...
+
+class HistoryResponse(_message.Message):
+    __slots__ = ("generations",)
+    GENERATIONS_FIELD_NUMBER: _ClassVar[int]
+    generations: _containers.RepeatedCompositeFieldContainer[GenerationSummary]
+    def __init__(self, generations: _Optional[_Iterable[_Union[GenerationSummary, _Mapping]]] = ...) -> None: ...

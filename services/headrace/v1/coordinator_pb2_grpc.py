@@ -39,6 +39,11 @@ class CoordinatorStub:
                 request_serializer=headrace_dot_v1_dot_coordinator__pb2.WorkerMessage.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_coordinator__pb2.CoordinatorMessage.FromString,
                 _registered_method=True)
+        self.History = channel.unary_unary(
+                '/headrace.v1.Coordinator/History',
+                request_serializer=headrace_dot_v1_dot_coordinator__pb2.HistoryRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_coordinator__pb2.HistoryResponse.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServicer:
@@ -50,6 +55,13 @@ class CoordinatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def History(self, request, context):
+        """Answered by the replica that leads; one standing by answers UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -57,6 +69,11 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.Join,
                     request_deserializer=headrace_dot_v1_dot_coordinator__pb2.WorkerMessage.FromString,
                     response_serializer=headrace_dot_v1_dot_coordinator__pb2.CoordinatorMessage.SerializeToString,
+            ),
+            'History': grpc.unary_unary_rpc_method_handler(
+                    servicer.History,
+                    request_deserializer=headrace_dot_v1_dot_coordinator__pb2.HistoryRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_coordinator__pb2.HistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -86,6 +103,33 @@ class Coordinator:
             '/headrace.v1.Coordinator/Join',
             headrace_dot_v1_dot_coordinator__pb2.WorkerMessage.SerializeToString,
             headrace_dot_v1_dot_coordinator__pb2.CoordinatorMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def History(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.Coordinator/History',
+            headrace_dot_v1_dot_coordinator__pb2.HistoryRequest.SerializeToString,
+            headrace_dot_v1_dot_coordinator__pb2.HistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -97,6 +97,7 @@ METHODS: Mapping[str, Need] = {
     },
     "/headrace.v1.TaskConfigService/PutTaskConfigs": Need.SIGNED,
     "/headrace.v1.Coordinator/Join": Need.INTERNAL,
+    "/headrace.v1.Coordinator/History": Need.READ,
     # Plugin processes write batches and run transforms' SQL; reading what landed is a read.
     _EXECUTOR + "WriteBatch": Need.INTERNAL,
     _EXECUTOR + "WriteStream": Need.INTERNAL,
