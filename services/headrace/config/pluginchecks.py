@@ -16,17 +16,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-import grpc
-
 from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.isolation.client import PluginCallError
 from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.isolation.supervisor import PluginProcess, plugin_key
 from headrace.core.model.configinfo import ComponentKeys, ConfigInfos
 from headrace.core.model.errors import PluginError
-from headrace.core.model.wire import component_keys_from_pb, config_infos_from_pb
 from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.v1 import plugin_pb2
 
 VALIDATE_TIMEOUT_S = 30.0
 OWNER = "config"
@@ -55,38 +52,35 @@ class PluginChecks:
     ) -> ConfigInfos:
         """The plugin's keys, with each one's verdict on ``config`` unless ``definition_only``."""
         process = await self._process(plugin)
-        assert process.stub is not None
-        request = plugin_pb2.ValidateRequest(config=dict(config), definition_only=definition_only)
+        assert process.client is not None
         try:
-            answer = await process.stub.Validate(request, timeout=VALIDATE_TIMEOUT_S)
-        except grpc.aio.AioRpcError as exc:
+            return await process.client.validate(
+                config, definition_only=definition_only, deadline_s=VALIDATE_TIMEOUT_S
+            )
+        except PluginCallError as exc:
             raise await self._failed(process, "validate the config", exc) from None
-        return config_infos_from_pb(answer)
 
     async def describe(self, plugin: PluginDescriptor) -> list[ComponentKeys]:
         """The components from the plugin path that ``plugin``'s process loads beside it,
         each with the keys of its definition."""
         process = await self._process(plugin)
-        assert process.stub is not None
+        assert process.client is not None
         try:
-            answer = await process.stub.Describe(
-                plugin_pb2.DescribeRequest(), timeout=VALIDATE_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as exc:
+            return await process.client.describe(deadline_s=VALIDATE_TIMEOUT_S)
+        except PluginCallError as exc:
             raise await self._failed(process, "describe its components", exc) from None
-        return [component_keys_from_pb(c) for c in answer.components]
 
     async def _failed(
-        self, process: PluginProcess, doing: str, exc: grpc.aio.AioRpcError
+        self, process: PluginProcess, doing: str, exc: PluginCallError
     ) -> ConfigRejected:
         """The error of a call that failed, once a process that is gone is forgotten."""
-        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        if exc.gone:
             await self._forget(process)
         plugin = process.plugin
         return ConfigRejected(
             Problem.INVALID,
             f"connector.class: {plugin.class_name} {plugin.version} failed to {doing}: "
-            f"{exc.details()}",
+            f"{exc.details}",
         )
 
     async def _process(self, plugin: PluginDescriptor) -> PluginProcess:

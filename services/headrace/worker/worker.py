@@ -37,12 +37,12 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-import grpc
 import immutables
 import structlog
 from aiokafka.errors import KafkaError
 
 from headrace.components import versions
+from headrace.core.isolation.client import PluginCallError
 from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.isolation.supervisor import PluginProcess, plugin_key
 from headrace.core.model.connectorconfig import requested_version
@@ -67,7 +67,6 @@ from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import kafka_logs
-from headrace.v1 import plugin_pb2
 from headrace.worker import metrics
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
@@ -125,7 +124,7 @@ CALL_TIMEOUT_S = 60.0
 MAX_CONCURRENT_UNIT_CALLS = 32
 # Start failures that fail only the unit: the plugin cannot be resolved or its process started,
 # or the plugin process or the config service refused or did not answer.
-START_ERRORS = (PluginError, grpc.aio.AioRpcError, OSError, RuntimeError, TimeoutError)
+START_ERRORS = (PluginError, PluginCallError, OSError, RuntimeError, TimeoutError)
 # Deletions done, remembered so that one sent again is acknowledged without a second call.
 REMEMBERED_DELETIONS = 100_000
 
@@ -351,7 +350,7 @@ class Worker:
         await self._report(unit, State.RUNNING)
 
     async def _start_failed(self, unit: WorkUnit, error: Exception) -> None:
-        detail = error.details() if isinstance(error, grpc.aio.AioRpcError) else str(error)
+        detail = str(error)
         self.log.warning(
             "unit_start_failed", connector=unit.connector, task=unit.task, error=detail
         )
@@ -360,25 +359,16 @@ class Worker:
     async def _launch(self, process: PluginProcess, unit: WorkUnit, running: Running) -> None:
         """Starts the unit in its plugin process; a connector's task configs then go to the
         config service."""
-        assert process.stub is not None
+        assert process.client is not None
         assigned = running.assigned
         if unit.is_connector:
-            started = await process.stub.StartConnector(
-                plugin_pb2.StartConnectorRequest(
-                    name=unit.connector, config=dict(assigned.connector_config)
-                ),
-                timeout=CALL_TIMEOUT_S,
+            tasks = await process.client.start_connector(
+                unit.connector, assigned.connector_config, deadline_s=CALL_TIMEOUT_S
             )
-            await self._task_configs.put(unit.connector, [dict(t.config) for t in started.tasks])
+            await self._task_configs.put(unit.connector, tasks)
             return
-        await process.stub.StartTask(
-            plugin_pb2.StartTaskRequest(
-                connector=unit.connector,
-                task=unit.task,
-                connector_config=dict(assigned.connector_config),
-                task_config=dict(assigned.task_config),
-            ),
-            timeout=CALL_TIMEOUT_S,
+        await process.client.start_task(
+            unit, assigned.connector_config, assigned.task_config, deadline_s=CALL_TIMEOUT_S
         )
 
     async def _stop_all(
@@ -408,7 +398,7 @@ class Worker:
         unit, deleted = stop.unit, stop.deleted
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
         halted = False
-        if process is not None and process.stub is not None and not running.held:
+        if process is not None and process.client is not None and not running.held:
             halted = await self._halt(process, unit, deleted=deleted)
         self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=deleted)
         if deleted:
@@ -431,16 +421,12 @@ class Worker:
     async def _halt(self, process: PluginProcess, unit: WorkUnit, *, deleted: bool) -> bool:
         """Stops the unit in its plugin process; a failure to is logged, and the unit is gone
         from this worker all the same. Whether the plugin process answered."""
-        assert process.stub is not None
-        request = plugin_pb2.StopRequest(connector=unit.connector, task=unit.task, deleted=deleted)
+        assert process.client is not None
         try:
-            if unit.is_connector:
-                await process.stub.StopConnector(request, timeout=CALL_TIMEOUT_S)
-            else:
-                await process.stub.StopTask(request, timeout=CALL_TIMEOUT_S)
-        except grpc.aio.AioRpcError as exc:
+            await process.client.stop(unit, deleted=deleted, deadline_s=CALL_TIMEOUT_S)
+        except PluginCallError as exc:
             self.log.warning(
-                "unit_stop_failed", connector=unit.connector, task=unit.task, error=exc.details()
+                "unit_stop_failed", connector=unit.connector, task=unit.task, error=exc.details
             )
             return False
         return True
@@ -472,23 +458,17 @@ class Worker:
             )
             return True
         host = (await self._processes_for([plugin]))[plugin_key(plugin)]
-        if isinstance(host, Exception) or host.stub is None:
+        if isinstance(host, Exception) or host.client is None:
             self.log.error("deletion_cleanup_failed", connector=unit.connector, error=str(host))
             return False
-        request = plugin_pb2.CleanupRequest(
-            connector=unit.connector,
-            task=unit.task,
-            connector_config=dict(cleanup.connector_config),
-            task_config=dict(cleanup.task_config),
-        )
         try:
-            await host.stub.Cleanup(request, timeout=CALL_TIMEOUT_S)
-        except grpc.aio.AioRpcError as exc:
+            await host.client.clean_up(cleanup, deadline_s=CALL_TIMEOUT_S)
+        except PluginCallError as exc:
             self.log.error(
                 "deletion_cleanup_failed",
                 connector=unit.connector,
                 task=unit.task,
-                error=exc.details(),
+                error=exc.details,
             )
             return False
         self.log.info("deletion_cleaned_up", connector=unit.connector, task=unit.task)
@@ -564,7 +544,7 @@ class Worker:
         follow through the assignment, as for any new task set."""
         running = self.running[unit]
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
-        if process is None or process.stub is None:
+        if process is None or process.client is None:
             return  # its process is gone: the exit fails its units, and a restart starts afresh
         try:
             await self._launch(process, unit, running)

@@ -19,7 +19,6 @@ from headrace.core.model.structs import AssignedUnit, AssignmentUpdate, Revocati
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.v1 import plugin_pb2
 from headrace.worker import worker as worker_module
 from headrace.worker.worker import MAX_CONCURRENT_UNIT_CALLS, Worker, for_each, stop_rounds
 
@@ -50,34 +49,22 @@ class InFlight:
 
 
 class FakeHost:
-    """A plugin process's gRPC API, answering at once."""
+    """A plugin process's client, answering at once."""
 
     def __init__(self, calls: InFlight) -> None:
         self.calls = calls
 
-    async def StartConnector(
-        self, request: plugin_pb2.StartConnectorRequest, **_: object
-    ) -> plugin_pb2.StartConnectorResponse:
-        await self.calls.call("start", WorkUnit.of(request.name))
-        return plugin_pb2.StartConnectorResponse(tasks=[plugin_pb2.TaskConfig()] * TASKS)
+    async def start_connector(
+        self, name: str, config: Mapping[str, str], **_: object
+    ) -> list[dict[str, str]]:
+        await self.calls.call("start", WorkUnit.of(name))
+        return [{}] * TASKS
 
-    async def StartTask(
-        self, request: plugin_pb2.StartTaskRequest, **_: object
-    ) -> plugin_pb2.StartTaskResponse:
-        await self.calls.call("start", WorkUnit(request.connector, request.task))
-        return plugin_pb2.StartTaskResponse()
+    async def start_task(self, unit: WorkUnit, *_: object, **__: object) -> None:
+        await self.calls.call("start", unit)
 
-    async def StopConnector(
-        self, request: plugin_pb2.StopRequest, **_: object
-    ) -> plugin_pb2.StopResponse:
-        await self.calls.call("stop", WorkUnit.of(request.connector))
-        return plugin_pb2.StopResponse()
-
-    async def StopTask(
-        self, request: plugin_pb2.StopRequest, **_: object
-    ) -> plugin_pb2.StopResponse:
-        await self.calls.call("stop", WorkUnit(request.connector, request.task))
-        return plugin_pb2.StopResponse()
+    async def stop(self, unit: WorkUnit, **_: object) -> None:
+        await self.calls.call("stop", unit)
 
 
 class FakeTaskConfigs:
@@ -100,16 +87,16 @@ def fake_processes(calls: InFlight, spawned: Counter[str]) -> Callable[..., Any]
         def __init__(self, plugin: PluginDescriptor, *_: object) -> None:
             self.key = worker_module.plugin_key(plugin)
             self.plugin = plugin
-            self.stub: FakeHost | None = None
+            self.client: FakeHost | None = None
 
         async def start(self) -> None:
             spawned[self.key] += 1
             for _ in range(3):  # a start that yields, so that racing starts would both spawn
                 await asyncio.sleep(0)
-            self.stub = FakeHost(calls)
+            self.client = FakeHost(calls)
 
         async def stop(self) -> None:
-            self.stub = None
+            self.client = None
 
     return FakeProcess
 

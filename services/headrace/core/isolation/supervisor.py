@@ -27,15 +27,14 @@ from pathlib import Path
 
 import grpc
 
+from headrace.core.isolation.client import PluginCallError, PluginClient, UnknownEvent
 from headrace.core.isolation.pluginenv import site_for
 from headrace.core.isolation.plugins import PluginDescriptor
-from headrace.core.model import wire
 from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
-from headrace.v1 import plugin_pb2, plugin_pb2_grpc
 
 LEASE_EVERY_S = 0.5
 PRIVATE_FOLDER = 0o700
@@ -74,7 +73,7 @@ def host_env(settings: Settings, worker_id: str) -> dict[str, str]:
 
 
 class PluginProcess:
-    """One running plugin host; ``stub`` is its gRPC API once :meth:`start` returned."""
+    """One running plugin host; ``client`` is its API once :meth:`start` returned."""
 
     def __init__(
         self,
@@ -103,7 +102,7 @@ class PluginProcess:
         self._keepalive: asyncio.Task[None] | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._channel: grpc.aio.Channel | None = None
-        self.stub: plugin_pb2_grpc.PluginHostStub | None = None
+        self.client: PluginClient | None = None
         self._watch: asyncio.Task[None] | None = None
         self._waiter: asyncio.Task[None] | None = None
         self._stopping = False
@@ -149,7 +148,7 @@ class PluginProcess:
                 if time.monotonic() > deadline:
                     await self.stop()
                     raise TimeoutError(f"plugin {self.key} did not start in {wait_s}s") from None
-        self.stub = plugin_pb2_grpc.PluginHostStub(self._channel)
+        self.client = PluginClient(self._channel)
         self._watch = asyncio.create_task(self._watch_events(), name=f"watch-{self.key}")
         self._waiter = asyncio.create_task(self._wait_exit(), name=f"wait-{self.key}")
         if self._lease is not None:
@@ -157,33 +156,25 @@ class PluginProcess:
         log.get().info("plugin_process_started", plugin=self.key, pid=self._proc.pid)
 
     async def _keep_alive(self) -> None:
-        assert self.stub is not None and self._lease is not None
+        assert self.client is not None and self._lease is not None
         while True:
             lease_s, stop_s = self._lease()
-            request = plugin_pb2.KeepAliveRequest(
-                lease_ms=int(lease_s * 1000), stop_ms=int(stop_s * 1000)
-            )
-            with contextlib.suppress(grpc.aio.AioRpcError):
-                await self.stub.KeepAlive(request, timeout=LEASE_EVERY_S * 2)
+            with contextlib.suppress(PluginCallError):
+                await self.client.keep_alive(lease_s, stop_s, deadline_s=LEASE_EVERY_S * 2)
             await asyncio.sleep(LEASE_EVERY_S)
 
     async def _watch_events(self) -> None:
-        assert self.stub is not None
+        assert self.client is not None
         try:
-            async for message in self.stub.Watch(plugin_pb2.WatchRequest()):
-                self._hand_over(message)
-        except grpc.aio.AioRpcError:
+            async for event in self.client.watch(self._unknown):
+                self._on_event(self, event)
+        except PluginCallError:
             pass  # the process went away; _wait_exit reports it
 
-    def _hand_over(self, message: plugin_pb2.UnitEvent) -> None:
-        try:
-            event = wire.host_event_from_pb(message)
-        except ValueError:
-            # A state this worker does not know says nothing it could act on: skip it, as
-            # the worker skips the states it has no use for.
-            log.get().warning("plugin_event_unknown", plugin=self.key, state=message.state)
-            return
-        self._on_event(self, event)
+    def _unknown(self, event: UnknownEvent) -> None:
+        # A state this owner does not know says nothing it could act on: skipped, as the
+        # worker skips the states it has no use for.
+        log.get().warning("plugin_event_unknown", plugin=self.key, state=event.state)
 
     async def _wait_exit(self) -> None:
         assert self._proc is not None
