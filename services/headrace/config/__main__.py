@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import secrets
-from dataclasses import replace
 
 import grpc
 from aiohttp import web
@@ -14,7 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.config.automation import Automation
 from headrace.config.commands import Commands
-from headrace.config.grpc_api import ConfigServicer, TaskConfigServicer
+from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, app
@@ -26,7 +24,7 @@ from headrace.core.model.connectorconfig import override_policy
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import split_address
-from headrace.core.security import auth, sessionkey, tls
+from headrace.core.security import sessionkey, tls
 from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topics
@@ -65,15 +63,10 @@ async def serve(
     checks = PluginChecks(settings)
     commands = Commands(store, installed(settings.plugin_path), OffsetsAdmin(settings), checks)
     await commands.ensure_session_key(sessionkey.now_ms())
-    # The automation agent applies commands through this service's own API, as an admin: with
-    # a token made here, that no other process holds.
-    agent_settings = settings
-    if security.policy is not None:
-        agent_settings = replace(settings, token=secrets.token_urlsafe(32))
-        security = security.admitting(agent_settings.token, auth.ADMIN)
+    calls = ConfigCalls(commands)  # the gRPC API's calls, and automation's
 
     def servicers(server: grpc.aio.Server) -> None:
-        config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(commands), server)
+        config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(calls), server)
         internal_pb2_grpc.add_TaskConfigServiceServicer_to_server(
             TaskConfigServicer(commands), server
         )
@@ -101,7 +94,7 @@ async def serve(
     await web.TCPSite(rest, host, port, ssl_context=https).start()
     # The agent joins its group and recovers its answers in the background: the gRPC and REST
     # APIs answer meanwhile, and commands wait in their topic until it is ready.
-    automation = Automation(agent_settings, address)
+    automation = Automation(settings, calls)
     automating = asyncio.create_task(automation.start(), name="automation")
     rotating = asyncio.create_task(rotate_session_keys(commands), name="session-keys")
     restarter = AutoRestarter(commands)

@@ -1,9 +1,10 @@
 """Topic-driven automation: lifecycle commands read from ``<cluster>-requests``, answered on
 ``<cluster>-responses``, by a faust-streaming agent in the config service.
 
-A command names a method of the gRPC ``ConfigService`` and carries its request; the agent calls
-that method on the service's own gRPC server, so a command takes exactly the path a gRPC client
-takes (validation, errors and all). It comes in either of two encodings, and is answered in the
+A command names a method of the gRPC ``ConfigService`` and carries its request; the agent applies
+it through the same calls the gRPC API answers (``headrace.config.grpc_api.ConfigCalls``), in
+this process, so a command takes exactly the path a gRPC client's call takes (validation, errors
+and all). It comes in either of two encodings, and is answered in the
 one it came in, keyed by its request id:
 
 - JSON: ``{"id": "r1", "method": "CreateConnector", "request": {"name": "n", "config": {}}}``
@@ -40,15 +41,16 @@ from faust.types import EventT
 from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 
+from headrace.config.grpc_api import CODES, SERVICE, ConfigCalls
+from headrace.config.validation import ConfigRejected
 from headrace.core.observability import log
-from headrace.core.security import tls
 from headrace.core.settings import Settings
-from headrace.v1 import automation_pb2, config_pb2
+from headrace.v1 import automation_pb2
 
-SERVICE = config_pb2.DESCRIPTOR.services_by_name["ConfigService"]
 PARTITIONS = 4
 BATCH = 500  # commands read together at most, and applied at once where they may be
 BATCH_WITHIN_S = 0.01  # how long a read waits for more before it applies what it has
+APPLY_TIMEOUT_S = 60.0  # a command not applied by then is answered DEADLINE_EXCEEDED
 Answer = tuple[str, bytes]  # (request id, the answer's bytes)
 
 
@@ -76,10 +78,6 @@ def _request_class(method: str) -> type[Message]:
     if found is None:
         raise Unreadable(f"method: {method!r} is not one of {', '.join(methods())}")
     return message_factory.GetMessageClass(found.input_type)
-
-
-def _response_class(method: str) -> type[Message]:
-    return message_factory.GetMessageClass(SERVICE.methods_by_name[method].output_type)
 
 
 def read(value: bytes | None, key: bytes | None) -> Command:
@@ -176,7 +174,7 @@ def answer(
 class Automation:
     """The agent, and the faust app that runs it."""
 
-    def __init__(self, settings: Settings, grpc_address: str) -> None:
+    def __init__(self, settings: Settings, calls: ConfigCalls) -> None:
         self.settings = settings
         self.app = faust.App(
             f"{settings.cluster}-automation",
@@ -206,11 +204,7 @@ class Automation:
         )
         self.answers = self.app.Table("answers", default=None, key_type=bytes, value_type=bytes)
         self.app.agent(self.requests, name="commands")(self._agent)
-        # The service's own API, on loopback: the certificate names the service as its
-        # clients know it (HEADRACE_CONFIG_ADDR), not as loopback.
-        self._channel = tls.aio_channel(
-            tls.own_address(grpc_address), settings, server_name=tls.host_of(settings.config_addr)
-        )
+        self._calls = calls
         self._applying: dict[str, asyncio.Future[bytes]] = {}
         self._log = log.get()
 
@@ -219,7 +213,6 @@ class Automation:
 
     async def stop(self) -> None:
         await self.app.stop()
-        await self._channel.close()
 
     async def _agent(self, stream: Any) -> AsyncIterator[None]:
         async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
@@ -288,15 +281,17 @@ class Automation:
         return command.id, reply
 
     async def _apply(self, command: Command) -> bytes:
-        call = self._channel.unary_unary(
-            f"/{SERVICE.full_name}/{command.method}",
-            request_serializer=lambda m: m.SerializeToString(),
-            response_deserializer=_response_class(command.method).FromString,
-        )
+        call = getattr(self._calls, command.method)
         try:
-            response = await call(command.request, timeout=60.0)
-        except grpc.aio.AioRpcError as exc:
-            self._log.info("automation_command_refused", id=command.id, code=exc.code().name)
-            return answer(command, exc.code(), exc.details() or "")
+            async with asyncio.timeout(APPLY_TIMEOUT_S):
+                response = await call(command.request)
+        except ConfigRejected as exc:
+            code = CODES[exc.problem]
+            self._log.info("automation_command_refused", id=command.id, code=code.name)
+            return answer(command, code, exc.message)
+        except TimeoutError:
+            self._log.warning("automation_command_timed_out", id=command.id)
+            reason = f"the command was not applied within {APPLY_TIMEOUT_S:.0f}s"
+            return answer(command, grpc.StatusCode.DEADLINE_EXCEEDED, reason)
         self._log.info("automation_command_applied", id=command.id, method=command.method)
         return answer(command, grpc.StatusCode.OK, "", response)

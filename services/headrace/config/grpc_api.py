@@ -1,12 +1,18 @@
-"""The config service's gRPC API: protobuf in and out at this edge, commands underneath."""
+"""The config service's gRPC API: protobuf in and out at this edge, commands underneath.
+
+``ConfigCalls`` holds the calls of ``ConfigService`` without gRPC: a request in, a response out,
+``ConfigRejected`` for a refusal. ``ConfigServicer`` answers them on the wire, a refusal as its
+status code (``CODES``); automation applies the commands it reads through the same calls, in the
+process, so a command takes exactly the path a gRPC client's call takes."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
 from headrace.config.offsets import ConnectorOffset, parse_entries
@@ -19,6 +25,8 @@ from headrace.core.security.sessionkey import now_ms
 from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2, internal_pb2_grpc
 
 T = TypeVar("T")
+
+SERVICE = config_pb2.DESCRIPTOR.services_by_name["ConfigService"]
 
 CODES = {
     Problem.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
@@ -38,11 +46,9 @@ async def _answer(context: grpc.aio.ServicerContext, call: Awaitable[T]) -> T:
         raise  # abort raises; this keeps type checkers honest
 
 
-async def _done(
-    context: grpc.aio.ServicerContext, call: Awaitable[None]
-) -> config_pb2.LifecycleResponse:
+async def _done(call: Awaitable[None]) -> config_pb2.LifecycleResponse:
     """The empty answer of a call that only changes state."""
-    await _answer(context, call)
+    await call
     return config_pb2.LifecycleResponse()
 
 
@@ -110,96 +116,89 @@ def _unit(
     )
 
 
-class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
+class ConfigCalls:
+    """Each call of ``ConfigService``, by its name: protobuf in and out, commands underneath;
+    a refusal raises ``ConfigRejected``."""
+
     def __init__(self, commands: Commands) -> None:
         self._commands = commands
 
     async def CreateConnector(
-        self, request: config_pb2.CreateConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.CreateConnectorRequest
     ) -> config_pb2.ConnectorInfo:
         create = self._create(request.name, dict(request.config), request.initial_state)
-        return _info(await _answer(context, create))
+        return _info(await create)
 
     async def _create(self, name: str, config: dict[str, str], initial_state: str) -> ConnectorView:
         return await self._commands.create(name, config, _target(initial_state))
 
     async def PutConnectorConfig(
-        self, request: config_pb2.PutConnectorConfigRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.PutConnectorConfigRequest
     ) -> config_pb2.PutConnectorConfigResponse:
-        view, created = await _answer(
-            context, self._commands.put_config(request.name, dict(request.config))
-        )
+        view, created = await self._commands.put_config(request.name, dict(request.config))
         return config_pb2.PutConnectorConfigResponse(info=_info(view), created=created)
 
     async def PatchConnectorConfig(
-        self, request: config_pb2.PatchConnectorConfigRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.PatchConnectorConfigRequest
     ) -> config_pb2.ConnectorInfo:
         patch = self._commands.patch(request.name, dict(request.set), list(request.remove))
-        return _info(await _answer(context, patch))
+        return _info(await patch)
 
-    async def GetConnector(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
-    ) -> config_pb2.ConnectorInfo:
-        return _info(await _answer(context, self._commands.get(request.name)))
+    async def GetConnector(self, request: config_pb2.ConnectorRequest) -> config_pb2.ConnectorInfo:
+        return _info(await self._commands.get(request.name))
 
     async def ListConnectors(
-        self, request: config_pb2.ListConnectorsRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ListConnectorsRequest
     ) -> config_pb2.ListConnectorsResponse:
         return config_pb2.ListConnectorsResponse(names=await self._commands.list())
 
     async def DeleteConnector(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.DeleteConnectorResponse:
-        await _answer(context, self._commands.delete(request.name))
+        await self._commands.delete(request.name)
         return config_pb2.DeleteConnectorResponse()
 
     async def GetConnectorStatus(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.ConnectorStatus:
-        view, statuses = await _answer(context, self._commands.status(request.name))
+        view, statuses = await self._commands.status(request.name)
         return _status(view, statuses, auto=self._commands.auto_restarts(view.name, statuses))
 
-    async def GetTaskStatus(
-        self, request: config_pb2.TaskRequest, context: grpc.aio.ServicerContext
-    ) -> config_pb2.UnitStatus:
-        view, statuses = await _answer(
-            context, self._commands.task_status(request.name, request.task)
-        )
+    async def GetTaskStatus(self, request: config_pb2.TaskRequest) -> config_pb2.UnitStatus:
+        view, statuses = await self._commands.task_status(request.name, request.task)
         unit = WorkUnit(view.name, request.task)
         auto = self._commands.auto_restarts(view.name, statuses).get(unit.task)
         return _unit(unit, statuses.get(unit), auto)
 
     async def PauseConnector(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.LifecycleResponse:
-        return await _done(context, self._commands.pause(request.name))
+        return await _done(self._commands.pause(request.name))
 
     async def ResumeConnector(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.LifecycleResponse:
-        return await _done(context, self._commands.resume(request.name))
+        return await _done(self._commands.resume(request.name))
 
     async def StopConnector(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.LifecycleResponse:
-        return await _done(context, self._commands.stop(request.name))
+        return await _done(self._commands.stop(request.name))
 
     async def RestartConnector(
-        self, request: config_pb2.RestartConnectorRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.RestartConnectorRequest
     ) -> config_pb2.ConnectorStatus:
         restart = self._commands.restart(
             request.name, include_tasks=request.include_tasks, only_failed=request.only_failed
         )
-        view, statuses, plan = await _answer(context, restart)
+        view, statuses, plan = await restart
         return _status(view, statuses, plan)
 
-    async def RestartTask(
-        self, request: config_pb2.TaskRequest, context: grpc.aio.ServicerContext
-    ) -> config_pb2.LifecycleResponse:
-        return await _done(context, self._commands.restart_task(request.name, request.task))
+    async def RestartTask(self, request: config_pb2.TaskRequest) -> config_pb2.LifecycleResponse:
+        return await _done(self._commands.restart_task(request.name, request.task))
 
     async def ListPlugins(
-        self, request: config_pb2.ListPluginsRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ListPluginsRequest
     ) -> config_pb2.ListPluginsResponse:
         aliases = {p.class_name: p.aliases for p in self._commands.catalog.plugins}
         return config_pb2.ListPluginsResponse(
@@ -216,40 +215,57 @@ class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
         )
 
     async def GetPluginConfig(
-        self, request: config_pb2.PluginConfigRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.PluginConfigRequest
     ) -> config_pb2.PluginConfig:
-        keys = await _answer(
-            context, self._commands.plugin_config(request.plugin, request.version or None)
-        )
+        keys = await self._commands.plugin_config(request.plugin, request.version or None)
         return config_pb2.PluginConfig(keys=[key_info_to_pb(k) for k in keys])
 
     async def ValidateConfig(
-        self, request: config_pb2.ValidateConfigRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.ValidateConfigRequest
     ) -> configdef_pb2.ConfigInfos:
         validated = self._commands.validate_plugin(request.plugin, dict(request.config))
-        return config_infos_to_pb(await _answer(context, validated))
+        return config_infos_to_pb(await validated)
 
-    async def GetOffsets(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
-    ) -> config_pb2.ConnectorOffsets:
-        found = await _answer(context, self._commands.read_offsets(request.name))
+    async def GetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.ConnectorOffsets:
+        found = await self._commands.read_offsets(request.name)
         return config_pb2.ConnectorOffsets(offsets=[_offset(o) for o in found])
 
     async def AlterOffsets(
-        self, request: config_pb2.AlterOffsetsRequest, context: grpc.aio.ServicerContext
+        self, request: config_pb2.AlterOffsetsRequest
     ) -> config_pb2.OffsetsChanged:
-        await _answer(context, self._alter(request))
+        await self._alter(request)
         return config_pb2.OffsetsChanged(message="The offsets of the connector were altered.")
 
     async def _alter(self, request: config_pb2.AlterOffsetsRequest) -> None:
         entries = parse_entries([(o.partition, o.offset) for o in request.offsets])
         await self._commands.alter_offsets(request.name, entries)
 
-    async def ResetOffsets(
-        self, request: config_pb2.ConnectorRequest, context: grpc.aio.ServicerContext
-    ) -> config_pb2.OffsetsChanged:
-        await _answer(context, self._commands.reset_offsets(request.name))
+    async def ResetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.OffsetsChanged:
+        await self._commands.reset_offsets(request.name)
         return config_pb2.OffsetsChanged(message="The offsets of the connector were reset.")
+
+
+class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):
+    """``ConfigService`` on the wire: each call of :class:`ConfigCalls`, a refusal answered
+    with its status code. Its methods are made below, one per method of the service."""
+
+    def __init__(self, calls: ConfigCalls) -> None:
+        self._calls = calls
+
+
+def _served(method: str) -> Callable[..., Awaitable[Message]]:
+    async def serve(
+        self: ConfigServicer, request: Message, context: grpc.aio.ServicerContext
+    ) -> Message:
+        answered: Message = await _answer(context, getattr(self._calls, method)(request))
+        return answered
+
+    serve.__name__ = method
+    return serve
+
+
+for _method in SERVICE.methods:
+    setattr(ConfigServicer, _method.name, _served(_method.name))
 
 
 def _json(value: object) -> str:

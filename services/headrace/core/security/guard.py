@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -64,15 +64,6 @@ class ServerSecurity:
         setting. A process without a certificate serves plaintext, even when it trusts a CA."""
         loaded = tls.load(settings)
         return cls(loaded if loaded is not None and loaded.serves else None, auth.load(settings))
-
-    def admitting(self, token: str, role: str) -> ServerSecurity:
-        """The same, also taking ``token`` for ``role``: how a process authenticates its calls
-        of its own server (the config service's automation agent), with a token no one else
-        holds. Unchanged when auth is off."""
-        if self.policy is None:
-            return self
-        tokens = {**self.policy.tokens, token: role}
-        return replace(self, policy=replace(self.policy, tokens=tokens))
 
     def refusal(self, method: str, context: Any) -> tuple[grpc.StatusCode, str] | None:
         """The status and message to end the call with, or None to let it through."""

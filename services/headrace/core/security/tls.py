@@ -166,20 +166,6 @@ def aio_channel(
     return grpc.aio.secure_channel(address, credentials, options=_options(server_name))
 
 
-def own_address(listening: str) -> str:
-    """Where a process reaches its own server listening on ``listening``: loopback in place of
-    every interface (``0.0.0.0:50051`` -> ``127.0.0.1:50051``)."""
-    host, sep, port = listening.rpartition(":")
-    if host.strip("[]") in ("", "0.0.0.0", "::"):
-        return f"127.0.0.1{sep}{port}"
-    return listening
-
-
-def host_of(address: str) -> str:
-    """The host of ``host:port`` (``[::1]:port`` gives ``::1``)."""
-    return address.rpartition(":")[0].strip("[]")
-
-
 def server_ssl_context(settings: Settings, tls: Tls) -> ssl.SSLContext:
     """The REST API's TLS: the process's certificate; with mTLS, clients' checked by the CA."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
