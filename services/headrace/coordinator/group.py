@@ -4,12 +4,12 @@ One asyncio task (:meth:`Group.run`) owns all of the group's state and changes i
 response to events from its queue: members joining, heartbeating, acknowledging revocations and
 deletions, or leaving; the configs changing; the clock ticking.
 
-**A rebalance** plans the next generation (``assignor`` places the units, ``deletions`` says
-where each pending deletion goes), appends it to the assignments log, then sends revocations,
-waits until every member that lost units has stopped them, and only then sends the new
-assignments, so a unit never runs in two places. A rebalance is planned against one snapshot of
-the configs, and its hand-over finishes with that same snapshot; what changes meanwhile is
-dealt with by the next rebalance.
+**A rebalance** plans the next generation (``planning``, a pure function: ``assignor`` places
+the units, ``deletions`` says where each pending deletion goes), appends it to the assignments log,
+then sends revocations, waits until every member that lost units has stopped them, and only then
+sends the new assignments, so a unit never runs in two places. A rebalance is planned against one
+snapshot of the configs, and its hand-over finishes with that same snapshot; what changes meanwhile
+is dealt with by the next rebalance.
 
 **A member that leaves** after stopping its units (``Left(clean=True)``) has its units handed
 out at once. **A member that is lost** (its stream broke, or its heartbeats stopped) may still be
@@ -38,10 +38,9 @@ from types import MappingProxyType
 
 import structlog
 
-from headrace.coordinator import deletions
 from headrace.coordinator.assignmentlog import Generation, Placement
-from headrace.coordinator.assignor import assign, desired_units
 from headrace.coordinator.deletions import PendingDeletion
+from headrace.coordinator.planning import GroupState, plan
 from headrace.core.model.configstate import Config, ConfigState
 from headrace.core.model.structs import (
     AssignedUnit,
@@ -387,61 +386,30 @@ class Group:
         return sorted(self.members, key=lambda m: self.members[m].session)
 
     async def _rebalance(self) -> None:
+        """Plans the next generation (``planning.plan``, pure), takes the state it leaves, and
+        unless it changes nothing, records it and sends its revocations."""
         configs = self.configs
-        live = self._order()
-        placed = {m: {**self.returning.get(m, {}), **self.current.get(m, {})} for m in live}
-        kept = {m: d.units for m, d in self.departed.items()}
-        everywhere = [("", self.unassigned), *kept.items(), *placed.items()]
-        for deletion in deletions.found(everywhere, configs, self.retired):
-            self.pending.setdefault(deletion.instance, deletion)
-        for units in [self.unassigned, *placed.values(), *kept.values()]:
-            for unit in [u for u in units if deletions.is_deleted(u, units[u], configs)]:
-                del units[unit]
-        blocked = deletions.blocked(self.pending.values())
-        counts = {n: len(configs.tasks_of(n)) for n in configs.connectors if n not in blocked}
-        plan = assign(
-            {m: frozenset(placed[m]) for m in live},
-            live,
-            desired_units(counts),
-            held={m: frozenset(units) for m, units in kept.items()},
+        state = GroupState(
+            self.generation,
+            configs,
+            self._order(),
+            self.current,
+            self.returning,
+            {m: d.units for m, d in self.departed.items()},
+            self.unassigned,
+            self.pending,
+            self.retired,
         )
-        incarnations = configs.incarnations
-        assignment = {
-            m: {u: incarnations.get(u.connector, "") for u in units}
-            for m, units in plan.assignment.items()
-        }
-        delivered = deletions.deliver(
-            self.pending.values(),
-            {m: self.current.get(m, {}) for m in live},
-            self.departed,
-            {m: len(units) for m, units in assignment.items()},
-        )
-        self.pending = {p.instance: p for p in delivered.pending}
-        revocations = {
-            m: frozenset(
-                Revocation(r.unit, incarnation=self.current[m].get(r.unit, ""))
-                for r in plan.revocations.get(m, ())
-                if r.unit in self.current.get(m, {})
-            )
-            | delivered.revocations.get(m, frozenset())
-            for m in live
-        }
-        revocations = {m: r for m, r in revocations.items() if r}
+        planned = plan(state, self.wall(), self.name)
+        for member, units in planned.departed.items():
+            self.departed[member].units = dict(units)
+        self.unassigned = dict(planned.unassigned)
+        self.pending = dict(planned.pending)
+        self.retired = dict(planned.retired)
         self.returning = {}
-        if live:
-            self.unassigned = {}  # placed, or no longer wanted
-        self._forget_retired()
-        generation = Generation(
-            self.generation + 1,
-            assignment,
-            revocations,
-            {m: dict(d.units) for m, d in self.departed.items()},
-            tuple(sorted(self.pending.values(), key=lambda p: p.instance)),
-            dict(self.unassigned),
-            self.wall(),
-            self.name,
-        )
-        if not revocations and self._unchanged(generation, delivered.cleanups, configs):
+        generation = planned.generation
+        revocations = generation.revocations
+        if not revocations and self._unchanged(generation, planned.cleanups, configs):
             return
         structlog.contextvars.bind_contextvars(generation=generation.number)
         # Written before anyone hears of it: a revocation with the deletion marker that a crash
@@ -450,16 +418,16 @@ class Group:
         self.recorded = generation
         log.get().info(
             "rebalance_started",
-            members=len(live),
+            members=len(state.live),
             departed=len(self.departed),
             revocations=sum(len(r) for r in revocations.values()),
             pending_deletions=len(self.pending),
         )
         handover = Handover(
-            self.generation,
-            assignment,
+            generation.number,
+            generation.members,
             revocations,
-            delivered.cleanups,
+            planned.cleanups,
             configs,
             {m: member.session for m, member in self.members.items()},
             set(revocations),
@@ -468,11 +436,6 @@ class Group:
         for worker_id, revoked in revocations.items():
             keep = _without(self.current.get(worker_id, {}), (r.unit for r in revoked))
             self._send(worker_id, self._revocation(keep, revoked, handover))
-
-    def _forget_retired(self) -> None:
-        """Drops the configs of retired incarnations no pending deletion needs any more."""
-        needed = {(p.unit.connector, p.incarnation) for p in self.pending.values()}
-        self.retired = {k: v for k, v in self.retired.items() if k in needed}
 
     def _revocation(
         self, keep: Placement, revoked: frozenset[Revocation], handover: Handover
