@@ -30,7 +30,7 @@ from psycopg.rows import dict_row
 from headrace.cli.client import ConfigClient
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
-from headrace.executor.layout import writer_key
+from headrace.executor.writers.layout import writer_key
 from headrace.local.kafka import free_port
 from headrace.local.stack import EXECUTOR, Stack
 from headrace.runtime.executor.client import ExecutorClient, SqlCheck, chunks

@@ -1,10 +1,11 @@
 """The Spark executor: one shared SparkSession behind gRPC that writes record batches.
 
 Plugin processes send each Kafka partition's batch as an Arrow IPC stream (their client is
-``headrace.runtime.executor.client``, reached by plugins through the SDK); the service
-(``service.py``) validates it (``batches.py``), admits it if there is room (``admission.py``), and
-writes it idempotently on (topic, partition, offset range) under a dataset root (``writer.py``,
-layout in ``layout.py``). ``python -m headrace.executor`` runs it.
+``headrace.runtime.executor.client``, reached by plugins through the SDK). The gRPC edge
+(``service``) hands it to the write path (``writepath``), which goes one way: admit
+(``admission``) -> check (``batches``) -> lay out and write, idempotently on (topic, partition,
+offset range), with the format's writer (``writers``: files, Delta or JDBC). ``python -m
+headrace.executor`` runs it.
 
 Importing this package loads neither Spark nor gRPC.
 """

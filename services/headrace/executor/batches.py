@@ -16,7 +16,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from headrace.core.arrowipc import read_stream
-from headrace.executor.layout import OffsetRange, range_to_write, writer_key
 from headrace.executor.options import (
     FORMATS,
     JDBC,
@@ -25,6 +24,7 @@ from headrace.executor.options import (
     check_columns,
     parse_options,
 )
+from headrace.executor.writers.layout import OffsetRange, range_to_write, writer_key
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN as OFFSET_COLUMN
 from headrace.sdk.paths import Paths

@@ -6,9 +6,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from headrace.executor.batches import InvalidRequest
-from headrace.executor.delta import is_delta_table, read_table
 from headrace.executor.options import DELTA, JDBC
-from headrace.executor.writer import has_data_files, read_rows
+from headrace.executor.writers.delta import is_delta_table, read_table
+from headrace.executor.writers.files import has_data_files, read_rows
 
 DEFAULT_LIMIT = 10_000
 

@@ -22,20 +22,15 @@ from headrace.core.observability import log
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
 from headrace.core.security.guard import ServerSecurity
 from headrace.executor import metrics, reading, sql
-from headrace.executor.admission import Admission, Busy, Limits
+from headrace.executor.admission import Busy, Limits
 from headrace.executor.batches import (
     InvalidRequest,
-    WriteBatch,
     check_format,
     check_path,
     decode_arrow,
-    validate_write,
 )
-from headrace.executor.delta import DeltaWriter
-from headrace.executor.jdbc import JdbcWriter
-from headrace.executor.options import DELTA, JDBC
 from headrace.executor.sql import SqlRunner
-from headrace.executor.writer import FileWriter
+from headrace.executor.writepath import WritePath, WriteRequest
 from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
@@ -56,10 +51,8 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self._spark = spark
         self._roots = roots  # the only folders a request may name
         self._sql = SqlRunner(spark)
-        self._files = FileWriter(spark, self._sql.prepare)
-        self._delta = DeltaWriter(spark, self._sql.prepare)
-        self._jdbc = JdbcWriter(spark, self._sql.prepare)
-        self._admission = Admission(limits)
+        self._path = WritePath(spark, limits, roots, self._sql.prepare)
+        self._admission = self._path.admission  # one bound for writes and queries alike
         metrics.watch_in_flight(lambda: self._admission.in_flight)
         self._retry_after_ms = retry_after_ms
         # Bound here, not at import, so it picks up the logging set up by the entry point.
@@ -100,9 +93,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         job, connector = metrics.job_of(request.format), request.connector
         started = time.monotonic()
         try:
-            with self._admission.admit(size):
-                batch = _from_proto(request, read(), self._roots)
-                result = self._writer_of(batch.format).write(batch)
+            result = self._path.write(_from_proto(request), size, read)
             seconds = time.monotonic() - started
             metrics.done(job, connector, size, result.rows_written, result.rows_skipped, seconds)
             self._log.info(
@@ -222,13 +213,6 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             context.abort(grpc.StatusCode.INTERNAL, _detail(failed.replace("_", " "), exc))
         raise AssertionError("unreachable: context.abort raises")
 
-    def _writer_of(self, fmt: str) -> FileWriter | DeltaWriter | JdbcWriter:
-        if fmt == DELTA:
-            return self._delta
-        if fmt == JDBC:
-            return self._jdbc
-        return self._files
-
     def _abort(
         self,
         context: grpc.ServicerContext,
@@ -267,10 +251,8 @@ def _collect(chunks: Iterator[executor_pb2.WriteChunk], declared: int) -> bytes:
     return b"".join(pieces)
 
 
-def _from_proto(
-    request: executor_pb2.WriteBatchRequest, arrow_ipc: bytes, roots: Paths
-) -> WriteBatch:
-    return validate_write(
+def _from_proto(request: executor_pb2.WriteBatchRequest) -> WriteRequest:
+    return WriteRequest(
         connector=request.connector,
         task=request.task,
         topic=request.topic,
@@ -280,8 +262,6 @@ def _from_proto(
         last_offset=request.last_offset,
         format=request.format,
         path=request.path,
-        arrow_ipc=arrow_ipc,
-        roots=roots,
         options=dict(request.options),
     )
 

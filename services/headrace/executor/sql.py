@@ -32,7 +32,7 @@ from pyspark.sql import SparkSession
 
 from headrace.executor.batches import InvalidRequest, WriteBatch
 from headrace.executor.options import OptionError, check_columns
-from headrace.executor.writer import frame_of
+from headrace.executor.writers.writing import frame_of
 
 VIEW = "batch"
 """The name a query reads the batch by."""

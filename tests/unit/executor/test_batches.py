@@ -18,7 +18,7 @@ from headrace.executor.batches import (
     rows_after,
     validate_write,
 )
-from headrace.executor.layout import OffsetRange, writer_key
+from headrace.executor.writers.layout import OffsetRange, writer_key
 from headrace.sdk.paths import Paths
 
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"

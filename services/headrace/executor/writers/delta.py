@@ -24,8 +24,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from headrace.core.observability import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
-from headrace.executor.deltalog import app_versions, has_commits
-from headrace.executor.writer import Prepare, as_given, frame_of, log_skipped
+from headrace.executor.writers.deltalog import app_versions, has_commits
+from headrace.executor.writers.writing import Prepare, as_given, frame_of, log_skipped
 
 # What Delta says when a batch's columns differ from the table's.
 _SCHEMA_MISMATCH = {"DELTA_METADATA_MISMATCH", "_LEGACY_ERROR_TEMP_DELTA_0007"}
@@ -45,7 +45,7 @@ class DeltaWriter:
         self._prepare = prepare
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        self._log = log.get("headrace.executor.delta")
+        self._log = log.get("headrace.executor.writers.delta")
 
     def write(self, batch: WriteBatch) -> WriteResult:
         """Commits the batch's rows not yet in the table; a no-op for a batch already there."""

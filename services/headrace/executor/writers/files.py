@@ -21,22 +21,20 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
 
 import pyarrow as pa
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from headrace.core.observability import log
-from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
-from headrace.executor.layout import (
+from headrace.executor.batches import WriteBatch, WriteResult, unwritten
+from headrace.executor.writers.layout import (
     TEMP_PREFIX,
     batch_dir_name,
     high_watermark,
     stale_temp_dirs,
     temp_dir_name,
 )
+from headrace.executor.writers.writing import Prepare, as_given, frame_of, log_skipped
 
 # Long enough that no live write (batches are at most 64 MiB) is still running in a temp dir.
 STALE_TEMP_AGE_S = 3600.0
@@ -45,15 +43,6 @@ STALE_TEMP_AGE_S = 3600.0
 def partition_dir(root: str, topic: str, partition: int) -> str:
     """The folder holding one Kafka partition's committed batches."""
     return os.path.join(root, topic, str(partition))
-
-
-Prepare = Callable[[WriteBatch, pa.Table], pa.Table]
-"""What a job writes of a batch's new rows (``sql.SqlRunner.prepare``: its query's result)."""
-
-
-def as_given(batch: WriteBatch, rows: pa.Table) -> pa.Table:
-    """A :data:`Prepare` that writes the rows as they came."""
-    return rows
 
 
 class FileWriter:
@@ -70,7 +59,7 @@ class FileWriter:
         self._stale_temp_age_s = stale_temp_age_s
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        self._log = log.get("headrace.executor.writer")
+        self._log = log.get("headrace.executor.writers.files")
 
     def write(self, batch: WriteBatch) -> WriteResult:
         """Commits the batch's rows not yet in the dataset; a no-op for a batch already there."""
@@ -121,29 +110,6 @@ class FileWriter:
         for name in stale_temp_dirs(entries, time.time(), self._stale_temp_age_s):
             shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
             self._log.info("stale_temp_dir_removed", folder=folder, name=name)
-
-
-def log_skipped(logger: Any, batch: WriteBatch, watermark: int | None, skipped: int) -> None:
-    """Says that rows of a batch were dropped as written already, if any were."""
-    if skipped:
-        # Expected when a batch is retried, and only then: another connector or a re-created
-        # topic is another writer, with a watermark of its own.
-        logger.warning(
-            "rows_skipped_below_watermark",
-            connector=batch.connector,
-            topic=batch.topic,
-            partition=batch.partition,
-            watermark=watermark,
-            skipped=skipped,
-        )
-
-
-def frame_of(spark: SparkSession, rows: pa.Table) -> DataFrame:
-    """The rows as a Spark DataFrame; InvalidRequest when Spark cannot hold them."""
-    try:
-        return spark.createDataFrame(rows)
-    except (PySparkException, TypeError, ValueError) as exc:
-        raise InvalidRequest("arrow_ipc", f"Spark cannot take these rows: {exc}") from exc
 
 
 def has_data_files(path: str) -> bool:

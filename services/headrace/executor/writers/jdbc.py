@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 from headrace.core.observability import log
 from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, unwritten
 from headrace.executor.options import Database
-from headrace.executor.writer import Prepare, as_given, frame_of, log_skipped
+from headrace.executor.writers.writing import Prepare, as_given, frame_of, log_skipped
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.sdk.network import unsafe_host
 
@@ -60,7 +60,7 @@ class JdbcWriter:
     def __init__(self, spark: SparkSession, prepare: Prepare = as_given) -> None:
         self._spark = spark
         self._prepare = prepare
-        self._log = log.get("headrace.executor.jdbc")
+        self._log = log.get("headrace.executor.writers.jdbc")
         self._set_up_in: set[tuple[str, int, str]] = set()  # databases with OFFSETS_TABLE
         self._guard = threading.Lock()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.executor.layout import (
+from headrace.executor.writers.layout import (
     OffsetRange,
     batch_dir_name,
     high_watermark,

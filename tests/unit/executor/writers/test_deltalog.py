@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from headrace.executor.deltalog import (
+from headrace.executor.writers.deltalog import (
     app_versions,
     commits_after,
     has_commits,
