@@ -1,0 +1,132 @@
+"""The layout's boundaries, read from the code's own imports (lazy ones inside functions too).
+
+- A service (the config service, the coordinator, the worker, the executor, the ``headrace``
+  command) imports only the shared packages (``core``, ``components``, ``sdk``, ``v1``) and
+  itself: never another service, never ``runtime`` (which lives inside plugin processes).
+- ``runtime`` imports only the shared packages; the shared packages import no service and no
+  ``runtime``, and ``core`` no ``components``; the SDK imports only itself.
+- Plugins, built in or not, import only ``headrace.sdk``.
+- Developer tooling (``local``) is imported by nothing in the package.
+- No folder holds more than a fifth of the package's lines, and none is flatter than about
+  fifteen modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+PACKAGE = ROOT / "services" / "headrace"
+SHARED = {"core", "components", "sdk", "v1"}
+SERVICES = {"config", "coordinator", "worker", "executor", "cli"}
+ALLOWED = {
+    **{service: SHARED | {service} for service in SERVICES},
+    "runtime": SHARED | {"runtime"},
+    "core": {"core", "sdk", "v1"},
+    "components": {"components", "core", "sdk", "v1"},
+    "sdk": {"sdk"},
+    "v1": {"v1"},
+}
+PLUGIN_FOLDERS = (PACKAGE / "plugins", ROOT / "tests" / "plugins", ROOT / "docs" / "example")
+MOST_MODULES = 16
+LARGEST_SHARE = 0.20
+
+
+def modules(folder: Path) -> Iterator[Path]:
+    yield from (p for p in sorted(folder.rglob("*.py")) if "__pycache__" not in p.parts)
+
+
+def imported(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) of every ``headrace`` import in a file."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            yield from ((node.lineno, n) for n in names[:1] if n.split(".")[0] == "headrace")
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names if a.name.startswith("headrace"))
+
+
+def area(module: str) -> str:
+    """The top-level package of ``headrace`` a module belongs to (``""`` for ``headrace``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def package_modules() -> Iterator[tuple[str, Path]]:
+    for path in modules(PACKAGE):
+        relative = path.relative_to(PACKAGE)
+        if relative.parts[0] != "plugins" and len(relative.parts) > 1:
+            yield relative.parts[0], path
+
+
+def test_each_package_imports_only_what_its_place_allows() -> None:
+    crossings = [
+        f"{path.relative_to(ROOT)}:{line}: {own} imports {module}"
+        for own, path in package_modules()
+        if own in ALLOWED
+        for line, module in imported(path)
+        if area(module) not in ALLOWED[own]
+    ]
+    assert crossings == []
+
+
+def test_every_package_is_placed() -> None:
+    placed = set(ALLOWED) | {"local"}
+    assert {own for own, _ in package_modules()} <= placed
+
+
+def test_developer_tooling_is_imported_by_nothing_of_the_package() -> None:
+    users = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for own, path in package_modules()
+        if own != "local"
+        for line, module in imported(path)
+        if area(module) == "local"
+    ]
+    assert users == []
+
+
+@pytest.mark.parametrize("folder", PLUGIN_FOLDERS, ids=lambda f: str(f.relative_to(ROOT)))
+def test_plugins_import_only_the_sdk(folder: Path) -> None:
+    found = list(modules(folder))
+    assert found, f"no plugin under {folder}"
+    reaching = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in found
+        for line, module in imported(path)
+        if module != "headrace.sdk" and not module.startswith("headrace.sdk.")
+    ]
+    assert reaching == []
+
+
+def lines(paths: Iterator[Path]) -> int:
+    return sum(len(p.read_text().splitlines()) for p in paths)
+
+
+def folders() -> list[Path]:
+    """Every folder of the package's own code: not the generated ``v1``, not plugins."""
+    return [
+        f
+        for f in sorted({p.parent for _, p in package_modules()} | {PACKAGE})
+        if f.relative_to(PACKAGE).parts[:1] not in (("v1",), ("plugins",))
+    ]
+
+
+def test_no_folder_is_flat_or_holds_too_much_of_the_package() -> None:
+    # The package's own code: its generated protobuf code aside, its built-in plugins in.
+    total = lines(p for p in modules(PACKAGE) if "v1" not in p.relative_to(PACKAGE).parts[:1])
+    too_flat = {
+        str(f.relative_to(PACKAGE)): n
+        for f in folders()
+        if (n := len(list(f.glob("*.py")))) > MOST_MODULES
+    }
+    too_big = {
+        str(f.relative_to(PACKAGE)): round(share, 2)
+        for f in folders()
+        if f != PACKAGE and (share := lines(p for p in modules(f)) / total) > LARGEST_SHARE
+    }
+    assert too_flat == {} and too_big == {}
