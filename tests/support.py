@@ -407,11 +407,16 @@ class Rest:
         self.base = base
 
     def __call__(
-        self, method: str, path: str, body: Any = None, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
     ) -> tuple[int, Any]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         request = urllib.request.Request(
-            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+            self.base + path, data=data, method=method, headers={"Content-Type": content_type}
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:

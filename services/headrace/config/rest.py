@@ -69,11 +69,21 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error(500, f"{type(exc).__name__}: {exc}")
 
 
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 async def _json_body(request: web.Request) -> Any:
+    """The body's JSON, read as UTF-8 whatever charset the request names (JSON is UTF-8);
+    BadRequest for anything that is not JSON: NaN and Infinity, or nesting past what the
+    parser can hold, included."""
+    raw = await request.read()
     try:
-        return json.loads(await request.text() or "null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(raw.decode("utf-8") or "null", parse_constant=_not_a_number)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         raise BadRequest(f"the request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest("the request body is not JSON this API reads: nested too deeply") from None
 
 
 def _config_map(value: Any, what: str, *, nulls: bool = False) -> dict[str, str | None]:
@@ -249,7 +259,12 @@ class ConnectApi:
             return web.json_response(names)
         out: dict[str, dict[str, Any]] = {}
         for name in names:
-            view, statuses = await self.commands.status(name)
+            try:
+                view, statuses = await self.commands.status(name)
+            except ConfigRejected as exc:
+                if exc.problem is not Problem.NOT_FOUND:
+                    raise
+                continue  # deleted while the list was read: as Connect, left out
             entry: dict[str, Any] = {}
             if "status" in expand:
                 auto = self.commands.auto_restarts(name, statuses)
@@ -346,7 +361,7 @@ class ConnectApi:
             request.match_info["connector"], include_tasks=include_tasks, only_failed=only_failed
         )
         if not include_tasks and not only_failed:
-            return web.Response(status=200)  # Connect's answer to a plain restart: no body
+            return web.Response(status=204)  # Connect's answer to a plain restart: no body
         return web.json_response(status_json(view, statuses, plan), status=202)
 
     async def get_offsets(self, request: web.Request) -> web.Response:
@@ -400,7 +415,10 @@ class ConnectApi:
         return web.json_response(log.levels())
 
     async def logger(self, request: web.Request) -> web.Response:
-        return web.json_response(log.level_of(request.match_info["logger"]))
+        name = request.match_info["logger"]
+        if not log.exists(name):  # asking makes no logger, as in Connect
+            raise web.HTTPNotFound(reason=f"Logger {name} not found.")
+        return web.json_response(log.level_of(name))
 
     async def set_logger(self, request: web.Request) -> web.Response:
         body = await _json_body(request)

@@ -98,6 +98,12 @@ def configure(
     logging.getLogger(OWN).setLevel(level)
 
 
+def exists(name: str) -> bool:
+    """Whether a logger of that name has been made (``root`` always has)."""
+    found = logging.Logger.manager.loggerDict.get(name)
+    return name == "root" or isinstance(found, logging.Logger)
+
+
 def level_of(name: str) -> dict[str, Any]:
     """A logger's effective level in Connect's words, and when it was set (None: never)."""
     logger = logging.getLogger(name) if name != "root" else logging.getLogger()
