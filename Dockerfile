@@ -31,7 +31,8 @@ RUN mkdir -p /usr/share/man/man1 \
     && rm -rf /var/lib/apt/lists/*
 
 # A virtual environment of its own, so the built-in plugins (package data) sit at a known path.
-# pip stays in it: the worker builds plugin versions' requirements with it (core/isolation/pluginenv.py).
+# pip stays in it: the worker builds plugin versions' requirements with it
+# (core/isolation/pluginenv.py).
 ENV VIRTUAL_ENV=/opt/headrace/venv \
     PATH=/opt/headrace/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \

@@ -28,7 +28,7 @@
 | HEADRACE_TOKEN | empty | the token this process presents as a client |
 
 The last seven are read and checked by ``headrace.core.security.tls`` and
-``headrace.core.security.auth``; the README's Security section says how they fit together.
+``headrace.core.security.auth``; docs/operations/security.md says how they fit together.
 
 Two more are read by one process each, as its flag's default, and are not fields here: a field is
 handed to child processes (``to_env``), and two processes cannot listen on one address.

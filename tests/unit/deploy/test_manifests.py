@@ -15,7 +15,8 @@ code they run, so that neither can drift from the other.
   its gRPC port for a health name it serves; Services and the settings' addresses lead there.
 - TLS: a container serving it is probed by exec probes of ``headrace probe`` (Kubernetes' grpc:
   probes speak only plaintext) naming a host its certificate carries; every file and token comes
-  from a key of a Secret the README's table lists, and every key listed is read; no secret value
+  from a key of a Secret the deploy guide's table lists (``docs/operations/deploy.md``,
+  Kubernetes), and every key listed is read; no secret value
   is in a manifest. The production pods' settings are loaded, and their probes run, against
   servers given Secrets made as that table says.
 """
@@ -504,7 +505,8 @@ def test_the_overlays_are_shaped_for_their_use() -> None:
 
 # -- TLS, tokens and the Secrets they come from ----------------------------------------------------
 
-README = ROOT / "README.md"
+# The page whose Kubernetes section lists the Secrets the operator creates.
+DEPLOY_GUIDE = ROOT / "docs" / "operations" / "deploy.md"
 # The settings that name a file the operator provides: where set, each is a key of a Secret.
 FILE_SETTINGS = ("HEADRACE_TLS_CERT", "HEADRACE_TLS_KEY", "HEADRACE_TLS_CA", "HEADRACE_AUTH_TOKENS")
 # What each service given a token (HEADRACE_TOKEN) calls of the others with it: the config
@@ -524,17 +526,17 @@ SecretKey = tuple[str, str]  # (the Secret's name, the key)
 
 @dataclass(frozen=True)
 class Documented:
-    """What the README says goes in a key of a Secret the operator creates."""
+    """What the deploy guide says goes in a key of a Secret the operator creates."""
 
     names: tuple[str, ...]  # a certificate's: the hosts it names
     role: str | None  # a token's role
 
 
 def documented_secrets() -> dict[SecretKey, Documented]:
-    """The README's table of the Secrets to create (Deploy, Kubernetes): a row a Secret (or
-    some of its keys), the keys, and what goes in them: a certificate "naming `host`", a token
-    "of the role `role`"."""
-    text = README.read_text().split("\n### Kubernetes\n", 1)[1].split("\n### ", 1)[0]
+    """The deploy guide's table of the Secrets to create (its Kubernetes section): a row a
+    Secret (or some of its keys), the keys, and what goes in them: a certificate "naming
+    `host`", a token "of the role `role`"."""
+    text = DEPLOY_GUIDE.read_text().split("\n## Kubernetes\n", 1)[1].split("\n## ", 1)[0]
     found: dict[SecretKey, Documented] = {}
     row = r"^\| `(headrace-[\w-]+)` \| (.+?) \| (.+) \|$"
     for secret, keys, what in re.findall(row, text, re.MULTILINE):
@@ -550,7 +552,7 @@ DOCUMENTED = documented_secrets()
 
 def secret_files(container: dict[str, Any], workload: Resource) -> dict[str, SecretKey]:
     """path -> (Secret, key) of every file a Secret's volume puts in the container: the keys
-    its items name, or without items every key the README gives that Secret."""
+    its items name, or without items every key the deploy guide gives that Secret."""
     volumes = {v["name"]: v for v in workload["spec"]["template"]["spec"].get("volumes", [])}
     found: dict[str, SecretKey] = {}
     for mount in container.get("volumeMounts", []):
@@ -562,7 +564,7 @@ def secret_files(container: dict[str, Any], workload: Resource) -> dict[str, Sec
         items = source.get("items") or [
             {"key": key, "path": key} for secret, key in DOCUMENTED if secret == name
         ]
-        assert items, f"{name}: a Secret the README does not say to create"
+        assert items, f"{name}: a Secret the deploy guide does not say to create"
         for item in items:
             found[f"{mount['mountPath']}/{item['path']}"] = (name, item["key"])
     return found
@@ -607,7 +609,7 @@ def test_probes_speak_tls_where_the_service_serves_it() -> None:
                 ), f"{at} {kind}: --server-name {asked.server_name!r}"
 
 
-def test_files_and_tokens_come_from_the_secrets_the_readme_lists() -> None:
+def test_files_and_tokens_come_from_the_secrets_the_deploy_guide_lists() -> None:
     used: set[SecretKey] = set()
     for where, resources, workload, container in headrace_containers():
         env, files = env_of(container, resources), secret_files(container, workload)
@@ -616,13 +618,13 @@ def test_files_and_tokens_come_from_the_secrets_the_readme_lists() -> None:
             assert env[name] in files, f"{at}: {name}={env[name]} is in no Secret's volume"
             used.add(files[env[name]])
         used |= set(secret_refs(container).values())
-    # Every key read is one the README says to create, and every key it lists is read.
+    # Every key read is one the deploy guide says to create, and every key it lists is read.
     assert used == set(DOCUMENTED)
 
 
 def test_each_certificate_names_the_hosts_its_clients_dial() -> None:
     # The others dial a service at the host of its address setting (a worker: nothing but its
-    # probes do); its probes name what --server-name says. The README says what each names.
+    # probes do); its probes name what --server-name says. The deploy guide says what each names.
     for where, resources, workload, container in headrace_containers():
         env = env_of(container, resources)
         if not env.get("HEADRACE_TLS_CERT"):
@@ -636,7 +638,7 @@ def test_each_certificate_names_the_hosts_its_clients_dial() -> None:
 
 
 def make_secrets(ca: trustme.CA) -> dict[SecretKey, bytes]:
-    """Every key of the README's table, made as it says: the CA's certificate, a certificate
+    """Every key of the deploy guide's table, made as it says: the CA's certificate, a certificate
     naming what its row names (and nothing else: no loopback) and its key, a token of its row's
     role, and the tokens file holding every one of those and an admin's."""
     made: dict[SecretKey, bytes] = {}
@@ -655,7 +657,9 @@ def make_secrets(ca: trustme.CA) -> dict[SecretKey, bytes]:
         elif (secret, key) in tokens:
             made[(secret, key)] = tokens[(secret, key)][1].encode()
         else:
-            assert key == "tokens", f"the README says nothing this test can make of {secret} {key}"
+            assert key == "tokens", (
+                f"the deploy guide says nothing this test can make of {secret} {key}"
+            )
             lines = [f"{role} {token}" for role, token in tokens.values()]
             made[(secret, key)] = "\n".join(["admin " + secrets.token_hex(16), *lines]).encode()
     return made
@@ -664,7 +668,7 @@ def make_secrets(ca: trustme.CA) -> dict[SecretKey, bytes]:
 def test_the_production_pods_start_and_pass_their_probes_with_those_secrets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each production container's settings, its Secrets made as the README says and put where
+    """Each production container's settings, its Secrets made as the deploy guide says and put where
     its volumes would: the server security loads as at start-up, its exec probes get SERVING
     from a server with it (and fail without --server-name: the certificate does not name
     loopback), and the tokens the services present have the roles their calls need."""
