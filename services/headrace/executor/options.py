@@ -19,9 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlsplit
 
-from headrace.sdk.network import redacted
+from headrace.sdk.network import BadUrl, postgresql_url, redacted
 
 PARTITION_BY = "partition.by"
 MERGE_SCHEMA = "merge.schema"
@@ -75,7 +74,7 @@ class WriteOptions:
 class Database:
     """Where a jdbc job writes, and how."""
 
-    url: str = field(repr=False)  # as given, for Spark's JDBC writer (it may hold a password)
+    url: str  # host, port and database alone, for Spark's JDBC writer; the rest are properties
     host: str
     port: int
     name: str
@@ -123,18 +122,14 @@ def parse_database(raw: Mapping[str, str]) -> Database:
     url = raw.get(URL, "")
     if not url:
         raise OptionError(URL, "missing; give jdbc:postgresql://host:port/database")
-    if not url.startswith("jdbc:postgresql://"):
+    if not url.startswith("jdbc:postgresql:"):
         raise OptionError(URL, f"{redacted(url)} is not a jdbc:postgresql:// URL (PostgreSQL only)")
-    parts = urlsplit(url.removeprefix("jdbc:"))
     try:
-        port = parts.port or 5432
-    except ValueError:
-        raise OptionError(URL, f"{redacted(url)} has no valid port") from None
-    name = parts.path.lstrip("/")
-    if not parts.hostname or not name or "/" in name:
-        raise OptionError(URL, f"{redacted(url)} does not name a host and a database")
+        parsed = postgresql_url(url)
+    except BadUrl as exc:
+        raise OptionError(URL, str(exc)) from None
     params: dict[str, str] = {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    for key, value in parsed.params.items():
         if key not in _URL_PARAMS:
             allowed = ", ".join(sorted(_URL_PARAMS))
             raise OptionError(URL, f"parameter {key} is not supported (only {allowed})")
@@ -149,10 +144,10 @@ def parse_database(raw: Mapping[str, str]) -> Database:
     if mode == "upsert" and not keys:
         raise OptionError(KEY_COLUMNS, "upsert needs the columns that identify a row")
     return Database(
-        url=url,
-        host=parts.hostname,
-        port=port,
-        name=name,
+        url=parsed.jdbc(),
+        host=parsed.host,
+        port=parsed.port,
+        name=parsed.database,
         table=tuple(table.split(".")),
         mode=mode,
         key_columns=keys,

@@ -81,6 +81,8 @@ def test_a_jdbc_target_is_read_from_its_url_and_options() -> None:
         "sslmode": "require",
     }
     assert "pw" not in repr(database)  # a password is never printed
+    # What Spark's JDBC driver is given: the host, port and database checked, nothing else.
+    assert database.url == "jdbc:postgresql://db.example.com:5433/shop"
 
 
 @pytest.mark.parametrize(
@@ -90,6 +92,10 @@ def test_a_jdbc_target_is_read_from_its_url_and_options() -> None:
         ({"url": "jdbc:mysql://h/d", "table": "t"}, "url", "PostgreSQL only"),
         ({"url": "jdbc:postgresql://h", "table": "t"}, "url", "does not name a host and a"),
         ({"url": "jdbc:postgresql://h:x/d", "table": "t"}, "url", "no valid port"),
+        ({"url": "jdbc:postgresql://h/d#?socketFactory=x", "table": "t"}, "url", "'#'"),
+        ({"url": "jdbc:postgresql://h,169.254.169.254:80/d", "table": "t"}, "url", "several"),
+        ({"url": "jdbc:postgresql://[127.0.0.1]/d", "table": "t"}, "url", "brackets"),
+        ({"url": "jdbc:postgresql://h/d?socketFactory=x", "table": "t"}, "url", "not supported"),
         ({"url": URL, "table": "a.b.c"}, "table", "is not a table name"),
         ({"url": URL, "table": 'x"; --'}, "table", "is not a table name"),
         ({"url": URL, "table": "t", "mode": "merge"}, "mode", "not one of insert, upsert"),

@@ -413,7 +413,7 @@ async def test_the_jdbc_sink_writes_each_topic_to_its_table_with_its_credentials
     ("config", "key", "says"),
     [
         ({"connection.url": "jdbc:postgresql://169.254.169.254/x"}, "connection.url", "metadata"),
-        ({"connection.url": "jdbc:postgresql:///x"}, "connection.url", "names no host"),
+        ({"connection.url": "jdbc:postgresql:///x"}, "connection.url", "does not name a host"),
         ({"insert.mode": "upsert"}, "pk.fields", "upsert needs key columns"),
         ({"insert.mode": "merge"}, "insert.mode", "must be one of insert, upsert"),
     ],

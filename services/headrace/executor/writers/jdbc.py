@@ -134,7 +134,9 @@ def _connect(database: Database) -> psycopg.Connection[Any]:
 
 
 def _credentials(database: Database) -> dict[str, str | None]:
-    return {"user": database.user, "password": database.password}
+    """What the JDBC driver takes beside the URL: the URL carries no parameter, so the driver
+    reads exactly the host, port and database checked here."""
+    return {"user": database.user, "password": database.password, "sslmode": database.sslmode}
 
 
 def _key(database: Database, batch: WriteBatch) -> tuple[str, str, str, int]:
