@@ -120,6 +120,27 @@ BAD = [
         "tasks.max",
     ),
     (
+        "tasks.max past the bound",
+        "x",
+        {"connector.class": "Gen", "tasks.max": "1000000"},
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "tasks.max: must be at most 1000",
+    ),
+    (
+        "reversed name",
+        "a\u202eb",
+        {"connector.class": "Gen"},
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "U+202E",
+    ),
+    (
+        "long name",
+        "n" * 10_000,
+        {"connector.class": "Gen"},
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "at most 249",
+    ),
+    (
         "duplicate",
         "existing",
         {"connector.class": "Gen"},
@@ -140,6 +161,12 @@ def test_bad_input_is_refused_and_changes_nothing(config_service: tuple[Stack, S
             assert mentioned in info.value.details(), label
         assert client.names() == ["existing"]
         assert dict(client.get("existing").config)["topic"] == "keep"
+        # Too large to store: refused by its size before a key of it is checked anywhere.
+        huge = {"connector.class": "Gen", **{f"k{i}": "v" * 1000 for i in range(2000)}}
+        with pytest.raises(grpc.RpcError) as info:
+            client.validate("Gen", huge)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "config: its keys and values take" in info.value.details()
         with pytest.raises(grpc.RpcError) as info:
             client.delete("never-created")
         assert info.value.code() == grpc.StatusCode.NOT_FOUND

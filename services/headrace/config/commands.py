@@ -21,6 +21,7 @@ from headrace.config.validation import (
     Accepted,
     ConfigRejected,
     Problem,
+    check_config_size,
     check_exists,
     check_free,
     check_size,
@@ -179,6 +180,7 @@ class Commands:
     async def _validated(
         self, name: str, config: Mapping[str, str]
     ) -> tuple[ConfigInfos, PluginDescriptor | None]:
+        check_config_size(config)
         verdict = framework.check(name, config, self.catalog)
         if verdict.plugin is None:
             infos = merge(config.get("connector.class", ""), verdict.configs)

@@ -14,6 +14,7 @@ read role, every change admin.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -64,9 +65,13 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         if "Allow" in exc.headers:
             response.headers["Allow"] = exc.headers["Allow"]
         return response
-    except Exception as exc:  # noqa: BLE001 - answered as Connect answers a server error
-        log.get().exception("rest_request_failed", method=request.method, path=request.path)
-        return _error(500, f"{type(exc).__name__}: {exc}")
+    except Exception:  # noqa: BLE001 - answered as Connect answers a server error
+        # The exception's text stays in the log: it may quote a config, a path or a secret.
+        incident = uuid.uuid4().hex[:12]
+        log.get().exception(
+            "rest_request_failed", method=request.method, path=request.path, incident=incident
+        )
+        return _error(500, f"the config service failed; its log says why (incident {incident})")
 
 
 def _not_a_number(constant: str) -> Any:

@@ -46,13 +46,33 @@ class Accepted:
     plugin: PluginDescriptor
 
 
+MAX_NAME_CHARS = 249
+"""The longest connector name: Kafka's own bound on a topic name. A name becomes part of
+group ids, transactional ids, status keys and paths; past this it is no name anyone types."""
+
+# Unicode's "other" characters (control, format, surrogate, private use, unassigned) and its
+# line and paragraph separators: invisible, or shown as something else than they are. A name
+# with U+202E (right-to-left override) reads backwards in a console or a log.
+_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
 def check_name(name: str) -> None:
     if not name or not name.strip():
         raise ConfigRejected(Problem.INVALID, "name: a connector name must not be empty")
+    if len(name) > MAX_NAME_CHARS:
+        raise ConfigRejected(
+            Problem.INVALID,
+            f"name: {len(name)} characters; a connector name has at most {MAX_NAME_CHARS}",
+        )
     if name != name.strip():
         raise ConfigRejected(Problem.INVALID, f"name: {name!r} has leading or trailing spaces")
-    if any(unicodedata.category(c) == "Cc" for c in name):
-        raise ConfigRejected(Problem.INVALID, f"name: {name!r} contains control characters")
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in _UNSEEN})
+    if unseen:
+        raise ConfigRejected(
+            Problem.INVALID,
+            f"name: {name!r} contains control, format or unassigned characters "
+            f"({', '.join(unseen)})",
+        )
     # Plugins and the runtime use the name in paths (markers, folders): as one path component
     # it must never climb out of, or into another part of, the folder it is put in.
     if any(sep in name for sep in ("/", "\\")) or name in (".", ".."):
@@ -95,6 +115,18 @@ MAX_CONFIG_RECORD_BYTES = 1_000_000
 """The largest connector config the configs topic takes, as one record: below the broker's and
 the producer's default limits (1 MiB), so that a config too large is refused here, by name,
 rather than by Kafka."""
+
+
+def check_config_size(config: Mapping[str, str]) -> None:
+    """Refuses a config too large to store before any of it is validated: checking a config
+    of many megabytes key by key, in a plugin process too, is work no answer is worth."""
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in config.items())
+    if size > MAX_CONFIG_RECORD_BYTES:
+        raise ConfigRejected(
+            Problem.INVALID,
+            f"config: its keys and values take {size} bytes; a connector's config is at most "
+            f"{MAX_CONFIG_RECORD_BYTES} bytes, what fits in one record of the configs topic",
+        )
 
 
 def check_size(record: configlog.Record) -> configlog.Record:

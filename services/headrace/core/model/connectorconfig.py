@@ -50,14 +50,27 @@ def _true_or_false(config: Mapping[str, str], key: str, default: bool) -> bool:
     return raw == "true"
 
 
+MAX_TASKS = 1000
+"""The most tasks one connector may ask for. Each is a unit the coordinator places, a status
+record, a transactional id or a consumer; Connect sets no bound, and a config with a million
+would stall the group for every other connector. MirrorMaker's largest run well below this."""
+
+
 def tasks_max(config: Mapping[str, str]) -> int:
-    """``tasks.max`` (default 1) as a whole number of at least 1."""
-    return whole_number(config, TASKS_MAX, 1, minimum=1)
+    """``tasks.max`` (default 1) as a whole number from 1 to :data:`MAX_TASKS`."""
+    return whole_number(config, TASKS_MAX, 1, minimum=1, maximum=MAX_TASKS)
 
 
-def whole_number(config: Mapping[str, str], key: str, default: int, *, minimum: int = 0) -> int:
-    """The key's value as a whole number of at least ``minimum`` (``default`` when unset or
-    empty); ConfigException naming the key otherwise."""
+def whole_number(
+    config: Mapping[str, str],
+    key: str,
+    default: int,
+    *,
+    minimum: int = 0,
+    maximum: int | None = None,
+) -> int:
+    """The key's value as a whole number from ``minimum`` to ``maximum`` (``default`` when unset
+    or empty); ConfigException naming the key otherwise."""
     raw = config.get(key, "").strip()
     if not raw:
         return default
@@ -67,6 +80,8 @@ def whole_number(config: Mapping[str, str], key: str, default: int, *, minimum: 
         raise ConfigException(f"{key}: {raw!r} is not a whole number") from None
     if value < minimum:
         raise ConfigException(f"{key}: must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigException(f"{key}: must be at most {maximum}, got {value}")
     return value
 
 
@@ -167,14 +182,17 @@ CLIENT_OVERRIDES = ("producer.override.", "consumer.override.", "admin.override.
 
 CONFIG_PROVIDERS = "config.providers"
 JAAS_CONFIG = "sasl.jaas.config"
+# JAAS login modules that query a directory (JNDI, LDAP): given an address, they fetch and
+# deserialise what it serves. Kafka's own fix for CVE-2023-25194 disallows both by default.
+_DIRECTORY_LOGIN_MODULES = ("jndiloginmodule", "ldaploginmodule")
 
 
 def refuse_unsafe(config: Mapping[str, str]) -> None:
     """Refuses the inputs behind Kafka Connect's CVEs, with the reason, whatever else is
     allowed: config providers set in a connector config (CVE-2024-31141: one could read any
-    file or variable of the worker's), and a JAAS config naming a JNDI login module, as a
-    client override or a plugin's own key (CVE-2023-25194: it can make the worker load and run
-    remote code)."""
+    file or variable of the worker's), and a JAAS config naming a JNDI or LDAP login module, as
+    a client override or a plugin's own key (CVE-2023-25194: it can make the worker load and
+    run remote code)."""
     for key in sorted(config):
         if key == CONFIG_PROVIDERS or key.startswith(CONFIG_PROVIDERS + "."):
             raise ConfigException(
@@ -182,11 +200,13 @@ def refuse_unsafe(config: Mapping[str, str]) -> None:
                 "set here could read any file or environment variable of the worker "
                 "(CVE-2024-31141)"
             )
-        if key.endswith(JAAS_CONFIG) and "jndiloginmodule" in config[key].lower():
-            raise ConfigException(
-                f"{key}: names a JNDI login module, which can make the worker load and run "
-                "code from a remote address (CVE-2023-25194)"
-            )
+        if key.endswith(JAAS_CONFIG):
+            module = next((m for m in _DIRECTORY_LOGIN_MODULES if m in config[key].lower()), None)
+            if module is not None:
+                raise ConfigException(
+                    f"{key}: names a directory login module ({module}), which can make the "
+                    "worker look up and run code from a remote address (CVE-2023-25194)"
+                )
 
 
 OVERRIDE_POLICIES = ("None", "Principal", "All")
