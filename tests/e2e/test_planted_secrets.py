@@ -255,4 +255,13 @@ def test_a_config_put_back_as_answered_keeps_its_hidden_password(
     assert status == 200, body
     wait_for("the updated task's digests", (after / "task-0.json").is_file)
     assert json.loads((after / "task-0.json").read_text())["password"] == digest(password)
+    # Under a class that does not keep it secret, [hidden] cannot stand for the password: it
+    # would be answered in plain text from then on.
+    swapped = {**answered, "connector.class": "DatagenSource", "topic": "kept-out"}
+    status, body = rest(stack, "PUT", "/connectors/kept/config", swapped)
+    assert status == 400, body
+    assert "password: [hidden] stands for the stored secret" in body.decode()
+    status, body = rest(stack, "GET", "/connectors/kept/config")
+    assert json.loads(body)["password"] == "[hidden]" and password not in body.decode()
+    assert json.loads(body)["connector.class"] == PLUGIN
     assert rest(stack, "DELETE", "/connectors/kept")[0] == 204

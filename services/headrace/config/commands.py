@@ -142,7 +142,9 @@ class Commands:
 
     async def put_config(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorView, bool]:
         """Creates the connector or replaces its whole config; whether it was created."""
-        accepted = await self.check(name, await self._unhidden(name, config))
+        unhidden = await self._unhidden(name, config)
+        await self._still_hidden(config, unhidden)
+        accepted = await self.check(name, unhidden)
         new_incarnation = uuid.uuid4().hex
         created = False
 
@@ -160,12 +162,13 @@ class Commands:
     ) -> ConnectorView:
         """Sets the keys in ``changes`` and drops those in ``removed`` (Connect's PATCH, where
         a null value removes a key); the result is validated as a whole config."""
-        changes = await self._unhidden(name, changes)
+        sent, changes = changes, await self._unhidden(name, changes)
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             check_exists(name, state)
             merged = {k: v for k, v in state.connectors[name].items() if k not in removed}
             merged.update(changes)
+            await self._still_hidden(sent, merged)
             accepted = await self.check(name, merged)
             incarnation = state.incarnations.get(name, "")
             return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
@@ -341,6 +344,21 @@ class Commands:
             k: stored[k] if v == secrets.HIDDEN and k in keys and k in stored else v
             for k, v in config.items()
         }
+
+    async def _still_hidden(self, sent: Mapping[str, str], full: Mapping[str, str]) -> None:
+        """Refuses a config in which ``[hidden]`` stood for a stored secret that the config as
+        a whole (``full``: another ``connector.class``, say) no longer keeps secret: its value
+        would then be answered in plain text to whoever reads the connector."""
+        kept = [k for k, v in sent.items() if v == secrets.HIDDEN]
+        if not kept:
+            return
+        exposed = sorted(set(kept) - await self._hidden_keys(full))
+        if exposed:
+            raise ConfigRejected(
+                Problem.INVALID,
+                f"{exposed[0]}: [hidden] stands for the stored secret, which this config "
+                f"({full.get('connector.class', '')}) does not keep secret; give its value",
+            )
 
     async def list(self) -> list[str]:
         return sorted((await self.store.current()).connectors)
