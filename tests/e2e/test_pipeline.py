@@ -182,6 +182,9 @@ def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Pa
         client.delete("survivor")
 
 
+# What the crashing plugin writes to its standard error as it dies: it stays in its own log.
+LAST_WORDS = "db.password=crash-time-secret"
+
 MISBEHAVING = {
     "raises-in-start": (
         {"connector.class": "failing_source.FailingSourceConnector", "fail.in": "start"},
@@ -192,7 +195,11 @@ MISBEHAVING = {
         "plugin call timed out: poll of blocks-in-poll-0 has not returned",
     ),
     "crashes": (
-        {"connector.class": "crashing_source.CrashingSourceConnector", "crash.after.records": "5"},
+        {
+            "connector.class": "crashing_source.CrashingSourceConnector",
+            "crash.after.records": "5",
+            "last.words": LAST_WORDS,
+        },
         "exited with code 3",
     ),
 }
@@ -228,6 +235,7 @@ def test_misbehaving_plugins_fail_only_themselves_while_another_moves_1000_recor
         for name, (_, reason) in MISBEHAVING.items():
             task = wait_for(f"{name}'s task FAILED", partial(failed_task, client, name))
             assert reason in task["trace"], task["trace"]
+            assert LAST_WORDS not in task["trace"]
         got = wait_for(
             "1,000 records delivered",
             lambda: r if len(r := json_lines(out / "records.jsonl")) >= 1000 else None,

@@ -28,6 +28,7 @@ from typing import Any, TypeAlias
 
 from aiokafka import ConsumerRecord
 
+from headrace.core.security import secrets
 from headrace.sdk.errors import ConfigException, ConnectError
 
 Message: TypeAlias = ConsumerRecord[bytes, bytes]
@@ -155,7 +156,8 @@ def dlq_headers(
     error: RecordError, topic: str, partition: int, offset: int, connector: str, task: int
 ) -> list[tuple[str, bytes]]:
     """Connect's dead-letter context headers for one failed record: where it was consumed, the
-    stage and class that failed, and the cause's class, message and traceback."""
+    stage and class that failed, and the cause's class, message and traceback, with every
+    secret this process holds hidden."""
     cause = error.cause
     values = {
         "__connect.errors.topic": topic,
@@ -166,8 +168,12 @@ def dlq_headers(
         "__connect.errors.stage": connect_stage(error.stage),
         "__connect.errors.class.name": error.executing,
         "__connect.errors.exception.class.name": qualified_name(type(cause)),
-        "__connect.errors.exception.message": str(cause),
-        "__connect.errors.exception.stacktrace": "".join(traceback.format_exception(cause)),
+        # The record goes to a topic others read: an exception that quotes a secret this
+        # process holds (a config's password, a provider's value) says [hidden] there.
+        "__connect.errors.exception.message": secrets.mask(str(cause)),
+        "__connect.errors.exception.stacktrace": secrets.mask(
+            "".join(traceback.format_exception(cause))
+        ),
     }
     if not error.executing:
         del values["__connect.errors.class.name"]

@@ -558,7 +558,13 @@ class Worker:
             return
         del self._processes[process.key]
         await process.stop()
-        trace = f"plugin process {process.key} exited with code {code}\n{tail}"
+        # What the process wrote last stays in its own log, which only the operator reads: it
+        # may be anything, another connector's secret included, and every unit of the process
+        # would show it to whoever may read a status.
+        trace = (
+            f"plugin process {process.key} exited with code {code}; what it wrote last is in "
+            f"its log, {process.log_file.name}, in the worker's log folder"
+        )
         hosted = [
             unit
             for unit, running in self.running.items()

@@ -21,6 +21,7 @@ from headrace.components.errorpolicy import (
     skip_log_fields,
 )
 from headrace.components.transforms import TransformChain
+from headrace.core.security import secrets
 from headrace.runtime.deadletter import acknowledgement
 from headrace.runtime.sink.records import Message, Originals, as_consumed
 from headrace.sdk import ConfigException, DataError, SinkRecord, SinkTask, TopicPartition
@@ -224,3 +225,16 @@ def test_a_record_without_a_known_message_goes_through_the_converters() -> None:
     assert (consumed.key, consumed.value) == (b'"k"', b'{"id":1}')
     assert consumed.headers == [("h", b"v"), ("b", b"\x00")]
     assert consumed.timestamp == -1  # Kafka's "no timestamp"
+
+
+def test_dead_letter_headers_hide_the_secrets_this_process_holds() -> None:
+    secrets.register(["dlq-h1dden-pw"])
+    try:
+        raise DataError("cannot reach db as admin:dlq-h1dden-pw@db")
+    except DataError as exc:
+        error = RecordError("the record failed", "convert", exc)
+    headers = dict(dlq_headers(error, "orders", 3, 42, "c", 0))
+    message = headers["__connect.errors.exception.message"].decode()
+    trace = headers["__connect.errors.exception.stacktrace"].decode()
+    assert message == "cannot reach db as admin:[hidden]@db"
+    assert "dlq-h1dden-pw" not in trace and "admin:[hidden]@db" in trace
