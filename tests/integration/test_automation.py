@@ -124,6 +124,8 @@ def test_commands_are_applied_once_and_answered_in_their_own_encoding(
                 ("x2", b'{"id": "x2", "method": "DropEverything"}'),
                 ("x3", b'{"id": "x3", "method": "CreateConnector", "request": {"nom": 1}}'),
                 ("x4", b'{"id": "x4", "method": "PutTaskConfigs", "request": {}}'),
+                # Under another key, a request could be read by another replica, applied twice.
+                ("x5", b'{"id": "c1", "method": "DeleteConnector", "request": {"name": "auto"}}'),
             ]:
                 await automation.send(key, poison)
                 refused = json.loads(await automation.answer(key))

@@ -46,10 +46,12 @@ async def cluster_id(settings: Settings) -> str:
 
 
 async def rotate_session_keys(commands: Commands) -> None:
-    """Keeps the session key younger than its time to live, as long as the service runs."""
+    """Keeps the session key younger than its time to live, and sweeps the records of old
+    commands of the command topic, as long as the service runs."""
     while True:
         await asyncio.sleep(SESSION_KEY_CHECK_S)
         await commands.ensure_session_key(sessionkey.now_ms())
+        await commands.sweep_applied(sessionkey.now_ms())
 
 
 async def serve(

@@ -14,10 +14,14 @@ one it came in, keyed by its request id:
 
 ``code`` is the gRPC status name: ``OK``, ``INVALID_ARGUMENT``, ``NOT_FOUND``...
 
-Each command is applied once per request id. Answers are kept in a faust table, keyed by the id
-and backed by its changelog topic, so a command seen again, even after a restart of the service,
-is answered with the answer it had and not applied again. Answers are at least once: a command
-read again after a crash (its offset not yet committed) is answered again, with the same answer.
+Each command is applied once per request id, and its record's key must be that id: records are
+partitioned by key, so one agent of the service's replicas reads every record of one request.
+Answers are kept in a faust table, keyed by the id and backed by its changelog topic, so a
+command seen again, even after a restart of the service, is answered with the answer it had and
+not applied again. The change a command makes is written in one transaction with a record that
+it was applied (``request-<id>`` on the configs topic, swept after an hour): a command read again
+after a crash that came between its change and its answer is found applied, and answered as it
+was (from the connector as it is now), not applied twice. Answers are at least once.
 
 A command that cannot be read (not JSON nor a ``Command``, an unknown method, a request that
 does not parse) is answered with ``INVALID_ARGUMENT`` saying why; nothing a command carries
@@ -42,6 +46,7 @@ from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 
 from headrace.config.grpc_api import CODES, SERVICE, ConfigCalls
+from headrace.config.store import APPLYING, Applying
 from headrace.config.validation import ConfigRejected
 from headrace.core.observability import log
 from headrace.core.settings import Settings
@@ -96,7 +101,7 @@ def read(value: bytes | None, key: bytes | None) -> Command:
         request.ParseFromString(pb.request)
     except DecodeError as exc:
         raise Unreadable(f"request: not a {pb.method} request: {exc}") from None
-    return Command(pb.id or _text(key), pb.method, request, as_json=False)
+    return Command(_request_id(pb.id, key), pb.method, request, as_json=False)
 
 
 def _read_json(value: bytes, key: bytes | None) -> Command:
@@ -114,7 +119,20 @@ def _read_json(value: bytes, key: bytes | None) -> Command:
         json_format.ParseDict(body.get("request") or {}, request)
     except json_format.ParseError as exc:
         raise Unreadable(f"request: not a {method} request: {exc}") from None
-    return Command(str(body.get("id") or _text(key)), method, request, as_json=True)
+    return Command(_request_id(str(body.get("id") or ""), key), method, request, as_json=True)
+
+
+def _request_id(given: str, key: bytes | None) -> str:
+    """A command's request id: its own, which must be its record's key too, or its key. A
+    command is partitioned by its key, and only then does one agent own each request id: the
+    same id under another key could be read by another replica and applied again."""
+    keyed = _text(key)
+    if given and keyed != given:
+        raise Unreadable(
+            f"id: the record key must be the request id {given!r}, not {keyed!r}, so that "
+            "every record of one request is read by one agent"
+        )
+    return given or keyed
 
 
 def _subject(value: bytes | None, key: bytes | None) -> str | None:
@@ -124,6 +142,10 @@ def _subject(value: bytes | None, key: bytes | None) -> str | None:
         command = read(value, key)
     except Unreadable:
         return ""
+    return _subject_of(command)
+
+
+def _subject_of(command: Command) -> str | None:
     fields = command.request.DESCRIPTOR.fields_by_name
     for field in ("name", "connector"):
         if field in fields:
@@ -281,10 +303,17 @@ class Automation:
         return command.id, reply
 
     async def _apply(self, command: Command) -> bytes:
-        call = getattr(self._calls, command.method)
+        """Applies the command, unless the configs topic says it was (a crash came between
+        its change and its answer): then it is answered as a call made now would have been
+        had it succeeded then, and not applied again."""
+        applied = await self._calls.applied(command.id)
         try:
             async with asyncio.timeout(APPLY_TIMEOUT_S):
-                response = await call(command.request)
+                if applied is not None:
+                    self._log.info("automation_command_found_applied", id=command.id)
+                    response = await self._calls.replayed(command.method, applied)
+                else:
+                    response = await self._applied_now(command)
         except ConfigRejected as exc:
             code = CODES[exc.problem]
             self._log.info("automation_command_refused", id=command.id, code=code.name)
@@ -295,3 +324,12 @@ class Automation:
             return answer(command, grpc.StatusCode.DEADLINE_EXCEEDED, reason)
         self._log.info("automation_command_applied", id=command.id, method=command.method)
         return answer(command, grpc.StatusCode.OK, "", response)
+
+    async def _applied_now(self, command: Command) -> Message:
+        subject = _subject_of(command) or ""
+        token = APPLYING.set(Applying(command.id, command.method, subject))
+        try:
+            response: Message = await getattr(self._calls, command.method)(command.request)
+            return response
+        finally:
+            APPLYING.reset(token)

@@ -16,7 +16,7 @@ from headrace.config.groupadmin import GroupInUse
 from headrace.config.hiddenkeys import HiddenKeys
 from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
-from headrace.config.store import ConfigStore
+from headrace.config.store import APPLYING, ConfigStore
 from headrace.config.validation import (
     Accepted,
     ConfigRejected,
@@ -32,7 +32,7 @@ from headrace.core.isolation.supervisor import plugin_key
 from headrace.core.model import configlog
 from headrace.core.model.autorestart import Attempt, Shown
 from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, merge
-from headrace.core.model.configstate import Config, ConfigState
+from headrace.core.model.configstate import AppliedRequest, Config, ConfigState
 from headrace.core.model.errors import PluginError
 from headrace.core.model.status import StatusState, of_connector
 from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
@@ -86,6 +86,11 @@ def plan_restart(
     return RestartPlan(
         wanted(WorkUnit.of(name)), tuple(t for t in tasks if wanted(WorkUnit(name, t)))
     )
+
+
+APPLIED_KEPT_MS = 60 * 60 * 1000
+"""How long the record that a command of the command topic was applied is kept: far longer than
+the agent takes to keep its answer, after which the answer alone says it."""
 
 
 ShownRestarts = Callable[[ConfigState, StatusState, str], Mapping[int, Shown]]
@@ -151,6 +156,9 @@ class Commands:
         async def plan(state: ConfigState) -> list[configlog.Record]:
             nonlocal created
             created = name not in state.connectors
+            applying = APPLYING.get()
+            if applying is not None:
+                applying.created = created  # what its answer says, if it is answered again
             incarnation = new_incarnation if created else state.incarnations.get(name, "")
             return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
 
@@ -367,6 +375,21 @@ class Commands:
         async def plan(state: ConfigState) -> list[configlog.Record]:
             check_exists(name, state)
             return configlog.deletion(name, len(state.tasks_of(name)))
+
+        await self.store.transact(plan)
+
+    async def applied(self, request_id: str) -> AppliedRequest | None:
+        """The command of the command topic with this request id, if it was applied and its
+        record not yet swept."""
+        return (await self.store.current()).requests.get(request_id)
+
+    async def sweep_applied(self, now_ms: int, keep_ms: int = APPLIED_KEPT_MS) -> None:
+        """Forgets the records of commands applied more than ``keep_ms`` ago: their answers
+        are long kept by the automation agent, which answers a command seen again from them."""
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            old = [i for i, a in state.requests.items() if a.applied_at_ms < now_ms - keep_ms]
+            return [configlog.request_forgotten(i) for i in sorted(old)]
 
         await self.store.transact(plan)
 

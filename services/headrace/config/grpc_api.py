@@ -18,6 +18,7 @@ from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signe
 from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.autorestart import Shown
+from headrace.core.model.configstate import AppliedRequest
 from headrace.core.model.status import StatusState, UnitStatus
 from headrace.core.model.structs import State, Target, WorkUnit
 from headrace.core.model.wire import config_infos_to_pb, key_info_to_pb
@@ -243,6 +244,27 @@ class ConfigCalls:
     async def ResetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.OffsetsChanged:
         await self._commands.reset_offsets(request.name)
         return config_pb2.OffsetsChanged(message="The offsets of the connector were reset.")
+
+    async def applied(self, request_id: str) -> AppliedRequest | None:
+        """Whether the command topic's command of this request id was applied."""
+        return await self._commands.applied(request_id)
+
+    async def replayed(self, method: str, applied: AppliedRequest) -> Message:
+        """The answer to a command found applied: what the call answers when it succeeds,
+        made from the connector as it is now, without applying anything."""
+        name = config_pb2.ConnectorRequest(name=applied.connector)
+        match method:
+            case "CreateConnector" | "PatchConnectorConfig":
+                return await self.GetConnector(name)
+            case "PutConnectorConfig":
+                info = await self.GetConnector(name)
+                return config_pb2.PutConnectorConfigResponse(info=info, created=applied.created)
+            case "DeleteConnector":
+                return config_pb2.DeleteConnectorResponse()
+            case "RestartConnector":
+                return await self.GetConnectorStatus(name)
+            case _:  # pause, resume, stop, a task's restart: the empty answer of a change
+                return config_pb2.LifecycleResponse()
 
 
 class ConfigServicer(config_pb2_grpc.ConfigServiceServicer):

@@ -11,6 +11,10 @@ under one transactional id, so an append commits only if no other replica wrote 
 read: one that lost is discarded unseen, and the command reads again and decides again. Two
 racing creates of one name thus end with one winner, the first in the topic, and one
 ALREADY_EXISTS. In one replica, commands that arrive together are written together.
+
+A change made for a command of the command topic (:data:`APPLYING` set by the automation agent)
+is written in one transaction with the record that the command is applied
+(``request-<id>``), so a command read again after a crash is found applied, never applied twice.
 """
 
 from __future__ import annotations
@@ -19,16 +23,38 @@ import asyncio
 import contextlib
 import itertools
 import random
+import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from headrace.core.model import configlog
-from headrace.core.model.configstate import ConfigState, apply
+from headrace.core.model.configstate import AppliedRequest, ConfigState, apply
 from headrace.core.model.errors import WriterFenced
 from headrace.core.model.status import StatusState
 from headrace.core.observability import log, metrics
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, LogRecord, kafka_logs
+
+
+@dataclass
+class Applying:
+    """The command of the command topic a change is made for. ``created`` is set by a
+    create-or-update that created its connector, which its answer says."""
+
+    request_id: str
+    method: str
+    connector: str
+    created: bool = False
+
+    def record(self, now_ms: int) -> configlog.Record:
+        applied = AppliedRequest(self.method, self.connector, self.created, now_ms)
+        return configlog.request_applied(self.request_id, applied)
+
+
+APPLYING: ContextVar[Applying | None] = ContextVar("applying", default=None)
+"""Set by the automation agent around a command it applies; read when a change is written."""
 
 
 class ConfigStore:
@@ -40,7 +66,7 @@ class ConfigStore:
         self._statuses = statuses
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
-        self._pending: list[tuple[Plan, asyncio.Future[ConfigState]]] = []
+        self._pending: list[tuple[Plan, asyncio.Future[ConfigState], Applying | None]] = []
 
     @classmethod
     def on_kafka(cls, settings: Settings) -> ConfigStore:
@@ -71,7 +97,7 @@ class ConfigStore:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
-        for _, waiting in self._pending:
+        for _, waiting, _ in self._pending:
             waiting.cancel()
         await self._config_log.close()
         await self._statuses.close()
@@ -95,7 +121,8 @@ class ConfigStore:
         writes cost one round trip per group, not per command, however many clients call.
         """
         mine: asyncio.Future[ConfigState] = asyncio.get_running_loop().create_future()
-        self._pending.append((plan, mine))
+        # Read here: the writer runs in a task of its own, outside the caller's context.
+        self._pending.append((plan, mine, APPLYING.get()))
         self._wake.set()
         if self._writer is None:
             self._writer = asyncio.create_task(self._write_forever(), name="configs-writer")
@@ -110,21 +137,25 @@ class ConfigStore:
             try:
                 await self._write_group(group)
             except Exception as exc:  # noqa: BLE001 - the group hears of it; the writer goes on
-                for _, done in group:
+                for _, done, _ in group:
                     if not done.done():
                         done.set_exception(exc)
 
-    async def _write_group(self, group: list[tuple[Plan, asyncio.Future[ConfigState]]]) -> None:
+    async def _write_group(
+        self, group: list[tuple[Plan, asyncio.Future[ConfigState], Applying | None]]
+    ) -> None:
         for attempt in itertools.count(1):
             state = await self.current()
             records: list[configlog.Record] = []
             outcomes: list[tuple[asyncio.Future[ConfigState], ConfigState | Exception]] = []
-            for plan, done in group:
+            for plan, done, applying in group:
                 try:
                     planned = await plan(state)
                 except Exception as exc:  # noqa: BLE001 - the refusal is that caller's answer
                     outcomes.append((done, exc))
                     continue
+                if applying is not None:
+                    planned = [*planned, applying.record(int(time.time() * 1000))]
                 state = _folded(state, planned)
                 records.extend(planned)
                 outcomes.append((done, state))

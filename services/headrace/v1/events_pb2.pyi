@@ -90,6 +90,18 @@ class AutoRestart(_message.Message):
     at_ms: int
     def __init__(self, task: _Optional[int] = ..., attempt: _Optional[int] = ..., at_ms: _Optional[int] = ...) -> None: ...
 
+class RequestApplied(_message.Message):
+    __slots__ = ("method", "connector", "created", "applied_at_ms")
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    connector: str
+    created: bool
+    applied_at_ms: int
+    def __init__(self, method: _Optional[str] = ..., connector: _Optional[str] = ..., created: _Optional[bool] = ..., applied_at_ms: _Optional[int] = ...) -> None: ...
+
 class StatusReported(_message.Message):
     __slots__ = ("connector", "task", "state", "worker_id", "trace", "generation", "plugin_version")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]

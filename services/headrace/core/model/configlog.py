@@ -15,6 +15,8 @@
 | ``auto-restart-<name>`` | ``AutoRestarts`` | the units' last automatic restarts, as a whole |
 | ``auto-restart-<name>`` | tombstone | clean-up after a deletion |
 | ``session-key`` | ``SessionKeyCreated`` | the key internal calls are signed with |
+| ``request-<id>`` | ``RequestApplied`` | the command topic's command of that id is applied |
+| ``request-<id>`` | tombstone | its answer is kept by the automation agent: forgotten here |
 
 Only the config service writes this topic, each write a transaction under the transactional id
 ``<cluster>-configs-writer``: its replicas take turns, and a write decided on a state another
@@ -31,10 +33,13 @@ from collections.abc import Mapping
 
 from headrace.core.model.autorestart import Attempt
 from headrace.core.model.configstate import (
+    AppliedRequest,
     AutoRestartsRecorded,
     ConfigEvent,
     ConnectorConfigured,
     ConnectorRemoved,
+    RequestApplied,
+    RequestForgotten,
     RestartRequested,
     SessionKey,
     SessionKeyCreated,
@@ -76,6 +81,10 @@ def auto_restart_key(name: str) -> str:
     return f"auto-restart-{name}"
 
 
+def request_key(request_id: str) -> str:
+    return f"request-{request_id}"
+
+
 def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None:
     """The event a record of the configs topic carries (``offset`` is where it was); None for
     records it does not know."""
@@ -103,6 +112,13 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
         msg_a = events_pb2.AutoRestarts.FromString(value)
         attempts = {u.task: Attempt(u.attempt, u.at_ms) for u in msg_a.units}
         return AutoRestartsRecorded(msg_a.connector, attempts)
+    if key.startswith("request-"):
+        request_id = key.removeprefix("request-")
+        if value is None:
+            return RequestForgotten(request_id)
+        msg_q = events_pb2.RequestApplied.FromString(value)
+        applied = AppliedRequest(msg_q.method, msg_q.connector, msg_q.created, msg_q.applied_at_ms)
+        return RequestApplied(request_id, applied)
     if key == SESSION_KEY and value is not None:
         msg_k = events_pb2.SessionKeyCreated.FromString(value)
         return SessionKeyCreated(SessionKey(msg_k.key, msg_k.created_ms))
@@ -121,6 +137,20 @@ def auto_restarts(name: str, attempts: Mapping[int, Attempt]) -> Record:
     ]
     msg = events_pb2.AutoRestarts(connector=name, units=units)
     return auto_restart_key(name), msg.SerializeToString()
+
+
+def request_applied(request_id: str, applied: AppliedRequest) -> Record:
+    msg = events_pb2.RequestApplied(
+        method=applied.method,
+        connector=applied.connector,
+        created=applied.created,
+        applied_at_ms=applied.applied_at_ms,
+    )
+    return request_key(request_id), msg.SerializeToString()
+
+
+def request_forgotten(request_id: str) -> Record:
+    return request_key(request_id), None
 
 
 def session_key(key: SessionKey) -> Record:

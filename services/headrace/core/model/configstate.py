@@ -100,6 +100,30 @@ class SessionKeyCreated:
     key: SessionKey
 
 
+@dataclass(frozen=True)
+class AppliedRequest:
+    """A command of the command topic, applied: which call, about which connector, and for a
+    create-or-update whether it created the connector (its answer says so)."""
+
+    method: str
+    connector: str
+    created: bool = False
+    applied_at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class RequestApplied:
+    request_id: str
+    applied: AppliedRequest
+
+
+@dataclass(frozen=True)
+class RequestForgotten:
+    """The command's answer is kept elsewhere: the record of its application can go."""
+
+    request_id: str
+
+
 ConfigEvent = (
     ConnectorConfigured
     | ConnectorRemoved
@@ -109,6 +133,8 @@ ConfigEvent = (
     | RestartRequested
     | SessionKeyCreated
     | AutoRestartsRecorded
+    | RequestApplied
+    | RequestForgotten
 )
 
 
@@ -129,6 +155,8 @@ class ConfigState:
     auto_restarts: Mapping[str, Mapping[int, Attempt]] = field(default_factory=immutables.Map)
     # The latest session key last, and the one before it: both sign valid internal calls.
     session_keys: tuple[SessionKey, ...] = ()
+    # The commands of the command topic applied and not yet forgotten, by request id.
+    requests: Mapping[str, AppliedRequest] = field(default_factory=immutables.Map)
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
@@ -185,6 +213,10 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
             return replace(state, auto_restarts=with_item(state.auto_restarts, connector, frozen))
         case SessionKeyCreated(key):
             return replace(state, session_keys=(*state.session_keys, key)[-2:])
+        case RequestApplied(request_id, applied):
+            return replace(state, requests=with_item(state.requests, request_id, applied))
+        case RequestForgotten(request_id):
+            return replace(state, requests=without_item(state.requests, request_id))
     raise TypeError(f"not a config event: {event!r}")
 
 
@@ -199,6 +231,7 @@ def _removed(state: ConfigState, name: str) -> ConfigState:
         restarts=without_item(state.restarts, name),
         auto_restarts=without_item(state.auto_restarts, name),
         session_keys=state.session_keys,
+        requests=state.requests,  # a deletion's own command is among them
     )
 
 

@@ -1,0 +1,138 @@
+"""A command of the command topic is applied once per request id: its change and the record that
+it was applied are written together, a command found applied is answered without being applied
+again, and a request id travels under its own record key only. On the in-memory configs topic,
+with a plugin process's answers stood in for."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from headrace.config.automation import Unreadable, read
+from headrace.config.commands import Commands
+from headrace.config.grpc_api import ConfigCalls
+from headrace.config.offsets import OffsetsAdmin
+from headrace.config.pluginchecks import PluginChecks
+from headrace.config.store import APPLYING, Applying, ConfigStore
+from headrace.config.validation import ConfigRejected
+from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.model import configlog
+from headrace.core.model.configinfo import ConfigInfos
+from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.v1 import config_pb2
+
+GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/g"))
+
+
+class _Checks:
+    """A plugin process that finds every config fine and keeps no key secret."""
+
+    async def validate(
+        self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool = False
+    ) -> ConfigInfos:
+        return ConfigInfos(plugin.class_name, ())
+
+    async def describe(self, plugin: PluginDescriptor) -> list[object]:
+        return []
+
+
+@pytest.fixture
+def configs() -> MemoryTopic:
+    return MemoryTopic("configs")
+
+
+@pytest.fixture
+async def commands(configs: MemoryTopic) -> Commands:
+    store = ConfigStore(memory_logs(configs), StatusStore(memory_logs(MemoryTopic("status"))))
+    await store.start()
+    checks = cast(PluginChecks, _Checks())
+    return Commands(store, PluginCatalog((GEN,)), cast(OffsetsAdmin, None), checks)
+
+
+@pytest.fixture
+def calls(commands: Commands) -> ConfigCalls:
+    return ConfigCalls(commands)
+
+
+def create(name: str) -> config_pb2.CreateConnectorRequest:
+    return config_pb2.CreateConnectorRequest(name=name, config={"connector.class": "Gen"})
+
+
+@contextmanager
+def applying(request_id: str, method: str, connector: str) -> Iterator[None]:
+    token = APPLYING.set(Applying(request_id, method, connector))
+    try:
+        yield
+    finally:
+        APPLYING.reset(token)
+
+
+async def test_a_change_made_for_a_command_is_written_with_the_record_that_it_was_applied(
+    calls: ConfigCalls, configs: MemoryTopic
+) -> None:
+    with applying("r1", "CreateConnector", "c"):
+        await calls.CreateConnector(create("c"))
+    keys = [r.key for r in configs.records]
+    assert keys[-1] == configlog.request_key("r1") and "connector-c" in keys
+    applied = await calls.applied("r1")
+    assert applied is not None and (applied.method, applied.connector) == ("CreateConnector", "c")
+    # Read again after a crash: answered as it was, and nothing is applied twice.
+    before = len(configs.records)
+    again = await calls.replayed("CreateConnector", applied)
+    assert isinstance(again, config_pb2.ConnectorInfo) and again.name == "c"
+    assert len(configs.records) == before
+    with pytest.raises(ConfigRejected):
+        await calls.CreateConnector(create("c"))  # what applying it again would have said
+
+
+async def test_a_create_or_update_found_applied_says_whether_it_created(
+    calls: ConfigCalls,
+) -> None:
+    put = config_pb2.PutConnectorConfigRequest(name="p", config={"connector.class": "Gen"})
+    with applying("r2", "PutConnectorConfig", "p"):
+        first = await calls.PutConnectorConfig(put)
+    applied = await calls.applied("r2")
+    assert first.created and applied is not None and applied.created
+    again = await calls.replayed("PutConnectorConfig", applied)
+    assert isinstance(again, config_pb2.PutConnectorConfigResponse) and again.created
+    assert again.info.name == "p"
+
+
+async def test_old_records_of_applied_commands_are_swept(
+    calls: ConfigCalls, commands: Commands
+) -> None:
+    with applying("r3", "CreateConnector", "s"):
+        await calls.CreateConnector(create("s"))
+    applied = await calls.applied("r3")
+    assert applied is not None
+    await commands.sweep_applied(applied.applied_at_ms + 1000, keep_ms=10_000)
+    assert await calls.applied("r3") is not None  # young: kept
+    await commands.sweep_applied(applied.applied_at_ms + 20_000, keep_ms=10_000)
+    assert await calls.applied("r3") is None
+
+
+def test_a_request_id_travels_under_its_own_key_only() -> None:
+    command = json.dumps({"id": "r4", "method": "PauseConnector", "request": {"name": "c"}})
+    assert read(command.encode(), b"r4").id == "r4"
+    keyed_only = json.dumps({"method": "PauseConnector", "request": {"name": "c"}})
+    assert read(keyed_only.encode(), b"r5").id == "r5"
+    with pytest.raises(Unreadable, match="the record key must be the request id 'r4'"):
+        read(command.encode(), b"other")
+    with pytest.raises(Unreadable, match="must be the request id"):
+        read(command.encode(), None)
+
+
+async def test_a_deletion_s_record_outlives_the_connector_it_deleted(calls: ConfigCalls) -> None:
+    await calls.CreateConnector(create("d"))
+    with applying("r6", "DeleteConnector", "d"):
+        await calls.DeleteConnector(config_pb2.ConnectorRequest(name="d"))
+    applied = await calls.applied("r6")
+    assert applied is not None
+    answer = await calls.replayed("DeleteConnector", applied)
+    assert answer == config_pb2.DeleteConnectorResponse()
