@@ -69,7 +69,10 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         spark_master="local[2]",
         file_roots=(tmp_path_factory.getbasetemp(),),
     )
-    limits = ("--max-in-flight", str(sparkprocs.MAX_IN_FLIGHT))
+    limits = (
+        *("--max-in-flight", str(sparkprocs.MAX_IN_FLIGHT)),
+        *("--stream-idle-s", str(sparkprocs.STREAM_IDLE_S)),
+    )
     executor = Stack(settings, extra_args={"executor": limits})
     executor.start("executor", timeout=sparkprocs.STARTUP_DEADLINE_S)
     try:

@@ -26,6 +26,9 @@ STARTUP_DEADLINE_S = 180.0
 STOP_DEADLINE_S = 60.0
 MAX_IN_FLIGHT = 2
 """Batches the suite's shared executor writes at once: low, so a test can flood it."""
+STREAM_IDLE_S = 5.0
+"""How long the suite's executor waits for a stream's next piece: short, so a test of a
+stalled stream does not wait long, yet far above any gap an honest client leaves."""
 
 
 def _env(**extra: str) -> dict[str, str]:

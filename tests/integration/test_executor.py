@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -37,7 +37,7 @@ from headrace.runtime.executor.client import ExecutorClient, SqlCheck, chunks
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests import sparkprocs
 from tests.postgres import Postgres
-from tests.support import Rest, scrape, value
+from tests.support import Rest, eventually, scrape, value
 
 pytestmark = pytest.mark.spark
 
@@ -735,6 +735,58 @@ def test_a_stream_that_is_not_what_its_header_says_is_refused(address: str) -> N
                 stub.WriteStream(iter(sent), timeout=30)
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, says
             assert says in (refused.value.details() or ""), refused.value.details()
+
+
+@pytest.mark.parametrize("claimed", [2**40, -1, 0])
+def test_a_stream_that_claims_what_no_batch_may_be_is_refused(address: str, claimed: int) -> None:
+    header = _request(Path(), path="/nowhere", arrow_ipc=b"", stream_bytes=claimed)
+    with grpc.insecure_channel(address) as channel, pytest.raises(grpc.RpcError) as refused:
+        executor_pb2_grpc.ExecutorStub(channel).WriteStream(
+            iter([executor_pb2.WriteChunk(header=header)]), timeout=30
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"stream_bytes: {claimed} is not from 1 to" in (refused.value.details() or "")
+
+
+async def test_streams_that_stall_give_their_slots_back(
+    executor: tuple[str, Path, str], tmp_path: Path
+) -> None:
+    """Every slot taken by a stream that sends its header and then nothing: each is given up
+    after the executor's idle time, and the batch waiting behind them is then written."""
+    address, _, metrics = executor
+    data = ipc_stream(rows("stalled", 0, range(0, 10)))
+    header = _request(tmp_path, arrow_ipc=b"", stream_bytes=len(data))
+    release = asyncio.Event()
+
+    async def stalling() -> AsyncIterator[executor_pb2.WriteChunk]:
+        yield executor_pb2.WriteChunk(header=header)
+        await release.wait()  # a client that never sends the rest
+
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = executor_pb2_grpc.ExecutorStub(channel)
+        stalled = [
+            asyncio.ensure_future(stub.WriteStream(stalling(), timeout=60))
+            for _ in range(sparkprocs.MAX_IN_FLIGHT)
+        ]
+        try:
+            await eventually(
+                "every slot held by a stalled stream",
+                lambda: (
+                    value(scrape(metrics), "headrace_executor_in_flight_batches")
+                    == sparkprocs.MAX_IN_FLIGHT
+                ),
+            )
+            async with ExecutorClient(address) as client:
+                write = writes(client, tmp_path / "behind", "behind")
+                batch = rows("behind", 0, range(0, 5))
+                assert await write(table=batch) == (5, 0)  # retried while the slots are held
+            for call in stalled:
+                with pytest.raises(grpc.aio.AioRpcError) as given_up:
+                    await call
+                assert given_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                assert "no part of the stream came for" in (given_up.value.details() or "")
+        finally:
+            release.set()
 
 
 def _with(request: executor_pb2.WriteBatchRequest, **fields: Any) -> executor_pb2.WriteBatchRequest:

@@ -50,6 +50,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--max-bytes-in-flight", type=int, default=limits.max_bytes, help="their bytes at most"
     )
     parser.add_argument(
+        "--stream-idle-s",
+        type=float,
+        default=limits.idle_s,
+        help="seconds a streamed batch may go without its next piece before it is given up",
+    )
+    parser.add_argument(
         "--retry-after-ms", type=int, default=250, help="the retry hint sent when busy"
     )
     parser.add_argument("--log-level", default="INFO")
@@ -68,7 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     logger = log.get("headrace.executor")
-    limits = Limits(max_batches=args.max_in_flight, max_bytes=args.max_bytes_in_flight)
+    limits = Limits(
+        max_batches=args.max_in_flight,
+        max_bytes=args.max_bytes_in_flight,
+        idle_s=args.stream_idle_s,
+    )
     if is_local(args.master):
         # Spark looks up the host's address before reading its conf, and warns when the name
         # resolves to loopback; local mode never leaves loopback anyway.
@@ -116,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     health.shutting_down()
     server.stop(STOP_GRACE_S).wait()
+    service.close()
     if exporter is not None:
         exporter.close()
     spark.stop()

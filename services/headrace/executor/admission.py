@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from headrace.core.rpc import MAX_MESSAGE_BYTES
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -22,12 +24,23 @@ class Limits:
     # A few batches at the 64 MiB message limit would crowd a 512m driver heap; one batch of
     # any admissible size is always let in, so this only stops them from piling up.
     max_bytes: int = 128 * 1024 * 1024
+    # How long a streamed batch may go without its next piece before it is given up: a client
+    # that stalls must not hold a slot, or a thread, for ever.
+    idle_s: float = 30.0
 
     def __post_init__(self) -> None:
         if self.max_batches < 1:
             raise ValueError(f"max_batches must be at least 1, not {self.max_batches}")
         if self.max_bytes < 1:
             raise ValueError(f"max_bytes must be at least 1, not {self.max_bytes}")
+        if self.idle_s <= 0:
+            raise ValueError(f"idle_s must be above 0, not {self.idle_s}")
+
+    @property
+    def largest_batch(self) -> int:
+        """The most bytes one batch may have: what one message holds (clients split larger
+        batches to fit), or ``max_bytes`` if that is more."""
+        return max(self.max_bytes, MAX_MESSAGE_BYTES)
 
 
 class Busy(Exception):
@@ -51,7 +64,11 @@ class Admission:
 
     @contextmanager
     def admit(self, size: int) -> Iterator[None]:
-        """Holds a slot for a batch of ``size`` bytes while the block runs; raises Busy if full."""
+        """Holds a slot for a batch of ``size`` bytes while the block runs; raises Busy if full.
+        ``size`` is 0 to :attr:`Limits.largest_batch` (a caller checks what it was told
+        first): a negative one would lift the bound for every batch after it."""
+        if not 0 <= size <= self._limits.largest_batch:
+            raise ValueError(f"a batch of {size} bytes cannot be admitted")
         with self._lock:
             full = self._batches >= self._limits.max_batches or (
                 self._batches > 0 and self._bytes + size > self._limits.max_bytes

@@ -32,6 +32,7 @@ and come back.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -79,6 +80,39 @@ IN_FLIGHT_BATCHES = Gauge(
 IN_FLIGHT_BYTES = Gauge(
     "headrace_executor_in_flight_bytes", "Arrow IPC bytes of the batches admitted and in flight."
 )
+
+
+MAX_CONNECTOR_LABELS = 500
+"""Connectors the metrics are labelled by, at most: the label is what callers name, and a
+time series per name would grow without end. Those past it share the label ``other``."""
+OTHER_CONNECTOR = "other"
+
+
+class LabelBudget:
+    """Label values handed out as they come, up to ``limit``; after that, ``other``."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._given: set[str] = set()
+        self._lock = threading.Lock()
+
+    def label(self, value: str) -> str:
+        with self._lock:
+            if value in self._given:
+                return value
+            if len(self._given) >= self._limit:
+                return OTHER_CONNECTOR
+            self._given.add(value)
+            return value
+
+
+_CONNECTORS = LabelBudget(MAX_CONNECTOR_LABELS)
+
+
+def connector_label(connector: str) -> str:
+    """The ``connector`` label of a batch: its connector among the first
+    :data:`MAX_CONNECTOR_LABELS` named, else ``other``."""
+    return _CONNECTORS.label(connector)
 
 
 def job_of(fmt: str) -> str:

@@ -10,8 +10,9 @@ A synchronous ``grpc.server`` on a thread pool, because every Spark call blocks.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
 import grpc
@@ -52,11 +53,20 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self._roots = roots  # the only folders a request may name
         self._sql = SqlRunner(spark)
         self._path = WritePath(spark, limits, roots, self._sql.prepare)
+        self._limits = limits
+        # The threads that read streams' pieces (see Pieces): as many as calls may be served.
+        self._pulls = ThreadPoolExecutor(
+            max_workers=limits.max_batches + _SPARE_THREADS, thread_name_prefix="executor-pull"
+        )
         self._admission = self._path.admission  # one bound for writes and queries alike
         metrics.watch_in_flight(lambda: self._admission.in_flight)
         self._retry_after_ms = retry_after_ms
         # Bound here, not at import, so it picks up the logging set up by the entry point.
         self._log = log.get("headrace.executor.service")
+
+    def close(self) -> None:
+        """Lets go of the threads that read streams, once the server has stopped."""
+        self._pulls.shutdown(wait=False, cancel_futures=True)
 
     def WriteBatch(
         self, request: executor_pb2.WriteBatchRequest, context: grpc.ServicerContext
@@ -69,7 +79,12 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
     ) -> executor_pb2.WriteBatchResponse:
         """:meth:`WriteBatch` for a batch sent as a header, then its Arrow IPC stream in pieces.
         The batch is admitted on its header's ``stream_bytes``, before its pieces are read."""
-        first = next(chunks, None)
+        pieces = Pieces(chunks, self._limits.idle_s, self._pulls)
+        try:
+            first = pieces.next()
+        except Stalled as exc:
+            context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
+            raise AssertionError("unreachable: context.abort raises") from None
         if first is None or first.WhichOneof("part") != "header":
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "header: the first chunk must be it")
             raise AssertionError("unreachable: context.abort raises")
@@ -80,7 +95,13 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
                 "header: carries no rows; send them in the chunks after it",
             )
         declared = header.stream_bytes
-        return self._write(header, context, declared, lambda: _collect(chunks, declared))
+        if not 0 < declared <= self._limits.largest_batch:
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"stream_bytes: {declared} is not from 1 to {self._limits.largest_batch}, the "
+                "most this executor admits of one batch",
+            )
+        return self._write(header, context, declared, lambda: _collect(pieces, declared))
 
     def _write(
         self,
@@ -90,7 +111,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         read: Callable[[], bytes],
     ) -> executor_pb2.WriteBatchResponse:
         where = _where(request)
-        job, connector = metrics.job_of(request.format), request.connector
+        job, connector = metrics.job_of(request.format), metrics.connector_label(request.connector)
         started = time.monotonic()
         try:
             result = self._path.write(_from_proto(request), size, read)
@@ -109,6 +130,9 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         except Busy as exc:
             self._log.info("batch_throttled", reason=str(exc), **where)
             self._abort_busy(context, str(exc), job, connector)
+        except Stalled as exc:
+            self._log.warning("batch_stream_stalled", reason=str(exc), **where)
+            self._abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, str(exc), job, connector)
         except InvalidRequest as exc:
             self._log.warning("batch_rejected", field=exc.field, reason=exc.reason, **where)
             self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc), job, connector)
@@ -166,7 +190,8 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self, request: executor_pb2.QueryRequest, context: grpc.ServicerContext
     ) -> executor_pb2.QueryResponse:
         """Runs a query over one batch and sends its result back."""
-        job, connector, size = metrics.QUERY_JOB, request.connector, len(request.arrow_ipc)
+        job, size = metrics.QUERY_JOB, len(request.arrow_ipc)
+        connector = metrics.connector_label(request.connector)
         started = time.monotonic()
         try:
             with self._admission.admit(size):
@@ -236,7 +261,36 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         )
 
 
-def _collect(chunks: Iterator[executor_pb2.WriteChunk], declared: int) -> bytes:
+class Stalled(Exception):
+    """A stream's next piece did not come in time; the message says how long was waited."""
+
+
+class Pieces:
+    """A WriteStream's chunks, each awaited at most ``idle_s``: a blocked read runs on a thread
+    of ``pulls``, so the call's own thread can give the stream up (and with it its admission)
+    instead of waiting for a client that stalled; ending the call ends that read too."""
+
+    def __init__(
+        self, chunks: Iterator[executor_pb2.WriteChunk], idle_s: float, pulls: ThreadPoolExecutor
+    ) -> None:
+        self._chunks = chunks
+        self._idle_s = idle_s
+        self._pulls = pulls
+
+    def next(self) -> executor_pb2.WriteChunk | None:
+        """The next chunk; None at the end of the stream; Stalled when none came in time."""
+        pulled = self._pulls.submit(next, self._chunks, None)
+        try:
+            return pulled.result(timeout=self._idle_s)
+        except FutureTimeout:
+            raise Stalled(f"no part of the stream came for {self._idle_s:g}s; given up") from None
+
+    def __iter__(self) -> Iterator[executor_pb2.WriteChunk]:
+        while (chunk := self.next()) is not None:
+            yield chunk
+
+
+def _collect(chunks: Iterable[executor_pb2.WriteChunk], declared: int) -> bytes:
     """The Arrow IPC stream a WriteStream's chunks carry, exactly as long as its header said."""
     pieces, received = [], 0
     for chunk in chunks:

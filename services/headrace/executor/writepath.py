@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import SparkSession
 
 from headrace.executor.admission import Admission, Limits
-from headrace.executor.batches import WriteBatch, WriteResult, validate_write
+from headrace.executor.batches import InvalidRequest, WriteBatch, WriteResult, validate_write
 from headrace.executor.options import DELTA, JDBC
 from headrace.executor.writers.delta import DeltaWriter
 from headrace.executor.writers.files import FileWriter
@@ -65,6 +65,7 @@ class WritePath:
 
     def __init__(self, spark: SparkSession, limits: Limits, roots: Paths, prepare: Prepare) -> None:
         self.admission = Admission(limits)
+        self._max_bytes = limits.largest_batch
         self._roots = roots  # the only folders a request may name
         self._files = FileWriter(spark, prepare)
         self._delta = DeltaWriter(spark, prepare)
@@ -73,6 +74,10 @@ class WritePath:
     def write(self, request: WriteRequest, size: int, read: Callable[[], bytes]) -> WriteResult:
         """Writes the batch whose ``size`` bytes ``read`` gives, once admitted on that size; a
         retried batch writes only the rows no earlier try committed."""
+        if not 0 <= size <= self._max_bytes:
+            raise InvalidRequest(
+                "arrow_ipc", f"{size} bytes; this executor admits at most {self._max_bytes}"
+            )
         with self.admission.admit(size):
             batch = request.checked(read(), self._roots)
             return self._writer_of(batch.format).write(batch)

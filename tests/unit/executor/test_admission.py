@@ -7,6 +7,7 @@ from contextlib import ExitStack
 import pytest
 
 from headrace.executor.admission import Admission, Busy, Limits
+from headrace.executor.metrics import LabelBudget
 
 
 def test_batches_beyond_the_limit_are_turned_away() -> None:
@@ -48,3 +49,25 @@ def test_a_failed_write_gives_its_slot_back() -> None:
 def test_limits_must_admit_something(limits: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         Limits(**limits)
+
+
+@pytest.mark.parametrize("size", [-1, 2**40])
+def test_a_size_no_batch_may_have_is_never_admitted(size: int) -> None:
+    admission = Admission(Limits(max_batches=2, max_bytes=1000))
+    with pytest.raises(ValueError, match=f"a batch of {size} bytes"), admission.admit(size):
+        pass
+    assert admission.in_flight == (0, 0)
+    with admission.admit(1000):  # the bound itself is admissible, and still counted
+        assert admission.in_flight == (1, 1000)
+
+
+def test_metric_labels_are_the_first_connectors_named_and_then_other() -> None:
+    budget = LabelBudget(2)
+    assert [budget.label(c) for c in ("a", "b", "a", "c", "d", "b")] == [
+        "a",
+        "b",
+        "a",
+        "other",
+        "other",
+        "b",
+    ]
