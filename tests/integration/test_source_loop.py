@@ -449,6 +449,49 @@ async def test_a_record_a_transform_cannot_handle_fails_the_task_naming_it(
     assert await committed(kafka, topic) == [] and await stored(kafka, cluster) is None
 
 
+async def test_no_record_reaches_an_internal_topic_whatever_the_tolerance(
+    kafka: str, cluster: str
+) -> None:
+    """Routed into the cluster's command topic, a record would be a command run as admin."""
+    requests = f"{cluster}-requests"
+    await ensure_topic(kafka, requests, 1)
+    task = ListSource([record(f"{cluster}-raw", 0)])
+    chain = {
+        "errors.tolerance": "all",
+        "transforms": "route",
+        "transforms.route.type": "RegexRouter",
+        "transforms.route.regex": ".*-raw",
+        "transforms.route.replacement": requests,
+    }
+    error = await run_until(runner_for(kafka, cluster, task, chain), lambda: False)
+
+    assert error is not None and f"a source record for {requests}" in str(error)
+    assert "the requests topic of headrace cluster" in str(error)
+    assert await committed(kafka, requests) == [] and await stored(kafka, cluster) is None
+
+
+async def test_a_regex_that_backtracks_without_end_costs_a_record_not_the_process(
+    kafka: str, cluster: str
+) -> None:
+    """A RegexRouter pattern no match of ends in time: the record it meets is one the transform
+    cannot handle, skipped under errors.tolerance=all, and the next ones go on."""
+    slow, topic = f"{cluster}-{'a' * 40}-", f"{cluster}-one"
+    await ensure_topic(kafka, topic, 1)
+    task = ListSource([record(topic, 0), record(slow, 1), record(topic, 2)])
+    chain = {
+        "errors.tolerance": "all",
+        "transforms": "route",
+        "transforms.route.type": "RegexRouter",
+        "transforms.route.regex": ".*-(a|a)+$",
+        "transforms.route.replacement": "never",
+    }
+    error = await run_until(runner_for(kafka, cluster, task, chain), lambda: task.commits > 0)
+
+    assert error is None
+    assert [r.value for r in await committed(kafka, topic)] == [b"v0", b"v2"]
+    assert await stored(kafka, cluster) == {"n": 2}
+
+
 class FlakySource(ListSource):
     """Fails its first ``failures`` polls with a RetriableError, then polls as ListSource."""
 

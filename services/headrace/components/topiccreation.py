@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from headrace.components.java.regex import compile_java
+from headrace.components.java.regex import JavaRegex, compile_java
 from headrace.sdk.errors import ConfigException
 
 PREFIX = "topic.creation."
@@ -46,8 +46,8 @@ class TopicSettings:
 @dataclass(frozen=True)
 class Group:
     name: str
-    include: tuple[re.Pattern[str], ...]
-    exclude: tuple[re.Pattern[str], ...]
+    include: tuple[JavaRegex, ...]
+    exclude: tuple[JavaRegex, ...]
     settings: TopicSettings
 
     def takes(self, topic: str) -> bool:
@@ -92,7 +92,7 @@ def topic_creation(config: Mapping[str, str]) -> TopicCreation | None:
     for key in (f"{PREFIX}{DEFAULT}.{INCLUDE}", f"{PREFIX}{DEFAULT}.{EXCLUDE}"):
         if key in config:
             raise ConfigException(f"{key}: the {DEFAULT} group takes every topic the others do not")
-    catch_all = Group(DEFAULT, (re.compile(".*", re.DOTALL),), (), default)
+    catch_all = Group(DEFAULT, (compile_java("(?s).*"),), (), default)
     return TopicCreation((*groups, catch_all))
 
 
@@ -121,7 +121,7 @@ def _settings(
     return TopicSettings(counts[PARTITIONS], counts[REPLICATION], {**inherited, **own})
 
 
-def _patterns(config: Mapping[str, str], group: str, which: str) -> tuple[re.Pattern[str], ...]:
+def _patterns(config: Mapping[str, str], group: str, which: str) -> tuple[JavaRegex, ...]:
     key = f"{PREFIX}{group}.{which}"
     found = []
     for raw in config.get(key, "").split(","):

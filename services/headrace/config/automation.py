@@ -50,6 +50,7 @@ from headrace.config.store import APPLYING, Applying
 from headrace.config.validation import ConfigRejected
 from headrace.core.observability import log
 from headrace.core.settings import Settings
+from headrace.core.storage.topics import AUTOMATION_APP
 from headrace.v1 import automation_pb2
 
 PARTITIONS = 4
@@ -199,14 +200,14 @@ class Automation:
     def __init__(self, settings: Settings, calls: ConfigCalls) -> None:
         self.settings = settings
         self.app = faust.App(
-            f"{settings.cluster}-automation",
+            f"{settings.cluster}-{AUTOMATION_APP}",
             broker=f"kafka://{settings.bootstrap_servers}",
             broker_credentials=settings.kafka_security.faust_credentials(),
             web_enabled=False,
             store="memory://",
             # faust keeps a folder even for tables in memory: under the service's var folder,
             # not the working directory.
-            datadir=str(settings.var_dir / f"{settings.cluster}-automation"),
+            datadir=str(settings.var_dir / f"{settings.cluster}-{AUTOMATION_APP}"),
             topic_partitions=PARTITIONS,
             autodiscover=False,
             # Commands, answers and the kept answers are bytes this module reads and writes.

@@ -57,6 +57,7 @@ from headrace.core.model.connectorconfig import (
 from headrace.core.model.errors import PluginError
 from headrace.core.security import references
 from headrace.core.settings import Settings
+from headrace.core.storage.topics import internal_topic
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
 
@@ -172,14 +173,30 @@ def _checks(
         (autorestart.ENABLE, lambda: autorestart.policy_of(config)),
         (retry.TIMEOUT, lambda: RetryPolicy.from_config(config)),
     ]
+    cluster = Settings().cluster
+    checks.append((DLQ_TOPIC, lambda: _not_internal(config, DLQ_TOPIC, cluster)))
     if plugin is not None and plugin.type == "sink":
         checks.append(("topics", lambda: _one_subscription(config)))
+        checks.append(("topics", lambda: _not_internal(config, "topics", cluster)))
     if plugin is not None and plugin.type == "sink":
         checks.append(("topic.creation.groups", lambda: _no_topic_creation(config)))
     if plugin is not None and plugin.type == "source":
         checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config)))
         checks.append(("topic.creation.groups", lambda: topic_creation(config)))
     return checks
+
+
+DLQ_TOPIC = "errors.deadletterqueue.topic.name"
+
+
+def _not_internal(config: Mapping[str, str], key: str, cluster: str) -> None:
+    """Refuses a key naming a topic no connector may read or write: the cluster's own
+    (configs, commands...) or Kafka's. A sink reading the configs topic would read the session
+    key; a dead letter queue on the requests topic would make a poison record a command."""
+    for topic in (t.strip() for t in config.get(key, "").split(",")):
+        what = internal_topic(topic, cluster) if topic else None
+        if what is not None:
+            raise ConfigException(f"{key}: {topic} is {what}; no connector may use it")
 
 
 def _no_topic_creation(config: Mapping[str, str]) -> None:

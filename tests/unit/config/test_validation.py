@@ -272,3 +272,29 @@ def test_the_policy_all_lets_through_what_headrace_honours(
 def test_an_unknown_policy_is_named() -> None:
     with pytest.raises(ValueError, match="'Some' is not one of None, Principal, All"):
         override_policy("Some")
+
+
+@pytest.mark.parametrize(
+    ("config", "key", "says"),
+    [
+        ({"topics": "orders, headrace-configs"}, "topics", "the configs topic of headrace"),
+        ({"topics": "__consumer_offsets"}, "topics", "one of Kafka's internal topics"),
+        (
+            {"topics": "orders", "errors.deadletterqueue.topic.name": "headrace-requests"},
+            "errors.deadletterqueue.topic.name",
+            "the requests topic",
+        ),
+        ({"topics": "headrace-automation-answers-changelog"}, "topics", "automation agent"),
+    ],
+)
+def test_no_connector_may_name_an_internal_topic(
+    catalog: PluginCatalog, config: dict[str, str], key: str, says: str
+) -> None:
+    err = rejected("s", {"connector.class": "Lake", **config}, catalog)
+    assert err.problem is Problem.INVALID
+    assert f"- {key}: " in err.message and says in err.message
+
+
+def test_topics_that_only_look_internal_are_a_connector_s_to_use(catalog: PluginCatalog) -> None:
+    config = {"connector.class": "Lake", "topics": "headrace-configs-copy,other-requests,_x"}
+    assert check_create("s", config, catalog, ConfigState()).config["topics"] == config["topics"]

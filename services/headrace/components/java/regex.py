@@ -1,5 +1,5 @@
 """Java regular expressions and replacement strings, as Connect's RegexRouter and TopicNameMatches
-read them, on Python's ``re``.
+read them, matched with a bound on time.
 
 The two dialects agree on most syntax. ``compile_java`` translates what differs and Python would
 accept with another meaning or refuse: named groups ``(?<name>...)`` and ``\\k<name>``, quoting
@@ -15,6 +15,12 @@ same; ``whole_match_java`` is for callers that only call ``match``, which stops 
 
 Replacements follow ``java.util.regex.Matcher``: ``$n`` and ``${name}`` refer to groups, a
 backslash takes the next character literally; they are checked against the pattern up front.
+
+A pattern from a config may backtrack catastrophically: ``(a|a)+$`` against forty ``a`` and a
+``-`` takes longer than the universe has. Patterns are compiled with the ``regex`` module (in
+its ``re``-compatible mode) and every match is bounded by :data:`MATCH_TIMEOUT_S`: one that
+runs past it raises :class:`RegexTimeout`, and its caller treats the record (or the topic) as
+it treats any it cannot handle, instead of hanging its process and every connector in it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,63 @@ import re
 import warnings
 from dataclasses import dataclass
 
+import regex
+
+from headrace.sdk.errors import DataError
+
+MATCH_TIMEOUT_S = 0.1
+"""The longest one match of a config's pattern may take; an honest pattern against a topic
+name takes microseconds."""
+
+
+class RegexTimeout(DataError):
+    """A pattern took longer than :data:`MATCH_TIMEOUT_S` to match a text: for a transform, a
+    record it cannot handle, as any other (``errors.tolerance`` decides)."""
+
+
+class JavaRegex:
+    """A compiled Java regex whose matches are bounded in time (see the module's docstring)."""
+
+    def __init__(self, source: str, compiled: regex.Pattern[str]) -> None:
+        self.source = source  # as the config gave it, in Java's dialect
+        self._compiled = compiled
+
+    @property
+    def pattern(self) -> str:
+        """The translated pattern, in the ``re`` dialect."""
+        return str(self._compiled.pattern)
+
+    @property
+    def flags(self) -> int:
+        return int(self._compiled.flags)
+
+    @property
+    def groupindex(self) -> dict[str, int]:
+        return dict(self._compiled.groupindex)
+
+    @property
+    def groups(self) -> int:
+        return int(self._compiled.groups)
+
+    def _bounded(self, how: str, text: str) -> regex.Match[str] | None:
+        match_with = self._compiled.fullmatch if how == "fullmatch" else self._compiled.search
+        try:
+            return match_with(text, timeout=MATCH_TIMEOUT_S)
+        except TimeoutError:
+            raise RegexTimeout(
+                f"the regex {self.source!r} took over {MATCH_TIMEOUT_S * 1000:g} ms to match "
+                f"{text[:80]!r}: it backtracks without end on such input"
+            ) from None
+
+    def fullmatch(self, text: str) -> regex.Match[str] | None:
+        """Java's ``Matcher.matches()``: a match of the whole of ``text``, or None."""
+        return self._bounded("fullmatch", text)
+
+    def search(self, text: str) -> regex.Match[str] | None:
+        """Java's ``Matcher.find()``: the first match anywhere in ``text``, or None."""
+        return self._bounded("search", text)
+
+
 _NAMED_GROUP = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>")
 _BACKREF = re.compile(r"\\k<([A-Za-z][A-Za-z0-9]*)>")
 # Global flags must stay first in Python; in verbose mode whitespace and comments may come between.
@@ -30,15 +93,16 @@ _LEADING_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))*")
 _LEADING_FLAGS_VERBOSE = re.compile(r"(?:\(\?[aiLmsux]+\)|[ \t\n\r\v\f]+|#[^\n]*\n?)*")
 
 
-def compile_java(pattern: str) -> re.Pattern[str]:
+def compile_java(pattern: str) -> JavaRegex:
     """``pattern`` compiled with Java's meaning; ValueError says why it cannot be."""
     translated = _translate(pattern)
     with warnings.catch_warnings():
         # Python warns (FutureWarning) where Java syntax would mean something else to it.
         warnings.simplefilter("error")
         try:
-            return re.compile(translated)
-        except re.error as exc:
+            re.compile(translated)  # what the re dialect refuses or reads otherwise, refused
+            return JavaRegex(pattern, regex.compile(translated, regex.V0))
+        except (re.error, regex.error) as exc:
             raise ValueError(str(exc)) from None
         except FutureWarning as exc:
             raise ValueError(f"uses Java syntax Python's re reads differently ({exc})") from None
@@ -107,11 +171,11 @@ class Replacement:
 
     parts: tuple[str | int, ...]
 
-    def expand(self, match: re.Match[str]) -> str:
+    def expand(self, match: regex.Match[str]) -> str:
         """The replacement for one match (an unmatched group contributes nothing, as in Java)."""
         return "".join(p if isinstance(p, str) else (match.group(p) or "") for p in self.parts)
 
-    def replace_first(self, pattern: re.Pattern[str], text: str) -> str:
+    def replace_first(self, pattern: JavaRegex, text: str) -> str:
         """Java's ``Matcher.replaceFirst``: the first match found, replaced."""
         match = pattern.search(text)
         if match is None:
@@ -119,7 +183,7 @@ class Replacement:
         return text[: match.start()] + self.expand(match) + text[match.end() :]
 
 
-def parse_replacement(replacement: str, pattern: re.Pattern[str]) -> Replacement:
+def parse_replacement(replacement: str, pattern: JavaRegex) -> Replacement:
     """``replacement`` read as ``Matcher.appendReplacement`` reads it, against ``pattern``'s
     groups; ValueError for a dangling ``\\`` or ``$`` or a group the pattern does not have."""
     parts: list[str | int] = []
@@ -146,7 +210,7 @@ def parse_replacement(replacement: str, pattern: re.Pattern[str]) -> Replacement
     return Replacement(tuple(parts))
 
 
-def _group_reference(text: str, i: int, pattern: re.Pattern[str]) -> tuple[int, int]:
+def _group_reference(text: str, i: int, pattern: JavaRegex) -> tuple[int, int]:
     """The group a ``$`` at ``i - 1`` refers to, and where the reference ends."""
     if i >= len(text):
         raise ValueError("'$' at the end refers to no group")

@@ -59,6 +59,23 @@ TOPICS = {
 }
 
 
+AUTOMATION_APP = "automation"
+"""The automation agent's faust app is ``<cluster>-automation``; its tables' topics start so."""
+
+
+def internal_topic(topic: str, cluster: str) -> str | None:
+    """What ``topic`` is, when it is one no connector may read or write: one of the cluster's
+    own (``<cluster>-configs`` and the rest, the automation agent's tables), or Kafka's own
+    (``__consumer_offsets``, ``__transaction_state``...); None for any other."""
+    if topic.startswith("__"):
+        return "one of Kafka's internal topics"
+    if topic in {f"{cluster}-{role}" for role in TOPICS}:
+        return f"the {topic.removeprefix(cluster + '-')} topic of headrace cluster {cluster}"
+    if topic.startswith(f"{cluster}-{AUTOMATION_APP}-"):
+        return f"a topic of headrace cluster {cluster}'s automation agent"
+    return None
+
+
 async def ensure_topics(settings: Settings, roles: tuple[str, ...] | None = None) -> None:
     """Creates the cluster's topics that are missing and checks the configs topic's layout."""
     for role in roles or tuple(TOPICS):

@@ -69,12 +69,12 @@ from headrace.runtime.sink.records import (
     FlushPolicy,
     Message,
     Originals,
+    TopicMatcher,
     Where,
     as_consumed,
     subscription,
     to_sink_batch,
     to_sink_record,
-    topics_pattern,
 )
 from headrace.runtime.topicids import TopicIdentity, topic_ids
 from headrace.sdk.errors import ConfigException, ConnectError, DataError
@@ -98,6 +98,7 @@ class SinkRunner(LoopBase):
         self.delivered = 0
         self._consumer: AIOKafkaConsumer | None = None
         self._dlq: DeadLetterQueue | None = None
+        self._matcher: TopicMatcher | None = None  # with topics.regex
         self._originals = Originals()  # the messages behind what the task holds unflushed
         self._errant: RecordError | None = None  # reported under errors.tolerance=none
         self._executor: TaskExecutor | None = None
@@ -185,7 +186,8 @@ class SinkRunner(LoopBase):
         await self._consumer.start()
         listener = _Rebalance(self)
         if pattern is not None:
-            self._consumer.subscribe(pattern=topics_pattern(pattern), listener=listener)
+            self._matcher = TopicMatcher(pattern, self.settings.cluster)
+            _subscribe_by_matcher(self._consumer, self._matcher, listener)
         else:
             self._consumer.subscribe(topics=topics, listener=listener)
 
@@ -262,6 +264,8 @@ class SinkRunner(LoopBase):
             )
             if self._listener_error is not None:
                 raise self._listener_error
+            if self._matcher is not None and self._matcher.failure is not None:
+                raise ConfigException(self._matcher.failure)
             if batch is None:
                 break
             # Converted while the previous flush may still be writing: the loop does not stall
@@ -611,3 +615,14 @@ def _ours(partitions: Any) -> set[TopicPartition]:
 
 def _theirs(partitions: Collection[TopicPartition]) -> list[KafkaTopicPartition]:
     return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
+
+
+def _subscribe_by_matcher(
+    consumer: AIOKafkaConsumer, matcher: TopicMatcher, listener: ConsumerRebalanceListener
+) -> None:
+    """A pattern subscription that takes topics as ``matcher`` does. aiokafka's own
+    ``subscribe(pattern=...)`` compiles the pattern with ``re`` and would take any topic it
+    matches, internal ones and all, unbounded in time; these are the two calls it makes next
+    (aiokafka 0.14, pinned; a unit test checks they are still there)."""
+    consumer._subscription.subscribe_pattern(pattern=matcher, listener=listener)
+    consumer._client.set_topics([])

@@ -24,7 +24,8 @@ from headrace.components.converters import (
     encode_headers,
 )
 from headrace.components.errorpolicy import Message, sink_record_error
-from headrace.components.java.regex import whole_match_java
+from headrace.components.java.regex import RegexTimeout, compile_java
+from headrace.core.storage.topics import internal_topic
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 
@@ -42,18 +43,41 @@ def subscription(config: Mapping[str, str]) -> tuple[list[str], str | None]:
     return topics, pattern
 
 
-def topics_pattern(regex: str) -> str:
-    """``topics.regex`` as the pattern the consumer subscribes with.
+class TopicMatcher:
+    """``topics.regex`` as the consumer's subscription takes topics with (``match``).
 
     Connect compiles it as a Java regex, and the Java consumer takes a topic only when the whole
-    name matches; aiokafka takes one when ``re.match`` does, at the start of the name, so
-    ``orders`` would also take ``orders-archive``. The regex is translated from Java's dialect
-    and anchored at the end, so that it takes the topics Connect's would take.
+    name matches: so does this (``fullmatch``, where aiokafka's own pattern would take a topic
+    whose start matches). It never takes an internal topic (``internal_topic``), whatever the
+    regex says: ``.*`` reads the cluster's data, not its configs or commands. A match that runs
+    past the time bound (a regex that backtracks without end) takes nothing more and keeps the
+    reason in :attr:`failure`, which the task fails with.
     """
-    try:
-        return whole_match_java(regex)
-    except ValueError as exc:
-        raise ConfigException(f"topics.regex: invalid regular expression: {exc}") from None
+
+    def __init__(self, regex: str, cluster: str) -> None:
+        try:
+            self._regex = compile_java(regex)
+        except ValueError as exc:
+            raise ConfigException(f"topics.regex: invalid regular expression: {exc}") from None
+        self._cluster = cluster
+        self.failure: str | None = None
+
+    def match(self, topic: str) -> bool:
+        if self.failure is not None or internal_topic(topic, self._cluster) is not None:
+            return False
+        try:
+            return self._regex.fullmatch(topic) is not None
+        except RegexTimeout as exc:
+            self.failure = f"topics.regex: {exc}"
+            return False
+
+    def __str__(self) -> str:
+        return self._regex.source
+
+
+def topics_pattern(regex: str) -> TopicMatcher:
+    """``topics.regex`` checked; ConfigException naming the key when it cannot be compiled."""
+    return TopicMatcher(regex, "")
 
 
 @dataclass(frozen=True)

@@ -41,14 +41,14 @@ from headrace.core.model.connectorconfig import Boundary, transactions
 from headrace.core.model.offsets import canonical_partition
 from headrace.core.observability import log, metrics
 from headrace.core.storage.stores import OffsetStore
-from headrace.core.storage.topics import ensure_topic
+from headrace.core.storage.topics import ensure_topic, internal_topic
 from headrace.runtime import kafka
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.source.boundaries import End, Requests, is_due, plan
 from headrace.runtime.source.produce import Outgoing, TopicLayout
 from headrace.runtime.source.transactions import Landed, SourceTransactions
-from headrace.sdk.errors import DataError
+from headrace.sdk.errors import ConnectError, DataError
 from headrace.sdk.records import SourceBatch, SourceRecord
 from headrace.sdk.task import SourceTask, SourceTaskContext
 
@@ -224,7 +224,13 @@ class SourceRunner(LoopBase):
     async def _layouts(
         self, transactions: SourceTransactions, topics: set[str]
     ) -> dict[str, TopicLayout]:
-        """The topics' partitions, once those the connector creates exist (KIP-158)."""
+        """The topics' partitions, once those the connector creates exist (KIP-158). A topic no
+        connector may write (the cluster's configs or commands, Kafka's own) fails the task,
+        whatever errors.tolerance says: it is no record's fault, and nothing of it is sent."""
+        for topic in sorted(topics):
+            what = internal_topic(topic, self.settings.cluster)
+            if what is not None:
+                raise ConnectError(f"a source record for {topic}, which is {what}: refused")
         if self._creation is not None:
             for topic in sorted(topics - self._existing):
                 made = self._creation.settings_for(topic)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -105,7 +103,7 @@ def test_java_named_groups_and_backreferences_translate() -> None:
 
 
 def test_replacements_parse_into_text_and_groups() -> None:
-    pattern = re.compile("(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)")
+    pattern = compile_java("(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)")
     assert parse_replacement("$11-$1\\\\", pattern).parts == (11, "-", 1, "\\")
 
 
