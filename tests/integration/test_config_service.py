@@ -18,12 +18,14 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from google.protobuf import json_format
 
 from headrace.cli.client import ConfigClient
-from headrace.core.model.configstate import SessionKey
+from headrace.core.model import configlog
+from headrace.core.model.configstate import ConfigState, SessionKey, apply
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.observability import log
 from headrace.core.security import sessionkey
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topiclog import LogRecord, kafka_logs
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from headrace.v1 import config_pb2, internal_pb2_grpc
@@ -54,12 +56,31 @@ def snapshot(client: ConfigClient) -> dict[str, Any]:
     }
 
 
+async def configs_now(settings: Settings) -> ConfigState:
+    """The configs topic folded as every service folds it: what a worker's assignment says of
+    a connector (its incarnation, its config's version) comes from this."""
+    state = ConfigState()
+
+    def fold(record: LogRecord) -> None:
+        nonlocal state
+        event = configlog.decode(record.key, record.value, record.offset)
+        if event is not None:
+            state = apply(state, event)
+
+    log_ = kafka_logs(settings, "configs")(fold)
+    await log_.start(writer=False, follow=False)
+    await log_.close()
+    return state
+
+
 async def put_tasks(settings: Settings, name: str, tasks: list[dict[str, str]]) -> None:
     """Task configs, put as the worker running the connector would."""
+    state = await configs_now(settings)
     worker_side = TaskConfigsClient(settings, log.get())
     worker_side.start()
     try:
-        await worker_side.put(name, tasks)
+        incarnation, version = state.incarnations[name], state.config_versions[name]
+        await worker_side.put(name, tasks, incarnation, version)
     finally:
         await worker_side.close()
 
@@ -358,6 +379,55 @@ def test_task_configs_are_taken_only_from_a_caller_with_the_session_key(
 
         asyncio.run(put_tasks(settings, "signed", [{"t": "0"}]))
         assert [dict(t.config) for t in client.get("signed").tasks] == [{"t": "0"}]
+
+
+def test_stale_or_replayed_task_configs_are_refused_and_change_nothing(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    """A late retry from a worker that has lost the connector, or a signed call replayed within
+    the signature's minutes, never overwrites newer task configs."""
+    _, settings = config_service
+    with ConfigClient(settings.config_addr) as client:
+        client.create("fresh", {"connector.class": "Gen", "topic": "t1"})
+        before = asyncio.run(configs_now(settings))
+        incarnation, version = before.incarnations["fresh"], before.config_versions["fresh"]
+        [key] = before.session_keys[-1:]
+
+        def put(tasks: list[str], incarnation: str, version: int, signed_at: int) -> Any:
+            request = config_pb2.PutTaskConfigsRequest(
+                connector="fresh",
+                tasks=[config_pb2.TaskInfo(task=i, config={"t": t}) for i, t in enumerate(tasks)],
+                incarnation=incarnation,
+                config_version=version,
+            )
+            body = request.SerializeToString(deterministic=True)
+            signature = sessionkey.sign(key, body, signed_at)
+
+            def call() -> Any:
+                with grpc.insecure_channel(settings.config_addr) as channel:
+                    stub = internal_pb2_grpc.TaskConfigServiceStub(channel)
+                    return stub.PutTaskConfigs(request, metadata=signature, timeout=30)
+
+            return call
+
+        def refused(call: Callable[[], Any], says: str) -> None:
+            with pytest.raises(grpc.RpcError) as info:
+                call()
+            assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION, info.value
+            assert says in str(info.value.details())
+
+        now = sessionkey.now_ms()
+        first = put(["a"], incarnation, version, now)
+        assert first().changed
+        refused(first, "not newer than those stored")  # the same signed call, replayed
+        refused(put(["old"], incarnation, version, now - 1000), "not newer than those stored")
+        refused(put(["x"], "another-incarnation", version, now + 10), "another incarnation")
+        client.patch("fresh", {"topic": "t2"})  # a newer config: a newer version
+        refused(put(["late"], incarnation, version, now + 20), f"made from version {version}")
+        assert [dict(t.config) for t in client.get("fresh").tasks] == [{"t": "a"}]
+        newer = asyncio.run(configs_now(settings)).config_versions["fresh"]
+        assert put(["b"], incarnation, newer, now + 30)().changed
+        assert [dict(t.config) for t in client.get("fresh").tasks] == [{"t": "b"}]
 
 
 def test_broken_plugins_are_listed_with_why_and_refused_and_the_service_starts(

@@ -32,7 +32,7 @@ from headrace.core.isolation.supervisor import plugin_key
 from headrace.core.model import configlog
 from headrace.core.model.autorestart import Attempt, Shown
 from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, merge
-from headrace.core.model.configstate import AppliedRequest, Config, ConfigState
+from headrace.core.model.configstate import AppliedRequest, Config, ConfigState, TaskSetOrigin
 from headrace.core.model.errors import PluginError
 from headrace.core.model.status import StatusState, of_connector
 from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
@@ -70,6 +70,30 @@ class RestartPlan:
     @property
     def units(self) -> list[int]:
         return ([CONNECTOR_TASK] if self.connector else []) + list(self.tasks)
+
+
+def stale_task_set(
+    state: ConfigState, name: str, incarnation: str, made_from: TaskSetOrigin
+) -> str | None:
+    """Why a task set made from ``made_from`` by ``incarnation`` of the connector must not
+    replace what is stored, or None: another incarnation, an older config, or not newer than
+    the set stored (a replay, or a retry that lost to a later set)."""
+    if incarnation != state.incarnations.get(name):
+        return f"the task configs are for another incarnation of {name!r} than the current one"
+    current = state.config_versions.get(name, 0)
+    if made_from.config_version < current:
+        return (
+            f"the task configs were made from version {made_from.config_version} of {name!r}'s "
+            f"config; the current one is version {current}"
+        )
+    stored = state.task_origins.get(name)
+    if stored is not None and made_from <= stored:
+        return (
+            f"the task configs (config version {made_from.config_version}, signed at "
+            f"{made_from.signed_at_ms}) are not newer than those stored (config version "
+            f"{stored.config_version}, signed at {stored.signed_at_ms})"
+        )
+    return None
 
 
 def plan_restart(
@@ -405,27 +429,41 @@ class Commands:
         await self.store.transact(plan)
 
     async def put_task_configs(
-        self, name: str, tasks: Sequence[Mapping[str, str]], signed: Signed
+        self,
+        name: str,
+        tasks: Sequence[Mapping[str, str]],
+        signed: Signed,
+        incarnation: str,
+        config_version: int,
     ) -> bool:
         """Makes ``tasks`` the connector's live task set; False when it already is, or when the
         connector is paused or stopped (a late answer from a connector shut down meanwhile).
-        Only a worker may ask: ``signed`` must carry a signature with the session key."""
+        Only a worker may ask: ``signed`` must carry a signature with the session key.
+
+        The set must be made from what the connector is now, and be newer than the set stored
+        (``stale_task_set``): a late retry from a worker that lost the connector, or a signed
+        call replayed within the signature's minutes, is refused (PRECONDITION) and changes
+        nothing."""
         state = await self.store.current()
         refused = sessionkey.refusal(state.session_keys, signed.body, signed.metadata, signed.at)
         if refused is not None:
             raise ConfigRejected(Problem.UNAUTHENTICATED, f"PutTaskConfigs: {refused}")
+        made_from = TaskSetOrigin(config_version, sessionkey.signed_at(signed.metadata))
         written = False
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             nonlocal written
             check_exists(name, state)
+            stale = stale_task_set(state, name, incarnation, made_from)
+            if stale is not None:
+                raise ConfigRejected(Problem.PRECONDITION, f"PutTaskConfigs: {stale}")
             target = state.target_of(name)
             if target is not Target.RUNNING:
                 log.get().info("task_configs_ignored", connector=name, target=target)
                 written = False
             else:
                 written = [dict(t) for t in state.tasks_of(name)] != [dict(t) for t in tasks]
-            return configlog.task_set(name, list(tasks)) if written else []
+            return configlog.task_set(name, list(tasks), made_from) if written else []
 
         await self.store.transact(plan)
         return written

@@ -311,5 +311,7 @@ class TaskConfigServicer(internal_pb2_grpc.TaskConfigServiceServicer):
         tasks = [dict(t.config) for t in sorted(request.tasks, key=lambda t: t.task)]
         metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
         signed = Signed(request.SerializeToString(deterministic=True), metadata, now_ms())
-        put = self._commands.put_task_configs(request.connector, tasks, signed)
+        put = self._commands.put_task_configs(
+            request.connector, tasks, signed, request.incarnation, request.config_version
+        )
         return config_pb2.PutTaskConfigsResponse(changed=await _answer(context, put))

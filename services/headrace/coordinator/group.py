@@ -168,6 +168,7 @@ def _assigned(unit: WorkUnit, incarnation: str, configs: ConfigState) -> Assigne
         incarnation,
         configs.target_of(unit.connector),
         configs.restart_of(unit.connector, unit.task),
+        configs.config_versions.get(unit.connector, 0),
     )
 
 

@@ -258,12 +258,16 @@ class ListPluginsResponse(_message.Message):
     def __init__(self, plugins: _Optional[_Iterable[_Union[PluginInfo, _Mapping]]] = ...) -> None: ...
 
 class PutTaskConfigsRequest(_message.Message):
-    __slots__ = ("connector", "tasks")
+    __slots__ = ("connector", "tasks", "incarnation", "config_version")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_VERSION_FIELD_NUMBER: _ClassVar[int]
     connector: str
     tasks: _containers.RepeatedCompositeFieldContainer[TaskInfo]
-    def __init__(self, connector: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskInfo, _Mapping]]] = ...) -> None: ...
+    incarnation: str
+    config_version: int
+    def __init__(self, connector: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskInfo, _Mapping]]] = ..., incarnation: _Optional[str] = ..., config_version: _Optional[int] = ...) -> None: ...
 
 class PutTaskConfigsResponse(_message.Message):
     __slots__ = ("changed",)

@@ -52,7 +52,7 @@ class WorkerMessage(_message.Message):
     def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., revocations_done: _Optional[_Union[RevocationsDone, _Mapping]] = ..., deletions_done: _Optional[_Union[DeletionsDone, _Mapping]] = ..., leave: _Optional[_Union[Leave, _Mapping]] = ...) -> None: ...
 
 class AssignedUnit(_message.Message):
-    __slots__ = ("unit", "connector_config", "task_config", "incarnation", "target", "restart")
+    __slots__ = ("unit", "connector_config", "task_config", "incarnation", "target", "restart", "config_version")
     class ConnectorConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -73,13 +73,15 @@ class AssignedUnit(_message.Message):
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     RESTART_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_VERSION_FIELD_NUMBER: _ClassVar[int]
     unit: _events_pb2.WorkUnit
     connector_config: _containers.ScalarMap[str, str]
     task_config: _containers.ScalarMap[str, str]
     incarnation: str
     target: str
     restart: int
-    def __init__(self, unit: _Optional[_Union[_events_pb2.WorkUnit, _Mapping]] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ..., incarnation: _Optional[str] = ..., target: _Optional[str] = ..., restart: _Optional[int] = ...) -> None: ...
+    config_version: int
+    def __init__(self, unit: _Optional[_Union[_events_pb2.WorkUnit, _Mapping]] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ..., incarnation: _Optional[str] = ..., target: _Optional[str] = ..., restart: _Optional[int] = ..., config_version: _Optional[int] = ...) -> None: ...
 
 class Cleanup(_message.Message):
     __slots__ = ("unit", "incarnation", "connector_config", "task_config")

@@ -49,12 +49,16 @@ class TaskConfigured(_message.Message):
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., config: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TasksCommitted(_message.Message):
-    __slots__ = ("connector", "task_count")
+    __slots__ = ("connector", "task_count", "config_version", "signed_at_ms")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SIGNED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task_count: int
-    def __init__(self, connector: _Optional[str] = ..., task_count: _Optional[int] = ...) -> None: ...
+    config_version: int
+    signed_at_ms: int
+    def __init__(self, connector: _Optional[str] = ..., task_count: _Optional[int] = ..., config_version: _Optional[int] = ..., signed_at_ms: _Optional[int] = ...) -> None: ...
 
 class TargetStateChanged(_message.Message):
     __slots__ = ("connector", "state")

@@ -28,6 +28,16 @@ ATTEMPTS = 8
 KEY_WAIT_S = 60.0  # a fresh cluster's config service writes the first key as it starts
 
 
+class TaskConfigsFailed(RuntimeError):
+    """The task configs were not taken: the message says why."""
+
+
+class TaskConfigsStale(TaskConfigsFailed):
+    """The task configs were made from what is no longer the connector's (another
+    incarnation, an older config) or lost to a newer set: nothing to do but wait for what the
+    next assignment brings."""
+
+
 class TaskConfigsClient:
     """Puts task configs, riding out a short outage of the config service and key rotations."""
 
@@ -76,11 +86,29 @@ class TaskConfigsClient:
             ) from None
         return self._keys[-1]
 
-    async def put(self, name: str, tasks: Sequence[Mapping[str, str]]) -> None:
+    async def put(
+        self, name: str, tasks: Sequence[Mapping[str, str]], incarnation: str, config_version: int
+    ) -> None:
+        """Puts the task configs a connector's incarnation made from its config of
+        ``config_version``; TaskConfigsStale when the service holds a newer config or task
+        set (the connector's next assignment brings it), TaskConfigsFailed when it refuses
+        them or cannot be reached."""
         request = config_pb2.PutTaskConfigsRequest(
             connector=name,
             tasks=[config_pb2.TaskInfo(task=i, config=dict(t)) for i, t in enumerate(tasks)],
+            incarnation=incarnation,
+            config_version=config_version,
         )
+        try:
+            await self._put(name, request)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
+                raise TaskConfigsStale(exc.details() or "") from None
+            raise TaskConfigsFailed(
+                f"the config service refused the task configs ({exc.code().name}): {exc.details()}"
+            ) from None
+
+    async def _put(self, name: str, request: config_pb2.PutTaskConfigsRequest) -> None:
         body = request.SerializeToString(deterministic=True)
         delay, fresh = 0.2, False
         for attempt in itertools.count(1):

@@ -70,7 +70,7 @@ from headrace.core.storage.topiclog import kafka_logs
 from headrace.worker import metrics
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
-from headrace.worker.taskconfigs import TaskConfigsClient
+from headrace.worker.taskconfigs import TaskConfigsClient, TaskConfigsStale
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,14 @@ class Worker:
             tasks = await process.client.start_connector(
                 unit.connector, assigned.connector_config, deadline_s=CALL_TIMEOUT_S
             )
-            await self._task_configs.put(unit.connector, tasks)
+            try:
+                await self._task_configs.put(
+                    unit.connector, tasks, assigned.incarnation, assigned.config_version
+                )
+            except TaskConfigsStale as exc:
+                # A newer config or task set is the connector's now: the assignment that
+                # carries it restarts this connector with it.
+                self.log.info("task_configs_stale", connector=unit.connector, reason=str(exc))
             return
         await process.client.start_task(
             unit, assigned.connector_config, assigned.task_config, deadline_s=CALL_TIMEOUT_S

@@ -73,7 +73,9 @@ class FakeTaskConfigs:
     def start(self) -> None:
         pass
 
-    async def put(self, name: str, tasks: Sequence[Mapping[str, str]]) -> None:
+    async def put(
+        self, name: str, tasks: Sequence[Mapping[str, str]], incarnation: str, version: int
+    ) -> None:
         pass
 
     async def close(self) -> None:

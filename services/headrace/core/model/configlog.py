@@ -46,6 +46,7 @@ from headrace.core.model.configstate import (
     TargetStateChanged,
     TaskConfigured,
     TasksCommitted,
+    TaskSetOrigin,
     frozen_config,
 )
 from headrace.core.model.structs import Target
@@ -93,13 +94,16 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
         if value is None:
             return ConnectorRemoved(name)
         msg = events_pb2.ConnectorConfigured.FromString(value)
-        return ConnectorConfigured(name, frozen_config(msg.config), msg.incarnation)
+        return ConnectorConfigured(name, frozen_config(msg.config), msg.incarnation, offset)
     if key.startswith("task-") and value is not None:
         msg_t = events_pb2.TaskConfigured.FromString(value)
         return TaskConfigured(msg_t.connector, msg_t.task, frozen_config(msg_t.config))
     if key.startswith("commit-") and value is not None:
         msg_c = events_pb2.TasksCommitted.FromString(value)
-        return TasksCommitted(msg_c.connector, msg_c.task_count)
+        made_from = None
+        if msg_c.config_version or msg_c.signed_at_ms:
+            made_from = TaskSetOrigin(msg_c.config_version, msg_c.signed_at_ms)
+        return TasksCommitted(msg_c.connector, msg_c.task_count, made_from)
     if key.startswith("target-state-") and value is not None:
         msg_s = events_pb2.TargetStateChanged.FromString(value)
         if msg_s.state not in Target.__members__:
@@ -158,8 +162,11 @@ def session_key(key: SessionKey) -> Record:
     return SESSION_KEY, msg.SerializeToString()
 
 
-def task_set(name: str, tasks: list[Mapping[str, str]]) -> list[Record]:
-    """The records that make ``tasks`` the connector's live task set: each task, then the commit."""
+def task_set(
+    name: str, tasks: list[Mapping[str, str]], made_from: TaskSetOrigin | None = None
+) -> list[Record]:
+    """The records that make ``tasks`` the connector's live task set: each task, then the commit
+    (saying what the set was made from, when known)."""
     records: list[Record] = [
         (
             task_key(name, i),
@@ -168,6 +175,9 @@ def task_set(name: str, tasks: list[Mapping[str, str]]) -> list[Record]:
         for i, cfg in enumerate(tasks)
     ]
     commit = events_pb2.TasksCommitted(connector=name, task_count=len(tasks))
+    if made_from is not None:
+        commit.config_version = made_from.config_version
+        commit.signed_at_ms = made_from.signed_at_ms
     records.append((commit_key(name), commit.SerializeToString()))
     return records
 

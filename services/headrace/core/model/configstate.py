@@ -33,6 +33,7 @@ class ConnectorConfigured:
     name: str
     config: Config
     incarnation: str = ""
+    version: int = 0  # the record's offset on the configs topic (0: not written yet)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,16 @@ class TasksCommitted:
 
     connector: str
     count: int
+    made_from: TaskSetOrigin | None = None
+
+
+@dataclass(frozen=True, order=True)
+class TaskSetOrigin:
+    """What a task set was made from: the connector config's version, and when the worker
+    signed the call that put it. Ordered: a set may replace only one made from less."""
+
+    config_version: int
+    signed_at_ms: int
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,10 @@ class ConfigState:
     auto_restarts: Mapping[str, Mapping[int, Attempt]] = field(default_factory=immutables.Map)
     # The latest session key last, and the one before it: both sign valid internal calls.
     session_keys: tuple[SessionKey, ...] = ()
+    # Per connector, the version (configs-topic offset) of its config record.
+    config_versions: Mapping[str, int] = field(default_factory=immutables.Map)
+    # Per connector, what its live task set was made from (none for a set of an old writer).
+    task_origins: Mapping[str, TaskSetOrigin] = field(default_factory=immutables.Map)
     # The commands of the command topic applied and not yet forgotten, by request id.
     requests: Mapping[str, AppliedRequest] = field(default_factory=immutables.Map)
 
@@ -176,7 +191,7 @@ class ConfigState:
 def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
     """Folds one config event into the state."""
     match event:
-        case ConnectorConfigured(name, config, incarnation):
+        case ConnectorConfigured(name, config, incarnation, version):
             if state.incarnations.get(name, incarnation) != incarnation:
                 # Created again with no tombstone in between (compaction dropped it): the old
                 # incarnation's tasks are not this one's. The target state stays: a create
@@ -186,6 +201,7 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
                 state,
                 connectors=with_item(state.connectors, name, config),
                 incarnations=with_item(state.incarnations, name, incarnation),
+                config_versions=with_item(state.config_versions, name, version),
             )
         case ConnectorRemoved(name):
             return _removed(state, name)
@@ -195,8 +211,13 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
             return replace(
                 state, staged=with_item(state.staged, connector, MappingProxyType(staged))
             )
-        case TasksCommitted(connector, count):
-            return _commit(state, connector, count)
+        case TasksCommitted(connector, count, made_from):
+            committed = _commit(state, connector, count)
+            if made_from is None or committed.tasks is state.tasks:
+                return committed
+            return replace(
+                committed, task_origins=with_item(state.task_origins, connector, made_from)
+            )
         case TargetStateChanged(connector, target):
             return replace(state, targets=with_item(state.targets, connector, target))
         case RestartRequested(connector, tasks, at):
@@ -230,6 +251,8 @@ def _removed(state: ConfigState, name: str) -> ConfigState:
         targets=without_item(state.targets, name),
         restarts=without_item(state.restarts, name),
         auto_restarts=without_item(state.auto_restarts, name),
+        config_versions=without_item(state.config_versions, name),
+        task_origins=without_item(state.task_origins, name),
         session_keys=state.session_keys,
         requests=state.requests,  # a deletion's own command is among them
     )

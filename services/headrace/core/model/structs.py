@@ -102,6 +102,8 @@ class AssignedUnit:
     # The configs-topic offset of the last restart asked for the unit (0: none): a worker
     # restarts a unit it started before that.
     restart: int = 0
+    # The configs-topic offset of the connector's config: what its task configs are put for.
+    config_version: int = 0
 
     @property
     def instance(self) -> Instance:

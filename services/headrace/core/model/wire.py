@@ -66,6 +66,7 @@ def assignment_to_pb(update: AssignmentUpdate) -> coordinator_pb2.Assignment:
                 incarnation=u.incarnation,
                 target=u.target.value,
                 restart=u.restart,
+                config_version=u.config_version,
             )
             for u in update.units
         ],
@@ -93,6 +94,7 @@ def assignment_from_pb(msg: coordinator_pb2.Assignment) -> AssignmentUpdate:
                 u.incarnation,
                 Target(u.target) if u.target else Target.RUNNING,
                 u.restart,
+                u.config_version,
             )
             for u in msg.units
         ),

@@ -49,6 +49,11 @@ def sign(key: SessionKey, body: bytes, now_ms: int) -> tuple[tuple[str, str], ..
     return ((SIGNATURE, _mac(key, body, now_ms)), (SIGNED_AT, str(now_ms)))
 
 
+def signed_at(metadata: Mapping[str, str]) -> int:
+    """When a call that passed :func:`refusal` was signed, in ms."""
+    return int(metadata[SIGNED_AT])
+
+
 def refusal(
     keys: Sequence[SessionKey], body: bytes, metadata: Mapping[str, str], now_ms: int
 ) -> str | None:
