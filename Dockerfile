@@ -32,7 +32,7 @@ RUN mkdir -p /usr/share/man/man1 \
 
 # A virtual environment of its own, so the built-in plugins (package data) sit at a known path.
 # pip stays in it: the worker builds plugin versions' requirements with it
-# (core/isolation/pluginenv.py).
+# (isolation/pluginenv.py).
 ENV VIRTUAL_ENV=/opt/headrace/venv \
     PATH=/opt/headrace/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \

@@ -26,8 +26,8 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from headrace.core.isolation.plugins import read_manifest
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.isolation.plugins import read_manifest
 from headrace.local.kafka import free_port
 from headrace.runtime.host.loader import load_module
 from headrace.v1 import plugin_pb2 as pb

@@ -1,4 +1,4 @@
-"""Environments for plugin versions' requirements (``headrace.core.isolation.pluginenv``), built by
+"""Environments for plugin versions' requirements (``headrace.isolation.pluginenv``), built by
 a real pip from wheels the versions bundle: offline, no broker."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from headrace.core.isolation import pluginenv
-from headrace.core.isolation.pluginenv import env_key, site_for
 from headrace.core.model.errors import PluginError
+from headrace.isolation import pluginenv
+from headrace.isolation.pluginenv import env_key, site_for
 from tests.support import wait_for
 from tests.wheels import build_wheel
 
@@ -200,7 +200,7 @@ ASK = """
 import sys
 from pathlib import Path
 from headrace.core.observability import log
-from headrace.core.isolation.pluginenv import site_for
+from headrace.isolation.pluginenv import site_for
 log.configure("test", stream=sys.stderr)
 print(site_for(Path(sys.argv[1]), sys.argv[3:], Path(sys.argv[2])))
 """

@@ -20,12 +20,12 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from headrace.cli.client import ConfigClient
-from headrace.core.isolation.plugins import discover
 from headrace.core.model.structs import CONNECTOR_TASK, State, WorkUnit
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import kafka_logs
 from headrace.core.storage.topics import ensure_topic
+from headrace.isolation.plugins import discover
 from headrace.local.stack import Stack
 from headrace.worker.worker import Worker
 from tests.support import eventually, json_lines, lifecycle, log_events

@@ -1,10 +1,12 @@
 """The layout's boundaries, read from the code's own imports (lazy ones inside functions too).
 
 - A service (the config service, the coordinator, the worker, the executor, the ``headrace``
-  command) imports only the shared packages (``core``, ``components``, ``sdk``, ``v1``) and
-  itself: never another service, never ``runtime`` (which lives inside plugin processes).
+  command) imports only the shared packages (``core``, ``components``, ``isolation``, ``sdk``,
+  ``v1``) and itself: never another service, never ``runtime`` (which lives inside plugin
+  processes).
 - ``runtime`` imports only the shared packages; the shared packages import no service and no
-  ``runtime``, and ``core`` no ``components``; the SDK imports only itself.
+  ``runtime``, ``core`` neither ``components`` nor ``isolation``, ``isolation`` no
+  ``components``; the SDK imports only itself.
 - Plugins, built in or not, import only ``headrace.sdk``.
 - Developer tooling (``local``) is imported by nothing in the package.
 - No folder holds more than a fifth of the package's lines, and none is flatter than about
@@ -21,13 +23,14 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "services" / "headrace"
-SHARED = {"core", "components", "sdk", "v1"}
+SHARED = {"core", "components", "isolation", "sdk", "v1"}
 SERVICES = {"config", "coordinator", "worker", "executor", "cli"}
 ALLOWED = {
     **{service: SHARED | {service} for service in SERVICES},
     "runtime": SHARED | {"runtime"},
     "core": {"core", "sdk", "v1"},
-    "components": {"components", "core", "sdk", "v1"},
+    "components": {"components", "core", "isolation", "sdk", "v1"},
+    "isolation": {"isolation", "core", "sdk", "v1"},
     "sdk": {"sdk"},
     "v1": {"v1"},
 }

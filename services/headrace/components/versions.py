@@ -35,7 +35,9 @@ from headrace.components.transforms.chain import (
 )
 from headrace.components.transforms.registry import PREDICATES as BUILTIN_PREDICATES
 from headrace.components.transforms.registry import TRANSFORMS as BUILTIN_TRANSFORMS
-from headrace.core.isolation.plugins import (
+from headrace.core.model.configinfo import key_of
+from headrace.core.model.errors import PluginError
+from headrace.isolation.plugins import (
     COMPONENT_TYPES,
     VERSION_KEY,
     PluginCatalog,
@@ -44,8 +46,6 @@ from headrace.core.isolation.plugins import (
     builtin_version,
     version_key,
 )
-from headrace.core.model.configinfo import key_of
-from headrace.core.model.errors import PluginError
 from headrace.sdk.errors import ConfigException
 
 VERSION_SUFFIX = "." + VERSION_KEY

@@ -19,7 +19,6 @@ from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import runner
-from headrace.core.isolation.plugins import builtin_version, installed
 from headrace.core.model.connectorconfig import override_policy
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
@@ -28,6 +27,7 @@ from headrace.core.security import sessionkey, tls
 from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topics
+from headrace.isolation.plugins import builtin_version, installed
 from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
 
 # How often the session key's age is checked: rotation lands within this of its time to live.

@@ -27,8 +27,6 @@ from headrace.config.validation import (
     check_size,
     check_task,
 )
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.isolation.supervisor import plugin_key
 from headrace.core.model import configlog
 from headrace.core.model.autorestart import Attempt, Shown
 from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, merge
@@ -38,6 +36,8 @@ from headrace.core.model.status import StatusState, of_connector
 from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
 from headrace.core.observability import log
 from headrace.core.security import secrets, sessionkey
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.isolation.supervisor import plugin_key
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from headrace.config.validation import (
     check_name,
     check_topics_regex,
 )
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model import autorestart
 from headrace.core.model.configinfo import (
     ConfigInfo,
@@ -58,6 +57,7 @@ from headrace.core.model.errors import PluginError
 from headrace.core.security import references
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import internal_topic
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
 from headrace.sdk.errors import ConfigException
 

@@ -22,10 +22,10 @@ from headrace.components.versions import Named
 from headrace.config import framework
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.validation import ConfigRejected
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.isolation.supervisor import plugin_key
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.isolation.supervisor import plugin_key
 
 
 class HiddenKeys:

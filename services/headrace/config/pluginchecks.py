@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.isolation.client import PluginCallError
-from headrace.core.isolation.plugins import PluginDescriptor
-from headrace.core.isolation.supervisor import PluginProcess, plugin_key
 from headrace.core.model.configinfo import ComponentKeys, ConfigInfos
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log
 from headrace.core.settings import Settings
+from headrace.isolation.client import PluginCallError
+from headrace.isolation.plugins import PluginDescriptor
+from headrace.isolation.supervisor import PluginProcess, plugin_key
 
 VALIDATE_TIMEOUT_S = 30.0
 OWNER = "config"

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from enum import Enum
 
 from headrace.components.java.regex import whole_match_java
-from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.model import configlog
 from headrace.core.model.configstate import ConfigState
+from headrace.isolation.plugins import PluginDescriptor
 
 
 class Problem(Enum):

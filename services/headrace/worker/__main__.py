@@ -22,13 +22,13 @@ from prometheus_client import REGISTRY
 from prometheus_client.registry import Collector
 
 from headrace.core import runner
-from headrace.core.isolation.plugins import installed
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health
 from headrace.core.rpc import split_address
 from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topics
+from headrace.isolation.plugins import installed
 from headrace.worker import metrics as worker_metrics
 from headrace.worker.worker import Worker
 

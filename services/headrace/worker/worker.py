@@ -42,9 +42,6 @@ import structlog
 from aiokafka.errors import KafkaError
 
 from headrace.components import versions
-from headrace.core.isolation.client import PluginCallError
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.isolation.supervisor import PluginProcess, plugin_key
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
 from headrace.core.model.persistent import with_item, without_item
@@ -67,6 +64,9 @@ from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import kafka_logs
+from headrace.isolation.client import PluginCallError
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.isolation.supervisor import PluginProcess, plugin_key
 from headrace.worker import metrics
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile

@@ -18,7 +18,6 @@ from headrace.config.commands import _masked
 from headrace.config.hiddenkeys import HiddenKeys
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.configinfo import (
     ComponentKeys,
     ConfigInfo,
@@ -26,6 +25,7 @@ from headrace.core.model.configinfo import (
     KeyInfo,
     ValueInfo,
 )
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.sdk import ConfigDef, ConfigType
 
 DEFINED = {

@@ -12,14 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headrace.components import versions
-from headrace.core.isolation.plugins import (
+from headrace.core.model.errors import PluginError
+from headrace.isolation.plugins import (
     PluginCatalog,
     VersionSpec,
     builtin_version,
     discover,
     version_key,
 )
-from headrace.core.model.errors import PluginError
 
 TEST_PLUGINS = Path(__file__).parents[2] / "plugins"
 KEY = "transforms.up.plugin.version"

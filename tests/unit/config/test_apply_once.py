@@ -20,11 +20,11 @@ from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import APPLYING, Applying, ConfigStore
 from headrace.config.validation import ConfigRejected
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model import configlog
 from headrace.core.model.configinfo import ConfigInfos
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.v1 import config_pb2
 
 GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/g"))

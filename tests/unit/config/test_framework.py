@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from headrace.config import framework
-from headrace.core.isolation.plugins import PluginCatalog, discover
+from headrace.isolation.plugins import PluginCatalog, discover
 from tests.support import install_manifest
 
 

@@ -9,11 +9,11 @@ import pytest
 
 from headrace.config.framework import check_create
 from headrace.config.validation import ConfigRejected, Problem
-from headrace.core.isolation.plugins import PluginCatalog, discover, version_key
 from headrace.core.model.configstate import ConfigState, ConnectorConfigured, fold
 from headrace.core.model.connectorconfig import override_policy
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import BUILTIN_PLUGINS
+from headrace.isolation.plugins import PluginCatalog, discover, version_key
 from tests.support import install_manifest
 
 

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.core.isolation.plugins import read_manifest
-from headrace.core.isolation.supervisor import host_env
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.isolation.plugins import read_manifest
+from headrace.isolation.supervisor import host_env
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.loader import load_connector_class
 from headrace.sdk import (

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from headrace.core.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import AssignedUnit, AssignmentUpdate, Revocation, State, WorkUnit
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.worker import worker as worker_module
 from headrace.worker.worker import MAX_CONCURRENT_UNIT_CALLS, Worker, for_each, stop_rounds
 

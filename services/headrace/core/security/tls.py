@@ -15,7 +15,7 @@ serverAuth and the clientAuth extended key usage then.
 
 Each bad setting raises :class:`SecurityError`, naming the variable and what is wrong with it:
 a service reports it and does not start; the CLI prints it. Unix sockets stay plaintext: only
-the worker's user can reach them (``headrace.core.isolation.supervisor``).
+the worker's user can reach them (``headrace.isolation.supervisor``).
 """
 
 from __future__ import annotations

@@ -37,14 +37,14 @@ from pathlib import Path
 
 import grpc
 
-from headrace.core.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
-from headrace.core.isolation.supervisor import PRIVATE_SOCKET, prepare_environments
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings
+from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
+from headrace.isolation.supervisor import PRIVATE_SOCKET, prepare_environments
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.loader import load_components, load_connector_class
 from headrace.runtime.host.service import Lease, PluginHostService

@@ -27,7 +27,6 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from headrace.components import secretkeys, versions
-from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.model.configinfo import (
     ComponentKeys,
     ConfigInfo,
@@ -43,6 +42,7 @@ from headrace.core.observability import log
 from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
+from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime import watchdog
 from headrace.runtime.executor.client import SqlCheck
 from headrace.runtime.host.events import EventBus

@@ -1,4 +1,4 @@
-"""Imports a plugin version the way its manifest says (see ``headrace.core.isolation.plugins``).
+"""Imports a plugin version the way its manifest says (see ``headrace.isolation.plugins``).
 
 The version folder goes first on ``sys.path`` and the manifest's module is imported from it; the
 connector class is the attribute after the module in the manifest's ``class``. The plugin host
@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 from headrace.components import extensions
-from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.model.errors import PluginError
+from headrace.isolation.plugins import PluginDescriptor
 from headrace.sdk.connector import Connector, SinkConnector, SourceConnector
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
+from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.providers import Providers, parse_properties
 from headrace.sdk import ConfigDef, ConfigType, SourceConnector, SourceRecord, SourceTask

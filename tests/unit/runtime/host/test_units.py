@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.model.structs import (
     HostEvent,
     ReconfigurationRequested,
@@ -17,6 +16,7 @@ from headrace.core.model.structs import (
     WorkUnit,
 )
 from headrace.core.settings import Settings
+from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.host.units import ConnectorUnit, TaskUnit

@@ -27,14 +27,14 @@ from pathlib import Path
 
 import grpc
 
-from headrace.core.isolation.client import PluginCallError, PluginClient, UnknownEvent
-from headrace.core.isolation.pluginenv import site_for
-from headrace.core.isolation.plugins import PluginDescriptor
 from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
+from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
+from headrace.isolation.pluginenv import site_for
+from headrace.isolation.plugins import PluginDescriptor
 
 LEASE_EVERY_S = 0.5
 PRIVATE_FOLDER = 0o700

@@ -12,7 +12,7 @@ names (KIP-891): ``converter``, ``header_converter``, ``transformation`` or ``pr
 ``class`` is where the class really is: the module before the last dot (a file or a package in
 the version folder), the class after it. ``requirements`` (optional) lists the Python
 distributions the version needs, as pip reads them (``"requests>=2,<3"``); the plugin process
-imports it with an environment of its own that holds them (``headrace.core.isolation.pluginenv``).
+imports it with an environment of its own that holds them (``headrace.isolation.pluginenv``).
 The module is imported with the version folder first on ``sys.path``, inside the plugin
 process that hosts that one version, so two versions of one plugin never meet in one
 interpreter. A plugin is named by its full class, its

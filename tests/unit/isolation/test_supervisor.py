@@ -6,7 +6,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from headrace.core.isolation.supervisor import private_folder
+from headrace.isolation.supervisor import private_folder
 
 
 def test_the_plugin_hosts_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:
