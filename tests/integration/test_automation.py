@@ -124,12 +124,16 @@ def test_commands_are_applied_once_and_answered_in_their_own_encoding(
                 ("x2", b'{"id": "x2", "method": "DropEverything"}'),
                 ("x3", b'{"id": "x3", "method": "CreateConnector", "request": {"nom": 1}}'),
                 ("x4", b'{"id": "x4", "method": "PutTaskConfigs", "request": {}}'),
-                # Under another key, a request could be read by another replica, applied twice.
-                ("x5", b'{"id": "c1", "method": "DeleteConnector", "request": {"name": "auto"}}'),
             ]:
                 await automation.send(key, poison)
                 refused = json.loads(await automation.answer(key))
                 assert refused["code"] == "INVALID_ARGUMENT", key
+            # The same request under another record key (another partition, maybe another
+            # replica): found applied, answered as it succeeded, not applied a second time.
+            elsewhere = json_command("c1", "CreateConnector", {"name": "auto", "config": GEN})
+            await automation.send("elsewhere", elsewhere)
+            answered = json.loads(await automation.answer("c1", 3))
+            assert answered["code"] == "OK" and answered["response"]["name"] == "auto", answered
             listed = await automation.call("l1", "ListConnectors", {})
             assert listed == {
                 "id": "l1",

@@ -14,14 +14,16 @@ one it came in, keyed by its request id:
 
 ``code`` is the gRPC status name: ``OK``, ``INVALID_ARGUMENT``, ``NOT_FOUND``...
 
-Each command is applied once per request id, and its record's key must be that id: records are
-partitioned by key, so one agent of the service's replicas reads every record of one request.
-Answers are kept in a faust table, keyed by the id and backed by its changelog topic, so a
-command seen again, even after a restart of the service, is answered with the answer it had and
-not applied again. The change a command makes is written in one transaction with a record that
-it was applied (``request-<id>`` on the configs topic, swept after an hour): a command read again
-after a crash that came between its change and its answer is found applied, and answered as it
-was (from the connector as it is now), not applied twice. Answers are at least once.
+Each command is applied once per request id, cluster-wide. The change a command makes is written
+in one transaction with a record that it was applied (``request-<id>`` on the configs topic,
+swept after an hour), and that transaction is decided against the configs topic read to its end
+(``headrace.config.store``): a command found applied, because a crash came between its change
+and its answer, or because another replica of the service read the same id under another record
+key, is answered as its call answers when it succeeds (from the connector as it is now) and not
+applied again. Answers are also kept in a faust table, keyed by the id and backed by its
+changelog topic, so a command seen again is answered with the answer it had. Records may be
+keyed by anything: by connector, to keep one connector's commands in order. Answers are at
+least once.
 
 A command that cannot be read (not JSON nor a ``Command``, an unknown method, a request that
 does not parse) is answered with ``INVALID_ARGUMENT`` saying why; nothing a command carries
@@ -46,7 +48,7 @@ from google.protobuf import json_format, message_factory
 from google.protobuf.message import DecodeError, Message
 
 from headrace.config.grpc_api import CODES, SERVICE, ConfigCalls
-from headrace.config.store import APPLYING, Applying
+from headrace.config.store import APPLYING, AlreadyApplied, Applying
 from headrace.config.validation import ConfigRejected
 from headrace.core.observability import log
 from headrace.core.settings import Settings
@@ -102,7 +104,7 @@ def read(value: bytes | None, key: bytes | None) -> Command:
         request.ParseFromString(pb.request)
     except DecodeError as exc:
         raise Unreadable(f"request: not a {pb.method} request: {exc}") from None
-    return Command(_request_id(pb.id, key), pb.method, request, as_json=False)
+    return Command(pb.id or _text(key), pb.method, request, as_json=False)
 
 
 def _read_json(value: bytes, key: bytes | None) -> Command:
@@ -120,20 +122,7 @@ def _read_json(value: bytes, key: bytes | None) -> Command:
         json_format.ParseDict(body.get("request") or {}, request)
     except json_format.ParseError as exc:
         raise Unreadable(f"request: not a {method} request: {exc}") from None
-    return Command(_request_id(str(body.get("id") or ""), key), method, request, as_json=True)
-
-
-def _request_id(given: str, key: bytes | None) -> str:
-    """A command's request id: its own, which must be its record's key too, or its key. A
-    command is partitioned by its key, and only then does one agent own each request id: the
-    same id under another key could be read by another replica and applied again."""
-    keyed = _text(key)
-    if given and keyed != given:
-        raise Unreadable(
-            f"id: the record key must be the request id {given!r}, not {keyed!r}, so that "
-            "every record of one request is read by one agent"
-        )
-    return given or keyed
+    return Command(str(body.get("id") or _text(key)), method, request, as_json=True)
 
 
 def _subject(value: bytes | None, key: bytes | None) -> str | None:
@@ -307,14 +296,16 @@ class Automation:
         """Applies the command, unless the configs topic says it was (a crash came between
         its change and its answer): then it is answered as a call made now would have been
         had it succeeded then, and not applied again."""
-        applied = await self._calls.applied(command.id)
         try:
             async with asyncio.timeout(APPLY_TIMEOUT_S):
-                if applied is not None:
-                    self._log.info("automation_command_found_applied", id=command.id)
-                    response = await self._calls.replayed(command.method, applied)
-                else:
+                try:
+                    applied = await self._calls.applied(command.id)
+                    if applied is not None:
+                        raise AlreadyApplied(applied)
                     response = await self._applied_now(command)
+                except AlreadyApplied as found:
+                    self._log.info("automation_command_found_applied", id=command.id)
+                    response = await self._calls.replayed(command.method, found.applied)
         except ConfigRejected as exc:
             code = CODES[exc.problem]
             self._log.info("automation_command_refused", id=command.id, code=code.name)

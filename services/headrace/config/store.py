@@ -53,6 +53,15 @@ class Applying:
         return configlog.request_applied(self.request_id, applied)
 
 
+class AlreadyApplied(Exception):
+    """The command a change was to be made for is applied already (``applied`` says how):
+    nothing is written for it a second time."""
+
+    def __init__(self, applied: AppliedRequest) -> None:
+        super().__init__(f"applied already: {applied}")
+        self.applied = applied
+
+
 APPLYING: ContextVar[Applying | None] = ContextVar("applying", default=None)
 """Set by the automation agent around a command it applies; read when a change is written."""
 
@@ -150,6 +159,10 @@ class ConfigStore:
             outcomes: list[tuple[asyncio.Future[ConfigState], ConfigState | Exception]] = []
             for plan, done, applying in group:
                 try:
+                    if applying is not None and applying.request_id in state.requests:
+                        # Decided against the topic read to its end, in the transaction that
+                        # would write it: of two replicas applying one request, one wins.
+                        raise AlreadyApplied(state.requests[applying.request_id])
                     planned = await plan(state)
                 except Exception as exc:  # noqa: BLE001 - the refusal is that caller's answer
                     outcomes.append((done, exc))

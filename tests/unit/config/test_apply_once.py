@@ -5,7 +5,6 @@ with a plugin process's answers stood in for."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,12 +12,11 @@ from typing import cast
 
 import pytest
 
-from headrace.config.automation import Unreadable, read
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigCalls
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
-from headrace.config.store import APPLYING, Applying, ConfigStore
+from headrace.config.store import APPLYING, AlreadyApplied, Applying, ConfigStore
 from headrace.config.validation import ConfigRejected
 from headrace.core.model import configlog
 from headrace.core.model.configinfo import ConfigInfos
@@ -117,15 +115,14 @@ async def test_old_records_of_applied_commands_are_swept(
     assert await calls.applied("r3") is None
 
 
-def test_a_request_id_travels_under_its_own_key_only() -> None:
-    command = json.dumps({"id": "r4", "method": "PauseConnector", "request": {"name": "c"}})
-    assert read(command.encode(), b"r4").id == "r4"
-    keyed_only = json.dumps({"method": "PauseConnector", "request": {"name": "c"}})
-    assert read(keyed_only.encode(), b"r5").id == "r5"
-    with pytest.raises(Unreadable, match="the record key must be the request id 'r4'"):
-        read(command.encode(), b"other")
-    with pytest.raises(Unreadable, match="must be the request id"):
-        read(command.encode(), None)
+async def test_a_request_applied_elsewhere_is_not_applied_again(calls: ConfigCalls) -> None:
+    """Two replicas' agents read one request (its records under two keys): the change is decided
+    against the topic read to its end, so the second finds the first's and writes nothing."""
+    with applying("r4", "PauseConnector", "c"):
+        await calls.CreateConnector(create("c"))
+    with applying("r4", "CreateConnector", "c"), pytest.raises(AlreadyApplied) as found:
+        await calls.CreateConnector(create("c"))
+    assert found.value.applied.connector == "c"
 
 
 async def test_a_deletion_s_record_outlives_the_connector_it_deleted(calls: ConfigCalls) -> None:
