@@ -218,6 +218,8 @@ def test_a_logger_is_found_only_if_it_exists_and_asking_makes_none(rest: Rest) -
     assert error(*rest("GET", f"/admin/loggers/{name}"), 404, f"Logger {name} not found.")
     assert name not in rest("GET", "/admin/loggers")[1]
     assert error(*rest("GET", f"/admin/loggers/{name}"), 404, "not found")
+    # A name no status line may carry is answered in the body all the same.
+    assert error(*rest("GET", "/admin/loggers/a%0D%0Ab"), 404, "Logger a\r\nb not found.")
 
 
 def test_log_levels_change_at_run_time(rest: Rest) -> None:

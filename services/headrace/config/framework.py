@@ -339,6 +339,11 @@ def opaque(
     return dataclasses.replace(infos, configs=tuple(configs))
 
 
+SHOWN_NAME_CHARS = 80
+"""How much of a refused connector's name a message quotes: a name refused for its length is
+no use quoted whole (and would not fit in a gRPC status)."""
+
+
 def refuse(name: str, config: Mapping[str, str], infos: ConfigInfos, resolved: bool) -> None:
     """ConfigRejected with every error of a validation, each naming its key: NO_PLUGIN when the
     plugin named is not installed, else INVALID. Nothing for a config without errors."""
@@ -347,9 +352,10 @@ def refuse(name: str, config: Mapping[str, str], infos: ConfigInfos, resolved: b
     named = bool(config.get("connector.class", "").strip())
     problem = Problem.NO_PLUGIN if named and not resolved else Problem.INVALID
     listed = "\n".join(f"- {e}" for e in infos.errors())
+    shown = name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS] + "..."
     raise ConfigRejected(
         problem,
-        f"the config of {name!r} has {infos.error_count} error(s); the validate call shows "
+        f"the config of {shown!r} has {infos.error_count} error(s); the validate call shows "
         f"them by key:\n{listed}",
     )
 

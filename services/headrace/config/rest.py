@@ -422,7 +422,8 @@ class ConnectApi:
     async def logger(self, request: web.Request) -> web.Response:
         name = request.match_info["logger"]
         if not log.exists(name):  # asking makes no logger, as in Connect
-            raise web.HTTPNotFound(reason=f"Logger {name} not found.")
+            # In the body, not the status line: a name may hold what a status line may not.
+            return _error(404, f"Logger {name} not found.")
         return web.json_response(log.level_of(name))
 
     async def set_logger(self, request: web.Request) -> web.Response:
