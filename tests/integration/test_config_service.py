@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from google.protobuf import json_format
 
 from headrace.cli.client import ConfigClient
@@ -381,6 +381,28 @@ def test_task_configs_are_taken_only_from_a_caller_with_the_session_key(
         assert [dict(t.config) for t in client.get("signed").tasks] == [{"t": "0"}]
 
 
+def signed_put(
+    settings: Settings, name: str, tasks: list[str], incarnation: str, version: int, at: int
+) -> Callable[[], Any]:
+    """A PutTaskConfigs call as a worker signs it (with the cluster's key, at ``at``): the
+    call, to be made once or replayed."""
+    key = asyncio.run(configs_now(settings)).session_keys[-1]
+    request = config_pb2.PutTaskConfigsRequest(
+        connector=name,
+        tasks=[config_pb2.TaskInfo(task=i, config={"t": t}) for i, t in enumerate(tasks)],
+        incarnation=incarnation,
+        config_version=version,
+    )
+    signature = sessionkey.sign(key, request.SerializeToString(deterministic=True), at)
+
+    def call() -> Any:
+        with grpc.insecure_channel(settings.config_addr) as channel:
+            stub = internal_pb2_grpc.TaskConfigServiceStub(channel)
+            return stub.PutTaskConfigs(request, metadata=signature, timeout=30)
+
+    return call
+
+
 def test_stale_or_replayed_task_configs_are_refused_and_change_nothing(
     config_service: tuple[Stack, Settings],
 ) -> None:
@@ -391,24 +413,9 @@ def test_stale_or_replayed_task_configs_are_refused_and_change_nothing(
         client.create("fresh", {"connector.class": "Gen", "topic": "t1"})
         before = asyncio.run(configs_now(settings))
         incarnation, version = before.incarnations["fresh"], before.config_versions["fresh"]
-        [key] = before.session_keys[-1:]
 
-        def put(tasks: list[str], incarnation: str, version: int, signed_at: int) -> Any:
-            request = config_pb2.PutTaskConfigsRequest(
-                connector="fresh",
-                tasks=[config_pb2.TaskInfo(task=i, config={"t": t}) for i, t in enumerate(tasks)],
-                incarnation=incarnation,
-                config_version=version,
-            )
-            body = request.SerializeToString(deterministic=True)
-            signature = sessionkey.sign(key, body, signed_at)
-
-            def call() -> Any:
-                with grpc.insecure_channel(settings.config_addr) as channel:
-                    stub = internal_pb2_grpc.TaskConfigServiceStub(channel)
-                    return stub.PutTaskConfigs(request, metadata=signature, timeout=30)
-
-            return call
+        def put(tasks: list[str], incarnation: str, version: int, at: int) -> Any:
+            return signed_put(settings, "fresh", tasks, incarnation, version, at)
 
         def refused(call: Callable[[], Any], says: str) -> None:
             with pytest.raises(grpc.RpcError) as info:
@@ -428,6 +435,46 @@ def test_stale_or_replayed_task_configs_are_refused_and_change_nothing(
         newer = asyncio.run(configs_now(settings)).config_versions["fresh"]
         assert put(["b"], incarnation, newer, now + 30)().changed
         assert [dict(t.config) for t in client.get("fresh").tasks] == [{"t": "b"}]
+
+
+def test_a_source_s_dropped_tasks_are_fenced_before_the_smaller_set_is_written(
+    config_service: tuple[Stack, Settings],
+) -> None:
+    """KIP-618: a task the connector no longer has, still running somewhere (a zombie) with a
+    transaction open, can commit nothing once the smaller task set is written."""
+    _, settings = config_service
+    with ConfigClient(settings.config_addr) as client:
+        client.create("shrink", {"connector.class": "Gen", "topic": "t1"})
+        state = asyncio.run(configs_now(settings))
+        incarnation, version = state.incarnations["shrink"], state.config_versions["shrink"]
+        now = sessionkey.now_ms()
+        assert signed_put(settings, "shrink", ["0", "1"], incarnation, version, now)().changed
+        shrink = signed_put(settings, "shrink", ["0"], incarnation, version, now + 10)
+
+        async def zombie_then_shrink() -> BaseException | None:
+            topic = f"{settings.cluster}-zombie"
+            await ensure_topic(settings.bootstrap_servers, topic, 1)
+            zombie = AIOKafkaProducer(
+                bootstrap_servers=settings.bootstrap_servers,
+                transactional_id=f"{settings.cluster}-shrink-1",
+            )
+            await zombie.start()
+            try:
+                await zombie.begin_transaction()
+                await zombie.send_and_wait(topic, b"written by a zombie")
+                assert (await asyncio.to_thread(shrink)).changed
+                try:
+                    await zombie.commit_transaction()
+                except Exception as exc:  # noqa: BLE001 - the refusal is what is checked
+                    return exc
+                return None
+            finally:
+                await zombie.stop()
+
+        refused = asyncio.run(zombie_then_shrink())
+        assert refused is not None, "the dropped task's zombie committed after the shrink"
+        assert type(refused).__name__ in ("ProducerFenced", "InvalidProducerEpoch"), refused
+        assert [dict(t.config) for t in client.get("shrink").tasks] == [{"t": "0"}]
 
 
 def test_broken_plugins_are_listed_with_why_and_refused_and_the_service_starts(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 
 import grpc
 from aiohttp import web
@@ -12,6 +13,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.config.automation import Automation
 from headrace.config.commands import Commands
+from headrace.config.fencing import fence_tasks
 from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
@@ -64,6 +66,7 @@ async def serve(
     await store.start()
     checks = PluginChecks(settings)
     commands = Commands(store, installed(settings.plugin_path), OffsetsAdmin(settings), checks)
+    commands.fence = functools.partial(fence_tasks, settings)
     await commands.ensure_session_key(sessionkey.now_ms())
     calls = ConfigCalls(commands)  # the gRPC API's calls, and automation's
 

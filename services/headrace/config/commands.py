@@ -72,6 +72,10 @@ class RestartPlan:
         return ([CONNECTOR_TASK] if self.connector else []) + list(self.tasks)
 
 
+async def _fence_nothing(name: str, tasks: Sequence[int]) -> None:
+    """No fencing: for a store without Kafka (tests of the commands alone)."""
+
+
 def stale_task_set(
     state: ConfigState, name: str, incarnation: str, made_from: TaskSetOrigin
 ) -> str | None:
@@ -137,6 +141,8 @@ class Commands:
         self.offsets = offsets
         self.checks = checks
         self.restarts_shown: ShownRestarts = lambda configs, statuses, name: {}
+        # Fences the transactional ids of a source connector's dropped tasks (KIP-618).
+        self.fence: Callable[[str, Sequence[int]], Awaitable[None]] = _fence_nothing
         self.hidden = HiddenKeys(catalog, checks)
 
     def _type_of(self, config: Mapping[str, str]) -> str:
@@ -450,6 +456,11 @@ class Commands:
             raise ConfigRejected(Problem.UNAUTHENTICATED, f"PutTaskConfigs: {refused}")
         made_from = TaskSetOrigin(config_version, sessionkey.signed_at(signed.metadata))
         written = False
+        dropped = range(len(tasks), len(state.tasks_of(name)))
+        if dropped and self._type_of(state.connectors.get(name, {})) == "source":
+            # Before the smaller set is written, as Connect's leader does: a dropped task
+            # still running somewhere can commit nothing after it.
+            await self.fence(name, dropped)
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             nonlocal written

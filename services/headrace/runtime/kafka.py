@@ -5,17 +5,14 @@ from __future__ import annotations
 from aiokafka import AIOKafkaProducer
 
 from headrace.core.settings import Settings
+from headrace.core.storage.topics import task_client_id
+
+__all__ = ["MAX_BATCH_BYTES", "producer", "task_client_id"]
 
 MAX_BATCH_BYTES = 512 * 1024
 """The most bytes of records in one batch: the source loop fills whole batches per poll, and
 each batch is one produce request's worth of work for aiokafka's sender, so fewer, larger ones
 cost less Python per record. Well under the broker's default 1 MiB message limit."""
-
-
-def task_client_id(settings: Settings, connector: str, task: int) -> str:
-    """A task's Kafka client id; for a source task also its transactional id, which is Kafka
-    Connect's form (``<group>-<connector>-<task>``), so one task has one id across workers."""
-    return f"{settings.cluster}-{connector}-{task}"
 
 
 def producer(

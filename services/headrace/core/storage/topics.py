@@ -59,6 +59,12 @@ TOPICS = {
 }
 
 
+def task_client_id(settings: Settings, connector: str, task: int) -> str:
+    """A task's Kafka client id; for a source task also its transactional id, which is Kafka
+    Connect's form (``<group>-<connector>-<task>``), so one task has one id across workers."""
+    return f"{settings.cluster}-{connector}-{task}"
+
+
 AUTOMATION_APP = "automation"
 """The automation agent's faust app is ``<cluster>-automation``; its tables' topics start so."""
 
