@@ -664,7 +664,7 @@ async def test_a_query_s_result_comes_back_to_the_caller(address: str) -> None:
     [
         ("SELEKT * FROM batch", "sql: not valid Spark SQL"),
         ("SELECT nope FROM batch", "sql: does not fit the batch"),
-        ("SELECT * FROM not_the_batch", "sql: does not fit the batch"),
+        ("SELECT * FROM not_the_batch", "sql: refused: the query reads not_the_batch"),
         ("  ", "sql: empty"),
     ],
 )
@@ -845,18 +845,82 @@ async def test_the_executor_counts_batches_rows_and_bytes_by_job_and_connector(
 def test_a_query_is_parsed_without_running_it(address: str, tmp_path: Path) -> None:
     check = SqlCheck(Settings(executor_addr=address))
     assert check.check("SELECT kafka_offset, upper(key) AS k FROM batch WHERE amount > 0") is None
-    # Columns and views are the batch's to say: they are not checked before it comes.
-    assert check.check("SELECT no_such_column FROM no_such_view") is None
+    # Columns are the batch's to say: they are not checked before it comes.
+    assert check.check("SELECT no_such_column FROM batch") is None
     reason = check.check("SELEC x FROM batch")
     assert reason is not None
     assert reason.startswith("not valid Spark SQL: [PARSE_SYNTAX_ERROR]")
     assert "'SELEC'" in reason
     assert "EXPLAIN" not in reason  # how it is parsed is not the user's business
     assert check.check(" ") == "empty; give a query over the view batch"
-    # Parsed, never run: a statement that would write leaves nothing behind.
+    # Parsed, never run, and refused: a statement that would write leaves nothing behind.
     made = tmp_path / "made"
-    assert check.check(f"INSERT OVERWRITE DIRECTORY '{made}' USING parquet SELECT 1") is None
+    written = check.check(f"INSERT OVERWRITE DIRECTORY '{made}' USING parquet SELECT 1")
+    assert written is not None and written.startswith("refused: the query is not a query over")
     assert not made.exists()
+
+
+HOSTILE = {
+    "a file": ("SELECT value FROM text.`{secret}`", "reads text."),
+    "a table": ("SELECT * FROM default.anything", "reads default.anything"),
+    "a directory written": (
+        "INSERT OVERWRITE DIRECTORY '{out}' USING text SELECT key FROM batch",
+        "is not a query over the view batch",
+    ),
+    "a table made": ("CREATE TABLE made AS SELECT * FROM batch", "is not a query over"),
+    "a jar added": ("ADD JAR {secret}", "is not a query over"),
+    "JVM code": ("SELECT reflect('java.lang.System', 'getenv', 'HOME') FROM batch", "reflect"),
+    "JVM code, again": (
+        "SELECT java_method('java.lang.System', 'getProperty', 'user.home') FROM batch",
+        "java_method",
+    ),
+    "JVM code in a subquery": (
+        "SELECT key FROM batch WHERE key IN (SELECT reflect('java.util.UUID', 'randomUUID'))",
+        "reflect",
+    ),
+    "a file, in a CTE": (
+        "WITH t AS (SELECT value FROM text.`{secret}`) SELECT * FROM t",
+        "reads text.",
+    ),
+    "a table-valued function": ("SELECT * FROM range(10)", "is not a query over"),
+    "a settings change": ("SET spark.sql.warehouse.dir={out}", "is not a query over"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+async def test_a_query_that_reaches_past_the_batch_is_refused_checked_or_run(
+    address: str, tmp_path: Path, case: str
+) -> None:
+    secret, out = tmp_path / "secret.txt", tmp_path / "out"
+    secret.write_text("db.password=never-read\n")
+    sql, says = HOSTILE[case]
+    sql = sql.format(secret=secret, out=out)
+    checked = SqlCheck(Settings(executor_addr=address)).check(sql)
+    assert checked is not None and checked.startswith("refused: the query ") and says in checked
+    async with ExecutorClient(address) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.query(rows("asked", 0, range(0, 3)), sql)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert says in (refused.value.details() or "") and "never-read" not in str(refused.value)
+    assert not out.exists()
+
+
+async def test_a_query_over_the_batch_with_ctes_windows_and_inline_rows_is_taken(
+    address: str,
+) -> None:
+    sql = (
+        "WITH ranked AS (SELECT key, row_number() OVER (ORDER BY kafka_offset) AS n FROM batch),"
+        " names AS (SELECT * FROM VALUES ('k0', 'zero'), ('k1', 'one') AS v(key, name))"
+        " SELECT upper(r.key) AS k, r.n, names.name FROM ranked r LEFT JOIN names USING (key)"
+    )
+    assert SqlCheck(Settings(executor_addr=address)).check(sql) is None
+    async with ExecutorClient(address) as client:
+        result = await client.query(rows("asked", 0, range(0, 3)), sql)
+    assert result.sort_by("n").to_pylist() == [
+        {"k": "K0", "n": 1, "name": "zero"},
+        {"k": "K1", "n": 2, "name": "one"},
+        {"k": "K2", "n": 3, "name": None},
+    ]
 
 
 def test_a_query_check_the_executor_cannot_answer_is_deferred_at_once() -> None:
@@ -885,30 +949,38 @@ def _sink(root: Path, sql: str) -> dict[str, str]:
     return {"connector.class": "ParquetSink", "topics": "orders", "path": str(root), "sql": sql}
 
 
-def test_a_sink_whose_query_does_not_parse_is_refused_before_it_is_created(
-    config_service: tuple[Settings, Rest],
+@pytest.mark.parametrize(
+    ("sql", "says"),
+    [
+        ("SELEC x FROM batch", "PARSE_SYNTAX_ERROR"),
+        ("SELECT value FROM text.`/etc/hostname`", "refused: the query reads text./etc/hostname"),
+        ("SELECT reflect('java.lang.System', 'exit', '1') FROM batch", "calls reflect"),
+    ],
+)
+def test_a_sink_whose_query_is_bad_or_reaches_past_the_batch_is_refused_before_creation(
+    config_service: tuple[Settings, Rest], sql: str, says: str
 ) -> None:
     settings, rest = config_service
     out = settings.file_roots[0] / "out"
-    config = _sink(out, "SELEC x FROM batch")
+    config = _sink(out, sql)
 
     status, answer = rest("PUT", "/connector-plugins/ParquetSink/config/validate", config)
     assert status == 200
     errors = {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"]}
     assert answer["error_count"] == 1, errors
     [error] = errors["sql"]
-    assert "Invalid value SELEC x FROM batch for configuration sql" in error
-    assert "PARSE_SYNTAX_ERROR" in error
+    assert f"Invalid value {sql} for configuration sql" in error
+    assert says in error
 
     status, body = rest("POST", "/connectors", {"name": "bad-sql", "config": config})
     assert status == 400
     assert body["error_code"] == 400
-    assert "sql" in body["message"] and "PARSE_SYNTAX_ERROR" in body["message"]
+    assert "sql" in body["message"] and says in body["message"]
     with ConfigClient(settings.config_addr) as client:
         with pytest.raises(grpc.RpcError) as refused:
             client.create("bad-sql", config)
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert "PARSE_SYNTAX_ERROR" in (refused.value.details() or "")
+        assert says in (refused.value.details() or "")
         assert client.names() == []
 
         # A query that parses is accepted, whatever columns the batches will bring.

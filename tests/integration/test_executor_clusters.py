@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
+import grpc
 import pyarrow as pa
 import pytest
 
@@ -98,6 +99,36 @@ def test_a_query_is_parsed_without_running_it_on_spark_elsewhere(
 ) -> None:
     kind, address, _ = remote
     check = SqlCheck(Settings(executor_addr=address))
-    assert check.check("SELECT id FROM no_such_view") is None, kind
+    assert check.check("SELECT no_such_column FROM batch") is None, kind
     reason = check.check("SELEC id FROM batch")
     assert reason is not None and "[PARSE_SYNTAX_ERROR]" in reason and "'SELEC'" in reason, kind
+
+
+@pytest.mark.parametrize(
+    ("sql", "says"),
+    [
+        ("SELECT value FROM text.`/etc/hostname`", "reads text./etc/hostname"),
+        ("SELECT reflect('java.lang.System', 'getenv', 'HOME') FROM batch", "calls reflect"),
+        ("CREATE TABLE made AS SELECT * FROM batch", "is not a query over the view batch"),
+        ("WITH t AS (SELECT id FROM batch) SELECT java_method('a', 'b') FROM t", "java_method"),
+    ],
+)
+async def test_a_query_past_the_batch_is_refused_on_spark_elsewhere(
+    remote: tuple[str, str, Path], sql: str, says: str
+) -> None:
+    """On Spark Connect the plans are read from EXPLAIN's drawing of them: the same refusals."""
+    kind, address, _ = remote
+    checked = SqlCheck(Settings(executor_addr=address)).check(sql)
+    assert checked is not None and says in checked, (kind, checked)
+    async with ExecutorClient(address) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.query(batch(range(0, 3)), sql)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, kind
+    assert says in (refused.value.details() or ""), (kind, refused.value.details())
+    taken = await _query(address, "WITH t AS (SELECT id FROM batch) SELECT sum(id) AS s FROM t")
+    assert taken == [{"s": 30}], kind
+
+
+async def _query(address: str, sql: str) -> list[dict[str, object]]:
+    async with ExecutorClient(address) as client:
+        return (await client.query(batch(range(0, 3)), sql)).to_pylist()

@@ -22,7 +22,7 @@ from headrace.core.arrowipc import ipc_stream
 from headrace.core.observability import log
 from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
 from headrace.core.security.guard import ServerSecurity
-from headrace.executor import metrics, reading, sql
+from headrace.executor import metrics, reading
 from headrace.executor.admission import Busy, Limits
 from headrace.executor.batches import (
     InvalidRequest,
@@ -218,7 +218,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         Not admitted as a batch: it carries none, and a parse takes milliseconds."""
 
         def parse() -> executor_pb2.CheckSqlResponse:
-            sql.check(self._spark, request.sql)
+            self._sql.check(request.sql)
             return executor_pb2.CheckSqlResponse()
 
         return self._answered(context, parse, "sql_check_failed")
