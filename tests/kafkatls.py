@@ -1,6 +1,7 @@
 """The TLS files and logins of the session broker's secure listeners, made fresh per session.
 
 One CA (trustme's) signs the broker's certificate (for 127.0.0.1 and localhost) and a client's.
+Kafka's authorizer runs: every login but the restricted one is a super user.
 The broker's key store is one PEM file holding its key and certificate; its trust store is the
 CA. :func:`client_security` gives the settings a client of either
 listener uses, as an operator would set them in the environment.
@@ -29,6 +30,20 @@ class SecureBroker:
     client_key: Path
     scram_user: str
     scram_password: str = field(repr=False)
+    # A login Kafka's authorizer restricts: what an operator gives plugin processes, scoped by
+    # the ACLs a test adds (EmbeddedKafka.deny); the other logins are super users.
+    restricted_user: str = ""
+    restricted_password: str = field(default="", repr=False)
+
+    def restricted(self) -> tuple[str, KafkaSecurity]:
+        """The SASL_SSL listener and the settings of a client logging in as the restricted user."""
+        return self.listeners.sasl_ssl_bootstrap, KafkaSecurity(
+            protocol="SASL_SSL",
+            sasl_mechanism=SCRAM_MECHANISM,
+            sasl_username=self.restricted_user,
+            sasl_password=self.restricted_password,
+            ssl_cafile=self.ca,
+        )
 
     def scram(self, password: str | None = None) -> tuple[str, KafkaSecurity]:
         """The SASL_SSL listener's bootstrap servers and a client's settings for it, logging in
@@ -73,13 +88,23 @@ def make_secure_listeners(folder: Path, sasl_ssl_port: int, mtls_port: int) -> S
     client.cert_chain_pems[0].write_to_path(str(paths["client.pem"]))
     client.private_key_pem.write_to_path(str(paths["client.key"]))
     user, password = "headrace", secrets.token_hex(12)
+    restricted, restricted_password = "plugins", secrets.token_hex(12)
     listeners = SecureListeners(
         sasl_ssl_port=sasl_ssl_port,
         mtls_port=mtls_port,
         keystore=paths["broker-keystore.pem"],
         truststore=paths["ca.pem"],
         scram_users=((user, password),),
+        restricted_users=((restricted, restricted_password),),
+        client_principal="CN=headrace-client",
     )
     return SecureBroker(
-        listeners, paths["ca.pem"], paths["client.pem"], paths["client.key"], user, password
+        listeners,
+        paths["ca.pem"],
+        paths["client.pem"],
+        paths["client.key"],
+        user,
+        password,
+        restricted,
+        restricted_password,
     )

@@ -136,7 +136,9 @@ def local_settings(
     coordinators: int = 1,
     plugin_call_timeout_s: float = 60.0,
 ) -> Settings:
-    """Settings of a test's own services on this machine: free ports, its own topics and folder."""
+    """Settings of a test's own services on this machine: free ports, its own topics and folder.
+    Its connectors may write beside ``var_dir``, in the folder that holds it (a test's tmp_path,
+    or the run's base folder for a module's stack): the file root its plugins are confined to."""
     return Settings(
         bootstrap_servers=kafka,
         cluster=cluster,
@@ -148,6 +150,7 @@ def local_settings(
         var_dir=var_dir,
         spark_master="local[1]",
         plugin_call_timeout_s=plugin_call_timeout_s,
+        file_roots=(var_dir.parent,),
     )
 
 
@@ -254,6 +257,7 @@ async def plugin_host(
         "KAFKA_BOOTSTRAP_SERVERS": kafka,
         "HEADRACE_CLUSTER": cluster,
         "HEADRACE_WORKER_ID": "test-worker",
+        "HEADRACE_FILE_ROOTS": str(workdir),  # what the confined plugin may write
         **(env or {}),
     }
     with log_path.open("w") as log_file:

@@ -22,6 +22,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from headrace.local.kafka import free_port
 from headrace.local.stack import COORDINATOR, Stack
 from headrace.runtime.executor.client import ExecutorClient
 from headrace.sdk.paths import Paths
-from headrace.v1 import config_pb2, config_pb2_grpc
+from headrace.v1 import config_pb2, config_pb2_grpc, coordinator_pb2, coordinator_pb2_grpc
 from tests.integration.test_automation import Automation
 from tests.pki import Identity, Pki, make_pki
 from tests.support import local_settings, wait_for
@@ -113,7 +114,9 @@ def secured_settings(
 ) -> Settings:
     server = pki.issue("headrace")
     tokens = folder / "tokens"
-    tokens.write_text(f"# who may do what\nadmin {ADMIN}\nread {READ}\ninternal {INTERNAL}\n")
+    tokens.write_text(
+        f"# who may do what\nadmin {ADMIN}\nread {READ}\ninternal {INTERNAL} worker-*\n"
+    )
     settings = local_settings(kafka, f"tls{free_port()}", folder, (BUILTIN_PLUGINS,))
     return replace(
         settings,
@@ -246,6 +249,12 @@ def test_a_read_token_reads_but_creates_nothing_and_admin_creates(secured: Secur
     assert status == 200 and "by-reader" not in body
 
 
+def task_running(client: ConfigClient, name: str) -> bool:
+    """Whether the connector's one task is RUNNING."""
+    status = client.status(name)
+    return len(status.tasks) == 1 and status.tasks[0].state == "RUNNING"
+
+
 def test_the_internal_token_runs_a_worker_but_not_the_api(secured: Secured) -> None:
     """The worker joined the coordinator with it (it serves health only then); the connector's
     task configs reached the config service from the worker, signed, over TLS."""
@@ -255,14 +264,39 @@ def test_the_internal_token_runs_a_worker_but_not_the_api(secured: Secured) -> N
     assert "not internal" in details(error)
     with secured.client(ADMIN) as admin:
         admin.create("over-tls", {**GEN, "topic": "over-tls"})
-
-        def running() -> bool:
-            status = admin.status("over-tls")
-            return len(status.tasks) == 1 and status.tasks[0].state == "RUNNING"
-
-        wait_for("the worker running the connector's task", running)
+        wait_for(
+            "the worker running the connector's task", partial(task_running, admin, "over-tls")
+        )
     # The plugin process it runs it in listens in a folder only the worker's user may enter.
     assert stat.S_IMODE((secured.settings.var_dir / "run").stat().st_mode) == 0o700
+
+
+def join_as(secured: Secured, token: str, worker_id: str) -> grpc.RpcError:
+    """Joins the coordinator as ``worker_id`` with ``token``; the error the stream ends with."""
+    join = coordinator_pb2.WorkerMessage(join=coordinator_pb2.Join(worker_id=worker_id))
+    address = secured.settings.coordinator_addrs[0]
+    with tls.channel(address, secured.as_client(token)) as channel:
+        stream = coordinator_pb2_grpc.CoordinatorStub(channel).Join(iter([join]), timeout=30)
+        with pytest.raises(grpc.RpcError) as ended:
+            for _ in stream:
+                pass
+    return ended.value
+
+
+def test_a_worker_joins_only_as_the_id_its_token_names(secured: Secured) -> None:
+    """The internal token's line names worker-*: no holder of it, nor of another role, takes
+    an id outside that, so no caller cuts a worker off by joining under its id."""
+    intruder = join_as(secured, INTERNAL, "intruder")
+    assert rpc_code(intruder) is grpc.StatusCode.PERMISSION_DENIED
+    assert "this caller's credentials name worker-*, not 'intruder'" in details(intruder)
+    reader = join_as(secured, READ, "worker-1")
+    assert rpc_code(reader) is grpc.StatusCode.PERMISSION_DENIED
+    assert "needs the role admin or internal, not read" in details(reader)
+    # The worker it named is still in the group, running what it was given.
+    with secured.client(ADMIN) as admin:
+        admin.create("still-joined", {**GEN, "topic": "still-joined"})
+        wait_for("worker-1 running its task", partial(task_running, admin, "still-joined"))
+        admin.delete("still-joined")
 
 
 def test_automation_commands_are_applied_under_auth(secured: Secured) -> None:
@@ -321,7 +355,7 @@ def executor(secured: Secured, tmp_path: Path) -> Iterator[str]:
         server.stop(0).wait()
 
 
-def test_the_executor_takes_writes_from_internal_callers_and_reads_from_readers(
+def test_the_executor_takes_writes_from_data_callers_and_reads_from_readers(
     secured: Secured, executor: str, tmp_path: Path
 ) -> None:
     batch = pa.table({"kafka_offset": pa.array([0, 1], pa.int64())})
@@ -355,7 +389,7 @@ def test_the_executor_takes_writes_from_internal_callers_and_reads_from_readers(
     # A write streams its batch: refused before a byte of it is read.
     assert code(READ, "write") == (
         grpc.StatusCode.PERMISSION_DENIED,
-        "/headrace.v1.Executor/WriteStream needs the role admin or internal, not read",
+        "/headrace.v1.Executor/WriteStream needs the role admin or data or internal, not read",
     )
     assert code("", "write")[0] is grpc.StatusCode.UNAUTHENTICATED
     assert not (tmp_path / "out").exists()

@@ -158,6 +158,54 @@ async def test_two_versions_of_a_transform_run_side_by_side_each_in_its_own_proc
     assert len(log_events(log_dir, "plugin_host_ready")) == 3
 
 
+async def test_a_regex_without_end_fails_its_sink_and_not_its_neighbour(
+    services: Settings, run_dir: Path, tmp_path: Path
+) -> None:
+    """Two sinks of one plugin version share a plugin process; one's topics.regex backtracks
+    without end on a topic name the broker holds. Its matching is given up after a bound: that
+    sink fails and says why, and its neighbour goes on moving records, before and after."""
+    topic = f"{services.cluster}-calm"
+    await ensure_topic(services.bootstrap_servers, topic, 1)
+    # The pattern meets this name whenever it looks at the broker's topics.
+    await ensure_topic(services.bootstrap_servers, "a" * 40 + f"-{services.cluster}", 1)
+    await produce_json(services.bootstrap_servers, topic, [{"n": 1}])
+    common = {"connector.class": "recording_sink.RecordingSinkConnector"}
+    with ConfigClient(services.config_addr) as client:
+        client.create("calm", {**common, "topics": topic, "path": str(tmp_path / "calm")})
+        client.create(
+            "hostile", {**common, "topics.regex": "(a|a)+", "path": str(tmp_path / "hostile")}
+        )
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    status = StatusStore(kafka_logs(services, "status"))
+    await status.start(writer=False)
+    hostile = WorkUnit("hostile", 0)
+
+    def hostile_failed() -> str | None:
+        found = status.state.get(hostile)
+        return found.trace if found is not None and found.state is State.FAILED else None
+
+    try:
+        running = asyncio.create_task(worker.run())
+        try:
+            trace = await eventually("the hostile sink's task FAILED", hostile_failed)
+            await produce_json(services.bootstrap_servers, topic, [{"n": 2}])
+            await eventually(
+                "the calm sink got both records", partial(records_of, tmp_path / "calm")
+            )
+        finally:
+            worker.shutdown()
+            await running
+    finally:
+        await status.close()
+
+    assert "topics.regex: the regex '(a|a)+' took" in trace
+    assert records_of(tmp_path / "calm") == [{"n": 1}, {"n": 2}]
+    assert not (tmp_path / "hostile" / "records.jsonl").exists()
+    assert len(log_events(log_dir, "plugin_host_ready")) == 1  # one process for both
+
+
 def records_of(path: Path) -> list[dict[str, object]] | None:
     """The values the recording sink wrote under ``path``, once there are two."""
     found = [r["value"] for r in json_lines(path / "records.jsonl")]

@@ -53,7 +53,7 @@ async def serve(
     startup = Startup("coordinator")  # ready: leading, with its state replayed
     await ensure_topics(settings)
     leadership = Leadership(settings, address, lease_timeout)
-    servicer = CoordinatorServicer(address, leadership.fresh)
+    servicer = CoordinatorServicer(address, leadership.fresh, security.join_refusal)
     # Ready while leading with its state replayed; a replica standing by answers (with who
     # leads) but is not ready, so a readiness probe sends workers to the leader.
     health = Health([full_name(coordinator_pb2, "Coordinator")])

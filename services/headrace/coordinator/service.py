@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 
@@ -104,9 +105,17 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
     worker's stream to the group and answers its heartbeats, as long as ``fresh`` says the
     lease is this replica's."""
 
-    def __init__(self, name: str, fresh: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        name: str,
+        fresh: Callable[[], bool],
+        join_refusal: Callable[[str, Any], str | None] = lambda worker_id, context: None,
+    ) -> None:
         self._name = name
         self._fresh = fresh
+        # Why a caller may not join under a worker id (its credential names another): with
+        # auth on, no caller cuts a worker off by joining under its id.
+        self._join_refusal = join_refusal
         self._group: g.Group | None = None
         self._history: Callable[[], History] | None = None
 
@@ -147,6 +156,10 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
             )
             return
         worker_id = first.join.worker_id
+        refused = self._join_refusal(worker_id, context)
+        if refused is not None:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
+            return
         outbox: g.Outbox = asyncio.Queue()
         acks: asyncio.Queue[int] = asyncio.Queue()
         left = asyncio.Event()

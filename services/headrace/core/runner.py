@@ -14,6 +14,7 @@ from aiokafka.errors import ProducerFenced
 from headrace.core.observability import log
 from headrace.core.observability.health import Health
 from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.security import secrets
 from headrace.core.security.guard import ServerSecurity
 
 
@@ -85,7 +86,9 @@ async def _quietly(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
 
 
 def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Runs a service's async main, logging a crash before the process exits non-zero."""
+    """Runs a service's async main, logging a crash before the process exits non-zero. The
+    process keeps its memory and environment to itself (``secrets.keep_to_self``)."""
+    secrets.keep_to_self()
     try:
         asyncio.run(_quietly(main))
     except KeyboardInterrupt:

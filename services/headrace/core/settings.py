@@ -26,9 +26,15 @@
 | HEADRACE_AUTH_TOKENS | empty: no auth | a file of ``role token`` lines (``core.security.auth``) |
 | HEADRACE_AUTH_MTLS_ROLES | empty | ``CN=role`` pairs by ``,``: the role of a client cert's CN |
 | HEADRACE_TOKEN | empty | the token this process presents as a client |
+| HEADRACE_PLUGIN_TOKEN | empty | the token its plugin processes present (the ``data`` role) |
+| HEADRACE_PLUGIN_TLS_CERT, _KEY | empty | the certificate its plugin processes present (mTLS) |
+| KAFKA_PLUGIN_SECURITY_PROTOCOL, _SASL_*, _SSL_* | the worker's | plugin processes' Kafka login |
+| HEADRACE_PLUGIN_SANDBOX | auto | ``auto``, ``required`` or ``off``: confine plugins' files |
 
-The last seven are read and checked by ``headrace.core.security.tls`` and
-``headrace.core.security.auth``; docs/operations/security.md says how they fit together.
+The security ones are read and checked by ``headrace.core.security.tls`` and
+``headrace.core.security.auth``; docs/operations/security.md says how they fit together. A plugin
+process gets none of the process's own credentials: only what :meth:`Settings.for_plugins`
+gives it (the ``HEADRACE_PLUGIN_*`` and ``KAFKA_PLUGIN_*`` ones, as its own).
 
 Two more are read by one process each, as its flag's default, and are not fields here: a field is
 handed to child processes (``to_env``), and two processes cannot listen on one address.
@@ -42,7 +48,7 @@ handed to child processes (``to_env``), and two processes cannot listen on one a
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -91,6 +97,21 @@ def _names(raw: str) -> tuple[str, ...]:
 def _file_roots() -> tuple[Path, ...]:
     raw = os.environ.get("HEADRACE_FILE_ROOTS", "")
     return tuple(Path(p) for p in raw.split(":") if p)
+
+
+PLUGIN_KAFKA_PREFIX = "KAFKA_PLUGIN_"
+SANDBOX_MODES = ("auto", "required", "off")
+
+
+def _plugin_kafka() -> KafkaSecurity | None:
+    """The data plane's Kafka login, from the ``KAFKA_PLUGIN_*`` variables read as the
+    ``KAFKA_*`` ones; None when none is set (plugin processes then log in as their worker)."""
+    given = {
+        "KAFKA_" + name.removeprefix(PLUGIN_KAFKA_PREFIX): value
+        for name, value in os.environ.items()
+        if name.startswith(PLUGIN_KAFKA_PREFIX)
+    }
+    return KafkaSecurity.from_env(given) if given else None
 
 
 FILES_FOLDER = "files"
@@ -161,8 +182,28 @@ class Settings:
     config_provider_env_pattern: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_CONFIG_PROVIDER_ENV_PATTERN", "")
     )
+    # What this process's plugin processes are given as their own credentials, instead of its
+    # own: a token of the data role, a client certificate, a Kafka login the operator scopes.
+    plugin_token: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_TOKEN", "").strip(), repr=False
+    )
+    plugin_tls_cert: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_TLS_CERT", "")
+    )
+    plugin_tls_key: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_TLS_KEY", "")
+    )
+    plugin_kafka_security: KafkaSecurity | None = field(default_factory=_plugin_kafka)
+    plugin_sandbox: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SANDBOX", "auto").strip().lower()
+    )
 
     def __post_init__(self) -> None:
+        if self.plugin_sandbox not in SANDBOX_MODES:
+            raise ValueError(
+                f"HEADRACE_PLUGIN_SANDBOX: {self.plugin_sandbox!r} is not one of "
+                f"{', '.join(SANDBOX_MODES)}"
+            )
         if not self.file_roots:
             # The default depends on var_dir, known only once every field is set (frozen, hence
             # object.__setattr__).
@@ -195,7 +236,36 @@ class Settings:
             "HEADRACE_CONFIG_PROVIDERS": ",".join(self.config_providers),
             "HEADRACE_CONFIG_PROVIDER_PATHS": ":".join(str(p) for p in self.config_provider_paths),
             "HEADRACE_CONFIG_PROVIDER_ENV_PATTERN": self.config_provider_env_pattern,
+            "HEADRACE_PLUGIN_TOKEN": self.plugin_token,
+            "HEADRACE_PLUGIN_TLS_CERT": self.plugin_tls_cert,
+            "HEADRACE_PLUGIN_TLS_KEY": self.plugin_tls_key,
+            "HEADRACE_PLUGIN_SANDBOX": self.plugin_sandbox,
+            **{
+                PLUGIN_KAFKA_PREFIX + name.removeprefix("KAFKA_"): value
+                for name, value in (
+                    self.plugin_kafka_security.to_env() if self.plugin_kafka_security else {}
+                ).items()
+            },
         }
+
+    def for_plugins(self) -> Settings:
+        """What this process's plugin processes run with: its settings, but as credentials
+        only those meant for them (``plugin_*``, each in the place of its own), and no tokens
+        file or mTLS roles to read. A plugin process runs third-party code: it never holds
+        the service's token, key or control-plane Kafka login."""
+        return replace(
+            self,
+            token=self.plugin_token,
+            tls_cert=self.plugin_tls_cert,
+            tls_key=self.plugin_tls_key,
+            auth_tokens="",
+            auth_mtls_roles="",
+            kafka_security=self.plugin_kafka_security or self.kafka_security,
+            plugin_token="",
+            plugin_tls_cert="",
+            plugin_tls_key="",
+            plugin_kafka_security=None,
+        )
 
     @property
     def coordinator_addrs(self) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from types import FrameType
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
+from headrace.core.security import secrets
 from headrace.core.security.guard import security_or_exit
 from headrace.core.settings import Settings
 from headrace.executor import sql
@@ -68,6 +69,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Runs the executor until a signal asks it to stop; the exit status."""
     args = parse_args(argv)
+    secrets.keep_to_self()
     log.configure("executor", level=args.log_level)
     # PySpark logs every query error it raises, at ERROR; the executor answers a caller's bad
     # query with INVALID_ARGUMENT and Spark's reason, and logs the refusal itself.

@@ -20,9 +20,11 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import re
+import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import grpc
@@ -66,10 +68,46 @@ def prepare_environments(plugin: PluginDescriptor, settings: Settings) -> list[P
     return [site for site in sites if site is not None]
 
 
-def host_env(settings: Settings, worker_id: str) -> dict[str, str]:
-    """The environment of a plugin process: this worker's, with its settings (the plugin host
-    reads them back with ``Settings()``: the executor's address, the file roots, ...)."""
-    return {**os.environ, **settings.to_env(), "HEADRACE_WORKER_ID": worker_id}
+# What a plugin process takes of its owner's environment, besides the settings made for it:
+# what Python, locales and TLS libraries read, never a credential.
+_PASSED = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "VIRTUAL_ENV",
+        "JAVA_HOME",
+        "PYTHONPATH",
+        "PYTHONHASHSEED",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "PROMETHEUS_MULTIPROC_DIR",
+    }
+)
+
+
+def host_env(
+    settings: Settings, worker_id: str, environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The environment of a plugin process, made afresh, not inherited: what ``_PASSED``
+    names of its owner's (and ``LC_*``), the variables the ``env`` config provider may read,
+    and the settings made for plugins (``Settings.for_plugins``: the executor's address, the
+    file roots, and as credentials only the data plane's). The owner's token, tokens file,
+    private key and Kafka login stay with it."""
+    pattern = re.compile(settings.config_provider_env_pattern or "(?!)")
+    kept = {
+        name: value
+        for name, value in environ.items()
+        if name in _PASSED or name.startswith("LC_") or pattern.fullmatch(name)
+    }
+    return {**kept, **settings.for_plugins().to_env(), "HEADRACE_WORKER_ID": worker_id}
 
 
 class PluginProcess:
@@ -92,7 +130,9 @@ class PluginProcess:
         self._worker_id = worker_id
         # The worker's pid keeps the name apart from a socket a previous run of this worker
         # may still be cleaning up.
-        self._socket = run_dir / f"{worker_id}-{os.getpid()}-{self.key}.sock"
+        # A folder of its own: a confined plugin process may write there and nowhere near its
+        # siblings' sockets (headrace.isolation.sandbox).
+        self._socket = run_dir / f"{worker_id}-{os.getpid()}-{self.key}" / "host.sock"
         self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
         self._on_event = on_event
         self._on_exit = on_exit
@@ -112,8 +152,9 @@ class PluginProcess:
         plugins' requirements call for are built first, off the event loop and outside that
         wait: the process then finds them ready. PluginError when one cannot be built."""
         await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
+        private_folder(self._socket.parent.parent)
+        shutil.rmtree(self._socket.parent, ignore_errors=True)  # a killed predecessor's
         private_folder(self._socket.parent)
-        self._socket.unlink(missing_ok=True)
         env = host_env(self._settings, self._worker_id)
         with self.log_file.open("ab") as out:
             self._proc = await asyncio.create_subprocess_exec(
@@ -204,4 +245,4 @@ class PluginProcess:
         await cancel(self._waiter)
         if self._channel is not None:
             await self._channel.close()
-        self._socket.unlink(missing_ok=True)
+        shutil.rmtree(self._socket.parent, ignore_errors=True)

@@ -112,6 +112,9 @@ async def broker_ready(bootstrap: str) -> bool:
         await admin.close()
 
 
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+# Kafka moved its ACL tool from the core module to the tools one; either answers the same flags.
+ACL_TOOLS = ("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand")
 SCRAM_MECHANISM = "SCRAM-SHA-512"
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 
@@ -126,7 +129,10 @@ class SecureListeners:
 
     Both present ``keystore``: one PEM file with the broker's private key, unencrypted PKCS#8
     (Java cannot open a key encrypted by PBES2, what today's tools write), and its certificate
-    chain. No authorizer runs: a client that logs in may do anything, as on the plaintext one.
+    chain. Without ``restricted_users`` no authorizer runs: a client that logs in may do
+    anything, as on the plaintext one. With them, Kafka's authorizer runs: every principal but
+    those may do anything (super users), and those may do what no ACL denies them
+    (:meth:`EmbeddedKafka.deny`), as an operator scopes a login.
     """
 
     sasl_ssl_port: int
@@ -134,6 +140,8 @@ class SecureListeners:
     keystore: Path
     truststore: Path
     scram_users: Sequence[tuple[str, str]] = field(default=(), repr=False)
+    restricted_users: Sequence[tuple[str, str]] = field(default=(), repr=False)
+    client_principal: str = ""  # the mTLS client certificate's principal, e.g. CN=headrace
 
     @property
     def sasl_ssl_bootstrap(self) -> str:
@@ -149,7 +157,17 @@ class SecureListeners:
 
     def properties(self) -> dict[str, str]:
         """The broker settings of the two listeners, apart from their addresses."""
+        authorizer = {}
+        if self.restricted_users:
+            supers = ["User:ANONYMOUS", *(f"User:{name}" for name, _ in self.scram_users)]
+            supers += [f"User:{self.client_principal}"] if self.client_principal else []
+            authorizer = {
+                "authorizer.class.name": STANDARD_AUTHORIZER,
+                "allow.everyone.if.no.acl.found": "true",
+                "super.users": ";".join(supers),
+            }
         return {
+            **authorizer,
             "listener.name.sasl_ssl.sasl.enabled.mechanisms": SCRAM_MECHANISM,
             f"listener.name.sasl_ssl.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": SCRAM_LOGIN,
             "listener.name.mtls.ssl.client.auth": "required",
@@ -163,7 +181,7 @@ class SecureListeners:
         """What the storage tool is given to create the SCRAM users as it formats."""
         return [
             arg
-            for name, password in self.scram_users
+            for name, password in (*self.scram_users, *self.restricted_users)
             for arg in ("--add-scram", f"{SCRAM_MECHANISM}=[name={name},password={password}]")
         ]
 
@@ -279,6 +297,29 @@ class EmbeddedKafka:
                 return
             time.sleep(0.25)
         raise TimeoutError(f"Kafka did not become ready on {self.bootstrap} in {timeout}s")
+
+    def deny(self, principal: str, topics: Sequence[str]) -> None:
+        """Denies ``principal`` (``User:name``) every operation on each topic, with Kafka's own
+        ACL tool over the plaintext listener; the broker must run an authorizer."""
+        for tool in ACL_TOOLS:
+            command = _java_cmd(
+                tool,
+                "256m",
+                "--bootstrap-server",
+                self.bootstrap,
+                "--add",
+                "--deny-principal",
+                principal,
+                "--operation",
+                "All",
+                *(a for topic in topics for a in ("--topic", topic)),
+            )
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode == 0:
+                return
+            if "ClassNotFoundException" not in done.stderr + done.stdout:
+                raise RuntimeError(f"{tool} failed: {done.stderr or done.stdout}")
+        raise RuntimeError(f"no ACL tool among {', '.join(ACL_TOOLS)} in Kafka {KAFKA_VERSION}")
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stops the broker cleanly (SIGTERM), then by force if it does not go in time."""

@@ -509,18 +509,22 @@ def test_the_overlays_are_shaped_for_their_use() -> None:
 DEPLOY_GUIDE = ROOT / "docs" / "operations" / "deploy.md"
 # The settings that name a file the operator provides: where set, each is a key of a Secret.
 FILE_SETTINGS = ("HEADRACE_TLS_CERT", "HEADRACE_TLS_KEY", "HEADRACE_TLS_CA", "HEADRACE_AUTH_TOKENS")
-# What each service given a token (HEADRACE_TOKEN) calls of the others with it: the config
-# service's validation asks the executor whether a sink's SQL parses; a worker joins the
-# coordinator, and its plugin processes write batches and run transforms' SQL.
+# What each service calls of the others with its own token (HEADRACE_TOKEN), and what its plugin
+# processes call with theirs (HEADRACE_PLUGIN_TOKEN): a worker joins the coordinator; plugin
+# processes write batches, run transforms' SQL, and in validation ask whether a query parses.
+PLUGIN_CALLS = (
+    "/headrace.v1.Executor/WriteBatch",
+    "/headrace.v1.Executor/WriteStream",
+    "/headrace.v1.Executor/Query",
+    "/headrace.v1.Executor/CheckSql",
+)
 CALLS = {
-    "config": ("/headrace.v1.Executor/CheckSql",),
-    "worker": (
-        "/headrace.v1.Coordinator/Join",
-        "/headrace.v1.Executor/WriteBatch",
-        "/headrace.v1.Executor/WriteStream",
-        "/headrace.v1.Executor/Query",
-    ),
+    "config": (),
+    "config plugins": PLUGIN_CALLS,
+    "worker": ("/headrace.v1.Coordinator/Join",),
+    "worker plugins": PLUGIN_CALLS,
 }
+JOINS = {"worker": "worker-0"}  # whose token joins, as which worker id
 SecretKey = tuple[str, str]  # (the Secret's name, the key)
 
 
@@ -530,6 +534,7 @@ class Documented:
 
     names: tuple[str, ...]  # a certificate's: the hosts it names
     role: str | None  # a token's role
+    holder: str | None = None  # the name its tokens file line binds it to
 
 
 def documented_secrets() -> dict[SecretKey, Documented]:
@@ -542,7 +547,8 @@ def documented_secrets() -> dict[SecretKey, Documented]:
     for secret, keys, what in re.findall(row, text, re.MULTILINE):
         role = re.search(r"role `(\w+)`", what)
         names = tuple(re.findall(r"naming `([^`]+)`", what))
-        said = Documented(names, role.group(1) if role else None)
+        holder = re.search(r"\(`([^`]+)` in the tokens file\)", what)
+        said = Documented(names, role.group(1) if role else None, holder and holder.group(1))
         found |= {(secret, key): said for key in re.findall(r"`([^`]+)`", keys)}
     return found
 
@@ -643,7 +649,9 @@ def make_secrets(ca: trustme.CA) -> dict[SecretKey, bytes]:
     role, and the tokens file holding every one of those and an admin's."""
     made: dict[SecretKey, bytes] = {}
     tokens = {
-        ref: (said.role, secrets.token_hex(16)) for ref, said in DOCUMENTED.items() if said.role
+        ref: (f"{said.role} {{}} {said.holder or ''}".rstrip(), secrets.token_hex(16))
+        for ref, said in DOCUMENTED.items()
+        if said.role
     }
     leaves: dict[str, trustme.LeafCert] = {}
     for (secret, key), said in DOCUMENTED.items():
@@ -660,7 +668,7 @@ def make_secrets(ca: trustme.CA) -> dict[SecretKey, bytes]:
             assert key == "tokens", (
                 f"the deploy guide says nothing this test can make of {secret} {key}"
             )
-            lines = [f"{role} {token}" for role, token in tokens.values()]
+            lines = [line.format(token) for line, token in tokens.values()]
             made[(secret, key)] = "\n".join(["admin " + secrets.token_hex(16), *lines]).encode()
     return made
 
@@ -696,6 +704,8 @@ def test_the_production_pods_start_and_pass_their_probes_with_those_secrets(
         policies += [security.policy] if security.policy is not None else []
         if settings.token:
             presented[service] = settings.token
+        if settings.plugin_token:
+            presented[f"{service} plugins"] = settings.plugin_token
         server = grpc.server(
             futures.ThreadPoolExecutor(2), interceptors=security.threaded_interceptors()
         )
@@ -721,7 +731,19 @@ def test_the_production_pods_start_and_pass_their_probes_with_those_secrets(
             need = auth.need_of(method)
             assert (
                 need is not None and policy.refusal(method, need, f"Bearer {token}", None) is None
-            )
+            ), (service, method)
+    for service, worker_id in JOINS.items():
+        joining = [p for p in policies if "/headrace.v1.Coordinator/Join" in CALLS[service]]
+        assert all(
+            p.join_refusal(worker_id, f"Bearer {presented[service]}", None) is None for p in joining
+        ), service
+    # A plugin process's token joins nothing, and may not act for its service.
+    for policy in policies:
+        plugin = f"Bearer {presented['worker plugins']}"
+        assert policy.join_refusal("worker-0", plugin, None) is not None
+        join = auth.need_of("/headrace.v1.Coordinator/Join")
+        assert join is not None
+        assert policy.refusal("/headrace.v1.Coordinator/Join", join, plugin, None) is not None
 
 
 def test_no_secret_is_written_in_a_manifest() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from headrace.isolation.supervisor import private_folder
+from headrace.core.settings import Settings
+from headrace.isolation.supervisor import host_env, private_folder
 
 
 def test_the_plugin_hosts_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:
@@ -16,3 +17,37 @@ def test_the_plugin_hosts_folder_is_private_even_when_it_existed(tmp_path: Path)
     assert stat.S_IMODE(private_folder(folder).stat().st_mode) == 0o700
     fresh = private_folder(tmp_path / "a" / "b")
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o700
+
+
+def test_a_plugin_process_gets_the_plugins_credentials_and_none_of_its_service_s() -> None:
+    settings = Settings(
+        token="service-token-" + "s" * 20,
+        auth_tokens="/etc/headrace/auth/tokens",
+        tls_cert="/etc/headrace/tls/tls.crt",
+        tls_key="/etc/headrace/tls/tls.key",
+        tls_ca="/etc/headrace/tls/ca.crt",
+        plugin_token="plugin-token-" + "p" * 20,
+        config_provider_env_pattern="DB_.*",
+    )
+    environ = {
+        "PATH": "/usr/bin",
+        "LC_ALL": "C.UTF-8",
+        "HEADRACE_TOKEN": settings.token,
+        "KAFKA_SASL_PASSWORD": "the-workers-kafka-password",
+        "AWS_SECRET_ACCESS_KEY": "the-hosts-cloud-key",
+        "DB_PASSWORD": "for-the-env-provider",
+    }
+    env = host_env(settings, "worker-1", environ)
+    assert env["HEADRACE_TOKEN"] == settings.plugin_token
+    assert env["HEADRACE_TLS_CA"] == settings.tls_ca  # it trusts the servers it calls
+    for kept_back in ("HEADRACE_AUTH_TOKENS", "HEADRACE_TLS_KEY", "HEADRACE_TLS_CERT"):
+        assert env[kept_back] == "", kept_back
+    assert "the-workers-kafka-password" not in env.values()
+    assert "AWS_SECRET_ACCESS_KEY" not in env
+    assert settings.token not in env.values()
+    assert (env["PATH"], env["LC_ALL"], env["DB_PASSWORD"]) == (
+        "/usr/bin",
+        "C.UTF-8",
+        "for-the-env-provider",
+    )
+    assert env["HEADRACE_WORKER_ID"] == "worker-1"

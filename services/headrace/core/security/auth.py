@@ -3,15 +3,21 @@
 | role | may call |
 | --- | --- |
 | ``read`` | what changes nothing: get, list, status, offsets, plugins, validate, reflection |
-| ``internal`` | what services ask of each other: joining the coordinator, writing batches |
+| ``data`` | what plugin processes ask of the executor: writing batches, running a sink's SQL |
+| ``internal`` | what services ask of each other: joining the coordinator, and what ``data`` may |
 | ``admin`` | everything: what ``read`` and ``internal`` may, and every change |
 
 A caller proves a role with a bearer token (gRPC metadata ``authorization: Bearer <token>``, the
 HTTP header of the same name) that ``HEADRACE_AUTH_TOKENS`` lists, or, under mTLS, with its
 certificate, whose subject CN ``HEADRACE_AUTH_MTLS_ROLES`` maps to a role. The tokens file holds
-one ``role token`` pair a line; blank lines and lines starting with ``#`` are skipped; a token
-is at least :data:`MIN_TOKEN_CHARS` characters, and appears once. The roles variable is
+one ``role token [name]`` line each; blank lines and lines starting with ``#`` are skipped; a
+token is at least :data:`MIN_TOKEN_CHARS` characters, and appears once. The roles variable is
 ``CN=role`` pairs separated by ``,`` (``worker-1=internal,ops=admin``).
+
+A credential may also name who holds it: a token by its line's third field, a certificate by
+its CN. A worker joins the coordinator only under the id its credential names
+(:meth:`Policy.join_refusal`): a name ending in ``*`` takes every id that starts with the rest
+(``worker-*`` for a StatefulSet sharing one token), which binds less than a name of its own.
 
 Two kinds of call need no role: the health service (probes carry no credentials), and the
 worker's task-config writes, which the config service accepts only signed with the cluster's
@@ -38,7 +44,8 @@ from headrace.core.settings import Settings
 READ = "read"
 ADMIN = "admin"
 INTERNAL = "internal"
-ROLES = (READ, ADMIN, INTERNAL)
+DATA = "data"
+ROLES = (READ, ADMIN, INTERNAL, DATA)
 MIN_TOKEN_CHARS = 16
 BEARER = "bearer"
 
@@ -50,6 +57,8 @@ class Need(enum.Enum):
     READ = READ
     ADMIN = ADMIN
     INTERNAL = INTERNAL
+    DATA = DATA
+    PARSE = "parse"  # what any role may ask: whether a query parses
     SIGNED = "signed"  # nothing here: the service checks the session-key signature
     LOCAL = "local"  # served only on the worker's private Unix socket; refused on a network
 
@@ -59,6 +68,8 @@ GRANTED_BY: Mapping[Need, frozenset[str]] = {
     Need.READ: frozenset({READ, ADMIN}),
     Need.ADMIN: frozenset({ADMIN}),
     Need.INTERNAL: frozenset({INTERNAL, ADMIN}),
+    Need.DATA: frozenset({DATA, INTERNAL, ADMIN}),
+    Need.PARSE: frozenset({READ, DATA, INTERNAL, ADMIN}),
     Need.LOCAL: frozenset(),
 }
 
@@ -100,12 +111,13 @@ METHODS: Mapping[str, Need] = {
     "/headrace.v1.Coordinator/Join": Need.INTERNAL,
     "/headrace.v1.Coordinator/History": Need.READ,
     # Plugin processes write batches and run transforms' SQL; reading what landed is a read.
-    _EXECUTOR + "WriteBatch": Need.INTERNAL,
-    _EXECUTOR + "WriteStream": Need.INTERNAL,
-    _EXECUTOR + "Query": Need.INTERNAL,
+    _EXECUTOR + "WriteBatch": Need.DATA,
+    _EXECUTOR + "WriteStream": Need.DATA,
+    _EXECUTOR + "Query": Need.DATA,
     _EXECUTOR + "CountRows": Need.READ,
-    # Validation asks whether a sink's query parses: nothing runs, nothing is read.
-    _EXECUTOR + "CheckSql": Need.READ,
+    # Validation asks whether a sink's query parses (in a plugin process, with the data role):
+    # nothing runs, nothing is read.
+    _EXECUTOR + "CheckSql": Need.PARSE,
     _EXECUTOR + "ReadRows": Need.READ,
     **{
         _PLUGIN + name: Need.LOCAL
@@ -170,6 +182,33 @@ class Policy:
 
     tokens: Mapping[str, str] = field(default_factory=dict)  # token -> role
     common_names: Mapping[str, str] = field(default_factory=dict)  # certificate CN -> role
+    holders: Mapping[str, str] = field(default_factory=dict)  # token -> the name it is bound to
+
+    def names_of(self, authorization: str | None, common_name: str | None) -> set[str]:
+        """Who the caller's credentials say it is: its certificate's CN (when the CN has a
+        role) and the name its token's line gives."""
+        names = (
+            {common_name} if common_name is not None and common_name in self.common_names else set()
+        )
+        token = bearer_token(authorization)
+        if token is not None and self.role_of(token) is not None:
+            names |= {h for t, h in self.holders.items() if hmac.compare_digest(t, token)}
+        return names
+
+    def join_refusal(
+        self, worker_id: str, authorization: str | None, common_name: str | None
+    ) -> str | None:
+        """Why the caller may not join the coordinator as ``worker_id``; None when one of its
+        credentials names that id (see the module's docstring)."""
+        names = self.names_of(authorization, common_name)
+        if any(_names(n, worker_id) for n in names):
+            return None
+        named = ", ".join(sorted(names)) or "no worker"
+        return (
+            f"join: a worker joins under the id its credential names (its certificate's CN, or "
+            f"the third field of its token's line); this caller's credentials name {named}, "
+            f"not {worker_id!r}"
+        )
 
     def role_of(self, token: str) -> str | None:
         """The role of a token; compared with every known token in constant time, so how long
@@ -215,6 +254,11 @@ class Policy:
         return Refusal(True, f"{what} needs the role {wanted}, not {' or '.join(sorted(roles))}")
 
 
+def _names(name: str, worker_id: str) -> bool:
+    """Whether a credential's name takes ``worker_id``: the same, or a prefix of it then ``*``."""
+    return name == worker_id or (name.endswith("*") and worker_id.startswith(name[:-1]))
+
+
 def bearer_token(authorization: str | None) -> str | None:
     """The token of an ``authorization`` value ``Bearer <token>``; None for anything else."""
     if authorization is None:
@@ -226,7 +270,13 @@ def bearer_token(authorization: str | None) -> str | None:
 
 def parse_tokens(text: str, source: str) -> dict[str, str]:
     """token -> role, from the lines of a tokens file (``source`` names it in errors)."""
+    return parse_token_lines(text, source)[0]
+
+
+def parse_token_lines(text: str, source: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(token -> role, token -> the name it is bound to), from the lines of a tokens file."""
     tokens: dict[str, str] = {}
+    holders: dict[str, str] = {}
     lines: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -234,9 +284,13 @@ def parse_tokens(text: str, source: str) -> dict[str, str]:
             continue
         where = f"HEADRACE_AUTH_TOKENS: {source} line {number}"
         parts = line.split()
-        if len(parts) != 2:
-            raise SecurityError(f"{where}: expected 'role token', found {len(parts)} fields")
-        role, token = parts
+        if len(parts) not in (2, 3):
+            raise SecurityError(
+                f"{where}: expected 'role token' or 'role token name', found {len(parts)} fields"
+            )
+        role, token = parts[:2]
+        if len(parts) == 3:
+            holders[token] = parts[2]
         if role not in ROLES:
             raise SecurityError(f"{where}: unknown role {role!r}; the roles are {', '.join(ROLES)}")
         if len(token) < MIN_TOKEN_CHARS:
@@ -246,7 +300,7 @@ def parse_tokens(text: str, source: str) -> dict[str, str]:
         tokens[token], lines[token] = role, number
     if not tokens:
         raise SecurityError(f"HEADRACE_AUTH_TOKENS: {source} holds no token")
-    return tokens
+    return tokens, holders
 
 
 def parse_common_names(text: str) -> dict[str, str]:
@@ -284,6 +338,7 @@ def load(settings: Settings) -> Policy | None:
             "no client certificate would be checked"
         )
     tokens: dict[str, str] = {}
+    holders: dict[str, str] = {}
     if settings.auth_tokens:
         path = settings.auth_tokens
         try:
@@ -292,5 +347,5 @@ def load(settings: Settings) -> Policy | None:
             raise SecurityError(f"HEADRACE_AUTH_TOKENS: no file at {path}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise SecurityError(f"HEADRACE_AUTH_TOKENS: cannot read {path}: {exc}") from None
-        tokens = parse_tokens(text, path)
-    return Policy(tokens, parse_common_names(settings.auth_mtls_roles))
+        tokens, holders = parse_token_lines(text, path)
+    return Policy(tokens, parse_common_names(settings.auth_mtls_roles), holders)

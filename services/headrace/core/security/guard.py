@@ -65,6 +65,13 @@ class ServerSecurity:
         loaded = tls.load(settings)
         return cls(loaded if loaded is not None and loaded.serves else None, auth.load(settings))
 
+    def join_refusal(self, worker_id: str, context: Any) -> str | None:
+        """Why the caller may not join the coordinator as ``worker_id`` (see
+        ``auth.Policy.join_refusal``); None when it may, or when auth is off."""
+        if self.policy is None:
+            return None
+        return self.policy.join_refusal(worker_id, _authorization(context), _common_name(context))
+
     def refusal(self, method: str, context: Any) -> tuple[grpc.StatusCode, str] | None:
         """The status and message to end the call with, or None to let it through."""
         assert self.policy is not None

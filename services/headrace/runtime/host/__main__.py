@@ -32,8 +32,10 @@ import dataclasses
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -43,7 +45,9 @@ from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings
+from headrace.isolation import sandbox
 from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
+from headrace.isolation.sandbox import SandboxError
 from headrace.isolation.supervisor import PRIVATE_SOCKET, prepare_environments
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.loader import load_components, load_connector_class
@@ -124,6 +128,31 @@ def _load(
     return full, connector_class
 
 
+def _confine(
+    settings: Settings, descriptor: PluginDescriptor, args: argparse.Namespace, logger: Any
+) -> None:
+    """Confines this process to what its plugin may touch (``headrace.isolation.sandbox``), before
+    any of the plugin's code is imported: its temporary files go in a folder of its own, beside
+    its socket. SandboxError when it cannot be and ``HEADRACE_PLUGIN_SANDBOX`` is required."""
+    own = args.socket.parent
+    temp = own / "tmp"
+    temp.mkdir(mode=0o700, exist_ok=True)
+    os.environ["TMPDIR"] = tempfile.tempdir = str(temp)
+    if settings.plugin_sandbox == "off":
+        logger.warning("plugin_sandbox_off")
+        return
+    writable = [own, *(Path(p) for p in [os.environ.get("PROMETHEUS_MULTIPROC_DIR")] if p)]
+    folders = [descriptor.folder, *(read_manifest(c).folder for c in args.component)]
+    try:
+        abi = sandbox.confine(sandbox.plugin_paths(settings, folders, writable))
+    except SandboxError as exc:
+        if settings.plugin_sandbox == "required":
+            raise
+        logger.warning("plugin_sandbox_unavailable", error=str(exc))
+        return
+    logger.info("plugin_sandboxed", landlock_abi=abi)
+
+
 async def serve(args: argparse.Namespace) -> int:
     """Loads the plugin, serves until told to stop, stops everything; the exit code."""
     descriptor = read_manifest(args.manifest)
@@ -139,6 +168,11 @@ async def serve(args: argparse.Namespace) -> int:
         logger.error("plugin_load_failed", error=f"socket path too long: {socket_path}")
         return 2
     settings = Settings()
+    try:
+        _confine(settings, descriptor, args, logger)
+    except SandboxError as exc:
+        logger.error("plugin_sandbox_failed", error=str(exc), mode=settings.plugin_sandbox)
+        return 2
     try:
         descriptor, connector_class = _load(descriptor, args.component, settings)
     except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code

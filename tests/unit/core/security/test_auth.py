@@ -57,7 +57,7 @@ def test_reads_changes_and_internal_calls_need_their_roles() -> None:
     assert auth.need_of("/headrace.v1.ConfigService/AlterOffsets") is Need.ADMIN
     assert auth.need_of("/headrace.v1.TaskConfigService/PutTaskConfigs") is Need.SIGNED
     assert auth.need_of("/headrace.v1.Coordinator/Join") is Need.INTERNAL
-    assert auth.need_of("/headrace.v1.Executor/WriteBatch") is Need.INTERNAL
+    assert auth.need_of("/headrace.v1.Executor/WriteBatch") is Need.DATA
     assert auth.need_of("/headrace.v1.PluginHost/StartTask") is Need.LOCAL
 
 
@@ -144,8 +144,8 @@ def test_a_tokens_file_gives_each_token_its_role() -> None:
     ("text", "problem"),
     [
         (f"admin {ADMIN_TOKEN}\nwriter {READ_TOKEN}\n", "line 2: unknown role 'writer'"),
-        (f"admin {ADMIN_TOKEN} extra\n", "line 1: expected 'role token', found 3 fields"),
-        ("admin\n", "line 1: expected 'role token', found 1 fields"),
+        (f"admin {ADMIN_TOKEN} a b\n", "line 1: expected 'role token' or 'role token name'"),
+        ("admin\n", "line 1: expected 'role token' or 'role token name', found 1 fields"),
         ("read short\n", "line 1: the token is shorter than 16 characters"),
         (f"admin {ADMIN_TOKEN}\nread {ADMIN_TOKEN}\n", "line 2: the same token as line 1"),
         ("# nothing\n", "tokens.txt holds no token"),
@@ -196,3 +196,50 @@ def test_auth_settings_need_tls_and_a_readable_file(tmp_path: Path) -> None:
         auth.load(Settings(auth_tokens=str(tmp_path / "missing"), tls_cert="c", tls_key="k"))
     loaded = auth.load(Settings(auth_tokens=str(tokens), tls_cert="c", tls_key="k"))
     assert loaded == Policy({ADMIN_TOKEN: ADMIN}, {})
+
+
+DATA_TOKEN = "d" * 32
+BOUND = Policy(
+    tokens={INTERNAL_TOKEN: "internal", "w" * 32: "internal", DATA_TOKEN: "data"},
+    common_names={"worker-7": "internal", "ops": "admin"},
+    holders={INTERNAL_TOKEN: "worker-1", "w" * 32: "pool-*"},
+)
+
+
+@pytest.mark.parametrize(
+    ("worker_id", "authorization", "common_name", "refused"),
+    [
+        ("worker-1", f"Bearer {INTERNAL_TOKEN}", None, None),
+        ("worker-2", f"Bearer {INTERNAL_TOKEN}", None, "name worker-1, not 'worker-2'"),
+        ("pool-3", "Bearer " + "w" * 32, None, None),  # a shared token, bound to a prefix
+        ("worker-1", "Bearer " + "w" * 32, None, "name pool-*, not 'worker-1'"),
+        ("worker-7", None, "worker-7", None),  # a certificate names its holder
+        ("worker-1", None, "worker-7", "name worker-7"),
+        ("worker-1", f"Bearer {DATA_TOKEN}", None, "name no worker"),  # a plugin's token
+        ("worker-1", "Bearer " + "x" * 32, "ops", "name ops"),
+    ],
+)
+def test_a_worker_joins_only_under_the_id_its_credential_names(
+    worker_id: str, authorization: str | None, common_name: str | None, refused: str | None
+) -> None:
+    found = BOUND.join_refusal(worker_id, authorization, common_name)
+    assert (found is None) if refused is None else (found is not None and refused in found)
+
+
+def test_a_plugin_s_data_role_writes_batches_and_nothing_else() -> None:
+    write, join = "/headrace.v1.Executor/WriteStream", "/headrace.v1.Coordinator/Join"
+    assert BOUND.refusal(write, Need.DATA, f"Bearer {DATA_TOKEN}", None) is None
+    assert BOUND.refusal(write, Need.DATA, f"Bearer {INTERNAL_TOKEN}", None) is None
+    refused = BOUND.refusal(join, Need.INTERNAL, f"Bearer {DATA_TOKEN}", None)
+    assert refused is not None and refused.authenticated
+    read = BOUND.refusal(
+        "/headrace.v1.ConfigService/GetConnector", Need.READ, f"Bearer {DATA_TOKEN}", None
+    )
+    assert read is not None and "not data" in read.message
+
+
+def test_a_tokens_file_may_name_each_token_s_holder() -> None:
+    text = f"internal {INTERNAL_TOKEN} worker-1\nread {READ_TOKEN}\n"
+    tokens, holders = auth.parse_token_lines(text, "tokens.txt")
+    assert tokens == {INTERNAL_TOKEN: "internal", READ_TOKEN: "read"}
+    assert holders == {INTERNAL_TOKEN: "worker-1"}

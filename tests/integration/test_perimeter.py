@@ -1,0 +1,129 @@
+"""The perimeter, from a hostile plugin's side: a stack with TLS, tokens and a Kafka login for
+its plugins that the broker scopes, as docs/operations/security.md says to deploy it, runs the
+prying test plugin, which tries to reach past what it was given, and fails at each:
+
+- the tokens file and its worker's environment cannot be read (the plugin process is confined,
+  and its worker keeps its memory to itself);
+- it holds no service token, only the data role's, with which it cannot join the coordinator;
+- its Kafka login is the one the operator gave plugins, which the broker keeps from the
+  cluster's internal topics: it can neither produce a command nor read the session key.
+
+Without Landlock in the kernel this test fails: the sandbox is required here, never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from headrace.cli.client import ConfigClient
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.core.storage.topics import TOPICS
+from headrace.local.kafka import EmbeddedKafka, free_port
+from headrace.local.stack import COORDINATOR, Stack
+from tests.kafkatls import SecureBroker
+from tests.pki import make_pki
+from tests.support import local_settings, log_events, wait_for
+
+pytestmark = pytest.mark.kafka
+
+TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
+ADMIN, INTERNAL, DATA = (secrets.token_hex(16) for _ in range(3))
+
+
+@dataclass(frozen=True)
+class Perimeter:
+    stack: Stack
+    tokens: Path  # outside every folder a plugin may read
+    files: Path  # the file root: what a connector may write
+
+    @property
+    def settings(self) -> Settings:
+        return self.stack.settings
+
+
+@pytest.fixture(scope="module")
+def perimeter(
+    session_broker: tuple[EmbeddedKafka, SecureBroker], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Perimeter]:
+    broker, secure = session_broker
+    folder = tmp_path_factory.mktemp("perimeter")
+    pki = make_pki(folder / "pki")
+    server = pki.issue("headrace")
+    tokens = folder / "tokens"
+    tokens.write_text(f"admin {ADMIN}\ninternal {INTERNAL} worker-*\ndata {DATA}\n")
+    bootstrap, services = secure.scram()
+    _, plugins = secure.restricted()
+    base = local_settings(
+        broker.bootstrap, f"perim{free_port()}", folder, (BUILTIN_PLUGINS, TEST_PLUGINS)
+    )
+    settings = replace(
+        base,
+        bootstrap_servers=bootstrap,
+        kafka_security=services,
+        tls_cert=str(server.cert),
+        tls_key=str(server.key),
+        tls_ca=str(pki.ca),
+        auth_tokens=str(tokens),
+        token=INTERNAL,
+        plugin_token=DATA,
+        plugin_kafka_security=plugins,
+        plugin_sandbox="required",
+        file_roots=(folder / "files",),
+    )
+    # As an operator scopes the plugins' login: none of the cluster's own topics but the
+    # offsets, which source tasks write with their records.
+    internal = [settings.topic(role) for role in TOPICS if role != "offsets"]
+    broker.deny(f"User:{secure.restricted_user}", internal)
+    stack = Stack(settings)
+    try:
+        stack.start("config")
+        stack.start("coordinator", ready=COORDINATOR)
+        stack.start("worker-1")
+        yield Perimeter(stack, tokens, settings.file_roots[0])
+    finally:
+        stack.down()
+
+
+def test_a_prying_plugin_reaches_nothing_it_was_not_given(perimeter: Perimeter) -> None:
+    settings = perimeter.settings
+    perimeter.files.mkdir(parents=True, exist_ok=True)
+    report = perimeter.files / "report.json"
+    config = {
+        "connector.class": "prying_source.PryingSourceConnector",
+        "target.file": str(perimeter.tokens),
+        "report.path": str(perimeter.files),
+        "join.as": "worker-1",
+    }
+    admin = replace(settings, token=ADMIN)
+    with ConfigClient(settings.config_addr, admin) as client:
+        client.create("pry", config)
+        found = wait_for("the prying plugin's report", lambda: report.is_file(), timeout=120)
+        assert found
+        tried = json.loads(report.read_text())
+        client.delete("pry")
+    assert set(tried) == {
+        "read_file",
+        "read_worker_environ",
+        "join_coordinator",
+        "produce_requests",
+        "read_configs",
+        "read_offsets",
+    }
+    assert tried["read_file"].startswith("refused: [Errno 13] Permission denied"), tried
+    assert tried["read_worker_environ"].startswith("refused: [Errno 13]"), tried
+    assert tried["join_coordinator"].startswith("refused: PERMISSION_DENIED"), tried
+    assert "needs the role admin or internal, not data" in tried["join_coordinator"], tried
+    assert tried["produce_requests"].startswith("refused: TopicAuthorizationFailedError"), tried
+    # The client retries a topic it may not describe until it gives up: the control, read with
+    # the same login and code, says the broker is there and the refusal is its ACL.
+    assert tried["read_configs"].startswith("refused: "), tried
+    assert tried["read_offsets"].startswith("ok: read "), tried
+    # Its process said it was confined, and what with.
+    confined = log_events(perimeter.stack.log_dir, "plugin_sandboxed")
+    assert confined and all(e["landlock_abi"] >= 1 for e in confined)
