@@ -222,6 +222,7 @@ class Host:
     process: asyncio.subprocess.Process
     log_path: Path
     stub: pb_grpc.PluginHostStub
+    folder: Path  # its socket's, which it may write
 
     def entries(self) -> list[dict[str, Any]]:
         """Every JSON line of the host's log."""
@@ -276,7 +277,7 @@ async def plugin_host(
             env=host_env,
         )
     try:
-        host = Host(process, log_path, None)  # type: ignore[arg-type]  # stub set below
+        host = Host(process, log_path, None, socket_dir)  # type: ignore[arg-type]  # stub: below
 
         def ready() -> bool:
             if process.returncode is not None:

@@ -27,6 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topics import ensure_topic
+from headrace.isolation.supervisor import OVERRUN_FILE
 from headrace.runtime.watchdog import EXIT_OVERRUN
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (
@@ -422,7 +423,8 @@ async def test_a_call_that_overruns_its_bound_ends_the_process_with_the_reason_l
     kafka: str, cluster: str, tmp_path: Path, hang_in: str
 ) -> None:
     """A poll that never returns, awaiting or holding the event loop, ends its process, whose
-    log ends with the call, its unit and its bound: the trace the worker reports."""
+    log ends with the call, its unit and its bound; that line alone is left beside its socket,
+    for the trace the worker reports."""
     manifest = TEST_PLUGINS / "hanging" / "1.0.0" / "manifest.json"
     config = {"name": "hang", "tasks.max": "1", "hang.in": hang_in}
     bound = {"HEADRACE_PLUGIN_CALL_TIMEOUT": "1.5"}
@@ -433,3 +435,4 @@ async def test_a_call_that_overruns_its_bound_ends_the_process_with_the_reason_l
         last = host.log_path.read_text().strip().splitlines()[-1]
         assert last.startswith("plugin call timed out: poll of hang-0 has not returned after")
         assert last.endswith("(bound 1.5 s): the plugin process was killed")
+        assert (host.folder / OVERRUN_FILE).read_text() == last + "\n"

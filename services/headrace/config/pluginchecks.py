@@ -112,7 +112,7 @@ class PluginChecks:
             self._processes[key] = process
             return process
 
-    def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
+    def _exited(self, process: PluginProcess, code: int, overrun: str) -> None:
         forgetting = asyncio.ensure_future(self._forget(process))
         self._gone.add(forgetting)
         forgetting.add_done_callback(self._gone.discard)

@@ -41,6 +41,10 @@ from headrace.isolation.plugins import PluginDescriptor
 LEASE_EVERY_S = 0.5
 PRIVATE_FOLDER = 0o700
 PRIVATE_SOCKET = 0o600
+# Beside the socket: why the host ended itself, when a plugin call overran its bound
+# (headrace.runtime.watchdog), in the watchdog's words; at most one line of this many bytes.
+OVERRUN_FILE = "overrun"
+_OVERRUN_BYTES = 2000
 
 
 def private_folder(folder: Path) -> Path:
@@ -222,7 +226,18 @@ class PluginProcess:
         code = await self._proc.wait()
         if not self._stopping:
             log.get().warning("plugin_process_exited", plugin=self.key, code=code)
-            self._on_exit(self, code, self.tail())
+            self._on_exit(self, code, self.overrun())
+
+    def overrun(self) -> str:
+        """Why the host ended itself, if its watchdog did (the call that overran its bound);
+        empty otherwise. Never what the plugin wrote: that stays in the process's log."""
+        try:
+            with (self._socket.parent / OVERRUN_FILE).open("rb") as found:
+                head = found.read(_OVERRUN_BYTES)
+        except OSError:
+            return ""
+        lines = head.decode(errors="replace").splitlines()
+        return lines[0] if lines else ""
 
     def tail(self, lines: int = 30) -> str:
         try:

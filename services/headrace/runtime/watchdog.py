@@ -3,9 +3,10 @@
 A call that does not return may hold more than itself: a blocking call inside async code holds
 the event loop, and with it every other unit of the process; a thread stuck in a driver holds
 what it locked. Nothing short of ending the process frees that, so a call that overruns its bound
-ends the plugin process. The worker sees the exit and fails every unit the process hosted, each
-with the tail of the process's log as its trace: this module writes the stacks of the process's
-threads, then, last, one line naming the call, its unit and its bound. Units of other plugin
+ends the plugin process. The worker sees the exit and fails every unit the process hosted. This
+module writes the stacks of the process's threads to its log, then one line naming the call, its
+unit and its bound, to the log and to a file of its own (``reason_file``), whence the worker
+takes it, and nothing else the process wrote, as those units' trace. Units of other plugin
 versions live in other processes and keep moving data.
 
 The thread, not the loop, keeps the time, since the loop may be the thing that is stuck. Outside
@@ -24,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 EXIT_OVERRUN = 75  # the plugin process's exit code when a call overran its bound
@@ -46,12 +48,19 @@ class Call:
         )
 
 
-def kill(overdue: list[Call], now: float, out: TextIO = sys.stderr) -> None:
-    """Ends the process, leaving the threads' stacks and then the reason as its log's tail."""
+def kill(
+    overdue: list[Call], now: float, out: TextIO = sys.stderr, reason_file: Path | None = None
+) -> None:
+    """Ends the process, leaving the threads' stacks and then the reason as its log's tail, and
+    the reason alone in ``reason_file``."""
     faulthandler.dump_traceback(file=out, all_threads=True)
     calls = "; ".join(c.describe(now) for c in overdue)
-    out.write(f"plugin call timed out: {calls}: the plugin process was killed\n")
+    reason = f"plugin call timed out: {calls}: the plugin process was killed"
+    out.write(reason + "\n")
     out.flush()
+    if reason_file is not None:
+        with contextlib.suppress(OSError):
+            reason_file.write_text(reason + "\n")
     os._exit(EXIT_OVERRUN)
 
 

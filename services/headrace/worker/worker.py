@@ -104,7 +104,7 @@ class UnitReported:
 class ProcessExited:
     process: PluginProcess
     code: int
-    tail: str
+    overrun: str  # why its watchdog ended it, if it did
 
 
 @dataclass(frozen=True)
@@ -215,8 +215,8 @@ class Worker:
                 await self._apply(update)
             case UnitReported(host_event):
                 await self._reported(host_event)
-            case ProcessExited(process, code, tail):
-                await self._exited(process, code, tail)
+            case ProcessExited(process, code, overrun):
+                await self._exited(process, code, overrun)
             case Fenced():
                 await self._given_up()
 
@@ -322,7 +322,7 @@ class Worker:
             self._run_dir,
             self._log_dir,
             lambda _, e: self._queue.put_nowait(UnitReported(e)),
-            lambda p, code, tail: self._queue.put_nowait(ProcessExited(p, code, tail)),
+            lambda p, code, overrun: self._queue.put_nowait(ProcessExited(p, code, overrun)),
             self._host_lease,
         )
         try:
@@ -560,18 +560,20 @@ class Worker:
             return
         self.log.info("task_reconfiguration_applied", connector=unit.connector)
 
-    async def _exited(self, process: PluginProcess, code: int, tail: str) -> None:
+    async def _exited(self, process: PluginProcess, code: int, overrun: str) -> None:
         if self._processes.get(process.key) is not process:
             return
         del self._processes[process.key]
         await process.stop()
         # What the process wrote last stays in its own log, which only the operator reads: it
         # may be anything, another connector's secret included, and every unit of the process
-        # would show it to whoever may read a status.
+        # would show it to whoever may read a status. Only the watchdog's own reason is shown.
         trace = (
             f"plugin process {process.key} exited with code {code}; what it wrote last is in "
             f"its log, {process.log_file.name}, in the worker's log folder"
         )
+        if overrun:
+            trace = f"{overrun}\n{trace}"
         hosted = [
             unit
             for unit, running in self.running.items()

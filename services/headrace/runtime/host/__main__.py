@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import signal
 import sys
@@ -48,12 +49,12 @@ from headrace.core.settings import Settings
 from headrace.isolation import sandbox
 from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
 from headrace.isolation.sandbox import SandboxError
-from headrace.isolation.supervisor import PRIVATE_SOCKET, prepare_environments
+from headrace.isolation.supervisor import OVERRUN_FILE, PRIVATE_SOCKET, prepare_environments
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.loader import load_components, load_connector_class
 from headrace.runtime.host.service import Lease, PluginHostService
 from headrace.runtime.lifecycle import bounded, format_trace
-from headrace.runtime.watchdog import Watchdog, install
+from headrace.runtime.watchdog import Watchdog, install, kill
 from headrace.sdk.connector import Connector
 from headrace.v1 import plugin_pb2
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
@@ -179,7 +180,9 @@ async def serve(args: argparse.Namespace) -> int:
         logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
         return 2
     plugin = HostedPlugin(descriptor, connector_class, settings, args.stop_timeout)
-    calls = Watchdog(settings.plugin_call_timeout_s)
+    # The reason a call overran goes beside the socket too, for the worker's trace.
+    overrun = functools.partial(kill, reason_file=args.socket.parent / OVERRUN_FILE)
+    calls = Watchdog(settings.plugin_call_timeout_s, on_overrun=overrun)
     calls.start()
     install(calls)
     with contextlib.suppress(FileNotFoundError):
