@@ -11,7 +11,10 @@ KAFKA_LIB := deploy/kafka/lib/$(KAFKA_VERSION)
 KAFKA_PROFILE := $(if $(filter 4.%,$(KAFKA_VERSION)),-Pkafka4,-Pkafka3)
 STAMP := $(VENV)/.installed
 
-.PHONY: install proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
+.PHONY: all install jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
+
+# `make`: the Python environment and the Java parts.
+all: install jvm
 
 install: $(STAMP)
 
@@ -24,6 +27,17 @@ $(STAMP): pyproject.toml
 # Regenerate the protobuf and gRPC code under services/headrace/v1 (importable as headrace.v1).
 proto: $(STAMP)
 	$(BIN)/python -m headrace.local.protogen
+
+# The JVM plugin host, which runs Kafka Connect's Java connectors, and the jar Java connector
+# authors compile against for the deletion stop; its gRPC code is generated from protos/.
+JVM_HOST := deploy/jvm/host/target/headrace-jvm-host.jar
+JVM_SOURCES := $(shell find deploy/jvm -name pom.xml -o -name '*.java' -not -path '*/target/*') \
+	$(wildcard protos/headrace/v1/*.proto)
+jvm: $(JVM_HOST)
+
+$(JVM_HOST): $(JVM_SOURCES)
+	mvn -q -B -f deploy/jvm/pom.xml package -DskipTests
+	touch $@
 
 kafka-jars: $(KAFKA_LIB)/.resolved
 
@@ -55,14 +69,14 @@ kafka-up: install kafka-jars
 kafka-down: $(STAMP)
 	$(BIN)/python -m headrace.local kafka stop
 
-run: install kafka-jars spark-jars
+run: install jvm kafka-jars spark-jars
 	$(BIN)/python -m headrace.local stack up --demo
 
 down: $(STAMP)
 	$(BIN)/python -m headrace.local stack down
 
 # The benchmark smoke run goes first, so that pytest's summary is the last word of the run.
-test: install kafka-jars spark-jars typecheck lint bench-smoke
+test: install jvm kafka-jars spark-jars typecheck lint bench-smoke
 	$(BIN)/python -m pytest
 
 unit: install

@@ -1,7 +1,10 @@
-"""``headrace plugins list|config`` and ``headrace validate``: what is installed, what a plugin
-takes, and whether a config would be accepted (Connect's validate; nothing is written)."""
+"""``headrace plugins list|config|install`` and ``headrace validate``: what is installed (and
+installing a Java connector from Maven), what a plugin takes, and whether a config would be
+accepted (Connect's validate; nothing is written)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -10,6 +13,10 @@ from headrace.cli.inputs import config_body, pairs
 from headrace.cli.output import keys_table, plugins_table, validation_table
 from headrace.cli.shapes import config_infos_json, key_json, plugin_json
 from headrace.cli.sources import read_one
+from headrace.core.model.errors import PluginError
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.isolation import jvm
+from headrace.isolation.plugins import JVM_PLUGINS, read_manifest
 
 
 def show_plugins(everything: bool, output: str) -> None:
@@ -71,3 +78,30 @@ def validate(plugin: str, path: str | None, sets: tuple[str, ...], output: str) 
     emit(infos, output, lambda width: validation_table(infos, width))
     if infos["error_count"]:
         click.get_current_context().exit(1)
+
+
+@plugins.command("install")
+@click.argument("coordinate")
+@click.option(
+    "--plugin-path",
+    "entry",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The plugin path entry to install into [default: the first of HEADRACE_PLUGIN_PATH].",
+)
+def install(coordinate: str, entry: Path | None) -> None:
+    """Installs a Java connector from its Maven COORDINATE (group:artifact:version), with its
+    dependencies, as a plugin version folder; services see it once restarted, as on Connect."""
+    if entry is None:
+        configured = [p for p in Settings().plugin_path if p != BUILTIN_PLUGINS]
+        if not configured:
+            raise click.UsageError("give --plugin-path, or set HEADRACE_PLUGIN_PATH")
+        entry = configured[0]
+    try:
+        folder = jvm.install(coordinate, entry)
+        found = jvm.scan(folder, Settings().var_dir / JVM_PLUGINS)
+    except PluginError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"installed {coordinate} in {folder}")
+    for manifest in found:
+        plugin = read_manifest(manifest)
+        click.echo(f"  {plugin.type:<16} {plugin.class_name} {plugin.version}")

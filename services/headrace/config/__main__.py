@@ -29,7 +29,7 @@ from headrace.core.security import sessionkey, tls
 from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topics
-from headrace.isolation.plugins import builtin_version, installed
+from headrace.isolation.plugins import JVM_PLUGINS, builtin_version, installed
 from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
 
 # How often the session key's age is checked: rotation lands within this of its time to live.
@@ -65,7 +65,12 @@ async def serve(
     store = ConfigStore.on_kafka(settings)
     await store.start()
     checks = PluginChecks(settings)
-    commands = Commands(store, installed(settings.plugin_path), OffsetsAdmin(settings), checks)
+    commands = Commands(
+        store,
+        installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),
+        OffsetsAdmin(settings),
+        checks,
+    )
     commands.fence = functools.partial(fence_tasks, settings)
     await commands.ensure_session_key(sessionkey.now_ms())
     calls = ConfigCalls(commands)  # the gRPC API's calls, and automation's

@@ -37,12 +37,15 @@ from pathlib import Path
 
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log
+from headrace.isolation import jvm
 
 CONNECTOR_TYPES = ("source", "sink")
 COMPONENT_TYPES = ("converter", "header_converter", "transformation", "predicate")
 PLUGIN_TYPES = CONNECTOR_TYPES + COMPONENT_TYPES
 # What a sink may promise of the records it is given, in its manifest's "delivery".
 DELIVERIES = ("exactly-once", "at-least-once")
+JVM_PLUGINS = "jvm-plugins"
+"""The folder under ``var_dir`` where Java plugin locations' scans are kept."""
 VERSION_KEY = "plugin.version"
 """The key beside a plugin's name that pins its version: ``<name key's prefix>.plugin.version``
 (``connector.plugin.version``, ``transforms.<alias>.plugin.version``...)."""
@@ -75,6 +78,11 @@ class PluginDescriptor:
     components: tuple[PluginDescriptor, ...] = ()
     """For a connector's process: the component versions from the plugin path that its
     config names, loaded beside it (a process per connector version and component set)."""
+    runtime: str = "python"
+    """``python``, or ``java`` for a Kafka Connect plugin (``headrace.isolation.jvm``): then
+    ``folder`` is its location (a jar, or a folder of jars) and ``manifest_file`` says where
+    its scan's manifest is."""
+    manifest_file: Path | None = None
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -92,7 +100,11 @@ class PluginDescriptor:
 
     @property
     def manifest(self) -> Path:
-        return self.folder / "manifest.json"
+        return self.manifest_file or self.folder / "manifest.json"
+
+    @property
+    def is_java(self) -> bool:
+        return self.runtime == "java"
 
 
 def version_key(version: str) -> tuple[tuple[int, str], ...]:
@@ -112,6 +124,8 @@ def read_manifest(path: Path) -> PluginDescriptor:
         raise PluginError(f"{path}: manifest lacks {', '.join(missing)}")
     if raw["type"] not in PLUGIN_TYPES:
         raise PluginError(f"{path}: type must be one of {PLUGIN_TYPES}, not {raw['type']!r}")
+    if raw.get("runtime", "python") == "java":
+        return _java_manifest(path, raw)
     module, _, attribute = str(raw["class"]).rpartition(".")
     if not module or not attribute:
         raise PluginError(f"{path}: class must be module.Class, not {raw['class']!r}")
@@ -139,6 +153,24 @@ def read_manifest(path: Path) -> PluginDescriptor:
     )
 
 
+def _java_manifest(path: Path, raw: dict[str, object]) -> PluginDescriptor:
+    """A Java plugin's manifest, as a scan of its location wrote it."""
+    location = Path(str(raw.get("location") or ""))
+    if not raw.get("location") or not location.exists():
+        raise PluginError(f"{path}: location {str(location)!r} does not exist")
+    module, _, attribute = str(raw["class"]).rpartition(".")
+    return PluginDescriptor(
+        class_name=str(raw["class"]),
+        version=str(raw["version"]),
+        type=str(raw["type"]),
+        module=module,
+        attribute=attribute,
+        folder=location,
+        runtime="java",
+        manifest_file=path,
+    )
+
+
 def _module_exists(folder: Path, module: str) -> bool:
     """Whether ``module`` (dotted) is a file or a package under ``folder``, without importing it."""
     base = folder.joinpath(*module.split("."))
@@ -153,14 +185,18 @@ class BrokenPlugin:
     reason: str
 
 
-def discover(plugin_path: Iterable[Path]) -> PluginCatalog:
+def discover(plugin_path: Iterable[Path], java_cache: Path | None = None) -> PluginCatalog:
     """Every plugin version under the plugin path entries, in a stable order. A manifest that
     cannot be read, or a second one for a class and version already found, makes a broken
-    plugin with the reason, not an error: one bad folder must not keep a service from starting."""
+    plugin with the reason, not an error: one bad folder must not keep a service from starting.
+    With ``java_cache``, Java plugin locations too, scanned into it (``isolation.jvm``)."""
     found: dict[tuple[str, str], PluginDescriptor] = {}
     broken: list[BrokenPlugin] = []
     for entry in plugin_path:
-        for manifest in sorted(Path(entry).glob("*/*/manifest.json")):
+        manifests = sorted(Path(entry).glob("*/*/manifest.json"))
+        if java_cache is not None:
+            manifests += _java_manifests(Path(entry), java_cache, broken)
+        for manifest in manifests:
             try:
                 plugin = read_manifest(manifest)
             except PluginError as exc:
@@ -173,9 +209,19 @@ def discover(plugin_path: Iterable[Path]) -> PluginCatalog:
     return PluginCatalog(tuple(sorted(found.values())), tuple(sorted(broken)))
 
 
-def installed(plugin_path: Iterable[Path]) -> PluginCatalog:
+def _java_manifests(entry: Path, cache: Path, broken: list[BrokenPlugin]) -> list[Path]:
+    manifests: list[Path] = []
+    for location in jvm.locations(entry):
+        try:
+            manifests += jvm.scan(location, cache)
+        except PluginError as exc:
+            broken.append(BrokenPlugin(location, str(exc)))
+    return manifests
+
+
+def installed(plugin_path: Iterable[Path], java_cache: Path | None = None) -> PluginCatalog:
     """:func:`discover`, logging each broken plugin once, as a service starts."""
-    catalog = discover(plugin_path)
+    catalog = discover(plugin_path, java_cache)
     for plugin in catalog.broken:
         log.get().warning("plugin_broken", folder=str(plugin.folder), reason=plugin.reason)
     return catalog

@@ -28,7 +28,7 @@ from headrace.core.rpc import split_address
 from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topics
-from headrace.isolation.plugins import installed
+from headrace.isolation.plugins import JVM_PLUGINS, installed
 from headrace.worker import metrics as worker_metrics
 from headrace.worker.worker import Worker
 
@@ -69,7 +69,13 @@ async def serve(
     log_dir = settings.var_dir / "log"
     run_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
-    worker = Worker(settings, worker_id, installed(settings.plugin_path), run_dir, log_dir)
+    worker = Worker(
+        settings,
+        worker_id,
+        installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),
+        run_dir,
+        log_dir,
+    )
     plugin_metrics: Path | None = None
     served: Collector = REGISTRY
     if metrics_addr:

@@ -76,6 +76,7 @@ GRANTED_BY: Mapping[Need, frozenset[str]] = {
 _CONFIG = "/headrace.v1.ConfigService/"
 _EXECUTOR = "/headrace.v1.Executor/"
 _PLUGIN = "/headrace.v1.PluginHost/"
+_JVM = "/headrace.v1.JvmPluginHost/"
 
 METHODS: Mapping[str, Need] = {
     **{
@@ -130,6 +131,25 @@ METHODS: Mapping[str, Need] = {
             "StopTask",
             "Cleanup",
             "KeepAlive",
+            "Watch",
+        )
+    },
+    # A plugin process's JVM host: served on a socket in the process's private folder, to it.
+    **{
+        _JVM + name: Need.LOCAL
+        for name in (
+            "Scan",
+            "Validate",
+            "Capabilities",
+            "StartConnector",
+            "TaskConfigs",
+            "StartTask",
+            "Stop",
+            "Poll",
+            "Commit",
+            "Put",
+            "PreCommit",
+            "Partitions",
             "Watch",
         )
     },

@@ -46,11 +46,14 @@ from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings
-from headrace.isolation import sandbox
+from headrace.isolation import jvm, sandbox
 from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
 from headrace.isolation.sandbox import SandboxError
 from headrace.isolation.supervisor import OVERRUN_FILE, PRIVATE_SOCKET, prepare_environments
 from headrace.runtime.host.hosted import HostedPlugin
+from headrace.runtime.host.jvm import JvmHost
+from headrace.runtime.host.jvm import connector_class as java_connector_class
+from headrace.runtime.host.jvm import heap as jvm_heap
 from headrace.runtime.host.loader import load_components, load_connector_class
 from headrace.runtime.host.service import Lease, PluginHostService
 from headrace.runtime.lifecycle import bounded, format_trace
@@ -111,6 +114,18 @@ async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), LEASE_CHECK_S)
 
 
+async def _load_java(descriptor: PluginDescriptor, socket: Path) -> tuple[JvmHost, type[Connector]]:
+    """Starts the JVM host of a Java plugin beside this process (confined as it is), and the
+    SDK connector class that stands for the plugin."""
+    host = JvmHost(descriptor, socket.parent, jvm_heap(descriptor))
+    await host.start()
+    try:
+        return host, java_connector_class(descriptor, host)
+    except Exception:
+        await host.close()
+        raise
+
+
 def _load(
     descriptor: PluginDescriptor, component_manifests: Sequence[Path], settings: Settings
 ) -> tuple[PluginDescriptor, type[Connector]]:
@@ -144,6 +159,8 @@ def _confine(
         return
     writable = [own, *(Path(p) for p in [os.environ.get("PROMETHEUS_MULTIPROC_DIR")] if p)]
     folders = [descriptor.folder, *(read_manifest(c).folder for c in args.component)]
+    if descriptor.is_java:
+        folders += jvm.readable()
     try:
         abi = sandbox.confine(sandbox.plugin_paths(settings, folders, writable))
     except SandboxError as exc:
@@ -174,8 +191,12 @@ async def serve(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         logger.error("plugin_sandbox_failed", error=str(exc), mode=settings.plugin_sandbox)
         return 2
+    java: JvmHost | None = None
     try:
-        descriptor, connector_class = _load(descriptor, args.component, settings)
+        if descriptor.is_java:
+            java, connector_class = await _load_java(descriptor, args.socket)
+        else:
+            descriptor, connector_class = _load(descriptor, args.component, settings)
     except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
         logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
         return 2
@@ -220,6 +241,8 @@ async def serve(args: argparse.Namespace) -> int:
     else:
         await plugin.shutdown()
     await fence
+    if java is not None:
+        await java.close()
     await health.shutting_down()
     await server.stop(GRPC_GRACE_S)
     if watcher is not None:

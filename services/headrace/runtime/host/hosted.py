@@ -44,6 +44,7 @@ from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime import watchdog
+from headrace.runtime.converted import Converted
 from headrace.runtime.executor.client import SqlCheck
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.providers import Providers, Resolved
@@ -166,6 +167,10 @@ class HostedPlugin:
         loaded here, also what configuring the config's components finds, by key."""
         with watchdog.bounded(config.get("name", "?"), "validate"):
             connector = self.connector_class()
+            java_infos = getattr(connector, "java_infos", None)
+            if java_infos is not None:  # a Java connector's ConfigDef and validate(), as is
+                infos: ConfigInfos = java_infos(config, definition_only)
+                return infos
             # As a running one's: so validate() can check what start() would (its paths), and
             # ask the executor whether a query parses (a running one's context does not: its
             # config was validated, and a start must not wait on the executor).
@@ -310,6 +315,8 @@ class HostedPlugin:
         task_config: Mapping[str, str],
     ) -> Runner:
         task = self.connector_class().task_class()()
+        if isinstance(task, Converted):
+            task.connector_config = connector_config
         placement = Placement(
             unit.connector, unit.task, connector_config, task_config, settings=self.settings
         )

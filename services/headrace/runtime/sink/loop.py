@@ -60,6 +60,7 @@ from headrace.components.errorpolicy import (
 from headrace.components.transforms import TransformChain, parse_chain
 from headrace.core.observability import log, metrics
 from headrace.runtime import kafka
+from headrace.runtime.converted import Converted
 from headrace.runtime.deadletter import DeadLetterQueue, acknowledgement, open_dead_letter_queue
 from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
@@ -125,12 +126,19 @@ class SinkRunner(LoopBase):
             raise ConfigException("errors.deadletterqueue.topic.name must not be a consumed topic")
         self._flush_policy = FlushPolicy.from_config(config)
         # Key, value and header converters, in the order sinkrecords' functions take them.
-        self._converters = (
-            converter_for(self.connector_config, "key"),
-            converter_for(self.connector_config, "value"),
-            header_converter_for(self.connector_config),
-        )
-        self._chain = parse_chain(self.connector_config)
+        if isinstance(self.task, Converted):  # by the JVM: bytes here
+            self._converters = (
+                self.task.key_converter,
+                self.task.value_converter,
+                self.task.header_converter,
+            )
+        else:
+            self._converters = (
+                converter_for(self.connector_config, "key"),
+                converter_for(self.connector_config, "value"),
+                header_converter_for(self.connector_config),
+            )
+            self._chain = parse_chain(self.connector_config)
         # A task that keeps the SDK's put_batch (which calls put) is given records one by one,
         # and so is every task whose records go through transforms, which take one at a time.
         self._wants_batches = (
@@ -483,9 +491,15 @@ class SinkRunner(LoopBase):
         """What ``errant_record_reporter.report`` does: fails the task, or skips the record
         with the message it was consumed as."""
         where = (record.topic, record.partition, record.offset)
-        failure = sink_record_error("task put", *where, error, type(self.task))
+        failure = (
+            error  # a stage failed where a converted task's records were made
+            if isinstance(error, RecordError)
+            else sink_record_error("task put", *where, error, type(self.task))
+        )
         if not self._policy.tolerate_all:
             self._errant = self._errant or failure
+            if failure is error:
+                raise failure
             raise failure from error
         message = self._originals.find(record)
         if message is None:

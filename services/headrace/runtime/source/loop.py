@@ -43,6 +43,7 @@ from headrace.core.observability import log, metrics
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topics import ensure_topic, internal_topic
 from headrace.runtime import kafka
+from headrace.runtime.converted import Converted, Outcomes
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.source.boundaries import End, Requests, is_due, plan
@@ -66,7 +67,7 @@ class SourceRunner(LoopBase):
         self.produced = 0
         self._transactions: SourceTransactions | None = None
         self._requests: Requests | None = None
-        self._chain = TransformChain()
+        self._chain: TransformChain | Outcomes = TransformChain()
         self._offsets: OffsetStore | None = None
         self._log = log.get(connector=self.connector, task=self.task_id)
         self._creation: TopicCreation | None = None
@@ -78,11 +79,17 @@ class SourceRunner(LoopBase):
         without ``loop`` (a clean-up, which produces nothing) there is no producer."""
         self._policy = ErrorPolicy.from_config(self.connector_config)
         self._settings = transactions(self.connector_config)
-        self._chain = parse_chain(self.connector_config)
         self._creation = topic_creation(self.connector_config)
-        self._key_converter = converter_for(self.connector_config, "key")
-        self._value_converter = converter_for(self.connector_config, "value")
-        self._header_converter = header_converter_for(self.connector_config)
+        if isinstance(self.task, Converted):  # by the JVM: bytes here
+            self._chain = Outcomes(self.task)
+            self._key_converter = self.task.key_converter
+            self._value_converter = self.task.value_converter
+            self._header_converter = self.task.header_converter
+        else:
+            self._chain = parse_chain(self.connector_config)
+            self._key_converter = converter_for(self.connector_config, "key")
+            self._value_converter = converter_for(self.connector_config, "value")
+            self._header_converter = header_converter_for(self.connector_config)
         send = None
         if loop:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
@@ -289,7 +296,9 @@ class SourceRunner(LoopBase):
             self._skip(
                 record, source_record_error("transform", record.source_partition, record.topic, exc)
             )
-            return None
+        except RecordError as exc:  # a stage where a converted task's records were made
+            self._skip(record, exc)
+        return None
 
     def _encode(self, record: SourceRecord, layout: TopicLayout) -> Outgoing | None:
         try:

@@ -1,0 +1,251 @@
+package headrace.jvm;
+
+import headrace.connect.DeletionAware;
+import headrace.v1.Jvm.ConsumedRecord;
+import headrace.v1.Jvm.Header;
+import headrace.v1.Jvm.JvmStartTaskRequest;
+import headrace.v1.Jvm.PutResponse;
+import headrace.v1.Jvm.RecordFailure;
+import headrace.v1.Jvm.SinkRequests;
+import headrace.v1.Jvm.TopicPartitionOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
+import org.apache.kafka.connect.runtime.isolation.Plugins;
+import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTask;
+import org.apache.kafka.connect.sink.SinkTaskContext;
+
+/**
+ * A running sink task: consumed bytes converted and transformed as Connect does, then put; what
+ * the task asks of its context (offsets, pauses, a commit) goes back with each answer.
+ */
+final class SinkRun {
+    private final SinkTask task;
+    private final Pipeline pipeline;
+    private final Plugins plugins;
+    private final ClassLoader loader;
+    private final TaskParts parts;
+    private final Set<TopicPartition> assignment = new HashSet<>();
+    private final Map<SinkRecord, Integer> putting = new IdentityHashMap<>();
+    private final List<RecordFailure> reported = new ArrayList<>();
+    private SinkRequests.Builder requests = SinkRequests.newBuilder();
+
+    private SinkRun(TaskParts parts) {
+        this.parts = parts;
+        this.task = (SinkTask) parts.task();
+        this.pipeline = parts.pipeline();
+        this.plugins = parts.plugins();
+        this.loader = parts.loader();
+    }
+
+    static SinkRun start(Location location, JvmStartTaskRequest request) {
+        SinkRun run = new SinkRun(TaskParts.of(location, request, false));
+        Map<String, String> config = request.getTaskConfigMap();
+        PluginMetrics metrics = run.parts.metrics();
+        try (LoaderSwap swap = run.plugins.withClassLoader(run.loader)) {
+            run.task.initialize(run.context(config, metrics));
+            run.task.start(config);
+        } catch (RuntimeException e) {
+            run.pipeline.close();
+            throw e;
+        }
+        return run;
+    }
+
+    private SinkTaskContext context(Map<String, String> config, PluginMetrics metrics) {
+        ErrantRecordReporter reporter = this::report;
+        return new SinkTaskContext() {
+            @Override
+            public Map<String, String> configs() {
+                return config;
+            }
+
+            @Override
+            public void offset(Map<TopicPartition, Long> offsets) {
+                offsets.forEach(this::offset);
+            }
+
+            @Override
+            public void offset(TopicPartition tp, long offset) {
+                synchronized (SinkRun.this) {
+                    requests.addOffsets(tpo(tp, offset));
+                }
+            }
+
+            @Override
+            public void timeout(long timeoutMs) {
+                // Retries of a RetriableException are the Python loop's (errors.retry.*).
+            }
+
+            @Override
+            public Set<TopicPartition> assignment() {
+                synchronized (SinkRun.this) {
+                    return Set.copyOf(assignment);
+                }
+            }
+
+            @Override
+            public void pause(TopicPartition... partitions) {
+                synchronized (SinkRun.this) {
+                    for (TopicPartition tp : partitions) {
+                        requests.addPaused(tpo(tp, 0));
+                    }
+                }
+            }
+
+            @Override
+            public void resume(TopicPartition... partitions) {
+                synchronized (SinkRun.this) {
+                    for (TopicPartition tp : partitions) {
+                        requests.addResumed(tpo(tp, 0));
+                    }
+                }
+            }
+
+            @Override
+            public void requestCommit() {
+                synchronized (SinkRun.this) {
+                    requests.setCommitRequested(true);
+                }
+            }
+
+            @Override
+            public ErrantRecordReporter errantRecordReporter() {
+                return reporter;
+            }
+
+            @Override
+            public PluginMetrics pluginMetrics() {
+                return metrics;
+            }
+        };
+    }
+
+    /** A record the task reports errant: back to the Python loop, which skips it or fails. */
+    private synchronized Future<Void> report(SinkRecord record, Throwable error) {
+        Integer index = putting.get(record);
+        reported.add(Failures.record(
+                index == null ? -1 : index,
+                new Pipeline.StageFailure("TASK_PUT", task, error),
+                record.topic()));
+        return CompletableFuture.completedFuture(null);
+    }
+
+    synchronized PutResponse put(List<ConsumedRecord> consumed) {
+        PutResponse.Builder response = PutResponse.newBuilder();
+        List<SinkRecord> records = new ArrayList<>(consumed.size());
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            for (int i = 0; i < consumed.size(); i++) {
+                ConsumedRecord in = consumed.get(i);
+                try {
+                    SinkRecord record = pipeline.transform(convert(in));
+                    if (record != null) {
+                        records.add(record);
+                        putting.put(record, i);
+                    }
+                } catch (Pipeline.StageFailure failure) {
+                    response.addSkipped(Failures.record(i, failure, in.getTopic()));
+                    if (!pipeline.tolerateAll) {
+                        putting.clear();
+                        return response.setRequests(takeRequests()).build();
+                    }
+                }
+            }
+            try {
+                task.put(records);
+            } finally {
+                putting.clear();
+            }
+        }
+        response.addAllSkipped(reported);
+        reported.clear();
+        return response.setRequests(takeRequests()).build();
+    }
+
+    private SinkRecord convert(ConsumedRecord in) {
+        RecordHeaders headers = new RecordHeaders();
+        for (Header header : in.getHeadersList()) {
+            headers.add(header.getKey(), header.hasValue() ? header.getValue().toByteArray() : null);
+        }
+        return pipeline.consume(
+                in.getTopic(),
+                in.getPartition(),
+                in.getOffset(),
+                in.hasKey() ? in.getKey().toByteArray() : null,
+                in.hasValue() ? in.getValue().toByteArray() : null,
+                headers,
+                in.getTimestamp(),
+                TimestampType.forName(in.getTimestampType().isEmpty() ? "NoTimestampType" : in.getTimestampType()));
+    }
+
+    /** preCommit (which flushes, unless the task overrides it): the offsets it lets commit. */
+    synchronized List<TopicPartitionOffset> preCommit(List<TopicPartitionOffset> offsets) {
+        Map<TopicPartition, OffsetAndMetadata> current = new HashMap<>();
+        for (TopicPartitionOffset o : offsets) {
+            current.put(new TopicPartition(o.getTopic(), o.getPartition()), new OffsetAndMetadata(o.getOffset()));
+        }
+        Map<TopicPartition, OffsetAndMetadata> committable;
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            committable = task.preCommit(current);
+        }
+        List<TopicPartitionOffset> out = new ArrayList<>();
+        if (committable != null) {
+            committable.forEach((tp, om) -> out.add(tpo(tp, om.offset())));
+        }
+        return out;
+    }
+
+    synchronized void partitions(List<TopicPartitionOffset> partitions, boolean close) {
+        Collection<TopicPartition> tps = new ArrayList<>();
+        for (TopicPartitionOffset p : partitions) {
+            tps.add(new TopicPartition(p.getTopic(), p.getPartition()));
+        }
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            if (close) {
+                task.close(tps);
+                assignment.removeAll(tps);
+            } else {
+                assignment.addAll(tps);
+                task.open(tps);
+            }
+        }
+    }
+
+    synchronized SinkRequests takeRequests() {
+        SinkRequests taken = requests.build();
+        requests = SinkRequests.newBuilder();
+        return taken;
+    }
+
+    void stop(boolean deleted) {
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            if (task instanceof DeletionAware aware) {
+                aware.stop(deleted);
+            } else {
+                task.stop();
+            }
+        } finally {
+            pipeline.close();
+        }
+    }
+
+    private static TopicPartitionOffset tpo(TopicPartition tp, long offset) {
+        return TopicPartitionOffset.newBuilder()
+                .setTopic(tp.topic()).setPartition(tp.partition()).setOffset(offset).build();
+    }
+}

@@ -1,0 +1,86 @@
+package headrace.jvm;
+
+import headrace.v1.Configdef.ConfigInfo;
+import headrace.v1.Configdef.ConfigInfos;
+import headrace.v1.Configdef.ConfigKeyInfo;
+import headrace.v1.Configdef.ConfigValueInfo;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.Config;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigValue;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.connect.connector.Connector;
+
+/**
+ * A connector's own keys as Connect's REST API describes them: its {@code config()} definition
+ * and, unless only the definition is asked for, what its {@code validate()} says of a config.
+ * A PASSWORD key's value never leaves the JVM.
+ */
+final class Validation {
+    private Validation() {}
+
+    static ConfigInfos infos(Connector connector, Map<String, String> config, boolean definitionOnly) {
+        ConfigDef definition = connector.config();
+        Map<String, ConfigDef.ConfigKey> keys = definition.configKeys();
+        ConfigInfos.Builder infos = ConfigInfos.newBuilder()
+                .setName(connector.getClass().getName())
+                .addAllGroups(definition.groups());
+        int errors = 0;
+        if (definitionOnly) {
+            for (ConfigDef.ConfigKey key : keys.values()) {
+                infos.addConfigs(ConfigInfo.newBuilder()
+                        .setDefinition(key(key))
+                        .setValue(ConfigValueInfo.newBuilder().setName(key.name).setVisible(true)));
+            }
+        } else {
+            Config validated = connector.validate(config);
+            for (ConfigValue value : validated.configValues()) {
+                ConfigDef.ConfigKey key = keys.get(value.name());
+                ConfigInfo.Builder info = ConfigInfo.newBuilder().setValue(value(value, key));
+                info.setDefinition(key == null ? ConfigKeyInfo.newBuilder().setName(value.name()).build() : key(key));
+                infos.addConfigs(info);
+                errors += value.errorMessages().size();
+            }
+        }
+        return infos.setErrorCount(errors).build();
+    }
+
+    private static ConfigKeyInfo key(ConfigDef.ConfigKey key) {
+        ConfigKeyInfo.Builder info = ConfigKeyInfo.newBuilder()
+                .setName(key.name)
+                .setType(key.type.name())
+                .setRequired(!key.hasDefault())
+                .setHasDefault(key.hasDefault())
+                .setImportance(key.importance == null ? "" : key.importance.name())
+                .setDocumentation(key.documentation == null ? "" : key.documentation)
+                .setGroup(key.group == null ? "" : key.group)
+                .setOrderInGroup(key.orderInGroup)
+                .setWidth(key.width == null ? "NONE" : key.width.name())
+                .setDisplayName(key.displayName == null ? key.name : key.displayName)
+                .addAllDependents(key.dependents == null ? List.of() : key.dependents);
+        if (key.hasDefault() && key.defaultValue != null) {
+            info.setDefaultValue(ConfigDef.convertToString(key.defaultValue, key.type));
+        }
+        return info.build();
+    }
+
+    private static ConfigValueInfo value(ConfigValue value, ConfigDef.ConfigKey key) {
+        ConfigValueInfo.Builder info = ConfigValueInfo.newBuilder()
+                .setName(value.name())
+                .setVisible(value.visible())
+                .addAllErrors(value.errorMessages());
+        Object raw = value.value();
+        boolean secret = raw instanceof Password || (key != null && key.type == ConfigDef.Type.PASSWORD);
+        if (raw != null && !secret) {
+            info.setValue(key == null ? raw.toString() : ConfigDef.convertToString(raw, key.type));
+            info.setHasValue(true);
+        }
+        for (Object recommended : value.recommendedValues()) {
+            info.addRecommendedValues(key == null
+                    ? String.valueOf(recommended)
+                    : ConfigDef.convertToString(recommended, key.type));
+        }
+        return info.build();
+    }
+}

@@ -1,0 +1,244 @@
+"""Java plugins: Kafka Connect's connectors, converters and transformations, on the plugin path.
+
+A Java plugin location is laid out as Connect's ``plugin.path`` takes it, or as ``headrace
+plugins install`` lays it out::
+
+    <plugin path entry>/debezium-connector-postgres.jar        an uber-jar
+    <plugin path entry>/my-connector/*.jar                     a folder of jars
+    <plugin path entry>/connect-file/4.3.0/*.jar               one folder per version
+
+Each location is one class loader, as on Connect, and each of its plugins one plugin version
+(run in a JVM plugin host of its own: ``headrace.runtime.host.jvm``). What a location holds is
+found by the JVM host's scan, as Connect finds it (service manifests, then class scanning where
+a jar has none), and kept under ``<var>/jvm-plugins/<fingerprint>/``, one manifest per plugin
+(``"runtime": "java"``, ``"location"``), so that a location is scanned again only when its jars
+change. A location whose scan fails is a broken plugin, with the JVM's reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from headrace.core.model.errors import PluginError
+from headrace.core.settings import project_home
+
+HOST_JAR = Path("deploy") / "jvm" / "host" / "target" / "headrace-jvm-host.jar"
+"""Where ``make`` builds the JVM host, under the project's home."""
+SCAN_TIMEOUT_S = 120.0
+DEFAULT_HEAP = "256m"
+"""A JVM plugin host's maximum heap unless ``HEADRACE_JVM_HEAP`` or the plugin's manifest
+(``jvm_heap``) says otherwise."""
+SCAN_HEAP = "256m"
+_MANIFEST = "manifest.json"
+
+
+def host_jar() -> Path:
+    """The JVM host's jar; PluginError saying how to build it when it is missing."""
+    jar = project_home() / HOST_JAR
+    if not jar.is_file():
+        raise PluginError(f"the JVM plugin host is not built ({jar} is missing): run make")
+    return jar
+
+
+def java() -> str:
+    """The ``java`` to run: ``$JAVA_HOME/bin/java`` when set, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    found = shutil.which("java")
+    if found is None:
+        raise PluginError("no java found (set JAVA_HOME, or put java on PATH)")
+    return found
+
+
+def java_home() -> Path:
+    """The Java installation's folder (what a confined JVM must read and run)."""
+    return Path(java()).resolve().parents[1]
+
+
+def command(location: Path, heap: str, temp: Path, *args: str) -> list[str]:
+    """The command line of a JVM host for ``location``."""
+    return [
+        java(),
+        f"-Xmx{heap}",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1" if "--scan" in args else "-XX:+UseStringDeduplication",
+        f"-Djava.io.tmpdir={temp}",
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-Dorg.slf4j.simpleLogger.logFile=System.err",
+        "-jar",
+        str(host_jar()),
+        "--location",
+        str(location),
+        *args,
+    ]
+
+
+def _has_jars(folder: Path) -> bool:
+    return any(p.suffix in (".jar", ".zip") for p in folder.iterdir() if p.is_file())
+
+
+def locations(entry: Path) -> Iterator[Path]:
+    """The Java plugin locations in one plugin path entry: its jars, its folders that hold jars,
+    and the version folders (with jars and no Python manifest) of its other folders."""
+    if not entry.is_dir():
+        return
+    for child in sorted(entry.iterdir()):
+        if child.is_file() and child.suffix == ".jar":
+            yield child
+        elif child.is_dir() and not (child / _MANIFEST).exists():
+            if _has_jars(child):
+                yield child
+                continue
+            for version in sorted(p for p in child.iterdir() if p.is_dir()):
+                if not (version / _MANIFEST).exists() and _has_jars(version):
+                    yield version
+
+
+def fingerprint(location: Path) -> str:
+    """What identifies a location's content: its path and each jar's name, size and time."""
+    real = location.resolve()
+    jars = [real] if real.is_file() else sorted(p for p in real.rglob("*") if p.is_file())
+    digest = hashlib.sha256(str(real).encode())
+    for jar in jars:
+        stat = jar.stat()
+        digest.update(f"\n{jar}\t{stat.st_size}\t{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
+
+
+def scan(location: Path, cache: Path) -> list[Path]:
+    """The manifests of the plugins ``location`` holds, scanned by the JVM host unless its
+    content was scanned before; PluginError with the JVM's reason when it cannot be."""
+    folder = cache / fingerprint(location)
+    done = folder / ".complete"
+    if not done.exists():
+        _write_scan(location, folder, _run_scan(location, cache))
+    return sorted(folder.glob(f"*/{_MANIFEST}"))
+
+
+def _run_scan(location: Path, cache: Path) -> list[tuple[str, str, str]]:
+    """(type, class, version) of each connector the location holds, scanned by the JVM."""
+    cache.mkdir(parents=True, exist_ok=True)
+    temp = cache / ".tmp"
+    temp.mkdir(exist_ok=True)
+    done = _run(
+        command(location, SCAN_HEAP, temp, "--scan"), SCAN_TIMEOUT_S, f"{location}: the JVM scan"
+    )
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise PluginError(f"{location}: the JVM scan failed ({done.returncode}): {reason}")
+    rows = [line.split("\t") for line in done.stdout.splitlines() if line.strip()]
+    if any(len(row) != 4 for row in rows):
+        raise PluginError(f"{location}: the JVM scan answered {done.stdout[:200]!r}")
+    found = [
+        (kind, class_name, _version(location, version, jar))
+        for kind, class_name, version, jar in rows
+        if kind in ("source", "sink")
+    ]
+    if not found:
+        raise PluginError(f"{location}: holds no Kafka Connect connector")
+    return found
+
+
+def _run(args: list[str], timeout_s: float, what: str) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end, its output kept; PluginError if it takes over ``timeout_s``."""
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise PluginError(f"{what} took over {timeout_s:.0f}s") from exc
+
+
+def _version(location: Path, reported: str, jar: str) -> str:
+    """A connector's version: what its ``version()`` says, except for a connector in the jar of
+    the artifact a version folder was installed from (``<artifact>/<version>/<artifact>-<version>
+    .jar``), which is that version. Kafka's own connectors (FileStream, MirrorMaker) report the
+    runtime's Kafka version whatever their jar's: so two installed versions stay apart."""
+    artifact, version = location.parent.name, location.name
+    return version if jar == f"{artifact}-{version}.jar" else reported
+
+
+def _write_scan(location: Path, folder: Path, found: Sequence[tuple[str, str, str]]) -> None:
+    """Writes the scan's manifests beside each other, then marks the folder complete: a scan
+    cut short is done again."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for kind, class_name, version in found:
+        where = folder / f"{kind}-{class_name}"
+        where.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "class": class_name,
+            "version": version,
+            "type": kind,
+            "runtime": "java",
+            "location": str(location.resolve()),
+        }
+        (where / _MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    (folder / ".complete").write_text(str(location.resolve()) + "\n")
+
+
+def readable() -> list[Path]:
+    """What a confined JVM host must read besides its plugin's location: the Java installation
+    (with the folders its configuration links to, such as Debian's ``/etc/java-17-openjdk``) and
+    the host's jars."""
+    home = java_home()
+    linked = {p.resolve().parent for p in (home / "conf").rglob("*") if p.is_symlink()}
+    return sorted({home, *linked, host_jar().parent})
+
+
+_PART = r"[A-Za-z0-9][A-Za-z0-9_.\-+]*"
+_COORDINATE = re.compile(rf"^{_PART}:{_PART}:{_PART}$")
+"""group:artifact:version, each starting with a letter or digit: never a path's ``..``."""
+INSTALL_TIMEOUT_S = 900.0
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>headrace.install</groupId>
+  <artifactId>plugin</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>{group}</groupId>
+      <artifactId>{artifact}</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def install(coordinate: str, entry: Path) -> Path:
+    """Resolves a connector's Maven coordinate (``group:artifact:version``) and its runtime
+    dependencies with Maven, and lays them out as the version folder
+    ``<entry>/<artifact>/<version>/``: a plugin location, as Connect's plugin.path takes one.
+    The folder is written beside and renamed into place, so a failed install leaves nothing.
+    PluginError naming the coordinate and Maven's reason when it cannot be."""
+    if not _COORDINATE.match(coordinate):
+        raise PluginError(f"{coordinate!r} is not a Maven coordinate such as group:artifact:1.0")
+    group, artifact, version = coordinate.split(":")
+    target = entry / artifact / version
+    if target.exists():
+        raise PluginError(f"{coordinate} is already installed in {target}")
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise PluginError("installing a Java plugin needs Maven (mvn) on PATH")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{artifact}-", dir=target.parent) as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text(_POM.format(group=group, artifact=artifact, version=version))
+        jars = Path(work) / "jars"
+        maven = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies"]
+        maven += ["-DincludeScope=runtime", f"-DoutputDirectory={jars}"]
+        done = _run(maven, INSTALL_TIMEOUT_S, f"{coordinate}: Maven")
+        if done.returncode != 0 or not jars.is_dir():
+            errors = [line for line in done.stdout.splitlines() if "ERROR" in line]
+            reason = (errors or done.stderr.strip().splitlines() or ["no output"])[0]
+            raise PluginError(f"{coordinate}: Maven could not resolve it: {reason}")
+        jars.rename(target)
+    return target

@@ -1,0 +1,48 @@
+"""Tasks whose records are converted and transformed elsewhere: a Java plugin's, whose JVM runs
+Connect's own converters and transformations (``headrace.runtime.host.jvm``). Their loop gives and
+takes bytes as they are, and runs no transformation of its own; what the JVM's transformations
+dropped, or a stage skipped under ``errors.tolerance=all``, reaches the source loop through
+:class:`Outcomes`, where a Python transformation's result would."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from headrace.components.converters import (
+    ByteArrayConverter,
+    ByteArrayHeaderConverter,
+    Converter,
+    HeaderConverter,
+)
+from headrace.sdk.records import SourceRecord
+
+
+class Converted:
+    """Mixed into a task whose records come and go as Kafka bytes."""
+
+    key_converter: Converter = ByteArrayConverter()
+    value_converter: Converter = ByteArrayConverter()
+    header_converter: HeaderConverter = ByteArrayHeaderConverter()
+    connector_config: Mapping[str, str] = {}
+    """Set by the host before the task starts: what the converters and transformations are
+    made from where they run."""
+
+    def outcome(self, record: SourceRecord) -> SourceRecord | None:
+        """The record, None when it was dropped; raises RecordError when it failed a stage."""
+        return record
+
+
+class Outcomes:
+    """The source loop's transformation step for a converted task: what happened to each
+    record where it was transformed."""
+
+    is_empty = False
+
+    def __init__(self, task: Converted) -> None:
+        self._task = task
+
+    def apply(self, record: SourceRecord) -> SourceRecord | None:
+        return self._task.outcome(record)
+
+    def close(self) -> None:
+        pass

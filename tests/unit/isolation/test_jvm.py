@@ -1,0 +1,89 @@
+"""Finding Java plugin locations on a plugin path, and naming their versions
+(``headrace.isolation.jvm``), without a JVM: the scan's manifests are written by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from headrace.core.model.errors import PluginError
+from headrace.isolation import jvm
+from headrace.isolation.plugins import read_manifest
+
+
+def jar(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
+    return path
+
+
+def test_locations_are_uber_jars_folders_of_jars_and_version_folders(tmp_path: Path) -> None:
+    uber = jar(tmp_path / "debezium-all.jar")
+    connect_style = tmp_path / "my-connector"
+    jar(connect_style / "lib" / "dep.jar")
+    jar(connect_style / "my-connector.jar")
+    jar(tmp_path / "connect-file" / "3.9.1" / "connect-file-3.9.1.jar")
+    jar(tmp_path / "connect-file" / "4.3.0" / "connect-file-4.3.0.jar")
+    python = tmp_path / "datagen" / "1.0.0"
+    python.mkdir(parents=True)
+    (python / "manifest.json").write_text("{}")
+    (tmp_path / "notes.txt").write_text("not a plugin")
+
+    assert list(jvm.locations(tmp_path)) == [
+        tmp_path / "connect-file" / "3.9.1",
+        tmp_path / "connect-file" / "4.3.0",
+        uber,
+        connect_style,
+    ]
+    assert list(jvm.locations(tmp_path / "missing")) == []
+
+
+def test_an_installed_artifacts_own_connectors_take_its_version(tmp_path: Path) -> None:
+    folder = tmp_path / "connect-file" / "3.9.1"
+    # Kafka's connectors report the runtime's Kafka version, whatever their jar's.
+    assert jvm._version(folder, "4.3.0", "connect-file-3.9.1.jar") == "3.9.1"
+    # A connector from another jar in the folder, or a hand-copied folder, says its own.
+    assert jvm._version(folder, "2.1.0", "other-2.1.0.jar") == "2.1.0"
+    assert jvm._version(tmp_path / "my-connector", "1.4", "my-connector.jar") == "1.4"
+
+
+def test_a_fingerprint_changes_with_the_jars_and_not_otherwise(tmp_path: Path) -> None:
+    location = tmp_path / "plugin"
+    jar(location / "a.jar")
+    first = jvm.fingerprint(location)
+    assert jvm.fingerprint(location) == first
+    (location / "b.jar").write_bytes(b"more")
+    assert jvm.fingerprint(location) != first
+
+
+def test_a_scan_manifest_reads_as_a_java_plugin_at_its_location(tmp_path: Path) -> None:
+    location = jar(tmp_path / "connector.jar")
+    manifest = tmp_path / "scan" / "source-x" / "manifest.json"
+    manifest.parent.mkdir(parents=True)
+    raw = {"class": "com.example.XSourceConnector", "version": "1.0", "type": "source"}
+    manifest.write_text(json.dumps({**raw, "runtime": "java", "location": str(location)}))
+
+    plugin = read_manifest(manifest)
+    assert (plugin.class_name, plugin.version, plugin.is_java) == (
+        "com.example.XSourceConnector",
+        "1.0",
+        True,
+    )
+    assert (plugin.folder, plugin.manifest) == (location, manifest)
+    assert plugin.aliases == ("XSourceConnector", "XSource")
+
+    manifest.write_text(json.dumps({**raw, "runtime": "java", "location": str(tmp_path / "gone")}))
+    with pytest.raises(PluginError, match="does not exist"):
+        read_manifest(manifest)
+
+
+@pytest.mark.parametrize(
+    "coordinate",
+    ["connect-file", "a:b", "a:b:c:d", "a:b:1.0; rm -rf /", "../x:y:1", "g:..:1", "g:a:.."],
+)
+def test_install_refuses_what_is_not_a_maven_coordinate(tmp_path: Path, coordinate: str) -> None:
+    with pytest.raises(PluginError, match="not a Maven coordinate"):
+        jvm.install(coordinate, tmp_path)
+    assert list(tmp_path.iterdir()) == []
