@@ -29,14 +29,15 @@ proto: $(STAMP)
 	$(BIN)/python -m headrace.local.protogen
 
 # The JVM plugin host, which runs Kafka Connect's Java connectors, and the jar Java connector
-# authors compile against for the deletion stop; its gRPC code is generated from protos/.
+# authors compile against for the deletion stop (installed in the local Maven repository, where
+# a connector's build finds it); the host's gRPC code is generated from protos/.
 JVM_HOST := deploy/jvm/host/target/headrace-jvm-host.jar
 JVM_SOURCES := $(shell find deploy/jvm -name pom.xml -o -name '*.java' -not -path '*/target/*') \
 	$(wildcard protos/headrace/v1/*.proto)
 jvm: $(JVM_HOST)
 
 $(JVM_HOST): $(JVM_SOURCES)
-	mvn -q -B -f deploy/jvm/pom.xml package -DskipTests
+	mvn -q -B -f deploy/jvm/pom.xml install -DskipTests
 	touch $@
 
 kafka-jars: $(KAFKA_LIB)/.resolved
@@ -93,11 +94,11 @@ typecheck: install
 	for d in services/headrace/plugins/*/* tests/plugins/*/* docs/example/*/*; do $(BIN)/mypy --no-error-summary $$d/*.py || exit 1; done
 
 # Every workload (or only W=<name>), measured side by side with its peers; reports in var/bench/.
-bench: install kafka-jars spark-jars connect-jars
+bench: install jvm kafka-jars spark-jars connect-jars
 	$(BIN)/python -m bench $(W)
 
 # Each workload once, small: keeps the harness from rotting (part of make test).
-bench-smoke: install kafka-jars spark-jars connect-jars
+bench-smoke: install jvm kafka-jars spark-jars connect-jars
 	$(BIN)/python -m bench --smoke
 
 clean:

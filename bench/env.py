@@ -2,9 +2,10 @@
 
 The broker is the embedded one (``KAFKA_BOOTSTRAP_SERVERS`` names another), started once per run
 on a free port with a folder of its own. The headrace services start the first time a workload
-asks for them, and stay up for the run. Every topic, group and connector name a workload uses
-comes from :meth:`BenchEnv.fresh`, so a run against a reused broker never reads an earlier
-run's records.
+asks for them, and stay up for the run; their plugin path holds the built-in plugins and Kafka's
+connect-file, installed from Maven for the JVM host's workload. Every topic, group and connector
+name a workload uses comes from :meth:`BenchEnv.fresh`, so a run against a reused broker never
+reads an earlier run's records.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from headrace.cli.client import ConfigClient
-from headrace.core.settings import Settings
-from headrace.local.kafka import EmbeddedKafka, free_port
+from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.isolation import jvm
+from headrace.local.kafka import KAFKA_VERSION, EmbeddedKafka, free_port
 from headrace.local.stack import Stack
 
 
@@ -57,6 +59,7 @@ class BenchEnv:
         on first use."""
         if self._stack is None:
             settings = Settings(
+                plugin_path=(BUILTIN_PLUGINS, self.java_plugins()),
                 bootstrap_servers=self.bootstrap,
                 cluster=f"bench{self.run_id}",
                 config_addr=f"127.0.0.1:{free_port()}",
@@ -72,6 +75,14 @@ class BenchEnv:
             self._stack = Stack(settings, extra_args={"coordinator": ("--grace-period", "0")})
             self._stack.up()
         return self._stack
+
+    def java_plugins(self) -> Path:
+        """A plugin path entry with Kafka's connect-file at the broker's version, installed as a
+        user installs it (``headrace plugins install``), for the JVM host's workload."""
+        entry = self.root / "java-plugins"
+        if not (entry / "connect-file").exists():
+            jvm.install(f"org.apache.kafka:connect-file:{KAFKA_VERSION}", entry)
+        return entry
 
     def client(self) -> ConfigClient:
         return ConfigClient(self.stack.settings.config_addr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -16,12 +17,13 @@ from hypothesis import settings as hypothesis_settings
 
 from headrace.core.security.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.isolation import jvm
 from headrace.local.kafka import EmbeddedKafka, free_port
 from headrace.local.stack import Stack
 from tests import sparkprocs
 from tests.kafkatls import SecureBroker, make_secure_listeners
 from tests.postgres import Postgres, start_postgres
-from tests.support import local_settings
+from tests.support import CONNECT_FILE_VERSIONS, JAVA_TEST_CONNECTOR, local_settings
 
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
 hypothesis_settings.register_profile("headrace", deadline=None)
@@ -98,6 +100,26 @@ def postgres() -> Iterator[Postgres]:
             server.stop()
     finally:
         shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plugin path entry of Java connectors, laid out as a user lays them: Kafka's connect-file
+    at two versions installed from Maven (``headrace plugins install``), and the Java recording
+    source (``tests/java/recording``, built here against the deletion-stop jar) copied in as a
+    jar, as into Connect's plugin.path."""
+    entry = tmp_path_factory.mktemp("java-plugins")
+    for version in CONNECT_FILE_VERSIONS:
+        jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
+    built = subprocess.run(
+        ["mvn", "-q", "-B", "-f", str(JAVA_TEST_CONNECTOR / "pom.xml"), "package"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    shutil.copy(JAVA_TEST_CONNECTOR / "target" / "recording-source-1.0.0.jar", entry)
+    return entry
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """A real PostgreSQL server for the suite, from the binaries the pgserver package ships.
 
 pgserver starts PostgreSQL on a Unix socket only, and the JDBC driver the executor uses speaks
-TCP: the server pgserver initialised is started again here on a loopback port.
+TCP: the server pgserver initialised is started again here on a loopback port, with logical
+decoding on.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def start_postgres(data: Path) -> Postgres:
     user = initialised.system_user
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data, user=user)
     port = _free_port()
-    options = f"-h 127.0.0.1 -p {port} -k {data}"
+    # Logical decoding, for Debezium's PostgreSQL connector (tests/integration/test_debezium.py).
+    logical = "-c wal_level=logical -c max_replication_slots=8 -c max_wal_senders=8"
+    options = f"-h 127.0.0.1 -p {port} -k {data} {logical}"
     log = data / "server.log"
     pg_ctl(["-w", "-o", options, "-l", str(log), "start"], pgdata=data, user=user)
     server = Postgres(data, user, port)

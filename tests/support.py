@@ -27,6 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import read_manifest
 from headrace.local.kafka import free_port
 from headrace.runtime.host.loader import load_module
@@ -65,6 +66,13 @@ def wait_for(what: str, check: Callable[[], T | None], timeout: float = 90.0) ->
     return last
 
 
+JAVA_TEST_CONNECTOR = Path(__file__).parent / "java" / "recording"
+"""The Java recording source's Maven project (``java_plugin_entry`` builds it)."""
+JAVA_RECORDING = "headrace.testing.RecordingSourceConnector"
+CONNECT_FILE_VERSIONS = ("3.9.1", "4.3.0")
+"""The versions of Kafka's connect-file the suite installs side by side."""
+
+
 @overload
 async def eventually(
     what: str, check: Callable[[], Awaitable[T | None]], within: float = ...
@@ -81,6 +89,16 @@ async def eventually(what: str, check: Callable[[], Any], within: float = 60.0) 
             return last
         deadline.check(last)
         await asyncio.sleep(0.05)
+
+
+async def stored_offsets(kafka: str, cluster: str, connector: str) -> dict[str, dict[str, Any]]:
+    """A connector's source offsets as stored now, by source partition (canonical JSON)."""
+    store = OffsetStore(Settings(bootstrap_servers=kafka, cluster=cluster), connector)
+    try:
+        await store.load()
+        return {partition: dict(offset) for partition, offset in store.state.items()}
+    finally:
+        await store.close()
 
 
 def json_lines(path: Path) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ from bench.workloads.coldstart import ColdStart
 from bench.workloads.configapi import ConfigApi
 from bench.workloads.files import FileToFile
 from bench.workloads.flood import Flood
+from bench.workloads.javafiles import JavaFileToFile
 from bench.workloads.parquet import KafkaToDelta, KafkaToParquet
 from bench.workloads.rebalance import Rebalance
 from bench.workloads.restart import Restart
@@ -15,6 +16,7 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         FileToFile(),
+        JavaFileToFile(),
         KafkaToParquet(),
         KafkaToDelta(),
         Flood(),

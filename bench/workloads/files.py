@@ -45,6 +45,10 @@ HEADRACE_RSS = {
 }
 CONNECT_RSS = ("Kafka Connect standalone worker", "Kafka Connect distributed workers")
 SCENARIOS = ("end to end", "steady state", "source alone", "sink alone")
+PYTHON_FILE = (
+    "headrace_file_source.FileStreamSourceConnector",
+    "headrace_file_sink.FileStreamSinkConnector",
+)
 
 
 class Connectors(Protocol):
@@ -78,10 +82,12 @@ class Case:
     extra: Mapping[str, str]  # what a connector config needs on this system
     folder: Path
     line_bytes: int
+    classes: tuple[str, str] = ("FileStreamSource", "FileStreamSink")
+    """The source's and the sink's connector.class."""
 
     def source(self, name: str, file: Path, topic: str, created: ExitStack) -> None:
         """Creates a file source; it is deleted when ``created`` closes, failure or not."""
-        config = {"connector.class": "FileStreamSource", "file": str(file), "topic": topic}
+        config = {"connector.class": self.classes[0], "file": str(file), "topic": topic}
         self.connectors.create(
             name, {**config, "tasks.max": "1", "batch.size": "2000", **self.extra}
         )
@@ -89,7 +95,7 @@ class Case:
 
     def sink(self, name: str, file: Path, topic: str, created: ExitStack) -> None:
         """Creates a file sink; it is deleted when ``created`` closes, failure or not."""
-        config = {"connector.class": "FileStreamSink", "file": str(file), "topics": topic}
+        config = {"connector.class": self.classes[1], "file": str(file), "topics": topic}
         self.connectors.create(name, {**config, "tasks.max": "1", **self.extra})
         created.callback(self.connectors.delete, name)
 
@@ -184,7 +190,9 @@ class FileToFile:
             for name, services in HEADRACE_RSS.items():
                 for service in services:
                     peaks.track(name, env.stack.pid(service))
-            ours = Case(env, client, converters, _folder(files, env), line_bytes)
+            # headrace's own file connectors, by their full names: Kafka's, installed for the
+            # jvm-file workload, answer to the same aliases.
+            ours = Case(env, client, converters, _folder(files, env), line_bytes, PYTHON_FILE)
             figures |= _prefixed("headrace", ours.run(input_file, n, filled))
         figures |= _peaks(peaks)
         worker = standalone(env.bootstrap, env.folder("connect"))

@@ -58,13 +58,17 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
 
 @pytest.fixture(scope="session")
 def stack(
-    kafka: str, spark: Stack, tmp_path_factory: pytest.TempPathFactory, planted: Planted
+    kafka: str,
+    spark: Stack,
+    tmp_path_factory: pytest.TempPathFactory,
+    planted: Planted,
+    java_plugin_entry: Path,
 ) -> Iterator[Stack]:
     settings = local_settings(
         kafka,
         f"e2e{uuid.uuid4().hex[:8]}",
         tmp_path_factory.mktemp("stack"),
-        (BUILTIN_PLUGINS, TEST_PLUGINS),
+        (BUILTIN_PLUGINS, TEST_PLUGINS, java_plugin_entry),
         coordinators=2,
         # Long enough for any honest call here (a first Spark write on a busy machine); short
         # enough that the test of a hung plugin does not wait a minute.

@@ -1,47 +1,60 @@
 """Kafka Connect's own Java connectors in a Python plugin process with its JVM host, against the
 real broker the suite starts.
 
-The connectors are installed as a user installs them (``headrace plugins install``, through
-Maven) into a plugin path of the module's own; each test spawns the plugin process for one
+The connectors are installed as a user installs them (``java_plugin_entry``: ``headrace plugins
+install`` through Maven, and a jar copied in); each test spawns the plugin process for one
 installed version, drives it over its socket as the worker does, and checks what reached Kafka
 and the files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from headrace.isolation import jvm
 from headrace.isolation.plugins import discover
+from headrace.runtime.host.jvm import JVM_LOST
 from headrace.v1 import plugin_pb2 as pb
-from tests.support import consume, eventually, plugin_host, start_all
+from tests.support import (
+    CONNECT_FILE_VERSIONS,
+    HOST_DEADLINE_S,
+    JAVA_RECORDING,
+    consume,
+    eventually,
+    plugin_host,
+    start_all,
+    start_task,
+    stops,
+    stored_offsets,
+)
 
 pytestmark = pytest.mark.kafka
 
-FILE_VERSIONS = ("3.9.1", "4.3.0")
+FILE_VERSIONS = CONNECT_FILE_VERSIONS
+RECORDING = JAVA_RECORDING
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
 
 @pytest.fixture(scope="module")
-def java_plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], Path]]:
-    """connect-file at two versions, installed through Maven: each connector's manifest, by
-    (class, version)."""
-    entry = tmp_path_factory.mktemp("plugin-path")
-    for version in FILE_VERSIONS:
-        jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
-    catalog = discover([entry], tmp_path_factory.mktemp("jvm-plugins"))
+def java_plugins(
+    java_plugin_entry: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[tuple[str, str], Path]:
+    """Each Java connector of the suite's plugin path entry: its manifest, by (class, version)."""
+    catalog = discover([java_plugin_entry], tmp_path_factory.mktemp("jvm-plugins"))
     assert not catalog.broken, catalog.broken
-    yield {(p.class_name, p.version): p.manifest for p in catalog.plugins}
+    return {(p.class_name, p.version): p.manifest for p in catalog.plugins}
 
 
 def test_both_installed_versions_are_listed_with_the_version_they_were_installed_at(
     java_plugins: dict[tuple[str, str], Path],
 ) -> None:
-    assert sorted(java_plugins) == sorted((cls, v) for cls in (SINK, SOURCE) for v in FILE_VERSIONS)
+    assert sorted(java_plugins) == sorted(
+        [(RECORDING, "1.0.0"), *((cls, v) for cls in (SINK, SOURCE) for v in FILE_VERSIONS)]
+    )
 
 
 async def test_filestream_source_then_sink_move_every_line_in_order(
@@ -87,3 +100,72 @@ async def test_filestream_source_then_sink_move_every_line_in_order(
             return found if len(found) >= len(lines) else None
 
         assert await eventually("every line in the sink's file", written) == lines
+
+
+@pytest.fixture
+def recording(java_plugins: dict[tuple[str, str], Path]) -> Path:
+    """The Java recording source's manifest."""
+    return java_plugins[(RECORDING, "1.0.0")]
+
+
+def recording_config(path: Path, topic: str, **more: str) -> dict[str, str]:
+    return {
+        "name": "rec",
+        "connector.class": "RecordingSourceConnector",
+        "tasks.max": "2",
+        "path": str(path),
+        "topic": topic,
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        **more,
+    }
+
+
+async def test_the_deletion_stop_reaches_java_code_once_and_other_stops_are_plain(
+    kafka: str, cluster: str, tmp_path: Path, recording: Path
+) -> None:
+    config = recording_config(tmp_path, f"{cluster}-rec")
+    async with plugin_host(recording, kafka, cluster, tmp_path) as host:
+        await start_all(host, "rec", config)
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=0, deleted=False))
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=1, deleted=True))
+        await host.stub.StopConnector(pb.StopRequest(connector="rec", task=-1, deleted=True))
+        # A deleted unit that runs nowhere (its worker crashed): started only to be stopped.
+        await host.stub.Cleanup(
+            pb.CleanupRequest(connector="rec", task=0, connector_config=config, task_config=config)
+        )
+    assert stops(tmp_path) == [
+        ("connector", None, True),
+        ("task", 0, False),
+        ("task", 0, True),
+        ("task", 1, True),
+    ]
+
+
+async def test_a_restarted_java_task_resumes_from_its_offsets_in_connects_shape(
+    kafka: str, cluster: str, tmp_path: Path, recording: Path
+) -> None:
+    topic = f"{cluster}-resumed"
+    config = recording_config(tmp_path, topic, records="150", **{"tasks.max": "1"})
+    async with plugin_host(recording, kafka, cluster, tmp_path) as host:
+        await start_all(host, "rec", config)
+        await consume(kafka, topic, 150)
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=0, deleted=False))
+        more = {**config, "records": "300"}
+        await host.stub.StartTask(start_task("rec", 0, more, pb.TaskConfig(config=more)))
+        records = await consume(kafka, topic, 300)
+    values = [json.loads(r.value or b"")["n"] for r in records]
+    assert sorted(values) == list(range(300))  # none lost, none twice
+    stored = await stored_offsets(kafka, cluster, "rec")
+    assert stored == {'{"task":0}': {"next": 300}}
+
+
+async def test_a_jvm_that_runs_out_of_heap_ends_its_plugin_process(
+    kafka: str, cluster: str, tmp_path: Path, recording: Path
+) -> None:
+    config = recording_config(tmp_path, f"{cluster}-oom", **{"allocate.mb": "512"})
+    env = {"HEADRACE_JVM_HEAP": "64m"}
+    async with plugin_host(recording, kafka, cluster, tmp_path, env=env) as host:
+        await start_all(host, "rec", config)
+        code = await asyncio.wait_for(host.process.wait(), HOST_DEADLINE_S)
+        assert code == JVM_LOST
+        assert host.events("jvm_host_lost")

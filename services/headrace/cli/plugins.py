@@ -86,7 +86,8 @@ def validate(plugin: str, path: str | None, sets: tuple[str, ...], output: str) 
     "--plugin-path",
     "entry",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The plugin path entry to install into [default: the first of HEADRACE_PLUGIN_PATH].",
+    help="The plugin path entry to install into [default: the first of the plugin path that is "
+    "not the built-in plugins: <var>/plugins unless HEADRACE_PLUGIN_PATH says otherwise].",
 )
 def install(coordinate: str, entry: Path | None) -> None:
     """Installs a Java connector from its Maven COORDINATE (group:artifact:version), with its
@@ -94,7 +95,9 @@ def install(coordinate: str, entry: Path | None) -> None:
     if entry is None:
         configured = [p for p in Settings().plugin_path if p != BUILTIN_PLUGINS]
         if not configured:
-            raise click.UsageError("give --plugin-path, or set HEADRACE_PLUGIN_PATH")
+            raise click.UsageError(
+                "give --plugin-path: the plugin path has no folder to install in"
+            )
         entry = configured[0]
     try:
         folder = jvm.install(coordinate, entry)

@@ -162,7 +162,7 @@ def _checks(
         (TASKS_MAX_ENFORCE, lambda: enforce_tasks_max(config)),
         (CONFIG_ACTION_RELOAD, lambda: config_action_reload(config)),
     ]
-    if not (resolution.components or resolution.problems):
+    if not (resolution.components or resolution.problems or (plugin and plugin.is_java)):
         # With components from the plugin path, it is the plugin process that configures
         # them all (their code runs nowhere else): ``HostedPlugin.validate``. With a version
         # that cannot be had, that problem is the one to tell.
@@ -234,7 +234,10 @@ def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdi
         errors["connector.class"] = ["connector.class: missing; name the plugin to run"]
     else:
         plugin = _resolve(config, catalog, errors)
-    resolution = versions.resolve(config, catalog)
+    # A Java connector's converters, transformations and predicates are Java classes, made and
+    # checked in its JVM with Connect's own rules (``HostedPlugin.validate``), not here.
+    java = plugin is not None and plugin.is_java
+    resolution = versions.Resolution((), ()) if java else versions.resolve(config, catalog)
     for key, message in resolution.problems:
         errors.setdefault(key, []).append(message)
     if plugin is not None and not resolution.problems:

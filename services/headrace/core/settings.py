@@ -81,8 +81,6 @@ def project_home() -> Path:
 
 def _plugin_path() -> tuple[Path, ...]:
     raw = os.environ.get("HEADRACE_PLUGIN_PATH", "")
-    if not raw:
-        return (BUILTIN_PLUGINS,)
     return tuple(Path(p) for p in raw.split(":") if p)
 
 
@@ -116,6 +114,9 @@ def _plugin_kafka() -> KafkaSecurity | None:
 
 FILES_FOLDER = "files"
 """The folder under ``var_dir`` that is the file root when ``HEADRACE_FILE_ROOTS`` is unset."""
+PLUGINS_FOLDER = "plugins"
+"""The folder under ``var_dir`` on the plugin path when ``HEADRACE_PLUGIN_PATH`` is unset: where
+``headrace plugins install`` installs."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,9 @@ class Settings:
     """Where everything is. Immutable; build a new one to change it.
 
     ``file_roots`` left empty (the variable unset or empty) means ``(var_dir / "files",)``, so
-    a Settings built with another ``var_dir`` gets that folder's ``files``.
+    a Settings built with another ``var_dir`` gets that folder's ``files``. ``plugin_path`` left
+    empty means the built-in plugins, then ``var_dir / "plugins"``, where ``headrace plugins
+    install`` puts what it installs.
     """
 
     bootstrap_servers: str = field(
@@ -208,6 +211,10 @@ class Settings:
             # The default depends on var_dir, known only once every field is set (frozen, hence
             # object.__setattr__).
             object.__setattr__(self, "file_roots", (self.var_dir / FILES_FOLDER,))
+        if not self.plugin_path:
+            object.__setattr__(
+                self, "plugin_path", (BUILTIN_PLUGINS, self.var_dir / PLUGINS_FOLDER)
+            )
 
     def to_env(self) -> dict[str, str]:
         """The environment that hands these settings to another process, which reads them back

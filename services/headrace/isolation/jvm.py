@@ -10,7 +10,7 @@ plugins install`` lays it out::
 Each location is one class loader, as on Connect, and each of its plugins one plugin version
 (run in a JVM plugin host of its own: ``headrace.runtime.host.jvm``). What a location holds is
 found by the JVM host's scan, as Connect finds it (service manifests, then class scanning where
-a jar has none), and kept under ``<var>/jvm-plugins/<fingerprint>/``, one manifest per plugin
+a jar has none), and kept under ``<var>/jvm-plugins/<fingerprint>/``, one manifest per connector
 (``"runtime": "java"``, ``"location"``), so that a location is scanned again only when its jars
 change. A location whose scan fails is a broken plugin, with the JVM's reason.
 """
@@ -70,7 +70,10 @@ def command(location: Path, heap: str, temp: Path, *args: str) -> list[str]:
         java(),
         f"-Xmx{heap}",
         "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1" if "--scan" in args else "-XX:+UseStringDeduplication",
+        # Out of heap, the JVM exits, and with it its plugin process: the worker fails that
+        # process's units only, as for any crash, rather than tasks living on half-broken.
+        "-XX:+ExitOnOutOfMemoryError",
+        *(["-XX:TieredStopAtLevel=1"] if "--scan" in args else []),  # short-lived: no C2
         f"-Djava.io.tmpdir={temp}",
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
         "-Dorg.slf4j.simpleLogger.logFile=System.err",
@@ -118,8 +121,7 @@ def scan(location: Path, cache: Path) -> list[Path]:
     """The manifests of the plugins ``location`` holds, scanned by the JVM host unless its
     content was scanned before; PluginError with the JVM's reason when it cannot be."""
     folder = cache / fingerprint(location)
-    done = folder / ".complete"
-    if not done.exists():
+    if not folder.is_dir():
         _write_scan(location, folder, _run_scan(location, cache))
     return sorted(folder.glob(f"*/{_MANIFEST}"))
 
@@ -166,12 +168,12 @@ def _version(location: Path, reported: str, jar: str) -> str:
 
 
 def _write_scan(location: Path, folder: Path, found: Sequence[tuple[str, str, str]]) -> None:
-    """Writes the scan's manifests beside each other, then marks the folder complete: a scan
-    cut short is done again."""
-    shutil.rmtree(folder, ignore_errors=True)
+    """Writes the scan's manifests in a folder of their own, renamed into place whole: services
+    that scan a location at once each find a complete scan, whichever wrote it."""
+    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     for kind, class_name, version in found:
-        where = folder / f"{kind}-{class_name}"
-        where.mkdir(parents=True, exist_ok=True)
+        where = building / f"{kind}-{class_name}"
+        where.mkdir()
         manifest = {
             "class": class_name,
             "version": version,
@@ -180,7 +182,10 @@ def _write_scan(location: Path, folder: Path, found: Sequence[tuple[str, str, st
             "location": str(location.resolve()),
         }
         (where / _MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    (folder / ".complete").write_text(str(location.resolve()) + "\n")
+    try:
+        building.rename(folder)
+    except OSError:  # another process's scan of the same content came first
+        shutil.rmtree(building, ignore_errors=True)
 
 
 def readable() -> list[Path]:
@@ -207,16 +212,30 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
       <groupId>{group}</groupId>
       <artifactId>{artifact}</artifactId>
       <version>{version}</version>
+      <exclusions>{exclusions}
+      </exclusions>
     </dependency>
   </dependencies>
 </project>
 """
 
 
+PROVIDED = (
+    ("org.apache.kafka", "kafka-clients"),
+    ("org.apache.kafka", "connect-api"),
+    ("org.apache.kafka", "connect-runtime"),
+    ("org.slf4j", "*"),
+)
+"""What a connector's dependencies may bring that the JVM host provides, and that Connect's
+isolation loads from the host whatever a plugin location holds (Kafka's clients, Connect's API
+and runtime, the logging facade): not installed, nor anything only they need."""
+
+
 def install(coordinate: str, entry: Path) -> Path:
     """Resolves a connector's Maven coordinate (``group:artifact:version``) and its runtime
     dependencies with Maven, and lays them out as the version folder
-    ``<entry>/<artifact>/<version>/``: a plugin location, as Connect's plugin.path takes one.
+    ``<entry>/<artifact>/<version>/``: a plugin location, as Connect's plugin.path takes one,
+    without what the host provides (``PROVIDED``).
     The folder is written beside and renamed into place, so a failed install leaves nothing.
     PluginError naming the coordinate and Maven's reason when it cannot be."""
     if not _COORDINATE.match(coordinate):
@@ -231,7 +250,13 @@ def install(coordinate: str, entry: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{artifact}-", dir=target.parent) as work:
         pom = Path(work) / "pom.xml"
-        pom.write_text(_POM.format(group=group, artifact=artifact, version=version))
+        exclusions = "".join(
+            f"\n        <exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+            for g, a in PROVIDED
+        )
+        pom.write_text(
+            _POM.format(group=group, artifact=artifact, version=version, exclusions=exclusions)
+        )
         jars = Path(work) / "jars"
         maven = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies"]
         maven += ["-DincludeScope=runtime", f"-DoutputDirectory={jars}"]

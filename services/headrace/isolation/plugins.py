@@ -253,6 +253,12 @@ class PluginCatalog:
                 f"connector.class: no plugin named {connector_class!r} is installed "
                 f"(installed: {', '.join(known) or 'none'}{unusable})"
             )
+        classes = sorted({p.class_name for p in versions})
+        if len(classes) > 1:  # as on Connect, an alias two plugins share names neither
+            raise PluginError(
+                f"connector.class: {connector_class!r} is ambiguous: it names "
+                f"{' and '.join(classes)}; give the full class name"
+            )
         key = "connector.plugin.version"
         spec = VersionSpec.parse(version, key)
         allowed = [p for p in versions if spec.allows(p.version)]

@@ -93,6 +93,7 @@ _PASSED = frozenset(
         "SSL_CERT_FILE",
         "SSL_CERT_DIR",
         "PROMETHEUS_MULTIPROC_DIR",
+        "HEADRACE_JVM_HEAP",  # a Java plugin's JVM's heap (headrace.runtime.host.jvm)
     }
 )
 

@@ -297,6 +297,8 @@ class Worker:
             plugin = self.catalog.resolve(
                 connector_config.get("connector.class", ""), requested_version(connector_config)
             )
+            if plugin.is_java:  # its JVM makes its components, from its location or Connect's
+                return plugin
             resolution = versions.resolve(connector_config, self.catalog)
             resolution.raise_problems()
         except PluginError as exc:

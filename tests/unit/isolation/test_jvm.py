@@ -10,7 +10,7 @@ import pytest
 
 from headrace.core.model.errors import PluginError
 from headrace.isolation import jvm
-from headrace.isolation.plugins import read_manifest
+from headrace.isolation.plugins import PluginCatalog, read_manifest
 
 
 def jar(path: Path) -> Path:
@@ -87,3 +87,26 @@ def test_install_refuses_what_is_not_a_maven_coordinate(tmp_path: Path, coordina
     with pytest.raises(PluginError, match="not a Maven coordinate"):
         jvm.install(coordinate, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_alias_two_plugins_share_is_refused_and_their_full_names_resolve(
+    tmp_path: Path,
+) -> None:
+    location = jar(tmp_path / "connect-file.jar")
+    cache = tmp_path / "scan"
+    for i, (cls, version) in enumerate(
+        [
+            ("org.apache.kafka.connect.file.FileStreamSourceConnector", "4.3.0"),
+            ("headrace_file_source.FileStreamSourceConnector", "1.0.0"),
+        ]
+    ):
+        manifest = cache / str(i) / "manifest.json"
+        manifest.parent.mkdir(parents=True)
+        raw = {"class": cls, "version": version, "type": "source"}
+        manifest.write_text(json.dumps({**raw, "runtime": "java", "location": str(location)}))
+    catalog = PluginCatalog(tuple(read_manifest(m) for m in sorted(cache.glob("*/manifest.json"))))
+
+    with pytest.raises(PluginError, match="'FileStreamSource' is ambiguous: it names"):
+        catalog.resolve("FileStreamSource")
+    java = catalog.resolve("org.apache.kafka.connect.file.FileStreamSourceConnector")
+    assert (java.version, java.is_java) == ("4.3.0", True)

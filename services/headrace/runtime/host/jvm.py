@@ -46,7 +46,7 @@ from headrace.sdk.connector import (
     SinkConnector,
     SourceConnector,
 )
-from headrace.sdk.errors import ConnectError
+from headrace.sdk.errors import ConnectError, RetriableError
 from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from headrace.sdk.task import SinkTask, SourceTask, Task
 from headrace.v1 import jvm_pb2 as pb
@@ -62,9 +62,16 @@ class JavaError(ConnectError):
     """The Java plugin raised; the message is its stack trace."""
 
 
+class JavaRetriableError(RetriableError):
+    """The Java plugin raised Connect's RetriableException: the loop retries, as Connect's
+    worker does."""
+
+
 def _error(exc: grpc.RpcError) -> ConnectError:
-    details = exc.details() if hasattr(exc, "details") else str(exc)
-    return JavaError(details or str(exc))
+    details = (exc.details() if hasattr(exc, "details") else None) or str(exc)
+    if hasattr(exc, "code") and exc.code() == grpc.StatusCode.UNAVAILABLE:
+        return JavaRetriableError(details)
+    return JavaError(details)
 
 
 class JvmHost:

@@ -5,6 +5,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import org.apache.kafka.connect.errors.RetriableException;
 
 /** Java exceptions as the Python process reports them: a trace, or a record's failure. */
 final class Failures {
@@ -19,15 +20,24 @@ final class Failures {
         return out.toString();
     }
 
-    /** The status a call fails with: the plugin's exception, trace included. */
+    /**
+     * The status a call fails with, the plugin's exception's trace its description: UNAVAILABLE
+     * for Connect's RetriableException, INVALID_ARGUMENT for a unit not running here, UNKNOWN
+     * for anything else the plugin raised.
+     */
     static StatusRuntimeException status(Throwable error) {
         String trace = trace(error);
         if (trace.length() > MAX_TRACE) {
             trace = trace.substring(0, MAX_TRACE) + "\n\t... (trace cut)";
         }
-        Status status = error instanceof IllegalArgumentException || error instanceof UnknownUnit
-                ? Status.INVALID_ARGUMENT
-                : Status.UNKNOWN;
+        Status status;
+        if (error instanceof UnknownUnit) {
+            status = Status.INVALID_ARGUMENT;
+        } else if (error instanceof RetriableException) {
+            status = Status.UNAVAILABLE; // the loop retries it, as Connect's worker does
+        } else {
+            status = Status.UNKNOWN;
+        }
         return status.withDescription(trace).asRuntimeException();
     }
 

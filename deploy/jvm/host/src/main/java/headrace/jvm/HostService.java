@@ -95,7 +95,8 @@ final class HostService extends JvmPluginHostGrpc.JvmPluginHostImplBase {
         answer(out, () -> {
             Connector connector = location.connect().newConnector(request.getConnectorClass());
             try (LoaderSwap swap = location.connect().withClassLoader(connector.getClass().getClassLoader())) {
-                return Validation.infos(connector, request.getConfigMap(), request.getDefinitionOnly());
+                return Validation.infos(
+                        connector, request.getConfigMap(), request.getDefinitionOnly(), location.connect());
             }
         });
     }

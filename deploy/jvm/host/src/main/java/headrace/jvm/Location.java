@@ -1,15 +1,19 @@
 package headrace.jvm;
 
 import java.io.IOException;
+import java.net.URISyntaxException;
+import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.CodeSource;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.jar.JarFile;
 import org.apache.kafka.connect.runtime.isolation.ClassLoaderFactory;
 import org.apache.kafka.connect.runtime.isolation.PluginClassLoader;
 import org.apache.kafka.connect.runtime.isolation.PluginDesc;
@@ -43,7 +47,9 @@ final class Location {
     /**
      * Connect's plugins with an empty plugin path, found on the host's class path through their
      * service manifests alone (Kafka's own jars all have them; scanning their classes would take
-     * seconds), then this one location, scanned both ways in a class loader of its own.
+     * seconds), then this one location in a class loader of its own: its plugins found through
+     * their service manifests (KIP-898), and by scanning the classes of the jars that have no
+     * manifest for a Connect plugin type.
      */
     static Location load(Path location) throws IOException {
         Path empty = Files.createTempDirectory("plugin-path");
@@ -51,8 +57,23 @@ final class Location {
                 new Plugins(Map.of("plugin.path", empty.toString(), "plugin.discovery", "service_load"));
         PluginSource source = PluginUtils.isolatedPluginSource(
                 location.toRealPath(), plugins.delegatingLoader(), new ClassLoaderFactory());
-        PluginScanResult found = plugins.initLoaders(Set.of(source), PluginDiscoveryMode.HYBRID_WARN);
-        return new Location(plugins, found);
+        PluginScanResult listed = plugins.initLoaders(Set.of(source), PluginDiscoveryMode.SERVICE_LOAD);
+        URL[] bare = Arrays.stream(source.urls()).filter(url -> !hasManifest(url)).toArray(URL[]::new);
+        if (bare.length == 0) {
+            return new Location(plugins, listed);
+        }
+        PluginSource unlisted = new PluginSource(source.location(), source.type(), source.loader(), bare);
+        PluginScanResult scanned = plugins.initLoaders(Set.of(unlisted), PluginDiscoveryMode.ONLY_SCAN);
+        return new Location(plugins, new PluginScanResult(List.of(listed, scanned)));
+    }
+
+    /** Whether a jar names a Connect plugin in its {@code META-INF/services}. */
+    private static boolean hasManifest(URL url) {
+        try (JarFile jar = new JarFile(Path.of(url.toURI()).toFile())) {
+            return jar.stream().anyMatch(e -> e.getName().startsWith("META-INF/services/org.apache.kafka."));
+        } catch (IOException | URISyntaxException | IllegalArgumentException e) {
+            return false; // a folder of classes, or not a jar: scanned
+        }
     }
 
     /** Connect's view of the location: its class loaders and how it makes plugins. */

@@ -36,6 +36,17 @@ final class Pipeline implements AutoCloseable {
     static final String JSON = "org.apache.kafka.connect.json.JsonConverter";
     static final String SIMPLE_HEADERS = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
 
+    /** A converter, transformation or predicate the config names cannot be made: the key. */
+    static final class ComponentError extends org.apache.kafka.common.config.ConfigException {
+        private static final long serialVersionUID = 1L;
+        final String key;
+
+        ComponentError(String key, String message) {
+            super(key + ": " + message);
+            this.key = key;
+        }
+    }
+
     /** A record failed a stage: which, and the class at work. */
     static final class StageFailure extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -102,9 +113,9 @@ final class Pipeline implements AutoCloseable {
             name = JSON;
             sub.putIfAbsent("schemas.enable", "false");
         }
-        Converter converter = (Converter) newPlugin(plugins, name, config, prefix);
+        Converter converter = (Converter) newPlugin(plugins, name, config, prefix, prefix);
         sub.put("converter.type", isKey ? "key" : "value");
-        converter.configure(sub, isKey);
+        configure(prefix, () -> converter.configure(sub, isKey));
         return converter;
     }
 
@@ -112,10 +123,10 @@ final class Pipeline implements AutoCloseable {
         String prefix = "header.converter";
         String name = config.getOrDefault(prefix, "").trim();
         HeaderConverter converter =
-                (HeaderConverter) newPlugin(plugins, name.isEmpty() ? SIMPLE_HEADERS : name, config, prefix);
+                (HeaderConverter) newPlugin(plugins, name.isEmpty() ? SIMPLE_HEADERS : name, config, prefix, prefix);
         Map<String, Object> sub = withPrefix(config, prefix + ".");
         sub.put("converter.type", "header");
-        converter.configure(sub);
+        configure(prefix, () -> converter.configure(sub));
         return converter;
     }
 
@@ -129,40 +140,51 @@ final class Pipeline implements AutoCloseable {
             Object predicateName = sub.remove("predicate");
             boolean negate = Boolean.parseBoolean(String.valueOf(sub.remove("negate")));
             String type = required(config, prefix + ".type");
-            Transformation<R> transformation = (Transformation<R>) newPlugin(plugins, type, config, prefix);
-            transformation.configure(sub);
+            Transformation<R> transformation = (Transformation<R>) newPlugin(plugins, type, config, prefix, prefix + ".type");
+            configure(prefix + ".type", () -> transformation.configure(sub));
             Predicate<R> predicate = null;
             if (predicateName != null && !predicateName.toString().isBlank()) {
                 String at = "predicates." + predicateName.toString().trim();
-                predicate = (Predicate<R>) newPlugin(plugins, required(config, at + ".type"), config, at);
-                predicate.configure(withPrefix(config, at + "."));
+                Predicate<R> made = (Predicate<R>) newPlugin(plugins, required(config, at + ".type"), config, at, at + ".type");
+                configure(at + ".type", () -> made.configure(withPrefix(config, at + ".")));
+                predicate = made;
             }
             stages.add(new Stage<>(transformation, predicate, negate));
         }
         return stages;
     }
 
-    private static Object newPlugin(Plugins plugins, String name, Map<String, String> config, String key) {
-        String spec = config.getOrDefault(key + ".plugin.version", "").trim();
+    /** The plugin ``name`` at the version ``<at>.plugin.version`` asks; errors are ``key``'s. */
+    private static Object newPlugin(Plugins plugins, String name, Map<String, String> config, String at, String key) {
+        String spec = config.getOrDefault(at + ".plugin.version", "").trim();
         try {
             VersionRange range =
                     spec.isEmpty() || spec.equals("latest") ? null : VersionRange.createFromVersionSpec(spec);
             return plugins.newPlugin(name, range);
         } catch (InvalidVersionSpecificationException e) {
-            throw new org.apache.kafka.common.config.ConfigException(key + ".plugin.version", spec, e.getMessage());
+            throw new ComponentError(at + ".plugin.version", spec + " is not a version range: " + e.getMessage());
         } catch (ClassNotFoundException e) {
-            throw new org.apache.kafka.common.config.ConfigException(key, name, "no such class: " + e.getMessage());
+            throw new ComponentError(key, "no converter, transformation or predicate named " + name + " is here");
         } catch (Exception e) {
-            throw new org.apache.kafka.common.config.ConfigException(key, name, e.toString());
+            throw new ComponentError(key, name + " cannot be made: " + e);
         }
     }
 
     private static String required(Map<String, String> config, String key) {
         String value = config.getOrDefault(key, "").trim();
         if (value.isEmpty()) {
-            throw new org.apache.kafka.common.config.ConfigException(key, null, "is required");
+            throw new ComponentError(key, "is required");
         }
         return value;
+    }
+
+    /** Configures a component, a refusal of its config told as an error of ``key``. */
+    private static void configure(String key, Runnable configure) {
+        try {
+            configure.run();
+        } catch (RuntimeException e) {
+            throw new ComponentError(key, e.getMessage() == null ? e.toString() : e.getMessage());
+        }
     }
 
     static Map<String, Object> withPrefix(Map<String, String> config, String prefix) {

@@ -11,6 +11,8 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.connect.connector.Connector;
+import org.apache.kafka.connect.runtime.isolation.Plugins;
+import org.apache.kafka.connect.source.SourceConnector;
 
 /**
  * A connector's own keys as Connect's REST API describes them: its {@code config()} definition
@@ -20,7 +22,13 @@ import org.apache.kafka.connect.connector.Connector;
 final class Validation {
     private Validation() {}
 
-    static ConfigInfos infos(Connector connector, Map<String, String> config, boolean definitionOnly) {
+    /**
+     * The connector's keys; unless only the definition is asked for, also whether the
+     * converters, transformations and predicates the config names can be made and configured
+     * here, as Connect's worker would make them for its tasks (an error of the key at fault).
+     */
+    static ConfigInfos infos(
+            Connector connector, Map<String, String> config, boolean definitionOnly, Plugins plugins) {
         ConfigDef definition = connector.config();
         Map<String, ConfigDef.ConfigKey> keys = definition.configKeys();
         ConfigInfos.Builder infos = ConfigInfos.newBuilder()
@@ -42,8 +50,31 @@ final class Validation {
                 infos.addConfigs(info);
                 errors += value.errorMessages().size();
             }
+            Pipeline.ComponentError problem = components(connector, config, plugins);
+            if (problem != null) {
+                infos.addConfigs(ConfigInfo.newBuilder()
+                        .setDefinition(ConfigKeyInfo.newBuilder().setName(problem.key).setType("STRING"))
+                        .setValue(ConfigValueInfo.newBuilder()
+                                .setName(problem.key)
+                                .setValue(config.getOrDefault(problem.key, ""))
+                                .setHasValue(config.containsKey(problem.key))
+                                .addErrors(problem.getMessage())
+                                .setVisible(true)));
+                errors += 1;
+            }
         }
         return infos.setErrorCount(errors).build();
+    }
+
+    /** The first converter, transformation or predicate of the config that cannot be made. */
+    private static Pipeline.ComponentError components(
+            Connector connector, Map<String, String> config, Plugins plugins) {
+        boolean source = connector instanceof SourceConnector;
+        try (Pipeline made = Pipeline.of(plugins, connector.getClass().getClassLoader(), config, source)) {
+            return null;
+        } catch (Pipeline.ComponentError e) {
+            return e;
+        }
     }
 
     private static ConfigKeyInfo key(ConfigDef.ConfigKey key) {

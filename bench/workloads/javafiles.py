@@ -1,0 +1,82 @@
+"""Kafka's own FileStream connectors (connect-file, at the broker's version) on headrace's JVM
+plugin host, against the same connectors on Kafka Connect standalone: same jars, same broker,
+same files, the String converter on both.
+
+The figures are those of the ``file`` workload (end to end, steady state, source alone, sink
+alone; ``bench.workloads.files``), and peak resident memory: headrace's workers with their plugin
+processes and JVMs (one per connector version) against Connect's standalone worker JVM, which
+holds every connector in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from bench import raw
+from bench.connect import STRING_CONVERTER, standalone
+from bench.env import BenchEnv
+from bench.harness import Measure
+from bench.memory import PeakMemory
+from bench.workloads.files import SCENARIOS, Case, _folder, _peaks, _prefixed, lines
+from headrace.cli.client import ConfigClient
+from headrace.core.storage.topics import ensure_topic
+
+JAVA_FILE = (
+    "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    "org.apache.kafka.connect.file.FileStreamSinkConnector",
+)
+SYSTEMS = ("headrace JVM host", "Kafka Connect standalone")
+HEADRACE_RSS = "headrace workers, plugins and JVMs"
+CONNECT_RSS = "Kafka Connect standalone worker"
+
+
+class JavaFileToFile:
+    name = "jvm-file"
+    description = "file -> Kafka -> file, Kafka's FileStream connectors on headrace's JVM host"
+    measures: Mapping[str, Measure] = {
+        **{f"{s} {c}": Measure("records/s") for s in SYSTEMS for c in SCENARIOS},
+        f"{HEADRACE_RSS} peak RSS": Measure("MiB", higher_is_better=False),
+        f"{CONNECT_RSS} peak RSS": Measure("MiB", higher_is_better=False),
+    }
+    max_repeats = 2
+    ratios: tuple[tuple[str, str], ...] = (
+        *((f"{SYSTEMS[0]} {c}", f"{SYSTEMS[1]} {c}") for c in SCENARIOS),
+        (f"{HEADRACE_RSS} peak RSS", f"{CONNECT_RSS} peak RSS"),
+    )
+
+    def parameters(self, smoke: bool) -> dict[str, object]:
+        return {"lines": 2_000 if smoke else 500_000, "line_bytes": 100}
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        n, line_bytes = int(str(parameters["lines"])), int(str(parameters["line_bytes"]))
+        files = env.stack.settings.file_roots[0]
+        files.mkdir(parents=True, exist_ok=True)
+        input_file = files / env.fresh("input")
+        input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
+        filled = env.fresh("filled")
+        asyncio.run(_fill(env, filled, input_file.read_bytes().splitlines()))
+        converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+        figures: dict[str, float] = {}
+        with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
+            for service in ("worker-1", "worker-2"):
+                peaks.track(HEADRACE_RSS, env.stack.pid(service))
+            ours = Case(env, client, converters, _folder(files, env), line_bytes, JAVA_FILE)
+            figures |= _prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
+        figures |= _peaks(peaks)
+        worker = standalone(env.bootstrap, env.folder("connect"))
+        try:
+            worker.start()
+            with PeakMemory() as peaks:
+                peaks.track(CONNECT_RSS, worker.pid)
+                theirs = Case(env, worker, {}, _folder(files, env), line_bytes, JAVA_FILE)
+                figures |= _prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
+        finally:
+            worker.stop()
+        return figures | _peaks(peaks)
+
+
+async def _fill(env: BenchEnv, topic: str, data: list[bytes]) -> None:
+    """The topic the sinks read alone, filled beforehand."""
+    await ensure_topic(env.bootstrap, topic, 1)
+    await raw.produce(env.bootstrap, topic, 1, [(None, d) for d in data])

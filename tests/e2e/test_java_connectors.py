@@ -1,0 +1,169 @@
+"""End to end: Kafka Connect's own Java connectors, created through the REST API with the JSON a
+Connect user sends, run by the stack's workers beside a JVM of their own."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headrace.cli.client import ConfigClient, status_json
+from headrace.local.stack import Stack
+from tests.support import JAVA_RECORDING, Rest, lifecycle, log_events, wait_for
+
+pytestmark = [pytest.mark.kafka]
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+STRINGS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+
+
+def running(client: ConfigClient, name: str) -> dict[str, Any] | None:
+    status = status_json(client.status(name))
+    units = [status["connector"], *status["tasks"]]
+    if status["tasks"] and all(u["state"] == "RUNNING" for u in units):
+        return status
+    return None
+
+
+def test_two_versions_of_connect_file_run_side_by_side_each_on_the_one_it_pinned(
+    stack: Stack, tmp_path: Path
+) -> None:
+    lines = [f"row {i}" for i in range(300)]
+    (tmp_path / "in.txt").write_text("".join(f"{line}\n" for line in lines))
+    topic = f"{tmp_path.name}-lines"
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    # Worker-1 alone runs everything: both versions of one class in one worker.
+    stack.stop("worker-2")
+    try:
+        status, _ = rest(
+            "POST",
+            "/connectors",
+            {
+                "name": "file-in",
+                "config": {
+                    "connector.class": SOURCE,
+                    "connector.plugin.version": "3.9.1",
+                    "tasks.max": "1",
+                    "file": str(tmp_path / "in.txt"),
+                    "topic": topic,
+                    **STRINGS,
+                },
+            },
+        )
+        assert status == 201
+        status, _ = rest(
+            "PUT",
+            "/connectors/file-out/config",
+            {
+                "connector.class": SINK,
+                "connector.plugin.version": "[4.0,)",
+                "tasks.max": "1",
+                "file": str(tmp_path / "out.txt"),
+                "topics": topic,
+                **STRINGS,
+            },
+        )
+        assert status == 201
+        with ConfigClient(stack.settings.config_addr) as client:
+            source = wait_for("file-in running", lambda: running(client, "file-in"), timeout=90)
+            sink = wait_for("file-out running", lambda: running(client, "file-out"), timeout=90)
+
+            def written() -> list[str] | None:
+                out = tmp_path / "out.txt"
+                found = out.read_text().splitlines() if out.exists() else []
+                return found if len(found) >= len(lines) else None
+
+            assert wait_for("every line written", written, timeout=90) == lines
+            client.delete("file-in")
+            client.delete("file-out")
+    finally:
+        stack.start("worker-2")
+    for unit in (source["connector"], *source["tasks"]):
+        assert (unit["worker_id"], unit["version"]) == ("worker-1", "3.9.1")
+    for unit in (sink["connector"], *sink["tasks"]):
+        assert (unit["worker_id"], unit["version"]) == ("worker-1", "4.3.0")
+
+
+def test_a_java_connector_is_validated_with_its_own_config_def(stack: Stack) -> None:
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    status, answer = rest(
+        "PUT",
+        f"/connector-plugins/{SOURCE}/config/validate",
+        {
+            "connector.class": SOURCE,
+            "tasks.max": "1",
+            "batch.size": "many",
+            "transforms": "route,nope",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)",
+            "transforms.route.replacement": "copy-$1",
+            "transforms.nope.type": "com.example.NoSuchTransform",
+        },
+    )
+    assert status == 200
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"]}
+    assert "INT" in " ".join(errors["batch.size"])  # its own ConfigDef: an INT
+    assert errors["topic"]  # and requires a topic
+    # Connect's transformations are made in the JVM, with Connect's classes: one that does not
+    # exist there is the error of the key that names it.
+    assert not errors.get("transforms.route.type")
+    assert "com.example.NoSuchTransform" in " ".join(errors["transforms.nope.type"])
+    assert answer["error_count"] >= 3
+    status, keys = rest("GET", f"/connector-plugins/{SOURCE}/config")
+    assert status == 200
+    assert {"file", "topic", "batch.size"} <= {k["name"] for k in keys}
+
+
+def test_the_deletion_stop_reaches_a_java_connector_once_through_a_worker_crash(
+    stack: Stack, tmp_path: Path
+) -> None:
+    out = tmp_path / "java-doomed"
+    config = {
+        "connector.class": JAVA_RECORDING,
+        "tasks.max": "2",
+        "path": str(out),
+        "topic": f"{tmp_path.name}-out",
+    }
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("java-doomed", config)
+        placed = wait_for(
+            "java-doomed on both workers",
+            lambda: (
+                (s := running(client, "java-doomed"))
+                and len(s["tasks"]) == 2
+                and {u["worker_id"] for u in (s["connector"], *s["tasks"])}
+                == {"worker-1", "worker-2"}
+                and s
+            ),
+            timeout=90,
+        )
+        assert placed
+        pid = stack.pid("worker-2")
+        assert pid is not None
+        os.killpg(pid, signal.SIGKILL)  # the worker, its plugin processes and their JVMs
+        stack.stop("worker-2")
+        client.delete("java-doomed")
+        stack.start("worker-2")
+
+        def deleted() -> Counter[tuple[str, Any]]:
+            return Counter(
+                (e["unit"], e.get("task"))
+                for e in lifecycle(out)
+                if e["event"] == "stop" and e["deleted"]
+            )
+
+        wait_for("every unit stopped as deleted", lambda: sum(deleted().values()) >= 3, timeout=90)
+        assert deleted() == {("connector", None): 1, ("task", 0): 1, ("task", 1): 1}
+        assert all(e.get("runtime") == "java" for e in lifecycle(out))
+        wait_for(
+            "worker-2 cleaned its part up",
+            lambda: log_events(stack.log_dir, "deletion_cleaned_up", worker="worker-2"),
+        )

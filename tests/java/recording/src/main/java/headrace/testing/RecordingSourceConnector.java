@@ -1,0 +1,68 @@
+package headrace.testing;
+
+import headrace.connect.DeletionAware;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.SourceConnector;
+
+/**
+ * A source that records its lifecycle ({@code path}: the folder of {@code lifecycle.jsonl}) and
+ * produces {@code records} records {@code "n"} to {@code topic}; with {@code allocate.mb}, its
+ * task allocates that much heap, a megabyte a poll, and keeps it (to exhaust a small heap).
+ */
+public final class RecordingSourceConnector extends SourceConnector implements DeletionAware {
+    private Map<String, String> config;
+
+    @Override
+    public void start(Map<String, String> props) {
+        config = new HashMap<>(props);
+        Lifecycle.record(config.get("path"), "connector", config.get("name"), null, "start", null);
+    }
+
+    @Override
+    public Class<? extends Task> taskClass() {
+        return RecordingSourceTask.class;
+    }
+
+    @Override
+    public List<Map<String, String>> taskConfigs(int maxTasks) {
+        List<Map<String, String>> configs = new ArrayList<>();
+        for (int i = 0; i < maxTasks; i++) {
+            Map<String, String> task = new HashMap<>(config);
+            task.put("task.number", Integer.toString(i));
+            configs.add(task);
+        }
+        return configs;
+    }
+
+    @Override
+    public void stop() {
+        throw new IllegalStateException("a DeletionAware connector gets stop(deleted)");
+    }
+
+    @Override
+    public void stop(boolean deleted) {
+        Lifecycle.record(config.get("path"), "connector", config.get("name"), null, "stop", deleted);
+    }
+
+    @Override
+    public ConfigDef config() {
+        return new ConfigDef()
+                .define("path", ConfigDef.Type.STRING, ConfigDef.Importance.HIGH, "where lifecycle.jsonl goes")
+                .define("topic", ConfigDef.Type.STRING, "", ConfigDef.Importance.MEDIUM, "where records go")
+                .define("records", ConfigDef.Type.INT, 0, ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
+                        "how many records each task produces")
+                .define("allocate.mb", ConfigDef.Type.INT, 0, ConfigDef.Importance.LOW,
+                        "heap each task allocates and keeps, a megabyte a poll")
+                .define("secret", ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.LOW, "never shown");
+    }
+
+    @Override
+    public String version() {
+        return "1.0.0";
+    }
+}
