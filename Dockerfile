@@ -21,6 +21,16 @@ COPY deploy/spark/pom.xml ./
 RUN --mount=type=cache,target=/root/.m2 \
     mvn -q -B dependency:copy-dependencies && test -n "$(ls lib/*.jar)"
 
+# The JVM plugin host, which runs Kafka Connect's Java connectors (docs/java-connectors.md), built
+# from deploy/jvm with its gRPC code generated from protos/.
+FROM maven:3.9-eclipse-temurin-17 AS jvm-host
+WORKDIR /src
+COPY protos/ protos/
+COPY deploy/jvm/ deploy/jvm/
+RUN --mount=type=cache,target=/root/.m2 \
+    mvn -q -B -f deploy/jvm/pom.xml package -DskipTests \
+    && test -f deploy/jvm/host/target/headrace-jvm-host.jar
+
 FROM ${PYTHON_IMAGE}
 # Java 17 for PySpark (the executor's driver runs in a JVM); tini as PID 1, to pass signals on
 # and reap what the worker's plugin processes leave behind. The man folder is missing from slim
@@ -43,13 +53,16 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     pip install --no-cache-dir "$(echo /wheels/headrace-*.whl)[connect]"
 
 COPY --from=spark-jars /spark/lib/ /opt/headrace/spark-jars/
+COPY --from=jvm-host /src/deploy/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
+COPY --from=jvm-host /src/deploy/jvm/host/target/lib/ /opt/headrace/jvm/lib/
 
 # Logs, sockets and plugin environments go under HEADRACE_VAR; connectors' files under its
 # files/ (the default HEADRACE_FILE_ROOTS). Extra plugin versions are mounted on
 # /opt/headrace/plugins, after the built-in ones on the plugin path.
 ENV HEADRACE_VAR=/var/lib/headrace \
     HEADRACE_PLUGIN_PATH=/opt/headrace/venv/lib/python3.11/site-packages/headrace/plugins:/opt/headrace/plugins \
-    HEADRACE_SPARK_JARS=/opt/headrace/spark-jars
+    HEADRACE_SPARK_JARS=/opt/headrace/spark-jars \
+    HEADRACE_JVM_HOST=/opt/headrace/jvm/headrace-jvm-host.jar
 RUN groupadd --system --gid 10001 headrace \
     && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/headrace \
         --shell /usr/sbin/nologin headrace \

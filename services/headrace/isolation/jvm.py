@@ -41,8 +41,10 @@ _MANIFEST = "manifest.json"
 
 
 def host_jar() -> Path:
-    """The JVM host's jar; PluginError saying how to build it when it is missing."""
-    jar = project_home() / HOST_JAR
+    """The JVM host's jar (``HEADRACE_JVM_HOST``, else where ``make`` builds it); PluginError
+    saying how to build it when it is missing."""
+    configured = os.environ.get("HEADRACE_JVM_HOST")
+    jar = Path(configured) if configured else project_home() / HOST_JAR
     if not jar.is_file():
         raise PluginError(f"the JVM plugin host is not built ({jar} is missing): run make")
     return jar
