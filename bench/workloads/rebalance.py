@@ -41,6 +41,7 @@ from bench import raw
 from bench.connect import STRING_CONVERTER, ConnectDistributed
 from bench.env import BenchEnv
 from bench.harness import Measure
+from bench.workloads.files import PYTHON_FILE
 from headrace.cli.client import ConfigClient
 from headrace.core.model import status as headrace_status
 from headrace.core.storage.topics import ensure_topic
@@ -62,6 +63,11 @@ class System(Protocol):
     def name(self) -> str: ...
     @property
     def status_topic(self) -> str: ...
+    @property
+    def file_sink(self) -> str:
+        """The connector.class of its file sink: Kafka's on Connect, headrace's own here."""
+        ...
+
     def create(self, name: str, config: Mapping[str, str]) -> None: ...
     def delete(self, name: str) -> None: ...
     def tasks(self, name: str) -> list[Task]:
@@ -83,6 +89,8 @@ class Headrace:
     env: BenchEnv
     client: ConfigClient
     name: str = "headrace"
+    # Its own, by full name: Kafka's, installed for the jvm-file workload, shares the alias.
+    file_sink: str = PYTHON_FILE[1]
 
     @property
     def status_topic(self) -> str:
@@ -120,6 +128,7 @@ class Headrace:
 class Connect:
     cluster: ConnectDistributed
     name: str = "Kafka Connect distributed"
+    file_sink: str = "FileStreamSink"
 
     @property
     def status_topic(self) -> str:
@@ -210,7 +219,7 @@ def measure(env: BenchEnv, system: System, folder: Path) -> dict[str, float]:
             system.create(
                 name,
                 {
-                    "connector.class": "FileStreamSink",
+                    "connector.class": system.file_sink,
                     "tasks.max": str(n),
                     "topics": topic,
                     "file": str(folder / f"{name}.out"),

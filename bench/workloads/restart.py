@@ -110,6 +110,11 @@ class System(Protocol):
     @property
     def status_topic(self) -> str: ...
     @property
+    def file_sink(self) -> str:
+        """The connector.class of its file sink (``rebalance.System.file_sink``)."""
+        ...
+
+    @property
     def worker_id(self) -> str:
         """The id the first worker writes in its status records."""
         ...
@@ -284,9 +289,9 @@ def history_tail(history: History) -> str:
     return ", ".join(f"{n} {last}" for last, n in sorted(counts.items()))
 
 
-def sink_config(topic: str, file: Path) -> dict[str, str]:
+def sink_config(system: System, topic: str, file: Path) -> dict[str, str]:
     return {
-        "connector.class": "FileStreamSink",
+        "connector.class": system.file_sink,
         "tasks.max": str(TASKS),
         "topics": topic,
         "file": str(file),
@@ -352,7 +357,7 @@ def create_all(
     since = asyncio.run(raw.end_offsets(env.bootstrap, system.status_topic))
     started = time.time()
     for name in names:
-        system.create(name, sink_config(topic, folder / f"{name}.out"))
+        system.create(name, sink_config(system, topic, folder / f"{name}.out"))
         created.append(name)
     keys = unit_keys(names)
     history = until_running(
