@@ -94,6 +94,7 @@ _PASSED = frozenset(
         "SSL_CERT_DIR",
         "PROMETHEUS_MULTIPROC_DIR",
         "HEADRACE_JVM_HEAP",  # a Java plugin's JVM's heap (headrace.runtime.host.jvm)
+        "HEADRACE_JVM_OPTS",  # and more of its options
         "HEADRACE_JVM_HOST",  # and its jar, where it is not in a checkout (the image)
     }
 )

@@ -1,5 +1,5 @@
 """Tasks whose records are converted and transformed elsewhere: a Java plugin's, whose JVM runs
-Connect's own converters and transformations (``headrace.runtime.host.jvm``). Their loop gives and
+Connect's own converters and transformations (``headrace.runtime.host.java``). Their loop gives and
 takes bytes as they are, and runs no transformation of its own; what the JVM's transformations
 dropped, or a stage skipped under ``errors.tolerance=all``, reaches the source loop through
 :class:`Outcomes`, where a Python transformation's result would."""

@@ -110,3 +110,37 @@ def test_an_alias_two_plugins_share_is_refused_and_their_full_names_resolve(
         catalog.resolve("FileStreamSource")
     java = catalog.resolve("org.apache.kafka.connect.file.FileStreamSourceConnector")
     assert (java.version, java.is_java) == ("4.3.0", True)
+
+
+PG = "io.debezium.connector.postgresql.PostgresConnector"
+
+
+def test_a_jvms_heap_is_its_versions_else_its_connectors_else_everyones() -> None:
+    setting = f"384m, {PG}=512m, {PG}@3.6.1.Final=1g"
+    assert jvm.heap(PG, "3.6.1.Final", setting) == "1g"
+    assert jvm.heap(PG, "3.5.0.Final", setting) == "512m"
+    assert jvm.heap("org.example.Other", "1.0", setting) == "384m"
+    assert jvm.heap("org.example.Other", "1.0", None) == jvm.DEFAULT_HEAP
+    assert jvm.heap(PG, "3.6.1.Final", f"{PG}=2G") == "2G"
+
+
+@pytest.mark.parametrize("setting", ["lots", f"{PG}=", "256m,=", f"{PG}=512 m", "a=b=1g", "0m"])
+def test_a_heap_setting_that_is_not_a_size_is_refused_naming_the_variable(setting: str) -> None:
+    with pytest.raises(PluginError, match="HEADRACE_JVM_HEAP"):
+        jvm.heap(PG, "1", setting)
+
+
+def test_more_jvm_options_are_split_as_words_and_the_heap_is_not_among_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADRACE_JVM_HOST", str(jar(tmp_path / "host.jar")))
+    words = jvm.options("-XX:+UseStringDeduplication -Dname='a b'")
+    assert words == ["-XX:+UseStringDeduplication", "-Dname=a b"]
+    assert jvm.options(None) == []
+    with pytest.raises(PluginError, match="HEADRACE_JVM_HEAP"):
+        jvm.options("-Xmx4g")
+    with pytest.raises(PluginError, match="not a JVM option"):
+        jvm.options("-Dx=1 rm")
+    command = jvm.command(Path("/loc"), "300m", tmp_path, more=words)
+    assert command.index("-Dname=a b") < command.index("-jar")
+    assert "-Xmx300m" in command

@@ -51,8 +51,8 @@ from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_m
 from headrace.isolation.sandbox import SandboxError
 from headrace.isolation.supervisor import OVERRUN_FILE, PRIVATE_SOCKET, prepare_environments
 from headrace.runtime.host.hosted import HostedPlugin
+from headrace.runtime.host.java import connector_class as java_connector_class
 from headrace.runtime.host.jvm import JvmHost
-from headrace.runtime.host.jvm import connector_class as java_connector_class
 from headrace.runtime.host.jvm import heap as jvm_heap
 from headrace.runtime.host.loader import load_components, load_connector_class
 from headrace.runtime.host.service import Lease, PluginHostService

@@ -1,0 +1,388 @@
+"""A Java connector as an SDK connector: the adapters a Java plugin's Python plugin process runs,
+each call one request to the JVM host beside it (``headrace.runtime.host.jvm``).
+
+The Python process keeps the task loop, as for a Python connector: offsets, transactions,
+retries, the dead letter queue, metrics and status have one implementation. For each batch the
+loop asks the JVM once: a source's ``poll`` comes back as records already transformed and
+converted by Connect's own classes, exactly the bytes Connect would write; a sink's records go
+over as the bytes consumed, and Connect's converters and transformations run in the JVM before
+the task's ``put``. So a record crosses one process boundary, and the loop runs with
+pass-through converters and no transformations of its own (``Converted``).
+
+The classes here are unbound: :func:`connector_class` makes subclasses that name the JVM host
+and the Java class. What crosses the socket is translated by the pure functions below them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple, cast
+
+from headrace.components.errorpolicy import RecordError
+from headrace.core.model.configinfo import ConfigInfos
+from headrace.core.model.wire import config_infos_from_pb
+from headrace.core.storage.stores import OffsetStore
+from headrace.isolation.plugins import PluginDescriptor
+from headrace.runtime.converted import Converted
+from headrace.runtime.host.jvm import JavaError, JvmHost
+from headrace.sdk.config import ConfigDef, ConfigKey, ConfigValue, Type
+from headrace.sdk.connector import (
+    Connector,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SinkConnector,
+    SourceConnector,
+)
+from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from headrace.sdk.task import SinkTask, SourceTask
+from headrace.v1 import jvm_pb2 as pb
+
+
+def connector_class(descriptor: PluginDescriptor, host: JvmHost) -> type[Connector]:
+    """An SDK connector class standing for the Java connector ``descriptor`` names, in ``host``."""
+    name = descriptor.class_name
+    definition = config_infos_from_pb(
+        host.call("Validate", pb.JvmValidateRequest(connector_class=name, definition_only=True))
+    )
+    bound = {"host": host, "java_class": name, "VERSION": descriptor.version}
+    source = descriptor.type == "source"
+    task = type(
+        "JavaSourceTask" if source else "JavaSinkTask",
+        (JavaSourceTask if source else JavaSinkTask,),
+        bound,
+    )
+    short = name.rsplit(".", 1)[-1]
+    base = JavaSourceConnector if source else JavaSinkConnector
+    made = type(short, (base,), {**bound, "definition": definition, "TASK": task})
+    return cast("type[Connector]", made)
+
+
+class _Java:
+    """What every adapter is bound to."""
+
+    host: ClassVar[JvmHost]
+    java_class: ClassVar[str]
+
+
+class _JavaConnector(_Java):
+    definition: ClassVar[ConfigInfos]
+    context: Any
+    _name: str
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        self._name = config.get("name", self.context.name)
+        self.host.contexts[self._name] = self.context
+        await self.host.acall(
+            "StartConnector",
+            pb.JvmStartConnectorRequest(
+                connector_class=self.java_class, name=self._name, config=dict(config), max_tasks=1
+            ),
+        )
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        answer = self.host.call(
+            "TaskConfigs",
+            pb.JvmStartConnectorRequest(
+                connector_class=self.java_class, name=self._name, max_tasks=max_tasks
+            ),
+        )
+        return [dict(t.config) for t in answer.tasks]
+
+    async def stop(self, deleted: bool = False) -> None:
+        name = getattr(self, "_name", "")
+        self.host.contexts.pop(name, None)
+        await self.host.acall("Stop", pb.JvmStopRequest(connector=name, task=-1, deleted=deleted))
+
+    def config(self) -> ConfigDef:
+        return config_def(self.definition)
+
+    def java_infos(self, config: Mapping[str, str], definition_only: bool) -> ConfigInfos:
+        """The Java connector's own validation, as Connect's REST API gives it."""
+        request = pb.JvmValidateRequest(
+            connector_class=self.java_class, config=dict(config), definition_only=definition_only
+        )
+        return config_infos_from_pb(self.host.call("Validate", request))
+
+    def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
+        """What the Java connector's validate() says of each of its keys."""
+        return [
+            ConfigValue(
+                info.value.name,
+                info.value.value,
+                errors=list(info.value.errors),
+                recommended_values=list(info.value.recommended_values),
+                visible=info.value.visible,
+            )
+            for info in self.java_infos(config, definition_only=False).configs
+        ]
+
+
+class JavaSinkConnector(_JavaConnector, SinkConnector):
+    """A Java SinkConnector."""
+
+    TASK: ClassVar[type[SinkTask]]
+
+    def task_class(self) -> type[SinkTask]:
+        return self.TASK
+
+
+class JavaSourceConnector(_JavaConnector, SourceConnector):
+    """A Java SourceConnector, with what it says of exactly-once and transactions."""
+
+    TASK: ClassVar[type[SourceTask]]
+
+    def task_class(self) -> type[SourceTask]:
+        return self.TASK
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        answer = self._capabilities(config).exactly_once_support
+        return ExactlyOnceSupport(answer.lower()) if answer else None
+
+    def can_define_transaction_boundaries(
+        self, config: Mapping[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        answer = self._capabilities(config).transaction_boundaries
+        if answer == "SUPPORTED":
+            return ConnectorTransactionBoundaries.SUPPORTED
+        return ConnectorTransactionBoundaries.UNSUPPORTED
+
+    def _capabilities(self, config: Mapping[str, str]) -> pb.CapabilitiesResponse:
+        request = pb.CapabilitiesRequest(connector_class=self.java_class, config=dict(config))
+        return self.host.call("Capabilities", request)
+
+
+class _JavaTask(_Java):
+    context: Any
+    connector_config: Mapping[str, str]  # Converted's, set by the host before start
+
+    async def _start_task(self, config: Mapping[str, str], **more: Any) -> None:
+        request = pb.JvmStartTaskRequest(
+            connector_class=self.java_class,
+            connector=self.context.connector,
+            task=self.context.task,
+            connector_config=dict(self.connector_config),
+            task_config=dict(config),
+            **more,
+        )
+        await self.host.acall("StartTask", request)
+
+    async def stop(self, deleted: bool = False) -> None:
+        request = pb.JvmStopRequest(
+            connector=self.context.connector, task=self.context.task, deleted=deleted
+        )
+        await self.host.acall("Stop", request)
+
+
+class JavaSourceTask(_JavaTask, Converted, SourceTask):
+    """A Java SourceTask: each poll one request, each record acknowledged back (commitRecord),
+    each offset commit one request (commit)."""
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        self._polled: dict[int, Polled] = {}
+        self._acknowledged: list[pb.Acknowledged] = []
+        reader = self.context.offset_reader
+        stored = reader.state.items() if isinstance(reader, OffsetStore) else ()
+        offsets = [
+            pb.SourceOffset(partition=partition, offset=json.dumps(dict(offset)))
+            for partition, offset in stored
+        ]
+        transactions = self.context.transaction_context is not None
+        await self._start_task(config, offsets=offsets, transactions=transactions)
+
+    async def poll(self) -> list[SourceRecord]:
+        request = pb.PollRequest(connector=self.context.connector, task=self.context.task)
+        answer = await self.host.acall("Poll", request)
+        if answer.HasField("failed"):
+            raise failure_error(answer.failed)
+        polled = [source_record(produced) for produced in answer.records]
+        for one in polled:
+            # The entry keeps the record alive, so its id is not reused while it is pending.
+            self._polled[id(one.record)] = one
+        context = self.context.transaction_context
+        if context is not None:
+            for one, produced in zip(polled, answer.records, strict=True):
+                if produced.commit_after:
+                    context.commit_transaction(one.record)
+                if produced.abort_after:
+                    context.abort_transaction(one.record)
+            if answer.commit_requested:
+                context.commit_transaction()
+            if answer.abort_requested:
+                context.abort_transaction()
+        return [one.record for one in polled]
+
+    def outcome(self, record: SourceRecord) -> SourceRecord | None:
+        """The record as the loop's transformation step sees it: None when the JVM's
+        transformations dropped it; RecordError when it failed a stage there."""
+        one = self._polled.get(id(record))
+        if one is None or one.kept:
+            return record
+        if one.failure is not None:
+            raise one.failure
+        return None
+
+    async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        one = self._polled.pop(id(record), None)
+        if one is not None:
+            self._acknowledged.append(acknowledgement(one.polled, metadata))
+
+    async def commit(self) -> None:
+        acknowledged, self._acknowledged = self._acknowledged, []
+        request = pb.CommitRequest(
+            connector=self.context.connector,
+            task=self.context.task,
+            records=acknowledged,
+            commit=True,
+        )
+        await self.host.acall("Commit", request)
+
+
+class JavaSinkTask(_JavaTask, Converted, SinkTask):
+    """A Java SinkTask: each put one request; what the task asked of its context during a call
+    comes back with the answer and is done here."""
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        await self._start_task(config)
+
+    async def put(self, records: list[SinkRecord]) -> None:
+        request = pb.PutRequest(
+            connector=self.context.connector,
+            task=self.context.task,
+            records=[consumed_record(r) for r in records],
+        )
+        answer = await self.host.acall("Put", request)
+        self._follow(answer.requests)
+        for failure in answer.skipped:
+            if not 0 <= failure.index < len(records):
+                raise failure_error(failure)
+            await self.context.errant_record_reporter.report(
+                records[failure.index], failure_error(failure)
+            )
+
+    async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        request = pb.PreCommitRequest(
+            connector=self.context.connector,
+            task=self.context.task,
+            offsets=[partition_offset(tp, o) for tp, o in offsets.items()],
+        )
+        answer = await self.host.acall("PreCommit", request)
+        self._follow(answer.requests)
+        return {TopicPartition(o.topic, o.partition): o.offset for o in answer.offsets}
+
+    async def open(self, partitions: set[TopicPartition]) -> None:
+        await self._partitions(partitions, close=False)
+
+    async def close(self, partitions: set[TopicPartition]) -> None:
+        await self._partitions(partitions, close=True)
+
+    async def _partitions(self, partitions: set[TopicPartition], close: bool) -> None:
+        request = pb.PartitionsRequest(
+            connector=self.context.connector,
+            task=self.context.task,
+            partitions=[partition_offset(tp, 0) for tp in sorted(partitions, key=str)],
+            close=close,
+        )
+        answer = await self.host.acall("Partitions", request)
+        self._follow(answer.requests)
+
+    def _follow(self, requests: pb.SinkRequests) -> None:
+        """Does what the Java task asked of its context during the call."""
+        if requests.offsets:
+            self.context.offset(
+                {TopicPartition(o.topic, o.partition): o.offset for o in requests.offsets}
+            )
+        if requests.paused:
+            self.context.pause(*(TopicPartition(p.topic, p.partition) for p in requests.paused))
+        if requests.resumed:
+            self.context.resume(*(TopicPartition(p.topic, p.partition) for p in requests.resumed))
+        if requests.commit_requested:
+            self.context.request_commit()
+
+
+class Polled(NamedTuple):
+    """A record a Java source task's poll gave, with what happened to it in the JVM."""
+
+    record: SourceRecord
+    polled: int
+    """Its place among the records the JVM keeps for commitRecord."""
+    kept: bool
+    failure: RecordError | None
+
+
+def source_record(produced: pb.ProducedRecord) -> Polled:
+    """A record as the JVM produced it (converted, transformed), for the source loop."""
+    record = SourceRecord(
+        source_partition=json.loads(produced.source_partition),
+        source_offset=json.loads(produced.source_offset) if produced.source_offset else {},
+        topic=produced.topic,
+        value=produced.value if produced.HasField("value") else None,
+        key=produced.key if produced.HasField("key") else None,
+        partition=produced.partition if produced.HasField("partition") else None,
+        headers=tuple((h.key, h.value if h.HasField("value") else None) for h in produced.headers),
+        timestamp=produced.timestamp if produced.HasField("timestamp") else None,
+    )
+    failure = failure_error(produced.failure) if produced.HasField("failure") else None
+    kept = not produced.dropped and failure is None
+    return Polled(record, produced.polled, kept, failure)
+
+
+def acknowledgement(polled: int, metadata: RecordMetadata | None) -> pb.Acknowledged:
+    """What commitRecord is told of a record: where it was written, or that it was not."""
+    ack = pb.Acknowledged(polled=polled, written=metadata is not None)
+    if metadata is not None:
+        ack.topic = metadata.topic
+        ack.partition = metadata.partition
+        ack.offset = metadata.offset
+        ack.timestamp = metadata.timestamp if metadata.timestamp is not None else -1
+    return ack
+
+
+def consumed_record(record: SinkRecord) -> pb.ConsumedRecord:
+    """A consumed record as the JVM takes it: the bytes, before any converter."""
+    consumed = pb.ConsumedRecord(
+        topic=record.topic,
+        partition=record.partition,
+        offset=record.offset,
+        headers=[
+            pb.Header(key=k, value=v) if v is not None else pb.Header(key=k)
+            for k, v in record.headers
+        ],
+        timestamp=record.timestamp if record.timestamp is not None else -1,
+        timestamp_type="CreateTime" if record.timestamp is not None else "NoTimestampType",
+    )
+    if record.key is not None:
+        consumed.key = record.key
+    if record.value is not None:
+        consumed.value = record.value
+    return consumed
+
+
+def partition_offset(tp: TopicPartition, offset: int) -> pb.TopicPartitionOffset:
+    return pb.TopicPartitionOffset(topic=tp.topic, partition=tp.partition, offset=offset)
+
+
+def failure_error(failure: pb.RecordFailure) -> RecordError:
+    """A stage's failure in the JVM as the loop's RecordError, named as a Python stage's is."""
+    cause = JavaError(f"{failure.error_class}: {failure.message}\n{failure.trace}".strip())
+    stage = failure.stage.lower().replace("_", " ")
+    if stage == "transformation":
+        stage = "transform"
+    where = f"topic {failure.topic}" if failure.topic else "its way"
+    return RecordError(
+        f"{stage} failed for a record to {where}: {failure.error_class}: {failure.message}",
+        stage,
+        cause,
+        failure.executing,
+    )
+
+
+def config_def(infos: ConfigInfos) -> ConfigDef:
+    """The Java ConfigDef's keys with their types, for what reads an SDK ConfigDef."""
+    keys = {}
+    for info in infos.configs:
+        kind = info.definition.type
+        keys[info.definition.name] = ConfigKey(
+            info.definition.name, Type(kind) if kind in Type.__members__ else Type.STRING
+        )
+    return ConfigDef(keys)

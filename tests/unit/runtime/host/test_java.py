@@ -1,0 +1,130 @@
+"""What crosses between a Java plugin's Python process and its JVM, translated without either
+(``headrace.runtime.host.java``)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.runtime.host.java import (
+    acknowledgement,
+    config_def,
+    consumed_record,
+    failure_error,
+    source_record,
+)
+from headrace.sdk.config import Type
+from headrace.sdk.records import RecordMetadata, SinkRecord
+from headrace.v1 import jvm_pb2 as pb
+
+
+def test_a_produced_record_keeps_its_bytes_offsets_and_headers() -> None:
+    produced = pb.ProducedRecord(
+        topic="lines",
+        partition=2,
+        value=b"hello",
+        headers=[pb.Header(key="h", value=b"v"), pb.Header(key="empty")],
+        timestamp=17,
+        source_partition='{"filename": "in.txt"}',
+        source_offset='{"position": 42}',
+        polled=5,
+    )
+    polled = source_record(produced)
+    record = polled.record
+    assert (record.topic, record.partition, record.key, record.value) == (
+        "lines",
+        2,
+        None,
+        b"hello",
+    )
+    assert record.headers == (("h", b"v"), ("empty", None))
+    assert record.timestamp == 17
+    assert record.source_partition == {"filename": "in.txt"}
+    assert record.source_offset == {"position": 42}
+    assert (polled.polled, polled.kept, polled.failure) == (5, True, None)
+
+
+def test_a_record_without_partition_offset_or_timestamp_leaves_them_to_the_loop() -> None:
+    produced = pb.ProducedRecord(topic="t", key=b"", source_partition="{}", polled=0)
+    record = source_record(produced).record
+    assert record.key == b""  # an empty key is a key, not none
+    assert (record.partition, record.timestamp, record.value) == (None, None, None)
+    assert record.source_offset == {}
+
+
+def test_a_dropped_record_is_not_kept_and_carries_no_error() -> None:
+    polled = source_record(pb.ProducedRecord(topic="t", source_partition="{}", dropped=True))
+    assert not polled.kept
+    assert polled.failure is None
+
+
+def test_a_failed_stage_names_the_stage_topic_and_java_class() -> None:
+    failure = pb.RecordFailure(
+        stage="TRANSFORMATION",
+        executing="org.apache.kafka.connect.transforms.Cast$Value",
+        error_class="org.apache.kafka.connect.errors.DataException",
+        message="Cast failed",
+        trace="at Cast.apply",
+        topic="lines",
+    )
+    polled = source_record(pb.ProducedRecord(topic="t", source_partition="{}", failure=failure))
+    assert not polled.kept
+    error = polled.failure
+    assert error is not None
+    assert error.stage == "transform"
+    assert error.executing == "org.apache.kafka.connect.transforms.Cast$Value"
+    assert "topic lines" in str(error) and "DataException: Cast failed" in str(error)
+    assert "at Cast.apply" in str(error.cause)
+
+
+def test_converter_stages_keep_their_names() -> None:
+    error = failure_error(pb.RecordFailure(stage="VALUE_CONVERTER", error_class="E", message="m"))
+    assert error.stage == "value converter"
+    assert "its way" in str(error)  # no topic named
+
+
+def test_an_acknowledgement_says_where_a_record_landed_or_that_it_did_not() -> None:
+    landed = acknowledgement(3, RecordMetadata("t", 1, 99, 1234))
+    assert (landed.polled, landed.written, landed.topic, landed.partition) == (3, True, "t", 1)
+    assert (landed.offset, landed.timestamp) == (99, 1234)
+    assert acknowledgement(3, RecordMetadata("t", 1, 99)).timestamp == -1
+    dropped = acknowledgement(4, None)
+    assert (dropped.polled, dropped.written, dropped.topic) == (4, False, "")
+
+
+optional_bytes = st.none() | st.binary(max_size=20)
+
+
+@given(
+    key=optional_bytes,
+    value=optional_bytes,
+    timestamp=st.none() | st.integers(min_value=0, max_value=2**62),
+    headers=st.lists(st.tuples(st.text(max_size=5), optional_bytes), max_size=4),
+)
+def test_a_consumed_record_crosses_as_the_bytes_it_was(
+    key: bytes | None, value: bytes | None, timestamp: int | None, headers: list
+) -> None:
+    record = SinkRecord("t", 3, 7, key, value, timestamp, tuple(headers))
+    consumed = pb.ConsumedRecord.FromString(consumed_record(record).SerializeToString())
+    assert (consumed.topic, consumed.partition, consumed.offset) == ("t", 3, 7)
+    assert (consumed.key if consumed.HasField("key") else None) == key
+    assert (consumed.value if consumed.HasField("value") else None) == value
+    got = [(h.key, h.value if h.HasField("value") else None) for h in consumed.headers]
+    assert got == headers
+    if timestamp is None:
+        assert (consumed.timestamp, consumed.timestamp_type) == (-1, "NoTimestampType")
+    else:
+        assert (consumed.timestamp, consumed.timestamp_type) == (timestamp, "CreateTime")
+
+
+def test_the_java_config_def_gives_each_key_its_type() -> None:
+    def info(name: str, kind: str) -> ConfigInfo:
+        return ConfigInfo(KeyInfo(name=name, type=kind), ValueInfo(name=name))
+
+    keys = ("file", "STRING"), ("batch.size", "INT"), ("secret", "PASSWORD"), ("n", "SHORT")
+    definition = config_def(ConfigInfos("C", tuple(info(*k) for k in keys)))
+    assert definition.keys["file"].type is Type.STRING
+    assert definition.keys["batch.size"].type is Type.INT
+    assert definition.keys["secret"].type is Type.PASSWORD
+    assert definition.keys["n"].type is Type.STRING  # a Java type the SDK lacks reads as text
