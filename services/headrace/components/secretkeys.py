@@ -28,6 +28,7 @@ has).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from headrace.components import extensions
 from headrace.components.converters.base import sub_config
@@ -41,6 +42,7 @@ from headrace.components.transforms.chain import (
 )
 from headrace.components.transforms.registry import new_predicate, new_transform
 from headrace.components.versions import BUILTINS, VERSION_SUFFIX, Named
+from headrace.core.model.configinfo import ConfigInfos
 from headrace.core.model.connectorconfig import CLIENT_OVERRIDES
 from headrace.sdk.config import ConfigDef, Type
 
@@ -98,6 +100,49 @@ def _components(config: Mapping[str, str]) -> Iterator[tuple[Named | None, str, 
             name = config.get(base + ".type", "").strip()
             named = Named(kind, base + ".type", name, base + VERSION_SUFFIX) if name else None
             yield named, base + ".", own
+
+
+def naming_keys(config: Mapping[str, str]) -> dict[str, str]:
+    """The keys of ``config`` that name its components and their versions: all a definition
+    of their keys depends on."""
+    converters = {prefix for prefix, _ in _CONVERTERS}
+    return {
+        k: v
+        for k, v in config.items()
+        if k in (TRANSFORMS, PREDICATES)
+        or k in converters
+        or k.endswith(VERSION_SUFFIX)
+        or (k.startswith((f"{TRANSFORMS}.", f"{PREDICATES}.")) and k.endswith(".type"))
+    }
+
+
+@dataclass(frozen=True)
+class JavaKeys:
+    """What a Java connector's JVM said of a config's keys: the PASSWORD keys of the connector
+    and of its components (under their prefixes, as Connect's validation names them), and the
+    keys naming a component it could not make."""
+
+    connector: frozenset[str]
+    components: frozenset[str]
+    unmade: frozenset[str]
+
+    @classmethod
+    def of(cls, infos: ConfigInfos) -> JavaKeys:
+        """From the JVM's definition of the connector with the config's component names."""
+        prefixed = (f"{TRANSFORMS}.", f"{PREDICATES}.", *(p + "." for p, _ in _CONVERTERS))
+        passwords = {c.definition.name for c in infos.configs if c.definition.type == "PASSWORD"}
+        return cls(
+            connector=frozenset(k for k in passwords if not k.startswith(prefixed)),
+            components=frozenset(k for k in passwords if k.startswith(prefixed)),
+            unmade=frozenset(c.value.name for c in infos.configs if c.value.errors),
+        )
+
+    def component_keys(self, use: Named) -> frozenset[str] | None:
+        """``PasswordKeys`` of a component the config names: None when it could not be made."""
+        if use.key in self.unmade:
+            return None
+        prefix = use.key.removesuffix("type") if use.key.endswith(".type") else use.key + "."
+        return frozenset(k.removeprefix(prefix) for k in self.components if k.startswith(prefix))
 
 
 def password_keys(definition: ConfigDef | None) -> frozenset[str] | None:

@@ -38,11 +38,17 @@ class HiddenKeys:
         # (class, version), its own. None when the definition could not be had.
         self._connectors: dict[str, frozenset[str] | None] = {}
         self._components: dict[tuple[str, str], frozenset[str] | None] = {}
+        # Per Java connector version and the component names its config gives, what its JVM
+        # said of their keys; None when it could not say.
+        self._java: dict[tuple[str, frozenset[tuple[str, str]]], secretkeys.JavaKeys | None] = {}
 
     async def of(self, config: Mapping[str, str]) -> frozenset[str]:
         """The keys of ``config`` whose values are hidden: its connector's PASSWORD keys, or,
         when its connector's definition cannot be had, every key but the framework's; and its
         components' secret keys."""
+        plugin = self._connector(config)
+        if plugin is not None and plugin.is_java:
+            return await self._java_keys(plugin, config)
         keys = await self.connector_keys(config)
         if keys is None:
             framework_keys = framework.framework_keys(None)
@@ -104,6 +110,29 @@ class HiddenKeys:
         for component in resolution.components:
             key = (component.class_name, component.version)
             self._components[key] = answered.get(key)
+
+    async def _java_keys(
+        self, plugin: PluginDescriptor, config: Mapping[str, str]
+    ) -> frozenset[str]:
+        """A Java connector's secret keys: its JVM gives the PASSWORD keys of the connector
+        and of the Java components the config names (Connect's classes, made there), asked
+        once per connector version and set of component names; a component it cannot make
+        has every key of its own hidden, and so has all but the framework's when the JVM
+        cannot answer."""
+        naming = secretkeys.naming_keys(config)
+        key = (plugin_key(plugin), frozenset(naming.items()))
+        if key not in self._java:
+            try:
+                infos = await self.checks.validate(plugin, naming, definition_only=True)
+            except ConfigRejected:
+                self._java[key] = None
+            else:
+                self._java[key] = secretkeys.JavaKeys.of(infos)
+        known = self._java[key]
+        if known is None:
+            framework_keys = framework.framework_keys(None)
+            return frozenset(k for k in config if k not in framework_keys)
+        return known.connector | secretkeys.secret_keys(config, known.component_keys)
 
     def _connector(self, config: Mapping[str, str]) -> PluginDescriptor | None:
         try:

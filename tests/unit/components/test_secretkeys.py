@@ -266,3 +266,65 @@ def test_a_component_whose_definition_cannot_be_had_has_its_own_keys_hidden_for_
     assert asyncio.run(hidden.of(SEALED)) == expected
     assert asyncio.run(hidden.of(SEALED)) == expected
     assert len(checks.described) == 1
+
+
+class _JavaChecks:
+    """A Java connector's JVM answers as its Validate would: the connector's PASSWORD key and,
+    under their prefixes, the keys of the components the config names that it can make."""
+
+    COMPONENTS = {
+        "org.apache.kafka.connect.transforms.RegexRouter": ("regex", "STRING"),
+        "com.example.SignField": ("signing.key", "PASSWORD"),
+    }
+
+    def __init__(self) -> None:
+        self.asked: list[Mapping[str, str]] = []
+
+    async def validate(
+        self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool
+    ) -> ConfigInfos:
+        assert definition_only
+        self.asked.append(dict(config))
+        infos = [ConfigInfo(KeyInfo("database.password", type="PASSWORD"), ValueInfo("x"))]
+        for alias in config.get("transforms", "").split(","):
+            at = f"transforms.{alias}."
+            known = self.COMPONENTS.get(config.get(at + "type", ""))
+            if known is None:
+                error = ValueInfo(at + "type", errors=("no such transformation",))
+                infos.append(ConfigInfo(KeyInfo(at + "type"), error))
+            else:
+                infos.append(ConfigInfo(KeyInfo(at + known[0], type=known[1]), ValueInfo("")))
+        return ConfigInfos(plugin.class_name, tuple(infos))
+
+    async def describe(self, plugin: PluginDescriptor) -> list[ComponentKeys]:
+        raise AssertionError("a Java connector's components are not described by Python")
+
+
+JAVA = PluginDescriptor(
+    "io.example.PgSource", "3.6.1", "source", "", "", Path("/j"), runtime="java"
+)
+
+
+def test_a_java_connectors_secret_keys_are_its_jvms_password_keys_asked_once() -> None:
+    checks = _JavaChecks()
+    hidden = HiddenKeys(PluginCatalog((JAVA,)), cast(PluginChecks, checks))
+    config = {
+        "connector.class": "io.example.PgSource",
+        "database.password": "pw",
+        "database.user": "me",
+        "transforms": "route,sign,odd",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.sign.type": "com.example.SignField",
+        "transforms.sign.signing.key": "k3y",
+        "transforms.sign.field": "f",
+        "transforms.odd.type": "com.example.Unknown",
+        "transforms.odd.what": "w",
+    }
+    expected = {"database.password", "transforms.sign.signing.key", "transforms.odd.what"}
+    assert asyncio.run(hidden.of(config)) == expected
+    # Another value of the same names: the answer is the one had; only the names were asked.
+    assert asyncio.run(hidden.of(config | {"transforms.route.regex": "x"})) == expected
+    assert len(checks.asked) == 1
+    assert "transforms.route.regex" not in checks.asked[0]
+    assert checks.asked[0]["transforms.sign.type"] == "com.example.SignField"

@@ -155,7 +155,7 @@ final class Pipeline implements AutoCloseable {
     }
 
     /** The plugin ``name`` at the version ``<at>.plugin.version`` asks; errors are ``key``'s. */
-    private static Object newPlugin(Plugins plugins, String name, Map<String, String> config, String at, String key) {
+    static Object newPlugin(Plugins plugins, String name, Map<String, String> config, String at, String key) {
         String spec = config.getOrDefault(at + ".plugin.version", "").trim();
         try {
             VersionRange range =
@@ -198,7 +198,7 @@ final class Pipeline implements AutoCloseable {
         return sub;
     }
 
-    private static List<String> list(String value) {
+    static List<String> list(String value) {
         List<String> items = new ArrayList<>();
         if (value != null) {
             for (String item : value.split(",")) {
@@ -313,7 +313,7 @@ final class Pipeline implements AutoCloseable {
         closeQuietly(stage.predicate());
     }
 
-    private static void closeQuietly(Object closeable) {
+    static void closeQuietly(Object closeable) {
         if (closeable instanceof AutoCloseable c) {
             try {
                 c.close();

@@ -41,6 +41,7 @@ final class Validation {
                         .setDefinition(key(key))
                         .setValue(ConfigValueInfo.newBuilder().setName(key.name).setVisible(true)));
             }
+            errors += componentKeys(connector, config, plugins, true, infos);
         } else {
             Config validated = connector.validate(config);
             for (ConfigValue value : validated.configValues()) {
@@ -50,20 +51,59 @@ final class Validation {
                 infos.addConfigs(info);
                 errors += value.errorMessages().size();
             }
-            Pipeline.ComponentError problem = components(connector, config, plugins);
+            int componentErrors = componentKeys(connector, config, plugins, false, infos);
+            errors += componentErrors;
+            // Each made and its keys valid: configured as a task's would be, the first refusal.
+            Pipeline.ComponentError problem =
+                    componentErrors == 0 ? components(connector, config, plugins) : null;
             if (problem != null) {
-                infos.addConfigs(ConfigInfo.newBuilder()
-                        .setDefinition(ConfigKeyInfo.newBuilder().setName(problem.key).setType("STRING"))
-                        .setValue(ConfigValueInfo.newBuilder()
-                                .setName(problem.key)
-                                .setValue(config.getOrDefault(problem.key, ""))
-                                .setHasValue(config.containsKey(problem.key))
-                                .addErrors(problem.getMessage())
-                                .setVisible(true)));
+                infos.addConfigs(error(problem, config));
                 errors += 1;
             }
         }
         return infos.setErrorCount(errors).build();
+    }
+
+    /**
+     * Adds the keys of the components the config names, under their prefixes, as Connect's
+     * validation does, each checked by its definition unless only that is asked for; a
+     * component that cannot be made is an error of the key naming it. Returns the errors added.
+     */
+    private static int componentKeys(
+            Connector connector, Map<String, String> config, Plugins plugins, boolean definitionOnly,
+            ConfigInfos.Builder infos) {
+        int errors = 0;
+        ClassLoader loader = connector.getClass().getClassLoader();
+        for (ComponentKeys.Named named : ComponentKeys.named(config)) {
+            try {
+                for (ComponentKeys.Key key : ComponentKeys.of(plugins, loader, config, named, definitionOnly)) {
+                    ConfigKeyInfo definition = key(key.definition()).toBuilder().setName(key.name()).build();
+                    ConfigValueInfo.Builder value = key.value() == null
+                            ? ConfigValueInfo.newBuilder().setVisible(true)
+                            : value(key.value(), key.definition()).toBuilder();
+                    infos.addConfigs(ConfigInfo.newBuilder()
+                            .setDefinition(definition)
+                            .setValue(value.setName(key.name())));
+                    errors += value.getErrorsCount();
+                }
+            } catch (Pipeline.ComponentError e) {
+                infos.addConfigs(error(e, config));
+                errors += 1;
+            }
+        }
+        return errors;
+    }
+
+    private static ConfigInfo error(Pipeline.ComponentError problem, Map<String, String> config) {
+        return ConfigInfo.newBuilder()
+                .setDefinition(ConfigKeyInfo.newBuilder().setName(problem.key).setType("STRING"))
+                .setValue(ConfigValueInfo.newBuilder()
+                        .setName(problem.key)
+                        .setValue(config.getOrDefault(problem.key, ""))
+                        .setHasValue(config.containsKey(problem.key))
+                        .addErrors(problem.getMessage())
+                        .setVisible(true))
+                .build();
     }
 
     /** The first converter, transformation or predicate of the config that cannot be made. */
