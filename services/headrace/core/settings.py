@@ -12,6 +12,7 @@
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
+| HEADRACE_PLUGIN_IDLE_STOP | 30 | seconds a worker keeps a plugin process that runs no unit |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
@@ -152,6 +153,9 @@ class Settings:
     plugin_call_timeout_s: float = field(
         default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_CALL_TIMEOUT", "60"))
     )
+    plugin_idle_stop_s: float = field(
+        default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_IDLE_STOP", "30"))
+    )
     client_override_policy: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
     )
@@ -231,6 +235,7 @@ class Settings:
             "SPARK_MASTER": self.spark_master,
             "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
             "HEADRACE_PLUGIN_CALL_TIMEOUT": repr(self.plugin_call_timeout_s),
+            "HEADRACE_PLUGIN_IDLE_STOP": repr(self.plugin_idle_stop_s),
             "HEADRACE_CLIENT_OVERRIDE_POLICY": self.client_override_policy,
             **self.kafka_security.to_env(),
             "HEADRACE_TLS_CERT": self.tls_cert,

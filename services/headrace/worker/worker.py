@@ -112,7 +112,14 @@ class Fenced:
     """The plugin processes were stopped because the worker was cut off."""
 
 
-Event = Assigned | UnitReported | ProcessExited | Fenced | None  # None: shut down
+@dataclass(frozen=True)
+class IdleCheck:
+    """A plugin process ran no unit here a while ago: stopped if it still runs none."""
+
+    process: PluginProcess
+
+
+Event = Assigned | UnitReported | ProcessExited | Fenced | IdleCheck | None  # None: shut down
 Host = PluginProcess | Exception  # a unit's plugin process, or why it has none
 
 # Bounds every call to a plugin process: the host bounds a plugin's own start and stop more
@@ -182,6 +189,7 @@ class Worker:
         self._deleted: dict[Instance, None] = {}  # insertion-ordered, oldest forgotten first
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
+        self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._status = StatusStore(kafka_logs(settings, "status"))
         self.membership = Membership(
@@ -219,6 +227,9 @@ class Worker:
                 await self._exited(process, code, overrun)
             case Fenced():
                 await self._given_up()
+            case IdleCheck(process):
+                await self._idle(process)
+        self._check_idle_later()
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
@@ -587,7 +598,31 @@ class Worker:
             lambda u: self._report(u, State.FAILED, trace=trace), hosted, MAX_CONCURRENT_UNIT_CALLS
         )
 
+    def _in_use(self) -> set[str]:
+        return {plugin_key(r.plugin) for r in self.running.values() if r.plugin and not r.held}
+
+    def _check_idle_later(self) -> None:
+        """Checks, ``plugin_idle_stop_s`` from now, each plugin process that runs no unit: one
+        still idle then is stopped (its memory, and a Java plugin's JVM, are given back)."""
+        used = self._in_use()
+        loop = asyncio.get_running_loop()
+        for key, process in self._processes.items():
+            if key not in used and key not in self._idle_checks:
+                self._idle_checks[key] = loop.call_later(
+                    self.settings.plugin_idle_stop_s, self._queue.put_nowait, IdleCheck(process)
+                )
+
+    async def _idle(self, process: PluginProcess) -> None:
+        self._idle_checks.pop(process.key, None)
+        if self._processes.get(process.key) is not process or process.key in self._in_use():
+            return
+        del self._processes[process.key]
+        self.log.info("plugin_process_idle_stopped", plugin=process.key)
+        await process.stop()
+
     async def _stop_everything(self) -> None:
+        for handle in self._idle_checks.values():
+            handle.cancel()
         await self._stop_all([Revocation(unit) for unit in self.running])
         await self.membership.leave()
         await asyncio.gather(*(process.stop() for process in self._processes.values()))
