@@ -5,13 +5,15 @@ processes, the executor's JVM and Spark's Python workers) and would carry over p
 earlier workloads, since headrace's services live for the whole run. So a thread samples, every
 ``interval`` seconds, the resident set of each tracked process and all its descendants, and keeps
 the peak of each tree's sum over the time it watched. Pages shared by two processes of a tree
-count once per process, as ``ps`` and ``top`` count them.
+count once per process, as ``ps`` and ``top`` count them. A workload that measures the workers
+keeps only the plugin processes of its own plugins (``plugin_processes``): an earlier workload's
+may still be there, idle, until the worker stops them (``HEADRACE_PLUGIN_IDLE_STOP``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 
 import psutil
@@ -19,20 +21,51 @@ import psutil
 MIB = 2**20
 
 
-def tree_rss(roots: Iterable[psutil.Process]) -> int:
-    """Bytes resident in ``roots`` and all their descendants now; gone processes count zero."""
+Keep = Callable[[psutil.Process], bool]
+"""Whether a descendant (and its own descendants) counts in its tree."""
+
+
+def tree_rss(roots: Iterable[tuple[psutil.Process, Keep | None]]) -> int:
+    """Bytes resident in ``roots`` and their descendants now (those each root's ``Keep``
+    keeps, all without one); gone processes count zero."""
     total = 0
-    for root in roots:
-        try:
-            members = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            continue
-        for process in members:
+    for root, keep in roots:
+        for process in _members(root, keep):
             try:
                 total += process.memory_info().rss
             except psutil.NoSuchProcess:
                 continue
     return total
+
+
+def _members(root: psutil.Process, keep: Keep | None) -> list[psutil.Process]:
+    try:
+        children = root.children()
+    except psutil.NoSuchProcess:
+        return []
+    members = [root]
+    for child in children:
+        if keep is None or keep(child):
+            members += _members(child, keep)
+    return members
+
+
+def plugin_processes(*manifests: str) -> Keep:
+    """Keeps a worker's plugin processes whose manifest path holds one of ``manifests`` (with
+    their children: a Java plugin's JVM), and its other children: a workload's figure leaves
+    out the idle plugin processes an earlier workload left behind."""
+
+    def keep(process: psutil.Process) -> bool:
+        try:
+            command = process.cmdline()
+        except psutil.Error:
+            return False
+        if "headrace.runtime.host" not in command:
+            return True
+        manifest = command[command.index("--manifest") + 1] if "--manifest" in command else ""
+        return any(m in manifest for m in manifests)
+
+    return keep
 
 
 class PeakMemory:
@@ -42,19 +75,19 @@ class PeakMemory:
 
     def __init__(self, interval: float = 0.1) -> None:
         self._interval = interval
-        self._trees: dict[str, list[psutil.Process]] = {}
+        self._trees: dict[str, list[tuple[psutil.Process, Keep | None]]] = {}
         self._peaks: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
 
-    def track(self, name: str, pid: int | None) -> None:
-        """Adds the tree under ``pid`` to ``name``'s sum (a None pid is refused loudly: a
-        process the workload meant to measure is not running)."""
+    def track(self, name: str, pid: int | None, keep: Keep | None = None) -> None:
+        """Adds the tree under ``pid`` (what ``keep`` keeps of it) to ``name``'s sum (a None
+        pid is refused loudly: a process the workload meant to measure is not running)."""
         if pid is None:
             raise RuntimeError(f"no process to measure for {name}")
         with self._lock:
-            self._trees.setdefault(name, []).append(psutil.Process(pid))
+            self._trees.setdefault(name, []).append((psutil.Process(pid), keep))
             self._peaks.setdefault(name, 0)
         self._sample()
 

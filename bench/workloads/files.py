@@ -29,7 +29,7 @@ from bench import raw
 from bench.connect import STRING_CONVERTER, ConnectDistributed, standalone
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
-from bench.memory import PeakMemory
+from bench.memory import PeakMemory, plugin_processes
 from headrace.cli.client import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 
@@ -187,9 +187,10 @@ class FileToFile:
         }
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
         with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
+            own = plugin_processes("/plugins/file-source/", "/plugins/file-sink/")
             for name, services in HEADRACE_RSS.items():
                 for service in services:
-                    peaks.track(name, env.stack.pid(service))
+                    peaks.track(name, env.stack.pid(service), own)
             # headrace's own file connectors, by their full names: Kafka's, installed for the
             # jvm-file workload, answer to the same aliases.
             ours = Case(env, client, converters, _folder(files, env), line_bytes, PYTHON_FILE)

@@ -17,10 +17,11 @@ from bench import raw
 from bench.connect import STRING_CONVERTER, standalone
 from bench.env import BenchEnv
 from bench.harness import Measure
-from bench.memory import PeakMemory
+from bench.memory import PeakMemory, plugin_processes
 from bench.workloads.files import SCENARIOS, Case, _folder, _peaks, _prefixed, lines
 from headrace.cli.client import ConfigClient
 from headrace.core.storage.topics import ensure_topic
+from headrace.isolation.plugins import JVM_PLUGINS
 
 JAVA_FILE = (
     "org.apache.kafka.connect.file.FileStreamSourceConnector",
@@ -59,8 +60,9 @@ class JavaFileToFile:
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
         figures: dict[str, float] = {}
         with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
+            java = plugin_processes(f"/{JVM_PLUGINS}/")  # Kafka's connectors, not headrace's
             for service in ("worker-1", "worker-2"):
-                peaks.track(HEADRACE_RSS, env.stack.pid(service))
+                peaks.track(HEADRACE_RSS, env.stack.pid(service), java)
             ours = Case(env, client, converters, _folder(files, env), line_bytes, JAVA_FILE)
             figures |= _prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
         figures |= _peaks(peaks)

@@ -57,7 +57,7 @@ from aiokafka import ConsumerRecord, TopicPartition
 from bench import raw
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
-from bench.memory import PeakMemory
+from bench.memory import PeakMemory, plugin_processes
 from headrace.core.storage.topics import ensure_topic
 
 DEADLINE_S = 600.0
@@ -308,9 +308,10 @@ class KafkaToParquet:
             "path": str(out),
         }
         with env.client() as client, PeakMemory() as peaks:
+            own = plugin_processes(f"/plugins/{self.format}/")
             for service in ("worker-1", "worker-2"):
-                peaks.track(WORKERS_RSS, stack.pid(service))
-                peaks.track(HEADRACE_RSS, stack.pid(service))
+                peaks.track(WORKERS_RSS, stack.pid(service), own)
+                peaks.track(HEADRACE_RSS, stack.pid(service), own)
             peaks.track(EXECUTOR_RSS, stack.pid("executor"))
             peaks.track(HEADRACE_RSS, stack.pid("executor"))
             started = time.perf_counter()
