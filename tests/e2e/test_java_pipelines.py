@@ -3,6 +3,8 @@ Connect user sends, run by the stack's workers beside a JVM of their own."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
 from collections import Counter
@@ -12,8 +14,9 @@ from typing import Any
 import pytest
 
 from headrace.cli.client import ConfigClient, status_json
+from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
-from tests.support import JAVA_RECORDING, Rest, lifecycle, log_events, wait_for
+from tests.support import JAVA_RECORDING, Rest, committed, lifecycle, log_events, wait_for
 
 pytestmark = [pytest.mark.kafka]
 
@@ -101,25 +104,109 @@ def test_a_java_connector_is_validated_with_its_own_config_def(stack: Stack) -> 
             "connector.class": SOURCE,
             "tasks.max": "1",
             "batch.size": "many",
-            "transforms": "route,nope",
+            "transforms": "route,cast,nope",
             "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
             "transforms.route.regex": "(.*)",
             "transforms.route.replacement": "copy-$1",
+            "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
+            "transforms.cast.spec": "int128",
             "transforms.nope.type": "com.example.NoSuchTransform",
         },
     )
     assert status == 200
     errors = {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"]}
+    types = {c["definition"]["name"]: c["definition"]["type"] for c in answer["configs"]}
     assert "INT" in " ".join(errors["batch.size"])  # its own ConfigDef: an INT
     assert errors["topic"]  # and requires a topic
     # Connect's transformations are made in the JVM, with Connect's classes: one that does not
     # exist there is the error of the key that names it.
     assert not errors.get("transforms.route.type")
     assert "com.example.NoSuchTransform" in " ".join(errors["transforms.nope.type"])
-    assert answer["error_count"] >= 3
+    # Each one's own keys are in the answer under its prefix, as Connect gives them, each
+    # checked by the transformation's own definition.
+    assert types["transforms.route.regex"] == "STRING"
+    assert errors["transforms.route.regex"] == errors["transforms.route.replacement"] == []
+    assert "int128" in " ".join(errors["transforms.cast.spec"])
+    assert answer["error_count"] >= 4
     status, keys = rest("GET", f"/connector-plugins/{SOURCE}/config")
     assert status == 200
     assert {"file", "topic", "batch.size"} <= {k["name"] for k in keys}
+
+
+def test_a_java_connectors_config_hides_only_what_its_definitions_call_secret(
+    stack: Stack, tmp_path: Path
+) -> None:
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    config = {
+        "connector.class": JAVA_RECORDING,
+        "tasks.max": "1",
+        "path": str(tmp_path / "hidden"),
+        "topic": "hidden-keys",
+        "secret": "s3cret-value",
+        "transforms": "route",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "copy-$1",
+    }
+    created = {"name": "java-hidden", "config": config, "initial_state": "STOPPED"}
+    status, _ = rest("POST", "/connectors", created)
+    assert status == 201
+    try:
+        status, shown = rest("GET", "/connectors/java-hidden/config")
+        assert status == 200
+        # The connector's ConfigDef types secret PASSWORD; RegexRouter's keys are plain.
+        assert shown["secret"] == "[hidden]"
+        assert {k: shown[k] for k in config if k != "secret"} == {
+            k: v for k, v in config.items() if k != "secret"
+        }
+    finally:
+        assert rest("DELETE", "/connectors/java-hidden")[0] == 204
+
+
+def test_a_java_source_killed_mid_stream_writes_each_record_exactly_once(
+    stack: Stack, tmp_path: Path
+) -> None:
+    topic, per_task = f"{tmp_path.name}-once", 1500
+    kafka = stack.settings.bootstrap_servers
+    asyncio.run(ensure_topic(kafka, topic, 2))
+    config = {
+        "connector.class": JAVA_RECORDING,
+        "tasks.max": "2",
+        "path": str(tmp_path / "once"),
+        "topic": topic,
+        "records": str(per_task),
+        "batch.size": "10",
+        "poll.ms": "50",  # about 200 records a second a task: the crash comes mid-stream
+        "exactly.once.support": "required",
+        **STRINGS,
+    }
+
+    def written() -> list[tuple[int, int]]:
+        values = (json.loads(r.value or b"") for r in asyncio.run(committed(kafka, topic)))
+        return [(v["task"], v["n"]) for v in values]
+
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("java-once", config)
+        try:
+            status = wait_for("java-once running", lambda: running(client, "java-once"), 90)
+            wait_for("records flowing", lambda: len(written()) > per_task // 5, timeout=90)
+            victim = status["tasks"][0]["worker_id"]
+            pid = stack.pid(victim)
+            assert pid is not None
+            os.killpg(pid, signal.SIGKILL)  # the worker, its plugin processes and their JVMs
+            stack.stop(victim)
+            assert len(written()) < 2 * per_task, "the source finished before the crash"
+            stack.start(victim)
+            found = wait_for(
+                "every record committed",
+                lambda: w if len(w := written()) >= 2 * per_task else None,
+                timeout=120,
+            )
+        finally:
+            client.delete("java-once")
+    counts = Counter(found)
+    assert set(counts) == {(t, n) for t in (0, 1) for n in range(per_task)}  # none lost
+    assert max(counts.values()) == 1  # none twice
 
 
 def test_the_deletion_stop_reaches_a_java_connector_once_through_a_worker_crash(

@@ -7,12 +7,15 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.ExactlyOnceSupport;
 import org.apache.kafka.connect.source.SourceConnector;
 
 /**
  * A source that records its lifecycle ({@code path}: the folder of {@code lifecycle.jsonl}) and
  * produces {@code records} records {@code "n"} to {@code topic}; with {@code allocate.mb}, its
- * task allocates that much heap, a megabyte a poll, and keeps it (to exhaust a small heap).
+ * task allocates that much heap, a megabyte a poll, and keeps it (to exhaust a small heap). A
+ * task polls {@code batch.size} records at a time, every {@code poll.ms}. It supports
+ * exactly-once delivery: its offsets say exactly what it wrote.
  */
 public final class RecordingSourceConnector extends SourceConnector implements DeletionAware {
     private Map<String, String> config;
@@ -50,6 +53,11 @@ public final class RecordingSourceConnector extends SourceConnector implements D
     }
 
     @Override
+    public ExactlyOnceSupport exactlyOnceSupport(Map<String, String> props) {
+        return ExactlyOnceSupport.SUPPORTED;
+    }
+
+    @Override
     public ConfigDef config() {
         return new ConfigDef()
                 .define("path", ConfigDef.Type.STRING, ConfigDef.Importance.HIGH, "where lifecycle.jsonl goes")
@@ -58,6 +66,10 @@ public final class RecordingSourceConnector extends SourceConnector implements D
                         "how many records each task produces")
                 .define("allocate.mb", ConfigDef.Type.INT, 0, ConfigDef.Importance.LOW,
                         "heap each task allocates and keeps, a megabyte a poll")
+                .define("batch.size", ConfigDef.Type.INT, 100, ConfigDef.Range.atLeast(1), ConfigDef.Importance.LOW,
+                        "records a poll gives at most")
+                .define("poll.ms", ConfigDef.Type.LONG, 0L, ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
+                        "how long each poll waits before it gives records")
                 .define("secret", ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.LOW, "never shown");
     }
 

@@ -16,6 +16,8 @@ public final class RecordingSourceTask extends SourceTask implements DeletionAwa
     private long next;
     private long records;
     private int allocate;
+    private int batchSize;
+    private long pollMs;
 
     @Override
     public void start(Map<String, String> props) {
@@ -23,6 +25,8 @@ public final class RecordingSourceTask extends SourceTask implements DeletionAwa
         task = Integer.parseInt(props.getOrDefault("task.number", "0"));
         records = Long.parseLong(props.getOrDefault("records", "0"));
         allocate = Integer.parseInt(props.getOrDefault("allocate.mb", "0"));
+        batchSize = Integer.parseInt(props.getOrDefault("batch.size", "100"));
+        pollMs = Long.parseLong(props.getOrDefault("poll.ms", "0"));
         Map<String, Object> offset = context.offsetStorageReader().offset(partition());
         next = offset == null ? 0 : (Long) offset.get("next");
         Lifecycle.record(config.get("path"), "task", config.get("name"), task, "start", null);
@@ -41,10 +45,13 @@ public final class RecordingSourceTask extends SourceTask implements DeletionAwa
             Thread.sleep(50);
             return null;
         }
+        if (pollMs > 0) {
+            Thread.sleep(pollMs);
+        }
         List<SourceRecord> batch = new ArrayList<>();
-        while (next < records && batch.size() < 100) {
+        while (next < records && batch.size() < batchSize) {
             batch.add(new SourceRecord(partition(), Map.of("next", next + 1), config.get("topic"),
-                    null, Schema.STRING_SCHEMA, "{\"n\": " + next + "}"));
+                    null, Schema.STRING_SCHEMA, "{\"task\": " + task + ", \"n\": " + next + "}"));
             next++;
         }
         return batch;
