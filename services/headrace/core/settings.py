@@ -12,7 +12,7 @@
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
-| HEADRACE_PLUGIN_IDLE_STOP | 30 | seconds a worker keeps a plugin process that runs no unit |
+| HEADRACE_PLUGIN_IDLE_STOP | 600 | seconds a worker keeps a plugin process that runs no unit |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
@@ -154,7 +154,7 @@ class Settings:
         default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_CALL_TIMEOUT", "60"))
     )
     plugin_idle_stop_s: float = field(
-        default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_IDLE_STOP", "30"))
+        default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_IDLE_STOP", "600"))
     )
     client_override_policy: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
