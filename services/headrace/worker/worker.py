@@ -221,6 +221,9 @@ class Worker:
         match event:
             case Assigned(update):
                 await self._apply(update)
+                # Only an assignment changes which units run here: checked once per update, not
+                # at every report (a cold start reports each of its units).
+                self._check_idle_later()
             case UnitReported(host_event):
                 await self._reported(host_event)
             case ProcessExited(process, code, overrun):
@@ -229,7 +232,6 @@ class Worker:
                 await self._given_up()
             case IdleCheck(process):
                 await self._idle(process)
-        self._check_idle_later()
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
