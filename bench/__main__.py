@@ -1,8 +1,8 @@
 """``python -m bench [--smoke] [WORKLOAD ...]``: runs the workloads (all by default), prints the
 report and writes it to ``var/bench/`` as JSON and markdown.
 
-``--smoke`` runs each workload once, small, with no warm-up: the suite runs it so the harness
-cannot rot. Its figures mean nothing.
+``--smoke`` runs each workload once, small, with no warm-up: a check that the harness runs end to
+end. Its figures mean nothing.
 """
 
 from __future__ import annotations

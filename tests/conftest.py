@@ -4,12 +4,13 @@ no two tests ever share a topic."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,26 @@ from tests.support import CONNECT_FILE_VERSIONS, JAVA_TEST_CONNECTOR, local_sett
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
 hypothesis_settings.register_profile("headrace", deadline=None)
 hypothesis_settings.load_profile("headrace")
+
+# pytest-timeout fails a test that overruns by a signal, which cannot reach a thread stuck in C.
+# For that, a watchdog thread of the interpreter's own writes every thread's stack here and ends
+# the run, so a hang costs minutes and names where it hung (`make test` prints the file).
+HANG_REPORT = Path(__file__).parents[1] / "var" / "test-hang.txt"
+HANG_AFTER_S = 900
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None]:
+    HANG_REPORT.parent.mkdir(parents=True, exist_ok=True)
+    with HANG_REPORT.open("w") as report:
+        report.write(f"{item.nodeid} ran past {HANG_AFTER_S}s: every thread's stack\n")
+        report.flush()
+        faulthandler.dump_traceback_later(HANG_AFTER_S, exit=True, file=report)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    HANG_REPORT.unlink()
 
 
 @pytest.fixture(scope="session")
