@@ -6,7 +6,7 @@ dropped, or a stage skipped under ``errors.tolerance=all``, reaches the source l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from headrace.components.converters import (
     ByteArrayConverter,
@@ -14,11 +14,13 @@ from headrace.components.converters import (
     Converter,
     HeaderConverter,
 )
+from headrace.components.errorpolicy import Message
 from headrace.sdk.records import SourceRecord
 
 
 class Converted:
-    """Mixed into a task whose records come and go as Kafka bytes."""
+    """Mixed into a task whose records come and go as Kafka bytes. A sink's are handed over
+    as consumed (``put_consumed``), with no SinkRecord made of them on the way."""
 
     key_converter: Converter = ByteArrayConverter()
     value_converter: Converter = ByteArrayConverter()
@@ -26,10 +28,16 @@ class Converted:
     connector_config: Mapping[str, str] = {}
     """Set by the host before the task starts: what the converters and transformations are
     made from where they run."""
+    commits_records = True
+    """A source task's: whether it is told of each record written (``commit_record``)."""
 
     def outcome(self, record: SourceRecord) -> SourceRecord | None:
         """The record, None when it was dropped; raises RecordError when it failed a stage."""
         return record
+
+    async def put_consumed(self, messages: Sequence[Message]) -> None:
+        """A sink task's ``put``, of the messages as consumed."""
+        raise NotImplementedError
 
 
 class Outcomes:

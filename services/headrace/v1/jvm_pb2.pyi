@@ -160,8 +160,10 @@ class JvmStartTaskRequest(_message.Message):
     def __init__(self, connector_class: _Optional[str] = ..., connector: _Optional[str] = ..., task: _Optional[int] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ..., offsets: _Optional[_Iterable[_Union[SourceOffset, _Mapping]]] = ..., transactions: _Optional[bool] = ...) -> None: ...
 
 class JvmStartTaskResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("commits_records",)
+    COMMITS_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    commits_records: bool
+    def __init__(self, commits_records: _Optional[bool] = ...) -> None: ...
 
 class Header(_message.Message):
     __slots__ = ("key", "value")

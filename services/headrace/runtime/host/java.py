@@ -16,16 +16,17 @@ and the Java class. What crosses the socket is translated by the pure functions 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple, cast
 
-from headrace.components.errorpolicy import RecordError
+from headrace.components.errorpolicy import Message, RecordError
 from headrace.core.model.configinfo import ConfigInfos
 from headrace.core.model.wire import config_infos_from_pb
 from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.converted import Converted
 from headrace.runtime.host.jvm import JavaError, JvmHost
+from headrace.runtime.sink.records import as_consumed, to_sink_record
 from headrace.sdk.config import ConfigDef, ConfigKey, ConfigValue, Type
 from headrace.sdk.connector import (
     Connector,
@@ -156,7 +157,7 @@ class _JavaTask(_Java):
     context: Any
     connector_config: Mapping[str, str]  # Converted's, set by the host before start
 
-    async def _start_task(self, config: Mapping[str, str], **more: Any) -> None:
+    async def _start_task(self, config: Mapping[str, str], **more: Any) -> pb.JvmStartTaskResponse:
         request = pb.JvmStartTaskRequest(
             connector_class=self.java_class,
             connector=self.context.connector,
@@ -165,7 +166,7 @@ class _JavaTask(_Java):
             task_config=dict(config),
             **more,
         )
-        await self.host.acall("StartTask", request)
+        return await self.host.acall("StartTask", request)
 
     async def stop(self, deleted: bool = False) -> None:
         request = pb.JvmStopRequest(
@@ -175,8 +176,8 @@ class _JavaTask(_Java):
 
 
 class JavaSourceTask(_JavaTask, Converted, SourceTask):
-    """A Java SourceTask: each poll one request, each record acknowledged back (commitRecord),
-    each offset commit one request (commit)."""
+    """A Java SourceTask: each poll one request, each record acknowledged back when the task
+    has a commitRecord of its own, each offset commit one request (commit)."""
 
     async def start(self, config: Mapping[str, str]) -> None:
         self._polled: dict[int, Polled] = {}
@@ -188,17 +189,22 @@ class JavaSourceTask(_JavaTask, Converted, SourceTask):
             for partition, offset in stored
         ]
         transactions = self.context.transaction_context is not None
-        await self._start_task(config, offsets=offsets, transactions=transactions)
+        started = await self._start_task(config, offsets=offsets, transactions=transactions)
+        self.commits_records = started.commits_records
 
     async def poll(self) -> list[SourceRecord]:
         request = pb.PollRequest(connector=self.context.connector, task=self.context.task)
         answer = await self.host.acall("Poll", request)
         if answer.HasField("failed"):
             raise failure_error(answer.failed)
-        polled = [source_record(produced) for produced in answer.records]
-        for one in polled:
-            # The entry keeps the record alive, so its id is not reused while it is pending.
-            self._polled[id(one.record)] = one
+        partitions: dict[str, Any] = {}
+        polled = [source_record(produced, partitions) for produced in answer.records]
+        if self.commits_records:
+            for one in polled:
+                # The entry keeps the record alive, so its id is not reused while it is pending.
+                self._polled[id(one.record)] = one
+        else:  # only what the loop asks of this poll's records: the outcomes not kept
+            self._polled = {id(one.record): one for one in polled if not one.kept}
         context = self.context.transaction_context
         if context is not None:
             for one, produced in zip(polled, answer.records, strict=True):
@@ -239,26 +245,32 @@ class JavaSourceTask(_JavaTask, Converted, SourceTask):
 
 
 class JavaSinkTask(_JavaTask, Converted, SinkTask):
-    """A Java SinkTask: each put one request; what the task asked of its context during a call
-    comes back with the answer and is done here."""
+    """A Java SinkTask: each put one request, of the messages as consumed; what the task asked
+    of its context during a call comes back with the answer and is done here."""
 
     async def start(self, config: Mapping[str, str]) -> None:
         await self._start_task(config)
 
     async def put(self, records: list[SinkRecord]) -> None:
+        await self.put_consumed(
+            [as_consumed(r, self.key_converter, self.value_converter) for r in records]
+        )
+
+    async def put_consumed(self, messages: Sequence[Message]) -> None:
         request = pb.PutRequest(
             connector=self.context.connector,
             task=self.context.task,
-            records=[consumed_record(r) for r in records],
+            records=[consumed_record(m) for m in messages],
         )
         answer = await self.host.acall("Put", request)
         self._follow(answer.requests)
         for failure in answer.skipped:
-            if not 0 <= failure.index < len(records):
+            if not 0 <= failure.index < len(messages):
                 raise failure_error(failure)
-            await self.context.errant_record_reporter.report(
-                records[failure.index], failure_error(failure)
+            record = to_sink_record(
+                messages[failure.index], self.key_converter, self.value_converter
             )
+            await self.context.errant_record_reporter.report(record, failure_error(failure))
 
     async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         request = pb.PreCommitRequest(
@@ -310,10 +322,16 @@ class Polled(NamedTuple):
     failure: RecordError | None
 
 
-def source_record(produced: pb.ProducedRecord) -> Polled:
-    """A record as the JVM produced it (converted, transformed), for the source loop."""
+def source_record(produced: pb.ProducedRecord, partitions: dict[str, Any] | None = None) -> Polled:
+    """A record as the JVM produced it (converted, transformed), for the source loop. The
+    records of one poll share ``partitions``: one source partition is read once, and its records
+    share the mapping, which the loop then puts in canonical form once."""
+    partitions = {} if partitions is None else partitions
+    partition = partitions.get(produced.source_partition)
+    if partition is None:
+        partition = partitions[produced.source_partition] = json.loads(produced.source_partition)
     record = SourceRecord(
-        source_partition=json.loads(produced.source_partition),
+        source_partition=partition,
         source_offset=json.loads(produced.source_offset) if produced.source_offset else {},
         topic=produced.topic,
         value=produced.value if produced.HasField("value") else None,
@@ -338,23 +356,29 @@ def acknowledgement(polled: int, metadata: RecordMetadata | None) -> pb.Acknowle
     return ack
 
 
-def consumed_record(record: SinkRecord) -> pb.ConsumedRecord:
-    """A consumed record as the JVM takes it: the bytes, before any converter."""
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+"""Kafka's timestamp types by the number a consumed message carries, named as Connect's."""
+
+
+def consumed_record(message: Message) -> pb.ConsumedRecord:
+    """A consumed message as the JVM takes it: the bytes, before any converter."""
+    known = message.timestamp is not None and message.timestamp >= 0
     consumed = pb.ConsumedRecord(
-        topic=record.topic,
-        partition=record.partition,
-        offset=record.offset,
-        headers=[
-            pb.Header(key=k, value=v) if v is not None else pb.Header(key=k)
-            for k, v in record.headers
-        ],
-        timestamp=record.timestamp if record.timestamp is not None else -1,
-        timestamp_type="CreateTime" if record.timestamp is not None else "NoTimestampType",
+        topic=message.topic,
+        partition=message.partition,
+        offset=message.offset,
+        timestamp=message.timestamp if known else -1,
+        timestamp_type=TIMESTAMP_TYPES.get(message.timestamp_type, "CreateTime")
+        if known
+        else "NoTimestampType",
+        key=message.key,
+        value=message.value,
     )
-    if record.key is not None:
-        consumed.key = record.key
-    if record.value is not None:
-        consumed.value = record.value
+    if message.headers:
+        consumed.headers.extend(
+            pb.Header(key=k, value=v) if v is not None else pb.Header(key=k)
+            for k, v in message.headers
+        )
     return consumed
 
 

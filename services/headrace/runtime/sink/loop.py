@@ -394,32 +394,34 @@ class SinkRunner(LoopBase):
             ours = TopicPartition(tp.topic, tp.partition)
             if ours not in assigned:
                 continue  # revoked since the fetch: its new owner reads these again
-            columns = (
-                to_sink_batch(ours, messages, *self._converters) if self._wants_batches else None
-            )
-            if columns is not None:
-                prepared.columns.append(columns)
-            else:
-                for message in messages:
-                    try:
-                        record = self._transformed(
-                            message,
-                            to_sink_record(message, *self._converters),
-                        )
-                    except RecordError as exc:
-                        if not self._policy.tolerate_all:
-                            raise
-                        prepared.refused.append((message, exc))
-                        continue
-                    if record is not None:  # else a transform dropped it
-                        prepared.records.append(record)
-                        if (record.topic, record.partition) != (tp.topic, tp.partition):
-                            where = (record.topic, record.partition, record.offset)
-                            prepared.moved[where] = message
+            self._convert(prepared, ours, messages)
             prepared.messages[ours] = messages
             prepared.positions[ours] = messages[-1].offset + 1
             prepared.fetched += len(messages)
         return prepared
+
+    def _convert(self, prepared: Prepared, tp: TopicPartition, messages: list[Message]) -> None:
+        """One partition's messages, as the task takes them: as consumed for a task converted
+        where it runs; else columns where the converters make them, or records."""
+        if isinstance(self.task, Converted):
+            prepared.consumed.extend(messages)
+            return
+        columns = to_sink_batch(tp, messages, *self._converters) if self._wants_batches else None
+        if columns is not None:
+            prepared.columns.append(columns)
+            return
+        for message in messages:
+            try:
+                record = self._transformed(message, to_sink_record(message, *self._converters))
+            except RecordError as exc:
+                if not self._policy.tolerate_all:
+                    raise
+                prepared.refused.append((message, exc))
+                continue
+            if record is not None:  # else a transform dropped it
+                prepared.records.append(record)
+                if (record.topic, record.partition) != (tp.topic, tp.partition):
+                    prepared.moved[(record.topic, record.partition, record.offset)] = message
 
     def _transformed(self, message: Message, record: SinkRecord) -> SinkRecord | None:
         """The record after the connector's transforms; None when one dropped it."""
@@ -461,6 +463,10 @@ class SinkRunner(LoopBase):
         if prepared.records:
             await self.retried("put", partial(self.task.put, prepared.records))
             self.delivered += len(prepared.records)
+        if prepared.consumed:
+            assert isinstance(self.task, Converted)
+            await self.retried("put", partial(self.task.put_consumed, prepared.consumed))
+            self.delivered += len(prepared.consumed)
         if self._metrics is not None:
             self._metrics.batch(
                 prepared.fetched,
@@ -597,6 +603,7 @@ class Prepared:
     fetched_at: float
     columns: list[SinkBatch] = field(default_factory=list)
     records: list[SinkRecord] = field(default_factory=list)
+    consumed: list[Message] = field(default_factory=list)  # a converted task's, as they came
     positions: dict[TopicPartition, int] = field(default_factory=dict)
     fetched: int = 0
     refused: list[tuple[Message, RecordError]] = field(default_factory=list)

@@ -105,8 +105,6 @@ class SourceRunner(LoopBase):
         await self._offsets.load()
         if self._transactions is not None:
             await self._transactions.bind(self._offsets)
-        # The SDK's commit_record does nothing: a task that keeps it is not called per record.
-        self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
         if self._settings.boundary is Boundary.CONNECTOR:
             self._requests = Requests()
         self.task.initialize(
@@ -121,6 +119,11 @@ class SourceRunner(LoopBase):
         )
         with self.plugin_call("start"):
             await self.task.start(self.task_config)
+        # The SDK's commit_record does nothing: a task that keeps it is not called per record,
+        # nor is a converted task that says it has none of its own where it runs.
+        self._wants_commit_record = type(self.task).commit_record is not SourceTask.commit_record
+        if isinstance(self.task, Converted):
+            self._wants_commit_record = self.task.commits_records
 
     async def run(self) -> None:
         """Polls and produces until a stop is requested; a raising plugin ends it with its error."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from aiokafka import ConsumerRecord
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,7 +16,7 @@ from headrace.runtime.host.java import (
     source_record,
 )
 from headrace.sdk.config import Type
-from headrace.sdk.records import RecordMetadata, SinkRecord
+from headrace.sdk.records import RecordMetadata
 from headrace.v1 import jvm_pb2 as pb
 
 
@@ -51,6 +52,16 @@ def test_a_record_without_partition_offset_or_timestamp_leaves_them_to_the_loop(
     assert record.key == b""  # an empty key is a key, not none
     assert (record.partition, record.timestamp, record.value) == (None, None, None)
     assert record.source_offset == {}
+
+
+def test_the_records_of_one_poll_share_each_source_partition_they_name() -> None:
+    partitions: dict[str, object] = {}
+    one, two, other = (
+        source_record(pb.ProducedRecord(topic="t", source_partition=p), partitions).record
+        for p in ('{"file": "a"}', '{"file": "a"}', '{"file": "b"}')
+    )
+    assert one.source_partition is two.source_partition  # read once: the loop's key is made once
+    assert (one.source_partition, other.source_partition) == ({"file": "a"}, {"file": "b"})
 
 
 def test_a_dropped_record_is_not_kept_and_carries_no_error() -> None:
@@ -99,23 +110,31 @@ optional_bytes = st.none() | st.binary(max_size=20)
 @given(
     key=optional_bytes,
     value=optional_bytes,
-    timestamp=st.none() | st.integers(min_value=0, max_value=2**62),
+    timestamp=st.just(-1) | st.integers(min_value=0, max_value=2**62),
+    timestamp_type=st.sampled_from([0, 1]),
     headers=st.lists(st.tuples(st.text(max_size=5), optional_bytes), max_size=4),
 )
 def test_a_consumed_record_crosses_as_the_bytes_it_was(
-    key: bytes | None, value: bytes | None, timestamp: int | None, headers: list
+    key: bytes | None,
+    value: bytes | None,
+    timestamp: int,
+    timestamp_type: int,
+    headers: list,
 ) -> None:
-    record = SinkRecord("t", 3, 7, key, value, timestamp, tuple(headers))
-    consumed = pb.ConsumedRecord.FromString(consumed_record(record).SerializeToString())
+    message = ConsumerRecord(
+        "t", 3, 7, timestamp, timestamp_type, key, value, None, -1, -1, tuple(headers)
+    )
+    consumed = pb.ConsumedRecord.FromString(consumed_record(message).SerializeToString())
     assert (consumed.topic, consumed.partition, consumed.offset) == ("t", 3, 7)
     assert (consumed.key if consumed.HasField("key") else None) == key
     assert (consumed.value if consumed.HasField("value") else None) == value
     got = [(h.key, h.value if h.HasField("value") else None) for h in consumed.headers]
     assert got == headers
-    if timestamp is None:
+    if timestamp < 0:
         assert (consumed.timestamp, consumed.timestamp_type) == (-1, "NoTimestampType")
-    else:
-        assert (consumed.timestamp, consumed.timestamp_type) == (timestamp, "CreateTime")
+    else:  # as the broker stamped it: Connect's SinkRecord carries the type too
+        kind = "LogAppendTime" if timestamp_type == 1 else "CreateTime"
+        assert (consumed.timestamp, consumed.timestamp_type) == (timestamp, kind)
 
 
 def test_the_java_config_def_gives_each_key_its_type() -> None:

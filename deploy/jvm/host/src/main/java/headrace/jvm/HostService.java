@@ -153,10 +153,13 @@ final class HostService extends JvmPluginHostGrpc.JvmPluginHostImplBase {
             stopTask(unit, false);
             Connector connector = location.connect().newConnector(request.getConnectorClass());
             if (connector instanceof SourceConnector) {
-                sources.put(unit, SourceRun.start(location, request));
-            } else {
-                sinks.put(unit, SinkRun.start(location, request));
+                SourceRun run = SourceRun.start(location, request);
+                sources.put(unit, run);
+                return JvmStartTaskResponse.newBuilder()
+                        .setCommitsRecords(run.commitsRecords())
+                        .build();
             }
+            sinks.put(unit, SinkRun.start(location, request));
             return JvmStartTaskResponse.getDefaultInstance();
         });
     }

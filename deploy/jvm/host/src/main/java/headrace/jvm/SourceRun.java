@@ -7,10 +7,15 @@ import headrace.v1.Jvm.Header;
 import headrace.v1.Jvm.JvmStartTaskRequest;
 import headrace.v1.Jvm.PollResponse;
 import headrace.v1.Jvm.ProducedRecord;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.metrics.PluginMetrics;
@@ -24,7 +29,13 @@ import org.apache.kafka.connect.storage.OffsetStorageReader;
 
 /**
  * A running source task: each poll's records transformed and converted to the bytes Connect
- * would write, each kept until Kafka acknowledged it, for {@code commitRecord}.
+ * would write, each kept until Kafka acknowledged it, for {@code commitRecord} (when the task
+ * has one of its own).
+ *
+ * <p>The task polls one batch ahead, on a thread of its own: while the worker writes a batch to
+ * Kafka, the next one is polled, as Connect's task thread polls again while its producer sends.
+ * A batch polled ahead and never asked for (the task stopped) is not written, and its offsets
+ * are not stored, so it is polled again when the task next starts.
  */
 final class SourceRun {
     private final SourceTask task;
@@ -32,20 +43,47 @@ final class SourceRun {
     private final Plugins plugins;
     private final ClassLoader loader;
     private final TaskParts parts;
-    private final Map<Long, SourceRecord> outstanding = new HashMap<>();
+    private final boolean commitsRecords;
+    private final Map<Long, SourceRecord> outstanding = new ConcurrentHashMap<>();
     private final Boundaries boundaries = new Boundaries();
-    private long next;
+    private final ExecutorService poller;
+    private Future<PollResponse> ahead; // guarded by this
+    private boolean stopping; // guarded by this
+    private long next; // the poller's
 
-    private SourceRun(TaskParts parts) {
+    private SourceRun(TaskParts parts, String unit) {
         this.parts = parts;
         this.task = (SourceTask) parts.task();
         this.pipeline = parts.pipeline();
         this.plugins = parts.plugins();
         this.loader = parts.loader();
+        this.commitsRecords = commitsRecords(task.getClass());
+        this.poller = Executors.newSingleThreadExecutor(body -> {
+            Thread thread = new Thread(body, "poll " + unit);
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Whether the task has a commitRecord of its own: SourceTask's does nothing. */
+    static boolean commitsRecords(Class<?> taskClass) {
+        try {
+            return taskClass.getMethod("commitRecord", SourceRecord.class, RecordMetadata.class)
+                            .getDeclaringClass() != SourceTask.class
+                    || taskClass.getMethod("commitRecord", SourceRecord.class)
+                            .getDeclaringClass() != SourceTask.class;
+        } catch (NoSuchMethodException e) {
+            return true;
+        }
+    }
+
+    boolean commitsRecords() {
+        return commitsRecords;
     }
 
     static SourceRun start(Location location, JvmStartTaskRequest request) {
-        SourceRun run = new SourceRun(TaskParts.of(location, request, true));
+        String unit = request.getConnector() + "-" + request.getTask();
+        SourceRun run = new SourceRun(TaskParts.of(location, request, true), unit);
         Map<String, String> config = request.getTaskConfigMap();
         OffsetStorageReader reader = new SnapshotReader(request.getOffsetsList());
         PluginMetrics metrics = run.parts.metrics();
@@ -74,13 +112,42 @@ final class SourceRun {
             });
             run.task.start(config);
         } catch (RuntimeException e) {
+            run.poller.shutdown();
             run.pipeline.close();
             throw e;
         }
         return run;
     }
 
-    synchronized PollResponse poll() throws InterruptedException {
+    /** The batch polled ahead (or, the first time and after a failure, polled now); the next
+     * one is then polled ahead. */
+    PollResponse poll() throws InterruptedException {
+        Future<PollResponse> batch;
+        synchronized (this) {
+            batch = ahead != null ? ahead : poller.submit(this::pollOnce);
+            ahead = null;
+        }
+        PollResponse response;
+        try {
+            response = batch.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException failure) {
+                throw failure;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+        synchronized (this) {
+            if (!stopping && !response.hasFailed()) {
+                ahead = poller.submit(this::pollOnce);
+            }
+        }
+        return response;
+    }
+
+    private PollResponse pollOnce() throws InterruptedException {
         List<SourceRecord> polled;
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             polled = task.poll();
@@ -92,7 +159,9 @@ final class SourceRun {
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             for (SourceRecord record : polled) {
                 long id = next++;
-                outstanding.put(id, record);
+                if (commitsRecords) {
+                    outstanding.put(id, record);
+                }
                 ProducedRecord.Builder out = ProducedRecord.newBuilder()
                         .setPolled(id)
                         .setTopic(record.topic() == null ? "" : record.topic())
@@ -167,7 +236,12 @@ final class SourceRun {
         }
     }
 
+    /** Stops the task; a poll under way (asked for or ahead) is given a moment to end, as
+     * stop() asks of it, before the converters and transformations close. */
     void stop(boolean deleted) {
+        synchronized (this) {
+            stopping = true;
+        }
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             if (task instanceof DeletionAware aware) {
                 aware.stop(deleted);
@@ -175,9 +249,18 @@ final class SourceRun {
                 task.stop();
             }
         } finally {
-            pipeline.close();
+            poller.shutdown();
+            try {
+                poller.awaitTermination(STOP_WAIT_S, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                pipeline.close();
+            }
         }
     }
+
+    private static final long STOP_WAIT_S = 5;
 
     /** The task's TransactionContext: what it asked, given back with the records of a poll. */
     private static final class Boundaries implements TransactionContext {
