@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.kafka]
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+TRANSFORMATION = "headrace.testing.RecordedBy"  # in the recording source's jar
 STRINGS = {
     "key.converter": "org.apache.kafka.connect.storage.StringConverter",
     "value.converter": "org.apache.kafka.connect.storage.StringConverter",
@@ -254,3 +255,44 @@ def test_the_deletion_stop_reaches_a_java_connector_once_through_a_worker_crash(
             "worker-2 cleaned its part up",
             lambda: log_events(stack.log_dir, "deletion_cleaned_up", worker="worker-2"),
         )
+
+
+def test_a_java_plugins_own_transformation_is_listed_and_runs_in_its_connector(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """The recording source's jar holds a transformation: the plugin list shows it with its
+    version (not among the connectors), and a connector of that jar that names it runs it."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    status, everything = rest("GET", "/connector-plugins?connectorsOnly=false")
+    assert status == 200
+    assert {"class": TRANSFORMATION, "type": "transformation", "version": "1.0.0"} in everything
+    status, connectors = rest("GET", "/connector-plugins")
+    assert status == 200
+    assert TRANSFORMATION not in {p["class"] for p in connectors}
+    topic = f"{tmp_path.name}-tagged"
+    kafka = stack.settings.bootstrap_servers
+    asyncio.run(ensure_topic(kafka, topic, 1))
+    config = {
+        "connector.class": JAVA_RECORDING,
+        "tasks.max": "1",
+        "path": str(tmp_path / "tagged"),
+        "topic": topic,
+        "records": "20",
+        "transforms": "tag",
+        "transforms.tag.type": TRANSFORMATION,
+        "transforms.tag.by": "the jar's own transformation",
+        **STRINGS,
+    }
+    with ConfigClient(stack.settings.config_addr) as client:
+        client.create("java-tagged", config)
+        try:
+            records = wait_for(
+                "the 20 records",
+                lambda: r if len(r := asyncio.run(committed(kafka, topic))) >= 20 else None,
+                timeout=90,
+            )
+        finally:
+            client.delete("java-tagged")
+    assert [dict(r.headers) for r in records] == [
+        {"recorded-by": b"the jar's own transformation"}
+    ] * 20

@@ -543,7 +543,8 @@ class Commands:
 
     def plugins(self, *, connectors_only: bool) -> Sequence[PluginInfo]:
         """Every installed connector version, and unless ``connectors_only`` every version of
-        the converters, header converters, transformations and predicates, built-in or not.
+        the converters, header converters, transformations and predicates, built-in, from the
+        plugin path, or in a Java plugin's location (for its Java connectors).
         A plugin that cannot be used is listed with why: a manifest that could not be read (its
         folder for a name), or a plugin whose process failed to load it when a config of it was
         validated."""
@@ -557,7 +558,10 @@ class Commands:
             PluginInfo(str(b.folder), "unknown", b.folder.name, b.reason)
             for b in self.catalog.broken
         ]
-        return listed if connectors_only else [*listed, *builtin_plugins()]
+        if connectors_only:
+            return listed
+        java = {(c.class_name, c.type, c.version) for c in self.catalog.java_components}
+        return [*listed, *(PluginInfo(*c) for c in sorted(java)), *builtin_plugins()]
 
     async def current(self) -> None:
         """Returns once everything written to the configs topic so far has been read."""

@@ -158,19 +158,30 @@ def locations(entry: Path) -> Iterator[Path]:
                     yield version
 
 
+SCAN_FORMAT = "2"
+"""Changes when what a scan writes does (2: its components too), so an older scan is redone."""
+
+
 def fingerprint(location: Path) -> str:
     """What identifies a location's content: its path and each jar's name, size and time."""
     real = location.resolve()
     jars = [real] if real.is_file() else sorted(p for p in real.rglob("*") if p.is_file())
-    digest = hashlib.sha256(str(real).encode())
+    digest = hashlib.sha256(f"{SCAN_FORMAT}\n{real}".encode())
     for jar in jars:
         stat = jar.stat()
         digest.update(f"\n{jar}\t{stat.st_size}\t{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:24]
 
 
+Scanned = tuple[str, str, str]
+"""(type, class, version) of a plugin a location holds."""
+
+COMPONENT_TYPES = ("converter", "header_converter", "transformation", "predicate")
+_COMPONENTS = "components.json"
+
+
 def scan(location: Path, cache: Path) -> list[Path]:
-    """The manifests of the plugins ``location`` holds, scanned by the JVM host unless its
+    """The manifests of the connectors ``location`` holds, scanned by the JVM host unless its
     content was scanned before; PluginError with the JVM's reason when it cannot be."""
     folder = cache / fingerprint(location)
     if not folder.is_dir():
@@ -178,8 +189,17 @@ def scan(location: Path, cache: Path) -> list[Path]:
     return sorted(folder.glob(f"*/{_MANIFEST}"))
 
 
-def _run_scan(location: Path, cache: Path) -> list[tuple[str, str, str]]:
-    """(type, class, version) of each connector the location holds, scanned by the JVM."""
+def components(location: Path, cache: Path) -> list[Scanned]:
+    """The converters, header converters, transformations and predicates of a location that
+    :func:`scan` scanned: what its Java connectors may name, listed with the plugins."""
+    written = cache / fingerprint(location) / _COMPONENTS
+    if not written.is_file():
+        return []
+    return [(kind, name, version) for kind, name, version in json.loads(written.read_text())]
+
+
+def _run_scan(location: Path, cache: Path) -> list[Scanned]:
+    """(type, class, version) of each plugin the location holds, scanned by the JVM."""
     cache.mkdir(parents=True, exist_ok=True)
     temp = cache / ".tmp"
     temp.mkdir(exist_ok=True)
@@ -195,10 +215,10 @@ def _run_scan(location: Path, cache: Path) -> list[tuple[str, str, str]]:
     found = [
         (kind, class_name, _version(location, version, jar))
         for kind, class_name, version, jar in rows
-        if kind in ("source", "sink")
+        if kind in ("source", "sink", *COMPONENT_TYPES)
     ]
     if not found:
-        raise PluginError(f"{location}: holds no Kafka Connect connector")
+        raise PluginError(f"{location}: holds no Kafka Connect connector or component")
     return found
 
 
@@ -219,11 +239,16 @@ def _version(location: Path, reported: str, jar: str) -> str:
     return version if jar == f"{artifact}-{version}.jar" else reported
 
 
-def _write_scan(location: Path, folder: Path, found: Sequence[tuple[str, str, str]]) -> None:
-    """Writes the scan's manifests in a folder of their own, renamed into place whole: services
-    that scan a location at once each find a complete scan, whichever wrote it."""
+def _write_scan(location: Path, folder: Path, found: Sequence[Scanned]) -> None:
+    """Writes the scan's manifests (a connector's each) and its components in a folder of their
+    own, renamed into place whole: services that scan a location at once each find a complete
+    scan, whichever wrote it."""
     building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    listed = [list(plugin) for plugin in found if plugin[0] in COMPONENT_TYPES]
+    (building / _COMPONENTS).write_text(json.dumps(listed, indent=2) + "\n")
     for kind, class_name, version in found:
+        if kind in COMPONENT_TYPES:
+            continue
         where = building / f"{kind}-{class_name}"
         where.mkdir()
         manifest = {

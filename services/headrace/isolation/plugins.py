@@ -192,10 +192,11 @@ def discover(plugin_path: Iterable[Path], java_cache: Path | None = None) -> Plu
     With ``java_cache``, Java plugin locations too, scanned into it (``isolation.jvm``)."""
     found: dict[tuple[str, str], PluginDescriptor] = {}
     broken: list[BrokenPlugin] = []
+    java_components: set[JavaComponent] = set()
     for entry in plugin_path:
         manifests = sorted(Path(entry).glob("*/*/manifest.json"))
         if java_cache is not None:
-            manifests += _java_manifests(Path(entry), java_cache, broken)
+            manifests += _java_manifests(Path(entry), java_cache, broken, java_components)
         for manifest in manifests:
             try:
                 plugin = read_manifest(manifest)
@@ -206,16 +207,25 @@ def discover(plugin_path: Iterable[Path], java_cache: Path | None = None) -> Plu
             if first is not plugin:
                 reason = f"{plugin.class_name} {plugin.version} is also in {first.folder}"
                 broken.append(BrokenPlugin(plugin.folder, reason))
-    return PluginCatalog(tuple(sorted(found.values())), tuple(sorted(broken)))
+    return PluginCatalog(
+        tuple(sorted(found.values())), tuple(sorted(broken)), tuple(sorted(java_components))
+    )
 
 
-def _java_manifests(entry: Path, cache: Path, broken: list[BrokenPlugin]) -> list[Path]:
+def _java_manifests(
+    entry: Path, cache: Path, broken: list[BrokenPlugin], components: set[JavaComponent]
+) -> list[Path]:
     manifests: list[Path] = []
     for location in jvm.locations(entry):
         try:
             manifests += jvm.scan(location, cache)
         except PluginError as exc:
             broken.append(BrokenPlugin(location, str(exc)))
+            continue
+        components.update(
+            JavaComponent(name, kind, version, location.resolve())
+            for kind, name, version in jvm.components(location, cache)
+        )
     return manifests
 
 
@@ -227,12 +237,25 @@ def installed(plugin_path: Iterable[Path], java_cache: Path | None = None) -> Pl
     return catalog
 
 
+@dataclass(frozen=True, order=True)
+class JavaComponent:
+    """A converter, header converter, transformation or predicate of a Java plugin location:
+    listed with the plugins, and used by the Java connectors that name it, in their JVM; not
+    offered to Python connectors."""
+
+    class_name: str
+    type: str
+    version: str
+    location: Path
+
+
 @dataclass(frozen=True)
 class PluginCatalog:
     """The installed plugins, with the name and version rules of KIP-891."""
 
     plugins: tuple[PluginDescriptor, ...]
     broken: tuple[BrokenPlugin, ...] = ()
+    java_components: tuple[JavaComponent, ...] = ()
 
     def versions_of(
         self, name: str, types: Sequence[str] = CONNECTOR_TYPES

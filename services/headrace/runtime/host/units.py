@@ -25,6 +25,7 @@ from headrace.core.model.connectorconfig import (
 from headrace.core.model.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
 from headrace.core.observability import log
 from headrace.runtime import watchdog
+from headrace.runtime.converted import Converted
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.sdk.config import ConfigValue
@@ -184,7 +185,8 @@ class ConnectorUnit:
         """Validates, starts the plugin's connector and asks it for its task configs."""
         max_tasks = tasks_max(self.config)
         raise_errors(self.connector.validate(self.config))
-        parse_chain(self.config).close()  # every transform and predicate problem, by key
+        if not issubclass(self.connector.task_class(), Converted):  # else where they run
+            parse_chain(self.config).close()  # every transform and predicate problem, by key
         if isinstance(self.connector, SourceConnector):
             check_support(
                 transactions(self.config),
