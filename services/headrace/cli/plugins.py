@@ -105,6 +105,8 @@ def install(coordinate: str, entry: Path | None) -> None:
     except PluginError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"installed {coordinate} in {folder}")
-    for manifest in found:
+    for manifest in found.manifests:
         plugin = read_manifest(manifest)
         click.echo(f"  {plugin.type:<16} {plugin.class_name} {plugin.version}")
+    for kind, class_name, version in found.components:
+        click.echo(f"  {kind:<16} {class_name} {version}")

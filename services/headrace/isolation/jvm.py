@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import project_home
@@ -180,22 +181,22 @@ COMPONENT_TYPES = ("converter", "header_converter", "transformation", "predicate
 _COMPONENTS = "components.json"
 
 
-def scan(location: Path, cache: Path) -> list[Path]:
-    """The manifests of the connectors ``location`` holds, scanned by the JVM host unless its
-    content was scanned before; PluginError with the JVM's reason when it cannot be."""
+class Scan(NamedTuple):
+    """What a location holds: a manifest per connector, and its converters, header converters,
+    transformations and predicates, which its Java connectors may name."""
+
+    manifests: list[Path]
+    components: list[Scanned]
+
+
+def scan(location: Path, cache: Path) -> Scan:
+    """What ``location`` holds, scanned by the JVM host unless its content was scanned before;
+    PluginError with the JVM's reason when it cannot be."""
     folder = cache / fingerprint(location)
     if not folder.is_dir():
         _write_scan(location, folder, _run_scan(location, cache))
-    return sorted(folder.glob(f"*/{_MANIFEST}"))
-
-
-def components(location: Path, cache: Path) -> list[Scanned]:
-    """The converters, header converters, transformations and predicates of a location that
-    :func:`scan` scanned: what its Java connectors may name, listed with the plugins."""
-    written = cache / fingerprint(location) / _COMPONENTS
-    if not written.is_file():
-        return []
-    return [(kind, name, version) for kind, name, version in json.loads(written.read_text())]
+    listed = json.loads((folder / _COMPONENTS).read_text())
+    return Scan(sorted(folder.glob(f"*/{_MANIFEST}")), [(k, n, v) for k, n, v in listed])
 
 
 def _run_scan(location: Path, cache: Path) -> list[Scanned]:

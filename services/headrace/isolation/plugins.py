@@ -218,13 +218,14 @@ def _java_manifests(
     manifests: list[Path] = []
     for location in jvm.locations(entry):
         try:
-            manifests += jvm.scan(location, cache)
+            scanned = jvm.scan(location, cache)
         except PluginError as exc:
             broken.append(BrokenPlugin(location, str(exc)))
             continue
+        manifests += scanned.manifests
         components.update(
             JavaComponent(name, kind, version, location.resolve())
-            for kind, name, version in jvm.components(location, cache)
+            for kind, name, version in scanned.components
         )
     return manifests
 

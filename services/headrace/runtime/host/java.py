@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple, cast
 
+from headrace.components.converters import Converter, HeaderConverter
 from headrace.components.errorpolicy import Message, RecordError
 from headrace.core.model.configinfo import ConfigInfos
 from headrace.core.model.wire import config_infos_from_pb
@@ -252,9 +253,12 @@ class JavaSinkTask(_JavaTask, Converted, SinkTask):
         await self._start_task(config)
 
     async def put(self, records: list[SinkRecord]) -> None:
-        await self.put_consumed(
-            [as_consumed(r, self.key_converter, self.value_converter) for r in records]
-        )
+        await self.put_consumed([as_consumed(r, *self._converters) for r in records])
+
+    @property
+    def _converters(self) -> tuple[Converter, Converter, HeaderConverter]:
+        """The pass-through converters, for a record made of a message or the other way."""
+        return self.key_converter, self.value_converter, self.header_converter
 
     async def put_consumed(self, messages: Sequence[Message]) -> None:
         request = pb.PutRequest(
@@ -267,9 +271,7 @@ class JavaSinkTask(_JavaTask, Converted, SinkTask):
         for failure in answer.skipped:
             if not 0 <= failure.index < len(messages):
                 raise failure_error(failure)
-            record = to_sink_record(
-                messages[failure.index], self.key_converter, self.value_converter
-            )
+            record = to_sink_record(messages[failure.index], *self._converters)
             await self.context.errant_record_reporter.report(record, failure_error(failure))
 
     async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
