@@ -48,7 +48,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None]:
             yield
         finally:
             faulthandler.cancel_dump_traceback_later()
-    HANG_REPORT.unlink()
+    HANG_REPORT.unlink(missing_ok=True)  # another session in this checkout may have taken it
 
 
 @pytest.fixture(scope="session")

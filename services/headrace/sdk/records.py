@@ -8,8 +8,9 @@ partition's records as columns, what it may receive in ``put_batch``. Headers ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from headrace.sdk.data import Schema
@@ -72,7 +73,8 @@ class SourceBatch:
     Python loop, for instance) and stores ``source_offset`` (the position after the batch's last
     record) once the whole batch is in Kafka. What is per record in ``SourceRecord`` is one value
     per column here; ``partition``, ``timestamp`` (None: the time of sending), ``headers`` and the
-    schemas hold for every record of the batch.
+    schemas hold for every record of the batch. ``timestamps``, one per record, may stand
+    instead of ``timestamp``.
 
     The batch and per-record paths put the same bytes in Kafka for the same records. If a
     column cannot be converted as a whole, the runtime falls back to ``records()``, so a bad
@@ -89,10 +91,16 @@ class SourceBatch:
     headers: Headers = ()
     key_schema: Schema | None = None
     value_schema: Schema | None = None
+    timestamps: Column | None = None
 
     def __post_init__(self) -> None:
         if self.keys is not None and len(self.keys) != len(self.values):
             raise ValueError(f"{len(self.keys)} keys for {len(self.values)} values")
+        if self.timestamps is not None:
+            if self.timestamp is not None:
+                raise ValueError("a batch has one timestamp or one per record, not both")
+            if len(self.timestamps) != len(self.values):
+                raise ValueError(f"{len(self.timestamps)} timestamps for {len(self.values)} values")
 
     def __len__(self) -> int:
         return len(self.values)
@@ -101,6 +109,7 @@ class SourceBatch:
         """The batch one record at a time; each carries the batch's ``source_offset``."""
         values = _python(self.values)
         keys = [None] * len(values) if self.keys is None else _python(self.keys)
+        stamps = self.stamps()
         return [
             SourceRecord(
                 self.source_partition,
@@ -110,12 +119,18 @@ class SourceBatch:
                 key=key,
                 partition=self.partition,
                 headers=self.headers,
-                timestamp=self.timestamp,
+                timestamp=stamp,
                 key_schema=self.key_schema,
                 value_schema=self.value_schema,
             )
-            for key, value in zip(keys, values, strict=True)
+            for key, value, stamp in zip(keys, values, stamps, strict=False)
         ]
+
+    def stamps(self) -> Iterable[int | None]:
+        """Each record's timestamp, in order (endless when the batch has one for all)."""
+        if self.timestamps is None:
+            return repeat(self.timestamp)
+        return _python(self.timestamps)
 
 
 def _python(column: Column) -> list[Any]:

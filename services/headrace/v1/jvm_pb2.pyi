@@ -231,17 +231,37 @@ class PollRequest(_message.Message):
     task: int
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ...) -> None: ...
 
+class ProducedBatch(_message.Message):
+    __slots__ = ("topic", "partition", "source_partition", "source_offset", "values", "keys", "timestamps")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PARTITION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    partition: int
+    source_partition: str
+    source_offset: str
+    values: _containers.RepeatedScalarFieldContainer[bytes]
+    keys: _containers.RepeatedScalarFieldContainer[bytes]
+    timestamps: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., source_partition: _Optional[str] = ..., source_offset: _Optional[str] = ..., values: _Optional[_Iterable[bytes]] = ..., keys: _Optional[_Iterable[bytes]] = ..., timestamps: _Optional[_Iterable[int]] = ...) -> None: ...
+
 class PollResponse(_message.Message):
-    __slots__ = ("records", "failed", "commit_requested", "abort_requested")
+    __slots__ = ("records", "batch", "failed", "commit_requested", "abort_requested")
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
     COMMIT_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     ABORT_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[ProducedRecord]
+    batch: ProducedBatch
     failed: RecordFailure
     commit_requested: bool
     abort_requested: bool
-    def __init__(self, records: _Optional[_Iterable[_Union[ProducedRecord, _Mapping]]] = ..., failed: _Optional[_Union[RecordFailure, _Mapping]] = ..., commit_requested: _Optional[bool] = ..., abort_requested: _Optional[bool] = ...) -> None: ...
+    def __init__(self, records: _Optional[_Iterable[_Union[ProducedRecord, _Mapping]]] = ..., batch: _Optional[_Union[ProducedBatch, _Mapping]] = ..., failed: _Optional[_Union[RecordFailure, _Mapping]] = ..., commit_requested: _Optional[bool] = ..., abort_requested: _Optional[bool] = ...) -> None: ...
 
 class Acknowledged(_message.Message):
     __slots__ = ("polled", "topic", "partition", "offset", "timestamp", "written")

@@ -83,12 +83,15 @@ class ByteArrayConverter:
     def from_connect_column(
         self, topic: str, schema: Schema | None, values: Column
     ) -> list[bytes | None] | None:
-        """A pyarrow binary column's bytes; None when the column is anything else."""
+        """A pyarrow binary column's bytes, or a list of bytes as it is; None when the column
+        is anything else."""
         if isinstance(values, pa.Array) and (
             pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
         ):
             encoded: list[bytes | None] = values.to_pylist()
             return encoded
+        if isinstance(values, list) and all(type(v) is bytes for v in values):
+            return values
         return None
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:

@@ -36,7 +36,13 @@ from headrace.sdk.connector import (
     SinkConnector,
     SourceConnector,
 )
-from headrace.sdk.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from headrace.sdk.records import (
+    RecordMetadata,
+    SinkRecord,
+    SourceBatch,
+    SourceRecord,
+    TopicPartition,
+)
 from headrace.sdk.task import SinkTask, SourceTask
 from headrace.v1 import jvm_pb2 as pb
 
@@ -193,11 +199,15 @@ class JavaSourceTask(_JavaTask, Converted, SourceTask):
         started = await self._start_task(config, offsets=offsets, transactions=transactions)
         self.commits_records = started.commits_records
 
-    async def poll(self) -> list[SourceRecord]:
+    async def poll(self) -> list[SourceRecord] | SourceBatch:
         request = pb.PollRequest(connector=self.context.connector, task=self.context.task)
         answer = await self.host.acall("Poll", request)
         if answer.HasField("failed"):
             raise failure_error(answer.failed)
+        if answer.HasField("batch"):
+            self._polled = {}
+            self._request_boundaries(answer)
+            return source_batch(answer.batch)
         partitions: dict[str, Any] = {}
         polled = [source_record(produced, partitions) for produced in answer.records]
         if self.commits_records:
@@ -213,11 +223,18 @@ class JavaSourceTask(_JavaTask, Converted, SourceTask):
                     context.commit_transaction(one.record)
                 if produced.abort_after:
                     context.abort_transaction(one.record)
-            if answer.commit_requested:
-                context.commit_transaction()
-            if answer.abort_requested:
-                context.abort_transaction()
+        self._request_boundaries(answer)
         return [one.record for one in polled]
+
+    def _request_boundaries(self, answer: pb.PollResponse) -> None:
+        """What the task asked of its TransactionContext for the whole poll."""
+        context = self.context.transaction_context
+        if context is None:
+            return
+        if answer.commit_requested:
+            context.commit_transaction()
+        if answer.abort_requested:
+            context.abort_transaction()
 
     def outcome(self, record: SourceRecord) -> SourceRecord | None:
         """The record as the loop's transformation step sees it: None when the JVM's
@@ -345,6 +362,19 @@ def source_record(produced: pb.ProducedRecord, partitions: dict[str, Any] | None
     failure = failure_error(produced.failure) if produced.HasField("failure") else None
     kept = not produced.dropped and failure is None
     return Polled(record, produced.polled, kept, failure)
+
+
+def source_batch(batch: pb.ProducedBatch) -> SourceBatch:
+    """A poll the JVM gave as columns (converted, transformed), for the loop's batch path."""
+    return SourceBatch(
+        source_partition=json.loads(batch.source_partition),
+        source_offset=json.loads(batch.source_offset) if batch.source_offset else {},
+        topic=batch.topic,
+        values=list(batch.values),
+        keys=list(batch.keys) if batch.keys else None,
+        partition=batch.partition if batch.HasField("partition") else None,
+        timestamps=list(batch.timestamps) if batch.timestamps else None,
+    )
 
 
 def acknowledgement(polled: int, metadata: RecordMetadata | None) -> pb.Acknowledged:

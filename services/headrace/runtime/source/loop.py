@@ -176,8 +176,14 @@ class SourceRunner(LoopBase):
             for segment in plan([], self._settings, asked, due):
                 await self._end(segment.then)
             return
-        # Columns only with no transform to apply: transforms take one record at a time.
-        batch = polled if isinstance(polled, SourceBatch) and self._chain.is_empty else None
+        # Columns only with no transform to apply here: transforms take one record at a time
+        # (a converted task's batch holds records transformed and kept where they were made).
+        batch = (
+            polled
+            if isinstance(polled, SourceBatch)
+            and (self._chain.is_empty or isinstance(self._chain, Outcomes))
+            else None
+        )
         columns = None
         if batch is not None:
             layouts = await self._layouts(transactions, {batch.topic})
@@ -285,7 +291,7 @@ class SourceRunner(LoopBase):
                 keys,
                 values,
                 repeat(headers),
-                repeat(batch.timestamp),
+                batch.stamps(),
                 strict=False,  # the repeats are endless; keys and values are as long
             )
         )

@@ -13,6 +13,7 @@ from headrace.runtime.host.java import (
     config_def,
     consumed_record,
     failure_error,
+    source_batch,
     source_record,
 )
 from headrace.sdk.config import Type
@@ -62,6 +63,40 @@ def test_the_records_of_one_poll_share_each_source_partition_they_name() -> None
     )
     assert one.source_partition is two.source_partition  # read once: the loop's key is made once
     assert (one.source_partition, other.source_partition) == ({"file": "a"}, {"file": "b"})
+
+
+def test_a_poll_as_columns_is_a_batch_ending_at_its_last_offset() -> None:
+    batch = source_batch(
+        pb.ProducedBatch(
+            topic="lines",
+            source_partition='{"filename": "in.txt"}',
+            source_offset='{"position": 20}',
+            values=[b"one", b"", b"three"],
+            timestamps=[5, 6, 7],
+        )
+    )
+    records = batch.records()
+    assert [(r.value, r.key, r.timestamp, r.partition) for r in records] == [
+        (b"one", None, 5, None),
+        (b"", None, 6, None),  # an empty value is a value
+        (b"three", None, 7, None),
+    ]
+    assert {r.topic for r in records} == {"lines"}
+    assert batch.source_partition == {"filename": "in.txt"}
+    assert batch.source_offset == {"position": 20}
+
+
+def test_a_batch_keeps_its_keys_and_partition_and_leaves_no_timestamp_to_the_loop() -> None:
+    batch = source_batch(
+        pb.ProducedBatch(
+            topic="t", partition=3, source_partition="{}", values=[b"v1", b"v2"], keys=[b"", b"k"]
+        )
+    )
+    assert [(r.key, r.value, r.partition, r.timestamp) for r in batch.records()] == [
+        (b"", b"v1", 3, None),
+        (b"k", b"v2", 3, None),
+    ]
+    assert batch.source_offset == {}
 
 
 def test_a_dropped_record_is_not_kept_and_carries_no_error() -> None:

@@ -6,10 +6,13 @@ import headrace.v1.Jvm.Acknowledged;
 import headrace.v1.Jvm.Header;
 import headrace.v1.Jvm.JvmStartTaskRequest;
 import headrace.v1.Jvm.PollResponse;
+import headrace.v1.Jvm.ProducedBatch;
 import headrace.v1.Jvm.ProducedRecord;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -65,15 +68,18 @@ final class SourceRun {
         });
     }
 
-    /** Whether the task has a commitRecord of its own: SourceTask's does nothing. */
+    /** Whether the task has a commitRecord of its own: SourceTask's does nothing. Kafka 4 took
+     * away the one-argument form, so each form counts only where the API still has it. */
     static boolean commitsRecords(Class<?> taskClass) {
+        return overrides(taskClass, SourceRecord.class, RecordMetadata.class)
+                || overrides(taskClass, SourceRecord.class);
+    }
+
+    private static boolean overrides(Class<?> taskClass, Class<?>... parameters) {
         try {
-            return taskClass.getMethod("commitRecord", SourceRecord.class, RecordMetadata.class)
-                            .getDeclaringClass() != SourceTask.class
-                    || taskClass.getMethod("commitRecord", SourceRecord.class)
-                            .getDeclaringClass() != SourceTask.class;
+            return taskClass.getMethod("commitRecord", parameters).getDeclaringClass() != SourceTask.class;
         } catch (NoSuchMethodException e) {
-            return true;
+            return false; // not in this version of the API, so not the task's either
         }
     }
 
@@ -156,6 +162,9 @@ final class SourceRun {
         if (polled == null) {
             return boundaries.endOfPoll(response).build();
         }
+        List<ProducedRecord.Builder> outs = new ArrayList<>(polled.size());
+        List<SourceRecord> written = new ArrayList<>(polled.size());
+        List<Pipeline.Produced> bytes = new ArrayList<>(polled.size());
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             for (SourceRecord record : polled) {
                 long id = next++;
@@ -169,12 +178,14 @@ final class SourceRun {
                         .setSourceOffset(Json.write(record.sourceOffset()))
                         .setCommitAfter(boundaries.commitAfter(record))
                         .setAbortAfter(boundaries.abortAfter(record));
+                SourceRecord transformed = null;
+                Pipeline.Produced produced = null;
                 try {
-                    SourceRecord transformed = pipeline.transform(record);
+                    transformed = pipeline.transform(record);
                     if (transformed == null) {
                         out.setDropped(true);
                     } else {
-                        encode(out, transformed, pipeline.produce(transformed));
+                        produced = pipeline.produce(transformed);
                     }
                 } catch (Pipeline.StageFailure failure) {
                     if (!pipeline.tolerateAll) {
@@ -186,11 +197,85 @@ final class SourceRun {
                     out.setFailure(Failures.record(-1, failure, record.topic()).toBuilder()
                             .setSourcePartition(out.getSourcePartition()));
                 }
-                response.addRecords(out);
+                outs.add(out);
+                written.add(transformed);
+                bytes.add(produced);
+            }
+        }
+        ProducedBatch batch = commitsRecords ? null : batch(outs, written, bytes);
+        if (batch != null) {
+            response.setBatch(batch);
+        } else {
+            for (int i = 0; i < outs.size(); i++) {
+                if (bytes.get(i) != null) {
+                    encode(outs.get(i), written.get(i), bytes.get(i));
+                }
+                response.addRecords(outs.get(i));
             }
         }
         return boundaries.endOfPoll(response).build();
     }
+
+    /**
+     * The poll's records as columns, when nothing sets one apart: all of one source partition,
+     * for one topic and Kafka partition, none dropped or failed or ending a transaction, none
+     * with headers or a null value, and keys and timestamps on all or on none. Null otherwise:
+     * the records then go one by one. The batch's offset is the last record's.
+     */
+    private static ProducedBatch batch(
+            List<ProducedRecord.Builder> outs, List<SourceRecord> written, List<Pipeline.Produced> bytes) {
+        if (outs.isEmpty()) {
+            return null;
+        }
+        ProducedRecord.Builder first = outs.get(0);
+        SourceRecord head = written.get(0);
+        if (head == null) {
+            return null;
+        }
+        boolean keyed = bytes.get(0).key() != null;
+        boolean stamped = stamped(head);
+        for (int i = 0; i < outs.size(); i++) {
+            ProducedRecord.Builder out = outs.get(i);
+            SourceRecord record = written.get(i);
+            Pipeline.Produced produced = bytes.get(i);
+            if (record == null
+                    || produced == null
+                    || out.getCommitAfter()
+                    || out.getAbortAfter()
+                    || produced.value() == null
+                    || produced.headers().iterator().hasNext()
+                    || (produced.key() != null) != keyed
+                    || stamped(record) != stamped
+                    || !record.topic().equals(head.topic())
+                    || !Objects.equals(record.kafkaPartition(), head.kafkaPartition())
+                    || !out.getSourcePartition().equals(first.getSourcePartition())) {
+                return null;
+            }
+        }
+        ProducedBatch.Builder batch = ProducedBatch.newBuilder()
+                .setTopic(head.topic())
+                .setSourcePartition(first.getSourcePartition())
+                .setSourceOffset(outs.get(outs.size() - 1).getSourceOffset());
+        if (head.kafkaPartition() != null) {
+            batch.setPartition(head.kafkaPartition());
+        }
+        for (int i = 0; i < outs.size(); i++) {
+            Pipeline.Produced produced = bytes.get(i);
+            batch.addValues(ByteString.copyFrom(produced.value()));
+            if (keyed) {
+                batch.addKeys(ByteString.copyFrom(produced.key()));
+            }
+            if (stamped) {
+                batch.addTimestamps(written.get(i).timestamp());
+            }
+        }
+        return batch.build();
+    }
+
+    private static boolean stamped(SourceRecord record) {
+        return record.timestamp() != null && record.timestamp() >= 0;
+    }
+
 
     private static void encode(ProducedRecord.Builder out, SourceRecord record, Pipeline.Produced bytes) {
         out.setTopic(record.topic());
@@ -203,7 +288,7 @@ final class SourceRun {
         if (bytes.value() != null) {
             out.setValue(ByteString.copyFrom(bytes.value()));
         }
-        if (record.timestamp() != null && record.timestamp() >= 0) {
+        if (stamped(record)) {
             out.setTimestamp(record.timestamp());
         }
         for (org.apache.kafka.common.header.Header header : bytes.headers()) {
