@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from itertools import groupby
+from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple, cast
 
 from headrace.components.converters import Converter, HeaderConverter
@@ -278,11 +280,11 @@ class JavaSinkTask(_JavaTask, Converted, SinkTask):
         return self.key_converter, self.value_converter, self.header_converter
 
     async def put_consumed(self, messages: Sequence[Message]) -> None:
-        request = pb.PutRequest(
-            connector=self.context.connector,
-            task=self.context.task,
-            records=[consumed_record(m) for m in messages],
-        )
+        request = pb.PutRequest(connector=self.context.connector, task=self.context.task)
+        if any(m.headers for m in messages):
+            request.records.extend(consumed_record(m) for m in messages)
+        else:
+            request.batches.extend(consumed_batches(messages))
         answer = await self.host.acall("Put", request)
         self._follow(answer.requests)
         for failure in answer.skipped:
@@ -412,6 +414,42 @@ def consumed_record(message: Message) -> pb.ConsumedRecord:
             for k, v in message.headers
         )
     return consumed
+
+
+def consumed_batches(messages: Sequence[Message]) -> list[pb.ConsumedBatch]:
+    """Consumed messages without headers as the JVM takes them: each run of one
+    topic-partition (and timestamp type) as columns, in order."""
+    batches = []
+    for (topic, partition, kind), run in groupby(messages, _run_of):
+        group = list(run)
+        keys = [m.key for m in group]
+        values = [m.value for m in group]
+        batch = pb.ConsumedBatch(
+            topic=topic,
+            partition=partition,
+            offsets=[m.offset for m in group],
+            timestamps=[-1 if m.timestamp is None else m.timestamp for m in group],
+            timestamp_type=TIMESTAMP_TYPES.get(kind, "CreateTime"),
+        )
+        _column(batch.keys, batch.key_null, keys)
+        _column(batch.values, batch.value_null, values)
+        batches.append(batch)
+    return batches
+
+
+_run_of = attrgetter("topic", "partition", "timestamp_type")
+
+
+def _column(column: Any, nulls: Any, cells: list[bytes | None]) -> None:
+    """A batch's keys or values: none when all are null, else each, nulls marked."""
+    nulls_in = cells.count(None)
+    if nulls_in == len(cells):
+        return
+    if nulls_in:
+        nulls.extend(cell is None for cell in cells)
+        column.extend(b"" if cell is None else cell for cell in cells)
+    else:
+        column.extend(cells)
 
 
 def partition_offset(tp: TopicPartition, offset: int) -> pb.TopicPartitionOffset:

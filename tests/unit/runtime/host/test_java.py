@@ -11,6 +11,7 @@ from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, Val
 from headrace.runtime.host.java import (
     acknowledgement,
     config_def,
+    consumed_batches,
     consumed_record,
     failure_error,
     source_batch,
@@ -170,6 +171,65 @@ def test_a_consumed_record_crosses_as_the_bytes_it_was(
     else:  # as the broker stamped it: Connect's SinkRecord carries the type too
         kind = "LogAppendTime" if timestamp_type == 1 else "CreateTime"
         assert (consumed.timestamp, consumed.timestamp_type) == (timestamp, kind)
+
+
+def _as_read(batch: pb.ConsumedBatch) -> list[tuple]:
+    """A batch's records as the JVM reads them: an empty column is all nulls, a marked cell
+    one null; a timestamp below 0 has no type."""
+
+    def cell(column: list[bytes], nulls: list[bool], i: int) -> bytes | None:
+        return None if not column or (nulls and nulls[i]) else column[i]
+
+    return [
+        (
+            batch.topic,
+            batch.partition,
+            offset,
+            cell(list(batch.keys), list(batch.key_null), i),
+            cell(list(batch.values), list(batch.value_null), i),
+            (-1, "NoTimestampType") if stamp < 0 else (stamp, batch.timestamp_type),
+        )
+        for i, (offset, stamp) in enumerate(zip(batch.offsets, batch.timestamps, strict=True))
+    ]
+
+
+consumed_messages = st.lists(
+    st.builds(
+        lambda tp, offset, stamp, kind, key, value: ConsumerRecord(
+            tp[0], tp[1], offset, stamp, kind, key, value, None, -1, -1, ()
+        ),
+        st.sampled_from([("a", 0), ("a", 1), ("b", 0)]),
+        st.integers(min_value=0, max_value=2**40),
+        st.just(-1) | st.integers(min_value=0, max_value=2**42),
+        st.sampled_from([0, 1]),
+        optional_bytes,
+        optional_bytes,
+    ),
+    max_size=12,
+)
+
+
+@given(messages=consumed_messages)
+def test_consumed_messages_cross_as_columns_in_their_order(messages: list) -> None:
+    batches = [
+        pb.ConsumedBatch.FromString(b.SerializeToString()) for b in consumed_batches(messages)
+    ]
+    read = [one for batch in batches for one in _as_read(batch)]
+    kinds = {0: "CreateTime", 1: "LogAppendTime"}
+    assert read == [
+        (
+            m.topic,
+            m.partition,
+            m.offset,
+            m.key,
+            m.value,
+            (-1, "NoTimestampType") if m.timestamp < 0 else (m.timestamp, kinds[m.timestamp_type]),
+        )
+        for m in messages
+    ]
+    # one batch per run of one topic-partition and timestamp type
+    runs = [(m.topic, m.partition, m.timestamp_type) for m in messages]
+    assert len(batches) == sum(1 for i, r in enumerate(runs) if i == 0 or runs[i - 1] != r)
 
 
 def test_the_java_config_def_gives_each_key_its_type() -> None:

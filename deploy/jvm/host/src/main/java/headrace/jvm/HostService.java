@@ -206,7 +206,7 @@ final class HostService extends JvmPluginHostGrpc.JvmPluginHostImplBase {
 
     @Override
     public void put(PutRequest request, StreamObserver<PutResponse> out) {
-        answer(out, () -> found(sinks, unit(request.getConnector(), request.getTask())).put(request.getRecordsList()));
+        answer(out, () -> found(sinks, unit(request.getConnector(), request.getTask())).put(request));
     }
 
     @Override

@@ -1,9 +1,12 @@
 package headrace.jvm;
 
+import com.google.protobuf.ByteString;
 import headrace.connect.DeletionAware;
+import headrace.v1.Jvm.ConsumedBatch;
 import headrace.v1.Jvm.ConsumedRecord;
 import headrace.v1.Jvm.Header;
 import headrace.v1.Jvm.JvmStartTaskRequest;
+import headrace.v1.Jvm.PutRequest;
 import headrace.v1.Jvm.PutResponse;
 import headrace.v1.Jvm.RecordFailure;
 import headrace.v1.Jvm.SinkRequests;
@@ -146,20 +149,23 @@ final class SinkRun {
         return CompletableFuture.completedFuture(null);
     }
 
-    synchronized PutResponse put(List<ConsumedRecord> consumed) {
+    synchronized PutResponse put(PutRequest request) {
+        List<Consumed> consumed = Consumed.of(request);
         PutResponse.Builder response = PutResponse.newBuilder();
         List<SinkRecord> records = new ArrayList<>(consumed.size());
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             for (int i = 0; i < consumed.size(); i++) {
-                ConsumedRecord in = consumed.get(i);
+                Consumed in = consumed.get(i);
                 try {
-                    SinkRecord record = pipeline.transform(convert(in));
+                    SinkRecord record = pipeline.transform(pipeline.consume(
+                            in.topic(), in.partition(), in.offset(), in.key(), in.value(),
+                            in.headers(), in.timestamp(), in.timestampType()));
                     if (record != null) {
                         records.add(record);
                         putting.put(record, i);
                     }
                 } catch (Pipeline.StageFailure failure) {
-                    response.addSkipped(Failures.record(i, failure, in.getTopic()));
+                    response.addSkipped(Failures.record(i, failure, in.topic()));
                     if (!pipeline.tolerateAll) {
                         putting.clear();
                         return response.setRequests(takeRequests()).build();
@@ -177,20 +183,48 @@ final class SinkRun {
         return response.setRequests(takeRequests()).build();
     }
 
-    private SinkRecord convert(ConsumedRecord in) {
-        RecordHeaders headers = new RecordHeaders();
-        for (Header header : in.getHeadersList()) {
-            headers.add(header.getKey(), header.hasValue() ? header.getValue().toByteArray() : null);
+    /** A consumed record's bytes and place, however it crossed. */
+    record Consumed(
+            String topic, int partition, long offset, byte[] key, byte[] value,
+            RecordHeaders headers, long timestamp, TimestampType timestampType) {
+
+        /** A put's records in the request's order: one by one, then batch after batch. */
+        static List<Consumed> of(PutRequest request) {
+            List<Consumed> all = new ArrayList<>(request.getRecordsCount());
+            for (ConsumedRecord in : request.getRecordsList()) {
+                RecordHeaders headers = new RecordHeaders();
+                for (Header header : in.getHeadersList()) {
+                    headers.add(header.getKey(), header.hasValue() ? header.getValue().toByteArray() : null);
+                }
+                String type = in.getTimestampType().isEmpty() ? "NoTimestampType" : in.getTimestampType();
+                all.add(new Consumed(
+                        in.getTopic(), in.getPartition(), in.getOffset(),
+                        in.hasKey() ? in.getKey().toByteArray() : null,
+                        in.hasValue() ? in.getValue().toByteArray() : null,
+                        headers, in.getTimestamp(), TimestampType.forName(type)));
+            }
+            for (ConsumedBatch batch : request.getBatchesList()) {
+                TimestampType stamped = TimestampType.forName(batch.getTimestampType());
+                for (int i = 0; i < batch.getOffsetsCount(); i++) {
+                    long timestamp = batch.getTimestamps(i);
+                    all.add(new Consumed(
+                            batch.getTopic(), batch.getPartition(), batch.getOffsets(i),
+                            cell(batch.getKeysList(), batch.getKeyNullList(), i),
+                            cell(batch.getValuesList(), batch.getValueNullList(), i),
+                            new RecordHeaders(),
+                            timestamp < 0 ? -1 : timestamp,
+                            timestamp < 0 ? TimestampType.NO_TIMESTAMP_TYPE : stamped));
+                }
+            }
+            return all;
         }
-        return pipeline.consume(
-                in.getTopic(),
-                in.getPartition(),
-                in.getOffset(),
-                in.hasKey() ? in.getKey().toByteArray() : null,
-                in.hasValue() ? in.getValue().toByteArray() : null,
-                headers,
-                in.getTimestamp(),
-                TimestampType.forName(in.getTimestampType().isEmpty() ? "NoTimestampType" : in.getTimestampType()));
+
+        private static byte[] cell(List<ByteString> column, List<Boolean> nulls, int i) {
+            if (column.isEmpty() || (!nulls.isEmpty() && nulls.get(i))) {
+                return null;
+            }
+            return column.get(i).toByteArray();
+        }
     }
 
     /** preCommit (which flushes, unless the task overrides it): the offsets it lets commit. */
