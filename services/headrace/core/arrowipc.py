@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def ipc_stream(table: pa.Table) -> bytes:
     """The table as an Arrow IPC stream."""
+    import pyarrow as pa  # loaded where tables are (headrace.core.columns)
+
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -15,4 +20,6 @@ def ipc_stream(table: pa.Table) -> bytes:
 
 def read_stream(data: bytes) -> pa.Table:
     """The rows of an Arrow IPC stream."""
+    import pyarrow as pa
+
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()

@@ -19,6 +19,8 @@ Converters, transformations and predicates can be plugins too; their contracts
 ``headrace.sdk.components``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from headrace.sdk.components import (
     Converter,
     HeaderConverter,
@@ -83,13 +85,6 @@ from headrace.sdk.records import (
     SourceRecord,
     TopicPartition,
 )
-from headrace.sdk.tablesink import (
-    PARTITION_BY,
-    TABLE_SINK_CONFIG,
-    TOPICS_CONFIG,
-    TableSinkConnector,
-    TableSinkTask,
-)
 from headrace.sdk.task import (
     ErrantRecordReporter,
     OffsetReader,
@@ -100,6 +95,30 @@ from headrace.sdk.task import (
     Task,
     TransactionContext,
 )
+
+_TABLE_SINK = frozenset(
+    {"PARTITION_BY", "TABLE_SINK_CONFIG", "TOPICS_CONFIG", "TableSinkConnector", "TableSinkTask"}
+)
+"""The table sink's names, imported on first use: the table sink needs pyarrow, which a process
+that runs no table sink (a Java plugin's, a worker) need not load."""
+
+if TYPE_CHECKING:
+    from headrace.sdk.tablesink import (
+        PARTITION_BY,
+        TABLE_SINK_CONFIG,
+        TOPICS_CONFIG,
+        TableSinkConnector,
+        TableSinkTask,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TABLE_SINK:
+        from headrace.sdk import tablesink
+
+        return getattr(tablesink, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DATE_NAME",

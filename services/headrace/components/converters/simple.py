@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from headrace.components.converters.base import NULL, SchemaAndValue
+from headrace.core.columns import is_arrow
 from headrace.sdk.data import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, Struct
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import Column
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _UTF8 = codecs.lookup("utf-8").name
 
@@ -34,8 +36,10 @@ class StringConverter:
     ) -> list[bytes | None] | None:
         """A pyarrow string column as UTF-8 bytes, without a Python step per value; None when
         the column is anything else (then each value goes through ``from_connect_data``)."""
-        if not (self._utf8 and isinstance(values, pa.Array)):
+        if not (self._utf8 and is_arrow(values)):
             return None
+        import pyarrow as pa
+
         if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
             return None
         binary = pa.binary() if pa.types.is_string(values.type) else pa.large_binary()
@@ -60,6 +64,8 @@ class StringConverter:
         encoding or text that is not UTF-8 (then each message is decoded on its own)."""
         if not self._utf8:
             return None
+        import pyarrow as pa
+
         try:
             return OPTIONAL_STRING_SCHEMA, pa.array(data, pa.binary()).cast(pa.string())
         except pa.ArrowInvalid:
@@ -85,9 +91,11 @@ class ByteArrayConverter:
     ) -> list[bytes | None] | None:
         """A pyarrow binary column's bytes, or a list of bytes as it is; None when the column
         is anything else."""
-        if isinstance(values, pa.Array) and (
-            pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
-        ):
+        if is_arrow(values):
+            import pyarrow as pa
+
+            if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+                return None
             encoded: list[bytes | None] = values.to_pylist()
             return encoded
         if isinstance(values, list) and all(type(v) is bytes for v in values):
@@ -105,6 +113,8 @@ class ByteArrayConverter:
         self, topic: str, data: Sequence[bytes | None]
     ) -> tuple[Schema, pa.Array] | None:
         """The messages as a pyarrow binary column."""
+        import pyarrow as pa
+
         return OPTIONAL_BYTES_SCHEMA, pa.array(data, pa.binary())
 
     def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:

@@ -23,11 +23,9 @@ import os
 import random
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from headrace.core.arrowipc import ipc_stream, read_stream
 from headrace.core.observability import log
@@ -37,6 +35,9 @@ from headrace.core.settings import Settings
 from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
+
+if TYPE_CHECKING:  # loaded where a table is written (headrace.core.columns)
+    import pyarrow as pa
 
 _RETRYABLE = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -92,6 +93,8 @@ class ExecutorClient:
             raise ValueError(f"the table has no {KAFKA_OFFSET_COLUMN!r} column")
         if table.num_rows == 0:
             return 0, 0
+        import pyarrow.compute as pc  # a table is here: pyarrow is loaded
+
         # Serializing tens of MiB takes a while; keep the event loop and the task's Kafka I/O free.
         data = await asyncio.to_thread(ipc_stream, table)
         offsets = table.column(KAFKA_OFFSET_COLUMN)

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-import pyarrow as pa
 from aiokafka import ConsumerRecord
 
 from headrace.components.converters import (
@@ -169,6 +168,8 @@ def to_sink_batch(
             headers = [decode_headers(header_converter, tp.topic, m.headers) for m in messages]
         except DataError:
             return None
+    import pyarrow as pa  # only for a task with the batch API: see headrace.core.columns
+
     return SinkBatch(
         tp.topic,
         tp.partition,
