@@ -10,9 +10,11 @@ one ``put_batch`` per partition whose records its converters turn into columns. 
 committed only after ``pre_commit`` (by default ``flush``) returned, so a record is never marked
 consumed before the plugin made it durable: at-least-once, or exactly-once for idempotent sinks.
 
-No stalls: while a flush runs, the loop fetches and converts the next batch, and hands it to the
-task once the flush has returned, so ``put`` and ``flush`` never overlap. A batch fetched before
-a rebalance is dropped: its partitions are read again from their committed offsets.
+No stalls: while the task takes a batch (its ``put``, then the flush when one is due), the loop
+fetches and converts the next one, and hands it over once the task is done, so the task is
+called for one thing at a time, and ``put`` and ``flush`` never overlap. A batch fetched before
+a rebalance, or before its partitions were sought, is dropped: its partitions are read again
+from where the task stands.
 
 When to flush: by default after every non-empty batch. ``flush.max.records`` (flush once that many
 records are pending) and ``offset.flush.interval.ms`` (flush once that long passed since the last
@@ -106,8 +108,8 @@ class SinkRunner(LoopBase):
         # Topic ids are asked over the consumer's own connections: it runs before any write.
         self._topics = TopicIdentity(lambda topics: topic_ids(self._kafka_client(), topics))
         self._lock = asyncio.Lock()  # one of: a batch, a flush, a rebalance callback
-        self._flushing: asyncio.Task[None] | None = None  # the flush in flight
-        self._epoch = 0  # rebalances so far: a fetch prepared before one is stale
+        self._flushing: asyncio.Task[None] | None = None  # the batch and flush in flight
+        self._epoch = 0  # rebalances and seeks so far: a fetch prepared before one is stale
         self._offsets = SinkOffsets(last_flush=time.monotonic())
         self._listener_error: BaseException | None = None
         self._closed = False
@@ -276,15 +278,17 @@ class SinkRunner(LoopBase):
                 raise ConfigException(self._matcher.failure)
             if batch is None:
                 break
-            # Converted while the previous flush may still be writing: the loop does not stall
-            # on a slow flush. One flush in flight and one batch ready, at most.
+            # Fetched and converted while the task still takes the previous batch: the loop
+            # stalls on neither. One batch with the task and one ready, at most.
             prepared = self._prepare(batch, epoch, changes) if batch else None
             await self._flushed()
-            async with self._lock:
-                if prepared is not None:
-                    await self._hand_over(prepared)
-                if self._offsets.flush_due(self._flush_policy, time.monotonic()):
-                    self._flushing = asyncio.create_task(self._flush_in_background())
+            if prepared is not None:
+                # A stale fetch is dropped here, while no other is under way: the seek that
+                # follows makes stale only fetches begun before it, and none is.
+                async with self._lock:
+                    if await self._dropped(prepared):
+                        prepared = None
+            self._flushing = asyncio.create_task(self._deliver(prepared))
             await self._measure_lag()
 
     async def _measure_lag(self) -> None:
@@ -320,6 +324,8 @@ class SinkRunner(LoopBase):
     def _seek_requested(self) -> None:
         assert self._consumer is not None
         sought, self._offsets = self._offsets.rewound(self.assignment())
+        if sought:
+            self._epoch += 1  # a fetch begun before the seek read from the old positions
         for tp, offset in sought.items():
             self._consumer.seek(KafkaTopicPartition(tp.topic, tp.partition), offset)
         if sought:
@@ -327,17 +333,21 @@ class SinkRunner(LoopBase):
                 "offsets_reset_by_task", offsets={str(tp): o for tp, o in sought.items()}
             )
 
-    async def _flush_in_background(self) -> None:
+    async def _deliver(self, prepared: Prepared | None) -> None:
+        """Hands a batch to the task, then flushes and commits if a flush is due."""
         try:
             async with self._lock:
-                await self._commit()
+                if prepared is not None:
+                    await self._hand_over(prepared)
+                if self._offsets.flush_due(self._flush_policy, time.monotonic()):
+                    await self._commit()
         except BaseException:
             self._broken = True  # what the task held may not be durable: commit nothing more
             raise
 
     async def _abandon_flush(self) -> None:
-        """Ends the flush in flight, if any, without waiting for it to finish its work; logs
-        the error it ended with, if it failed on its own."""
+        """Ends the batch and flush in flight, if any, without waiting for them to finish;
+        logs the error they ended with, if they failed on their own."""
         flushing, self._flushing = self._flushing, None
         if flushing is None:
             return
@@ -347,7 +357,7 @@ class SinkRunner(LoopBase):
             self._log.error("flush_failed", error=repr(flushing.exception()))
 
     async def _flushed(self) -> None:
-        """Waits for the flush in flight, if any; raises what it raised."""
+        """Waits for the batch and flush in flight, if any; raises what they raised."""
         flushing, self._flushing = self._flushing, None
         if flushing is not None:
             await flushing
@@ -437,21 +447,26 @@ class SinkRunner(LoopBase):
                 type(self._chain),
             ) from exc
 
-    async def _hand_over(self, prepared: Prepared) -> None:
-        """Gives the task a prepared fetch, unless a rebalance came since it began: then the
-        fetch is dropped, and every partition now assigned goes back to its committed offset (or
-        to where the task asked, in ``open``, to go on from). Nothing was handed over since the
-        rebalance, so that is where the task stands: no record of the fetch is lost (whether it
-        was read before the rebalance or after), and none is given twice. A fetch that began
-        before a request of the task (an offset, a pause) is dropped the same way, its partitions
-        back to the positions of what the task holds."""
+    async def _dropped(self, prepared: Prepared) -> bool:
+        """Drops a fetch that a rebalance or a seek came after it began (then every partition
+        now assigned goes back to where the task stands: the position of what it holds, its
+        committed offset, or where it asked in ``open`` to go on from), or a request of the task
+        (an offset, a pause: its partitions go back the same way). Nothing of it was handed over,
+        so no record of it is lost (whether read before the change or after), and none is given
+        twice. Returns whether it was dropped."""
         if prepared.epoch != self._epoch:
-            self._log.info("fetch_dropped_after_rebalance", records=prepared.fetched)
+            self._log.info("fetch_dropped_after_rebalance_or_seek", records=prepared.fetched)
             await self._seek_to_task(self.assignment())
-            return
+            return True
         if prepared.changes != self._offsets.changes:
             self._log.info("fetch_dropped_after_task_request", records=prepared.fetched)
             await self._seek_to_task(prepared.positions.keys())
+            return True
+        return False
+
+    async def _hand_over(self, prepared: Prepared) -> None:
+        """Gives the task a prepared fetch, unless it is stale (``_dropped``)."""
+        if await self._dropped(prepared):
             return
         self._originals = self._originals.with_fetch(prepared.messages, prepared.moved)
         delivered, skipped = self.delivered, self.skipped
@@ -483,6 +498,7 @@ class SinkRunner(LoopBase):
         sought to at its request) in this assignment, else the group's committed offset, else
         the start (``earliest``, as the consumer resets)."""
         assert self._consumer is not None
+        self._epoch += 1  # a fetch begun before the seek read from the old positions
         for tp in partitions:
             theirs = KafkaTopicPartition(tp.topic, tp.partition)
             position = self._offsets.positions.get(tp)
@@ -593,10 +609,10 @@ class SinkRunner(LoopBase):
 
 @dataclass
 class Prepared:
-    """One fetch, converted, waiting for the task (``epoch``: the rebalances seen before it;
-    ``changes``: the task's requests; ``fetched_at``: when it was fetched, monotonic), with the
-    messages it came from (``moved``: those a transform gave another topic or partition, by
-    where their record says it is)."""
+    """One fetch, converted, waiting for the task (``epoch``: the rebalances and seeks seen
+    before it; ``changes``: the task's requests; ``fetched_at``: when it was fetched,
+    monotonic), with the messages it came from (``moved``: those a transform gave another topic
+    or partition, by where their record says it is)."""
 
     epoch: int
     changes: int
