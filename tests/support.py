@@ -428,6 +428,7 @@ class Rest:
 
     def __init__(self, base: str) -> None:
         self.base = base
+        self.headers: Mapping[str, str] = {}  # the last answer's
 
     def __call__(
         self,
@@ -444,6 +445,8 @@ class Rest:
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 status, text = response.status, response.read()
+                self.headers = dict(response.headers)
         except urllib.error.HTTPError as error:
             status, text = error.code, error.read()
+            self.headers = dict(error.headers)
         return status, json.loads(text) if text else None

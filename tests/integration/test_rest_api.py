@@ -84,7 +84,7 @@ def test_the_server_says_what_it_is_and_that_it_is_healthy(rest: Rest) -> None:
 def test_a_connector_s_whole_lifecycle_over_rest(rest: Rest) -> None:
     config = {"connector.class": "Gen", "tasks.max": "1", "topic": "t"}
     status, created = rest("POST", "/connectors", {"name": "life", "config": config})
-    assert status == 201
+    assert status == 201 and rest.headers["Location"] == "/connectors/life"
     assert created == {
         "name": "life",
         "config": {**config, "name": "life"},
@@ -150,7 +150,15 @@ def test_a_connector_s_whole_lifecycle_over_rest(rest: Rest) -> None:
 
     status, fresh = rest("PUT", "/connectors/again/config", config)
     assert status == 201 and fresh["name"] == "again"
+    assert rest.headers["Location"] == "/connectors/again"
+    assert rest("PUT", "/connectors/again/config", config)[0] == 200
+    assert "Location" not in rest.headers  # an update creates nothing
     assert rest("DELETE", "/connectors/again") == (204, None)
+
+    status, _ = rest("POST", "/connectors", {"name": "a b?", "config": config})
+    assert status == 201 and rest.headers["Location"] == "/connectors/a%20b%3F"
+    assert rest("GET", rest.headers["Location"])[1]["name"] == "a b?"
+    assert rest("DELETE", "/connectors/a%20b%3F") == (204, None)
 
 
 BAD_REQUESTS = [

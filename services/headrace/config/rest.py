@@ -17,6 +17,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
@@ -126,6 +127,11 @@ def _task(request: web.Request) -> int:
         return int(raw)
     except ValueError:
         raise ConfigRejected(Problem.NOT_FOUND, f"task {raw!r} not found") from None
+
+
+def _location(name: str) -> dict[str, str]:
+    """Where a created connector is, as Connect's answer to a create says it."""
+    return {"Location": f"/connectors/{quote(name, safe='')}"}
 
 
 def info_json(view: ConnectorView) -> dict[str, Any]:
@@ -297,7 +303,7 @@ class ConnectApi:
                 choices = ", ".join(t.value for t in Target)
                 raise BadRequest(f"initial_state: {initial!r} is not one of {choices}") from None
         view = await self.commands.create(name, config, target)
-        return web.json_response(info_json(view), status=201)
+        return web.json_response(info_json(view), status=201, headers=_location(view.name))
 
     async def get(self, request: web.Request) -> web.Response:
         return web.json_response(
@@ -315,7 +321,9 @@ class ConnectApi:
     async def put_config(self, request: web.Request) -> web.Response:
         config = _strings(_config_map(await _json_body(request), "the body"))
         view, created = await self.commands.put_config(request.match_info["connector"], config)
-        return web.json_response(info_json(view), status=201 if created else 200)
+        if created:
+            return web.json_response(info_json(view), status=201, headers=_location(view.name))
+        return web.json_response(info_json(view))
 
     async def patch_config(self, request: web.Request) -> web.Response:
         changes = _config_map(await _json_body(request), "the body", nulls=True)
