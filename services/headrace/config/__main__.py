@@ -97,7 +97,8 @@ async def serve(
     async def server_info() -> dict[str, str]:
         return info
 
-    rest = web.AppRunner(app(ConnectApi(commands, server_info), security.policy), access_log=None)
+    api = ConnectApi(commands, server_info)
+    rest = web.AppRunner(app(api, security.policy), access_log=None)
     await rest.setup()
     host, port = split_address(rest_address)
     https = None if security.tls is None else tls.server_ssl_context(settings, security.tls)
@@ -110,7 +111,8 @@ async def serve(
     restarter = AutoRestarter(commands)
     commands.restarts_shown = restarter.shown
     restarting = asyncio.create_task(restarter.run(), name="auto-restarts")
-    await health.ready()  # the configs topic is replayed: answers are current
+    api.started = True  # the configs topic is replayed: answers are current
+    await health.ready()
     startup.ready()
     logger.info(
         "config_service_ready",

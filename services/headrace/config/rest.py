@@ -13,6 +13,7 @@ read role, every change admin.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -214,12 +215,19 @@ def _offsets_body(body: Any) -> list[ConnectorOffset]:
     return parsed
 
 
+HEALTH_TIMEOUT_S = 10.0
+"""How long ``/health`` waits for the service to catch up with its configs topic: Connect's own
+bound on its health check."""
+
+
 class ConnectApi:
     """The handlers, over the service's commands."""
 
     def __init__(self, commands: Commands, server_info: Callable[[], Awaitable[dict[str, str]]]):
         self.commands = commands
         self.server_info = server_info
+        self.started = False
+        """Set once the service has started: until then ``/health`` says it is starting."""
 
     def routes(self) -> list[web.RouteDef]:
         c = "/connectors/{connector}"
@@ -258,7 +266,21 @@ class ConnectApi:
         return web.json_response(await self.server_info())
 
     async def health(self, request: web.Request) -> web.Response:
-        await self.commands.current()  # answers once the configs are replayed and readable
+        """KIP-1017's answers: 200 healthy, 503 while starting, 500 when the service cannot
+        read its configs topic to its end within ``HEALTH_TIMEOUT_S``."""
+        if not self.started:
+            return web.json_response(
+                {"status": "starting", "message": "The config service is still starting up."},
+                status=503,
+            )
+        try:  # every answer is read from the configs topic, caught up to its end
+            await asyncio.wait_for(self.commands.current(), HEALTH_TIMEOUT_S)
+        except TimeoutError:
+            message = (
+                f"The config service could not read its configs topic to its end within "
+                f"{HEALTH_TIMEOUT_S:g} s, and may be unable to handle other requests."
+            )
+            return web.json_response({"status": "unhealthy", "message": message}, status=500)
         return web.json_response(
             {"status": "healthy", "message": "The config service is ready to handle requests."}
         )
