@@ -162,111 +162,123 @@ final class SourceRun {
         if (polled == null) {
             return boundaries.endOfPoll(response).build();
         }
-        List<ProducedRecord.Builder> outs = new ArrayList<>(polled.size());
-        List<SourceRecord> written = new ArrayList<>(polled.size());
-        List<Pipeline.Produced> bytes = new ArrayList<>(polled.size());
+        List<Outcome> outcomes = new ArrayList<>(polled.size());
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             for (SourceRecord record : polled) {
                 long id = next++;
                 if (commitsRecords) {
                     outstanding.put(id, record);
                 }
-                ProducedRecord.Builder out = ProducedRecord.newBuilder()
-                        .setPolled(id)
-                        .setTopic(record.topic() == null ? "" : record.topic())
-                        .setSourcePartition(Json.write(record.sourcePartition()))
-                        .setSourceOffset(Json.write(record.sourceOffset()))
-                        .setCommitAfter(boundaries.commitAfter(record))
-                        .setAbortAfter(boundaries.abortAfter(record));
                 SourceRecord transformed = null;
                 Pipeline.Produced produced = null;
+                Pipeline.StageFailure failed = null;
                 try {
                     transformed = pipeline.transform(record);
-                    if (transformed == null) {
-                        out.setDropped(true);
-                    } else {
+                    if (transformed != null) {
                         produced = pipeline.produce(transformed);
                     }
                 } catch (Pipeline.StageFailure failure) {
                     if (!pipeline.tolerateAll) {
                         return PollResponse.newBuilder()
                                 .setFailed(Failures.record(-1, failure, record.topic()).toBuilder()
-                                        .setSourcePartition(out.getSourcePartition()))
+                                        .setSourcePartition(Json.write(record.sourcePartition())))
                                 .build();
                     }
-                    out.setFailure(Failures.record(-1, failure, record.topic()).toBuilder()
-                            .setSourcePartition(out.getSourcePartition()));
+                    failed = failure;
                 }
-                outs.add(out);
-                written.add(transformed);
-                bytes.add(produced);
+                outcomes.add(new Outcome(
+                        id, record, transformed, produced, failed,
+                        boundaries.commitAfter(record), boundaries.abortAfter(record)));
             }
         }
-        ProducedBatch batch = commitsRecords ? null : batch(outs, written, bytes);
-        if (batch != null) {
-            response.setBatch(batch);
+        if (!commitsRecords && batchable(outcomes)) {
+            response.setBatch(batch(outcomes));
         } else {
-            for (int i = 0; i < outs.size(); i++) {
-                if (bytes.get(i) != null) {
-                    encode(outs.get(i), written.get(i), bytes.get(i));
-                }
-                response.addRecords(outs.get(i));
+            for (Outcome outcome : outcomes) {
+                response.addRecords(outcome.record());
             }
         }
         return boundaries.endOfPoll(response).build();
     }
 
+    /** What became of one polled record: transformed and converted, dropped, or failed. */
+    private record Outcome(
+            long id, SourceRecord polled, SourceRecord transformed, Pipeline.Produced produced,
+            Pipeline.StageFailure failure, boolean commitAfter, boolean abortAfter) {
+
+        ProducedRecord.Builder record() {
+            ProducedRecord.Builder out = ProducedRecord.newBuilder()
+                    .setPolled(id)
+                    .setTopic(polled.topic() == null ? "" : polled.topic())
+                    .setSourcePartition(Json.write(polled.sourcePartition()))
+                    .setSourceOffset(Json.write(polled.sourceOffset()))
+                    .setCommitAfter(commitAfter)
+                    .setAbortAfter(abortAfter);
+            if (failure != null) {
+                out.setFailure(Failures.record(-1, failure, polled.topic()).toBuilder()
+                        .setSourcePartition(out.getSourcePartition()));
+            } else if (transformed == null) {
+                out.setDropped(true);
+            } else {
+                encode(out, transformed, produced);
+            }
+            return out;
+        }
+    }
+
     /**
-     * The poll's records as columns, when nothing sets one apart: all of one source partition,
-     * for one topic and Kafka partition, none dropped or failed or ending a transaction, none
-     * with headers or a null value, and keys and timestamps on all or on none. Null otherwise:
-     * the records then go one by one. The batch's offset is the last record's.
+     * Whether the poll's records may cross as columns: nothing sets one apart. All are of one
+     * source partition, for one topic and Kafka partition; none is dropped or failed or ends a
+     * transaction; none has headers or a null value; keys and timestamps are on all or on none.
      */
-    private static ProducedBatch batch(
-            List<ProducedRecord.Builder> outs, List<SourceRecord> written, List<Pipeline.Produced> bytes) {
-        if (outs.isEmpty()) {
-            return null;
+    private static boolean batchable(List<Outcome> outcomes) {
+        if (outcomes.isEmpty() || outcomes.get(0).produced() == null) {
+            return false;
         }
-        ProducedRecord.Builder first = outs.get(0);
-        SourceRecord head = written.get(0);
-        if (head == null) {
-            return null;
-        }
-        boolean keyed = bytes.get(0).key() != null;
+        Outcome first = outcomes.get(0);
+        SourceRecord head = first.transformed();
+        boolean keyed = first.produced().key() != null;
         boolean stamped = stamped(head);
-        for (int i = 0; i < outs.size(); i++) {
-            ProducedRecord.Builder out = outs.get(i);
-            SourceRecord record = written.get(i);
-            Pipeline.Produced produced = bytes.get(i);
-            if (record == null
-                    || produced == null
-                    || out.getCommitAfter()
-                    || out.getAbortAfter()
+        for (Outcome outcome : outcomes) {
+            SourceRecord record = outcome.transformed();
+            Pipeline.Produced produced = outcome.produced();
+            if (produced == null
+                    || outcome.commitAfter()
+                    || outcome.abortAfter()
                     || produced.value() == null
                     || produced.headers().iterator().hasNext()
                     || (produced.key() != null) != keyed
                     || stamped(record) != stamped
                     || !record.topic().equals(head.topic())
                     || !Objects.equals(record.kafkaPartition(), head.kafkaPartition())
-                    || !out.getSourcePartition().equals(first.getSourcePartition())) {
-                return null;
+                    || !Objects.equals(outcome.polled().sourcePartition(), first.polled().sourcePartition())) {
+                return false;
             }
         }
+        return true;
+    }
+
+    /** The poll as columns (see batchable), with the last record's offset: JSON once. */
+    private static ProducedBatch batch(List<Outcome> outcomes) {
+        Outcome first = outcomes.get(0);
+        SourceRecord head = first.transformed();
+        boolean keyed = first.produced().key() != null;
+        boolean stamped = stamped(head);
         ProducedBatch.Builder batch = ProducedBatch.newBuilder()
                 .setTopic(head.topic())
-                .setSourcePartition(first.getSourcePartition())
-                .setSourceOffset(outs.get(outs.size() - 1).getSourceOffset());
+                .setSourcePartition(Json.write(first.polled().sourcePartition()))
+                .setSourceOffset(Json.write(outcomes.get(outcomes.size() - 1).polled().sourceOffset()));
         if (head.kafkaPartition() != null) {
             batch.setPartition(head.kafkaPartition());
         }
-        for (int i = 0; i < outs.size(); i++) {
-            Pipeline.Produced produced = bytes.get(i);
+        for (Outcome outcome : outcomes) {
+            Pipeline.Produced produced = outcome.produced();
             batch.addValues(ByteString.copyFrom(produced.value()));
             if (keyed) {
                 batch.addKeys(ByteString.copyFrom(produced.key()));
             }
             if (stamped) {
-                batch.addTimestamps(written.get(i).timestamp());
+                batch.addTimestamps(outcome.transformed().timestamp());
             }
         }
         return batch.build();
