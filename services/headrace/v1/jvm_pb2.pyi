@@ -338,26 +338,26 @@ class SinkRequests(_message.Message):
     def __init__(self, offsets: _Optional[_Iterable[_Union[TopicPartitionOffset, _Mapping]]] = ..., paused: _Optional[_Iterable[_Union[TopicPartitionOffset, _Mapping]]] = ..., resumed: _Optional[_Iterable[_Union[TopicPartitionOffset, _Mapping]]] = ..., commit_requested: _Optional[bool] = ...) -> None: ...
 
 class ConsumedBatch(_message.Message):
-    __slots__ = ("topic", "partition", "offsets", "timestamps", "timestamp_type", "keys", "key_null", "values", "value_null")
+    __slots__ = ("topic", "partition", "offsets", "timestamps", "timestamp_type", "keys", "key_lengths", "values", "value_lengths")
     TOPIC_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     OFFSETS_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMPS_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_TYPE_FIELD_NUMBER: _ClassVar[int]
     KEYS_FIELD_NUMBER: _ClassVar[int]
-    KEY_NULL_FIELD_NUMBER: _ClassVar[int]
+    KEY_LENGTHS_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
-    VALUE_NULL_FIELD_NUMBER: _ClassVar[int]
+    VALUE_LENGTHS_FIELD_NUMBER: _ClassVar[int]
     topic: str
     partition: int
     offsets: _containers.RepeatedScalarFieldContainer[int]
     timestamps: _containers.RepeatedScalarFieldContainer[int]
     timestamp_type: str
-    keys: _containers.RepeatedScalarFieldContainer[bytes]
-    key_null: _containers.RepeatedScalarFieldContainer[bool]
-    values: _containers.RepeatedScalarFieldContainer[bytes]
-    value_null: _containers.RepeatedScalarFieldContainer[bool]
-    def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., offsets: _Optional[_Iterable[int]] = ..., timestamps: _Optional[_Iterable[int]] = ..., timestamp_type: _Optional[str] = ..., keys: _Optional[_Iterable[bytes]] = ..., key_null: _Optional[_Iterable[bool]] = ..., values: _Optional[_Iterable[bytes]] = ..., value_null: _Optional[_Iterable[bool]] = ...) -> None: ...
+    keys: bytes
+    key_lengths: _containers.RepeatedScalarFieldContainer[int]
+    values: bytes
+    value_lengths: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., offsets: _Optional[_Iterable[int]] = ..., timestamps: _Optional[_Iterable[int]] = ..., timestamp_type: _Optional[str] = ..., keys: _Optional[bytes] = ..., key_lengths: _Optional[_Iterable[int]] = ..., values: _Optional[bytes] = ..., value_lengths: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PutRequest(_message.Message):
     __slots__ = ("connector", "task", "records", "batches")

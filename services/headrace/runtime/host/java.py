@@ -431,8 +431,10 @@ def consumed_batches(messages: Sequence[Message]) -> list[pb.ConsumedBatch]:
             timestamps=[-1 if m.timestamp is None else m.timestamp for m in group],
             timestamp_type=TIMESTAMP_TYPES.get(kind, "CreateTime"),
         )
-        _column(batch.keys, batch.key_null, keys)
-        _column(batch.values, batch.value_null, values)
+        batch.keys, lengths = _column(keys)
+        batch.key_lengths.extend(lengths)
+        batch.values, lengths = _column(values)
+        batch.value_lengths.extend(lengths)
         batches.append(batch)
     return batches
 
@@ -440,16 +442,17 @@ def consumed_batches(messages: Sequence[Message]) -> list[pb.ConsumedBatch]:
 _run_of = attrgetter("topic", "partition", "timestamp_type")
 
 
-def _column(column: Any, nulls: Any, cells: list[bytes | None]) -> None:
-    """A batch's keys or values: none when all are null, else each, nulls marked."""
-    nulls_in = cells.count(None)
-    if nulls_in == len(cells):
-        return
-    if nulls_in:
-        nulls.extend(cell is None for cell in cells)
-        column.extend(b"" if cell is None else cell for cell in cells)
-    else:
-        column.extend(cells)
+def _column(cells: list[bytes | None]) -> tuple[bytes, list[int]]:
+    """A batch's keys or values: their bytes end to end, and each one's length (-1: null);
+    no lengths when all are null."""
+    nulls = cells.count(None)
+    if nulls == len(cells):
+        return b"", []
+    if nulls:
+        lengths = [-1 if cell is None else len(cell) for cell in cells]
+        return b"".join(cell for cell in cells if cell is not None), lengths
+    present = cast(list[bytes], cells)
+    return b"".join(present), list(map(len, present))
 
 
 def partition_offset(tp: TopicPartition, offset: int) -> pb.TopicPartitionOffset:

@@ -174,19 +174,29 @@ def test_a_consumed_record_crosses_as_the_bytes_it_was(
 
 
 def _as_read(batch: pb.ConsumedBatch) -> list[tuple]:
-    """A batch's records as the JVM reads them: an empty column is all nulls, a marked cell
-    one null; a timestamp below 0 has no type."""
+    """A batch's records as the JVM reads them: no lengths, all nulls; a length of -1, one
+    null; a timestamp below 0 has no type."""
 
-    def cell(column: list[bytes], nulls: list[bool], i: int) -> bytes | None:
-        return None if not column or (nulls and nulls[i]) else column[i]
+    def cells(data: bytes, lengths: list[int]) -> list[bytes | None]:
+        if not lengths:
+            return [None] * len(batch.offsets)
+        out: list[bytes | None] = []
+        start = 0
+        for length in lengths:
+            out.append(None if length < 0 else data[start : start + length])
+            start += max(length, 0)
+        assert start == len(data)  # every byte is some record's
+        return out
 
+    keys = cells(batch.keys, list(batch.key_lengths))
+    values = cells(batch.values, list(batch.value_lengths))
     return [
         (
             batch.topic,
             batch.partition,
             offset,
-            cell(list(batch.keys), list(batch.key_null), i),
-            cell(list(batch.values), list(batch.value_null), i),
+            keys[i],
+            values[i],
             (-1, "NoTimestampType") if stamp < 0 else (stamp, batch.timestamp_type),
         )
         for i, (offset, stamp) in enumerate(zip(batch.offsets, batch.timestamps, strict=True))

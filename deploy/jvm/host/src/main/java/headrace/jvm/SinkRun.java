@@ -12,6 +12,7 @@ import headrace.v1.Jvm.RecordFailure;
 import headrace.v1.Jvm.SinkRequests;
 import headrace.v1.Jvm.TopicPartitionOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -205,25 +206,45 @@ final class SinkRun {
             }
             for (ConsumedBatch batch : request.getBatchesList()) {
                 TimestampType stamped = TimestampType.forName(batch.getTimestampType());
+                Cells keys = new Cells(batch.getKeys(), batch.getKeyLengthsList());
+                Cells values = new Cells(batch.getValues(), batch.getValueLengthsList());
                 for (int i = 0; i < batch.getOffsetsCount(); i++) {
                     long timestamp = batch.getTimestamps(i);
                     all.add(new Consumed(
                             batch.getTopic(), batch.getPartition(), batch.getOffsets(i),
-                            cell(batch.getKeysList(), batch.getKeyNullList(), i),
-                            cell(batch.getValuesList(), batch.getValueNullList(), i),
-                            new RecordHeaders(),
+                            keys.next(), values.next(), new RecordHeaders(),
                             timestamp < 0 ? -1 : timestamp,
                             timestamp < 0 ? TimestampType.NO_TIMESTAMP_TYPE : stamped));
                 }
             }
             return all;
         }
+    }
 
-        private static byte[] cell(List<ByteString> column, List<Boolean> nulls, int i) {
-            if (column.isEmpty() || (!nulls.isEmpty() && nulls.get(i))) {
+    /** A batch's keys or values, one record's after another: its bytes are as long as its
+     * length says (-1: null), and with no lengths every one is null. */
+    private static final class Cells {
+        private final byte[] data;
+        private final List<Integer> lengths;
+        private int index;
+        private int position;
+
+        Cells(ByteString data, List<Integer> lengths) {
+            this.data = data.toByteArray();
+            this.lengths = lengths;
+        }
+
+        byte[] next() {
+            if (lengths.isEmpty()) {
                 return null;
             }
-            return column.get(i).toByteArray();
+            int length = lengths.get(index++);
+            if (length < 0) {
+                return null;
+            }
+            byte[] cell = Arrays.copyOfRange(data, position, position + length);
+            position += length;
+            return cell;
         }
     }
 
