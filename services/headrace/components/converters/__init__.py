@@ -9,8 +9,12 @@ names or short names; keys under ``<key|value>.converter.`` configure them::
 | name | short | notes |
 | --- | --- | --- |
 | org.apache.kafka.connect.json.JsonConverter | json | ``schemas.enable`` (default true) |
-| org.apache.kafka.connect.storage.StringConverter | string | ``encoding`` (default UTF-8) |
+| org.apache.kafka.connect.storage.StringConverter | string | ``converter.encoding``: UTF-8 |
 | org.apache.kafka.connect.converters.ByteArrayConverter | bytes | bytes as they are |
+
+Connect's ``ShortConverter``, ``IntegerConverter``, ``LongConverter``, ``FloatConverter``,
+``DoubleConverter`` and ``BooleanConverter`` (in ``org.apache.kafka.connect.converters``, or by
+their simple names) write what Kafka's serializers write (``numbers.py``).
 
 When a connector names no converter, headrace uses JSON with schemas disabled, for keys and values
 alike: plain JSON is what most producers write, and Connect's envelope doubles every message's
@@ -44,6 +48,7 @@ from headrace.components.converters.headers import (
     header_converter_for,
 )
 from headrace.components.converters.jsonconv import JsonConverter
+from headrace.components.converters.numbers import NUMBER_CONVERTERS
 from headrace.components.converters.simple import ByteArrayConverter, StringConverter
 from headrace.sdk.data import Schema
 from headrace.sdk.records import Column
@@ -61,6 +66,8 @@ CONVERTERS: dict[str, ConverterFactory] = {
     "JsonConverter": JsonConverter,
     "StringConverter": StringConverter,
     "ByteArrayConverter": ByteArrayConverter,
+    **NUMBER_CONVERTERS,
+    **{name.rpartition(".")[2]: factory for name, factory in NUMBER_CONVERTERS.items()},
 }
 
 DEFAULT_CONVERTER = "json"

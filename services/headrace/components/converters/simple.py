@@ -18,11 +18,20 @@ if TYPE_CHECKING:
 _UTF8 = codecs.lookup("utf-8").name
 
 
+ENCODING_KEYS = ("converter.encoding", "encoding")
+"""Connect's key for StringConverter's encoding, and the shorter one headrace took first."""
+
+
 class StringConverter:
-    """Text in an encoding (``encoding``, default UTF-8); other values are written as ``str()``."""
+    """Text in an encoding (``converter.encoding``, as Connect names it, or ``encoding``;
+    default UTF-8); other values are written as ``str()``."""
 
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
-        self.encoding = (config or {}).get("encoding", "utf-8")
+        given = {key: (config or {})[key] for key in ENCODING_KEYS if key in (config or {})}
+        if len(set(given.values())) > 1:
+            named = " and ".join(f"{k}={v!r}" for k, v in given.items())
+            raise ConfigException(f"StringConverter: {named} disagree; give one of them")
+        self.encoding = next(iter(given.values()), "utf-8")
         try:
             codecs.lookup(self.encoding)
         except LookupError:
