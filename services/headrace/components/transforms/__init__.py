@@ -12,6 +12,7 @@ function of the record once configured, with Connect's class names, keys and def
 | ``registry`` | class names and aliases to implementations |
 | ``fields`` | InsertField, ReplaceField, MaskField, ValueToKey |
 | ``shape`` | ExtractField, HoistField, Flatten |
+| ``metadata`` | SetSchemaMetadata |
 | ``cast`` | Cast |
 | ``timestamps`` | TimestampConverter, TimestampRouter |
 | ``routing`` | RegexRouter, Filter |
@@ -38,6 +39,7 @@ from headrace.components.transforms.chain import (
 from headrace.components.transforms.configs import InvalidConfig
 from headrace.components.transforms.fields import InsertField, MaskField, ReplaceField, ValueToKey
 from headrace.components.transforms.headers import DropHeaders, HeaderFrom, InsertHeader
+from headrace.components.transforms.metadata import SetSchemaMetadata
 from headrace.components.transforms.predicates import (
     HasHeaderKey,
     RecordIsTombstone,
@@ -74,6 +76,7 @@ __all__ = [
     "RecordIsTombstone",
     "RegexRouter",
     "ReplaceField",
+    "SetSchemaMetadata",
     "Side",
     "Stage",
     "TimestampConverter",

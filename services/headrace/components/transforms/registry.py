@@ -13,6 +13,7 @@ from headrace.components.transforms.base import Predicate, Side, Transformation
 from headrace.components.transforms.cast import Cast
 from headrace.components.transforms.fields import InsertField, MaskField, ReplaceField, ValueToKey
 from headrace.components.transforms.headers import DropHeaders, HeaderFrom, InsertHeader
+from headrace.components.transforms.metadata import SetSchemaMetadata
 from headrace.components.transforms.predicates import (
     HasHeaderKey,
     RecordIsTombstone,
@@ -34,6 +35,7 @@ _SIDED = (
     InsertField,
     MaskField,
     ReplaceField,
+    SetSchemaMetadata,
     TimestampConverter,
 )
 _UNSIDED = (DropHeaders, Filter, InsertHeader, RegexRouter, TimestampRouter, ValueToKey)

@@ -410,7 +410,7 @@ def test_predicates_resolve_by_class_name_and_alias(name: str) -> None:
 
 def test_unknown_names_raise_lookup_error() -> None:
     with pytest.raises(LookupError):
-        new_transform("SetSchemaMetadata$Value")
+        new_transform("ValueToKey$Value")  # ValueToKey has no sides
     with pytest.raises(LookupError):
         new_predicate("TopicNameMatches$Value")
 
