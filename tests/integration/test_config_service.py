@@ -8,7 +8,8 @@ import dataclasses
 import json
 import signal
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -355,6 +356,41 @@ def test_offsets_are_read_and_changed_only_while_stopped(
         assert client.offsets("lake") == [sink(0, 2)]
         client.reset_offsets("lake")
         assert client.offsets("lake") == []
+
+
+def test_a_sink_s_offsets_are_those_of_the_consumer_group_its_config_names(
+    settings_for: Callable[..., Settings], tmp_path: Path
+) -> None:
+    settings = replace(
+        settings_for(manifest_plugins(tmp_path / "plugins")), client_override_policy="All"
+    )
+    topic, group = f"{settings.cluster}-in", f"connect-{settings.cluster}"
+    stack = Stack(settings)
+    stack.start("config")
+    try:
+        with ConfigClient(settings.config_addr) as client:
+            config = {"connector.class": "Lake", "topics": topic}
+            client.create("lake", {**config, "consumer.override.group.id": group})
+            asyncio.run(commit(settings.bootstrap_servers, group, topic, {0: 7, 1: 11}))
+            at = [(o["partition"]["kafka_partition"], o["offset"]) for o in client.offsets("lake")]
+            assert at == [(0, {"kafka_offset": 7}), (1, {"kafka_offset": 11})]
+            client.stop("lake")
+            client.reset_offsets("lake")
+            assert client.offsets("lake") == []
+    finally:
+        stack.down()
+
+
+async def commit(bootstrap: str, group: str, topic: str, offsets: Mapping[int, int]) -> None:
+    """Commits ``offsets`` (by partition of ``topic``) in ``group``, as a consumer would."""
+    await ensure_topic(bootstrap, topic, len(offsets))
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group)
+    await consumer.start()
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in offsets])
+        await consumer.commit({TopicPartition(topic, p): o for p, o in offsets.items()})
+    finally:
+        await consumer.stop()
 
 
 def test_task_configs_are_taken_only_from_a_caller_with_the_session_key(

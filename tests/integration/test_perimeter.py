@@ -13,10 +13,12 @@ Without Landlock in the kernel this test fails: the sandbox is required here, ne
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -28,11 +30,12 @@ from headrace.local.kafka import EmbeddedKafka, free_port
 from headrace.local.stack import COORDINATOR, Stack
 from tests.kafkatls import SecureBroker
 from tests.pki import make_pki
-from tests.support import local_settings, log_events, wait_for
+from tests.support import consume, local_settings, log_events, wait_for
 
 pytestmark = pytest.mark.kafka
 
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
+GUARDED = "guarded"  # a data topic the plugins' own login may not touch
 ADMIN, INTERNAL, DATA = (secrets.token_hex(16) for _ in range(3))
 
 
@@ -41,6 +44,8 @@ class Perimeter:
     stack: Stack
     tokens: Path  # outside every folder a plugin may read
     files: Path  # the file root: what a connector may write
+    broker: EmbeddedKafka
+    secure: SecureBroker
 
     @property
     def settings(self) -> Settings:
@@ -75,17 +80,20 @@ def perimeter(
         plugin_kafka_security=plugins,
         plugin_sandbox="required",
         file_roots=(folder / "files",),
+        # A connector may log its clients in as another user, as Connect's Principal policy
+        # lets it; nothing else.
+        client_override_policy="Principal",
     )
     # As an operator scopes the plugins' login: none of the cluster's own topics but the
     # offsets, which source tasks write with their records.
     internal = [settings.topic(role) for role in TOPICS if role != "offsets"]
-    broker.deny(f"User:{secure.restricted_user}", internal)
+    broker.deny(f"User:{secure.restricted_user}", [*internal, settings.topic(GUARDED)])
     stack = Stack(settings)
     try:
         stack.start("config")
         stack.start("coordinator", ready=COORDINATOR)
         stack.start("worker-1")
-        yield Perimeter(stack, tokens, settings.file_roots[0])
+        yield Perimeter(stack, tokens, settings.file_roots[0], broker, secure)
     finally:
         stack.down()
 
@@ -127,3 +135,50 @@ def test_a_prying_plugin_reaches_nothing_it_was_not_given(perimeter: Perimeter) 
     # Its process said it was confined, and what with.
     confined = log_events(perimeter.stack.log_dir, "plugin_sandboxed")
     assert confined and all(e["landlock_abi"] >= 1 for e in confined)
+
+
+def test_a_connector_logs_its_clients_in_as_the_principal_its_override_names(
+    perimeter: Perimeter,
+) -> None:
+    """The plugins' login may not write the guarded topic; a connector whose producer logs in as
+    another user, which the Principal policy lets it name, writes it."""
+    settings = perimeter.settings
+    topic = settings.topic(GUARDED)
+    secure = perimeter.secure
+    login = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{secure.scram_user}" password="{secure.scram_password}";'
+    )
+    datagen = {
+        "connector.class": "DatagenSource",
+        "topic": topic,
+        "records": "10",
+        "value.converter": "json",
+        "value.converter.schemas.enable": "false",
+    }
+    admin = replace(settings, token=ADMIN)
+    with ConfigClient(settings.config_addr, admin) as client:
+        client.create("as-plugins", datagen)
+        client.create(
+            "as-owner",
+            {
+                **datagen,
+                "producer.override.sasl.jaas.config": login,
+                "producer.override.sasl.mechanism": "SCRAM-SHA-512",
+            },
+        )
+        trace = wait_for("the plugins' own login refused", partial(failed, client, "as-plugins"))
+        assert "TopicAuthorizationFailed" in trace, trace
+        written = asyncio.run(consume(perimeter.broker.bootstrap, topic, 10))
+        # What is shown of the config hides the password; nothing else was allowed to change.
+        shown = client.get("as-owner").config["producer.override.sasl.jaas.config"]
+        assert secure.scram_password not in shown
+        client.delete("as-plugins")
+        client.delete("as-owner")
+    assert sorted(int(json.loads(r.value)["id"]) for r in written) == list(range(10))
+
+
+def failed(client: ConfigClient, name: str) -> str | None:
+    """The trace of the connector's one task once it is FAILED."""
+    tasks = client.status(name).tasks
+    return tasks[0].trace if len(tasks) == 1 and tasks[0].state == "FAILED" else None

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import immutables
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
-from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.core.settings import BUILTIN_PLUGINS, WORKER_PROPERTIES, Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topics import ensure_topic
 from headrace.isolation.supervisor import OVERRUN_FILE
@@ -436,3 +437,32 @@ async def test_a_call_that_overruns_its_bound_ends_the_process_with_the_reason_l
         assert last.startswith("plugin call timed out: poll of hang-0 has not returned after")
         assert last.endswith("(bound 1.5 s): the plugin process was killed")
         assert (host.folder / OVERRUN_FILE).read_text() == last + "\n"
+
+
+async def test_a_connector_without_converters_of_its_own_takes_the_worker_config_s(
+    kafka: str, cluster: str, tmp_path: Path
+) -> None:
+    topic = f"{cluster}-enveloped"
+    worker = {
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "true",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+    handed = Settings(worker_config=immutables.Map(worker)).to_env()[WORKER_PROPERTIES]
+    config = {
+        "name": "gen",
+        "connector.class": "DatagenSource",
+        "topic": topic,
+        "records": "3",
+        "key.converter": "json",  # its own: the worker's StringConverter is not taken
+    }
+    env = {WORKER_PROPERTIES: handed}
+    async with plugin_host(DATAGEN, kafka, cluster, tmp_path, env=env) as host:
+        await start_all(host, "gen", config)
+        records = await consume(kafka, topic, 3)
+    for r in records:
+        value = json.loads(r.value or b"")
+        assert set(value) == {"schema", "payload"}  # the worker's converter, with its key
+        assert value["payload"]["name"] == f"record-{value['payload']['id']}"
+        # The connector's own converter, not the worker's: JSON, not the bare string.
+        assert json.loads(r.key or b"") == {"schema": None, "payload": str(value["payload"]["id"])}

@@ -21,13 +21,13 @@ from headrace.config.rest import ConnectApi, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import runner
-from headrace.core.model.connectorconfig import override_policy
+from headrace.core.model.clientconfig import override_policy
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import split_address
 from headrace.core.security import sessionkey, tls
 from headrace.core.security.guard import ServerSecurity, security_or_exit
-from headrace.core.settings import Settings
+from headrace.core.settings import Settings, settings_or_exit
 from headrace.core.storage.topics import ensure_topics
 from headrace.isolation.plugins import JVM_PLUGINS, builtin_version, installed
 from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
@@ -137,7 +137,7 @@ async def serve(
 
 
 def main() -> None:
-    settings = Settings()
+    settings = settings_or_exit("headrace-config")
     parser = argparse.ArgumentParser(prog="headrace-config", description=__doc__)
     parser.add_argument(
         "--address", default=settings.config_addr, help="host:port to serve gRPC on"

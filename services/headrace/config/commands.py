@@ -498,19 +498,19 @@ class Commands:
     async def read_offsets(self, name: str) -> Sequence[ConnectorOffset]:
         """The connector's offsets as they are stored now (KIP-875)."""
         view = await self.get(name)
-        return await self.offsets.read(name, view.type)
+        return await self.offsets.read(name, view.type, view.config)
 
     async def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> None:
         """Sets or forgets the offsets of the partitions named; only while STOPPED."""
         view = await self._stopped(name)
         if not entries:
             raise ConfigRejected(Problem.INVALID, "offsets: name at least one partition to alter")
-        await self._on_group(self.offsets.alter(name, view.type, entries))
+        await self._on_group(self.offsets.alter(name, view.type, view.config, entries))
 
     async def reset_offsets(self, name: str) -> None:
         """Forgets every offset of the connector; only while STOPPED."""
         view = await self._stopped(name)
-        await self._on_group(self.offsets.reset(name, view.type))
+        await self._on_group(self.offsets.reset(name, view.type, view.config))
 
     async def _stopped(self, name: str) -> ConnectorView:
         """The connector, if it is STOPPED and none of its tasks still runs."""

@@ -54,6 +54,7 @@ from headrace.core.model.connectorconfig import (
     transactions,
 )
 from headrace.core.model.errors import PluginError
+from headrace.core.model.workerconfig import with_worker_converters
 from headrace.core.security import references
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import internal_topic
@@ -166,7 +167,8 @@ def _checks(
         # With components from the plugin path, it is the plugin process that configures
         # them all (their code runs nowhere else): ``HostedPlugin.validate``. With a version
         # that cannot be had, that problem is the one to tell.
-        checks += versions.checks(config)
+        # A role the config names no converter for gets the worker config's, as units do.
+        checks += versions.checks(with_worker_converters(config, Settings().worker_config))
     checks += [
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
         ("connector.class", lambda: refuse_unhonoured(config)),

@@ -107,17 +107,17 @@ class OffsetsAdmin:
         self.settings = settings
         self.groups = GroupAdmin(settings.bootstrap_servers, settings.kafka_security)
 
-    def _group(self, name: str) -> str:
-        return sink_group_id(self.settings.cluster, name)
+    def _group(self, name: str, config: Mapping[str, str]) -> str:
+        return sink_group_id(self.settings.cluster, name, config)
 
     async def _source_store(self, name: str) -> OffsetStore:
         store = OffsetStore(self.settings, name)
         await store.load()
         return store
 
-    async def read(self, name: str, kind: str) -> list[ConnectorOffset]:
+    async def read(self, name: str, kind: str, config: Mapping[str, str]) -> list[ConnectorOffset]:
         if kind == "sink":
-            found = await self.groups.offsets(self._group(name))
+            found = await self.groups.offsets(self._group(name, config))
             return [
                 ConnectorOffset(
                     {KAFKA_TOPIC: tp.topic, KAFKA_PARTITION: tp.partition}, {KAFKA_OFFSET: offset}
@@ -133,15 +133,17 @@ class OffsetsAdmin:
         finally:
             await store.close()
 
-    async def alter(self, name: str, kind: str, entries: Sequence[ConnectorOffset]) -> None:
+    async def alter(
+        self, name: str, kind: str, config: Mapping[str, str], entries: Sequence[ConnectorOffset]
+    ) -> None:
         """Sets or forgets the offsets of the partitions named; the others keep theirs."""
         if kind == "sink":
             parsed = dict(sink_entry(e) for e in entries)
             commits = {tp: o for tp, o in parsed.items() if o is not None}
             if commits:
-                await self.groups.commit(self._group(name), commits)
+                await self.groups.commit(self._group(name, config), commits)
             await self.groups.delete(
-                self._group(name), [tp for tp, o in parsed.items() if o is None]
+                self._group(name, config), [tp for tp, o in parsed.items() if o is None]
             )
             return
         pairs = [source_entry(e) for e in entries]
@@ -151,10 +153,10 @@ class OffsetsAdmin:
         finally:
             await store.close()
 
-    async def reset(self, name: str, kind: str) -> None:
+    async def reset(self, name: str, kind: str, config: Mapping[str, str]) -> None:
         """Forgets every offset of the connector: it starts over, as a new one would."""
         if kind == "sink":
-            await self.groups.delete_group(self._group(name))
+            await self.groups.delete_group(self._group(name, config))
             return
         store = await self._source_store(name)
         try:

@@ -23,7 +23,7 @@ from headrace.core.observability.health import Health, full_name
 from headrace.core.observability.metrics import Startup, exposed, replay
 from headrace.core.observability.metrics import add_flag as metrics_flag
 from headrace.core.security.guard import ServerSecurity, security_or_exit
-from headrace.core.settings import Settings
+from headrace.core.settings import Settings, settings_or_exit
 from headrace.core.storage.topiclog import kafka_logs
 from headrace.core.storage.topics import ensure_topics
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
@@ -162,7 +162,7 @@ async def lead(
 
 
 def main() -> None:
-    settings = Settings()
+    settings = settings_or_exit("headrace-coordinator")
     parser = argparse.ArgumentParser(prog="headrace-coordinator", description=__doc__)
     parser.add_argument(
         "--address",

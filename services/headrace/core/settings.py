@@ -14,7 +14,10 @@
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
 | HEADRACE_PLUGIN_IDLE_STOP | 600 | seconds a worker keeps a plugin process that runs no unit |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
-| HEADRACE_CLIENT_OVERRIDE_POLICY | None | client overrides allowed: None, Principal or All |
+| HEADRACE_WORKER_CONFIG | empty: none | a Kafka Connect worker properties file (``workerconfig``) |
+| HEADRACE_CLIENT_OVERRIDE_POLICY | the worker config's, else None | client overrides allowed: |
+| | | None, Principal, All or Allowlist |
+| HEADRACE_CLIENT_OVERRIDE_ALLOWLIST | the worker config's | the keys Allowlist lets through |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 | KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_* | PLAINTEXT | see ``kafkasecurity`` |
 | HEADRACE_CONFIG_PROVIDERS | empty: none | providers configs may use: file, env, dir, by ``,`` |
@@ -48,13 +51,20 @@ handed to child processes (``to_env``), and two processes cannot listen on one a
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import immutables
+
+from headrace.core.model import clientconfig, workerconfig
+from headrace.core.model.properties import parse_properties
 from headrace.core.security.kafkasecurity import KafkaSecurity
+from headrace.sdk.errors import ConfigException
 
 # The built-in plugins ship inside the distribution as data: plugin-path folders, loaded like any
 # other plugin.
@@ -91,6 +101,33 @@ def _paths(raw: str) -> tuple[Path, ...]:
 
 def _names(raw: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in raw.split(",") if n.strip())
+
+
+WORKER_CONFIG = "HEADRACE_WORKER_CONFIG"
+WORKER_PROPERTIES = "HEADRACE_WORKER_PROPERTIES"
+"""How a service hands the worker config it read to the processes it starts: as JSON, so that
+a plugin process, which may not read the file, has it too."""
+
+
+def _worker_config() -> immutables.Map[str, str]:
+    """The worker config: what a parent process handed on, else the file
+    ``HEADRACE_WORKER_CONFIG`` names, else none. ValueError naming the variable for a file that
+    cannot be read, and for a key headrace does not honour, with the reason."""
+    handed = os.environ.get(WORKER_PROPERTIES, "")
+    if handed:
+        return immutables.Map(json.loads(handed))
+    path = os.environ.get(WORKER_CONFIG, "")
+    if not path:
+        return immutables.Map()
+    try:
+        properties = parse_properties(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{WORKER_CONFIG}: cannot read {path}: {exc}") from None
+    try:
+        workerconfig.check(properties)
+    except ConfigException as exc:
+        raise ValueError(f"{WORKER_CONFIG}: {path}: {exc}") from None
+    return immutables.Map(properties)
 
 
 def _file_roots() -> tuple[Path, ...]:
@@ -156,8 +193,13 @@ class Settings:
     plugin_idle_stop_s: float = field(
         default_factory=lambda: float(os.environ.get("HEADRACE_PLUGIN_IDLE_STOP", "600"))
     )
+    worker_config: immutables.Map[str, str] = field(default_factory=_worker_config)
+    # Empty: the worker config's, else None (policy) or none (allowlist); set in __post_init__.
     client_override_policy: str = field(
-        default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
+        default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_POLICY", "")
+    )
+    client_override_allowlist: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "")
     )
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity.from_env)
     # Security: empty means unset (plaintext, no auth). Checked when a server or channel is made
@@ -211,6 +253,12 @@ class Settings:
                 f"HEADRACE_PLUGIN_SANDBOX: {self.plugin_sandbox!r} is not one of "
                 f"{', '.join(SANDBOX_MODES)}"
             )
+        if not self.client_override_policy:
+            policy = self.worker_config.get(clientconfig.POLICY, "None")
+            object.__setattr__(self, "client_override_policy", policy)
+        if not self.client_override_allowlist:
+            allowed = self.worker_config.get(clientconfig.ALLOWLIST, "")
+            object.__setattr__(self, "client_override_allowlist", allowed)
         if not self.file_roots:
             # The default depends on var_dir, known only once every field is set (frozen, hence
             # object.__setattr__).
@@ -236,7 +284,9 @@ class Settings:
             "HEADRACE_FILE_ROOTS": ":".join(str(p) for p in self.file_roots),
             "HEADRACE_PLUGIN_CALL_TIMEOUT": repr(self.plugin_call_timeout_s),
             "HEADRACE_PLUGIN_IDLE_STOP": repr(self.plugin_idle_stop_s),
+            WORKER_PROPERTIES: json.dumps(dict(self.worker_config)) if self.worker_config else "",
             "HEADRACE_CLIENT_OVERRIDE_POLICY": self.client_override_policy,
+            "HEADRACE_CLIENT_OVERRIDE_ALLOWLIST": self.client_override_allowlist,
             **self.kafka_security.to_env(),
             "HEADRACE_TLS_CERT": self.tls_cert,
             "HEADRACE_TLS_KEY": self.tls_key,
@@ -292,3 +342,14 @@ class Settings:
         """What every aiokafka client of the cluster is made with: the bootstrap servers and the
         security settings."""
         return self.kafka_security.client_kwargs(self.bootstrap_servers)
+
+
+def settings_or_exit(prog: str) -> Settings:
+    """The environment's settings, for a process's start: one that cannot be used (a worker
+    config key headrace does not honour, a sandbox mode it does not know) ends the process
+    with exit code 2 and the message naming the variable, as a bad flag does."""
+    try:
+        return Settings()
+    except ValueError as exc:
+        sys.stderr.write(f"{prog}: error: {exc}\n")
+        raise SystemExit(2) from None

@@ -21,7 +21,7 @@ from headrace.core.observability.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
 from headrace.core.security import secrets
 from headrace.core.security.guard import security_or_exit
-from headrace.core.settings import Settings
+from headrace.core.settings import Settings, settings_or_exit
 from headrace.executor import sql
 from headrace.executor.admission import Limits
 from headrace.executor.service import ExecutorService, build_server
@@ -35,7 +35,7 @@ STOP_GRACE_S = 30.0
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, with defaults from :class:`Settings` (the environment)."""
-    settings = Settings()
+    settings = settings_or_exit("python -m headrace.executor")
     host, port = split_address(settings.executor_addr)
     limits = Limits()
     parser = argparse.ArgumentParser(prog="python -m headrace.executor", description=__doc__)

@@ -5,6 +5,7 @@ reporter hands the task for each record it reports as errant."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
 from headrace.components.errorpolicy import ErrorPolicy, Message, RecordError, dlq_headers
+from headrace.core.model.clientconfig import Client
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topic
 from headrace.runtime import kafka
@@ -91,9 +93,16 @@ class DeadLetterQueue:
 
 
 async def open_dead_letter_queue(
-    settings: Settings, policy: ErrorPolicy, client_id: str, connector: str, task: int
+    settings: Settings,
+    policy: ErrorPolicy,
+    client_id: str,
+    connector: str,
+    task: int,
+    config: Mapping[str, str],
 ) -> DeadLetterQueue | None:
-    """The connector's dead letter queue, its topic created if missing; None without one."""
+    """The connector's dead letter queue, its topic created if missing; None without one. Its
+    clients are tuned by the connector's ``config``: the producer's and admin's settings and
+    overrides, as Connect's dead letter queue takes them."""
     if policy.dlq_topic is None:
         return None
     replication = policy.dlq_replication_factor
@@ -103,14 +112,15 @@ async def open_dead_letter_queue(
             policy.dlq_topic,
             1,
             replication=replication,
-            security=settings.kafka_security,
+            security=kafka.security_for(settings, Client.ADMIN, config),
+            tuning=kafka.tuning(settings, Client.ADMIN, config, {"client_id": client_id}),
         )
     except KafkaError as exc:
         raise type(exc)(
             f"creating the dead letter queue topic {policy.dlq_topic} with replication factor "
             f"{replication or 'the default'}: {exc}"
         ) from exc
-    producer = kafka.producer(settings, client_id)
+    producer = kafka.producer(settings, client_id, config=config)
     await producer.start()
     origin = Origin(connector, task, policy.dlq_context_headers)
     return DeadLetterQueue(producer, policy.dlq_topic, origin)

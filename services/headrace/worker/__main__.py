@@ -26,7 +26,7 @@ from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health
 from headrace.core.rpc import split_address
 from headrace.core.security.guard import ServerSecurity, security_or_exit
-from headrace.core.settings import Settings
+from headrace.core.settings import Settings, settings_or_exit
 from headrace.core.storage.topics import ensure_topics
 from headrace.isolation.plugins import JVM_PLUGINS, installed
 from headrace.worker import metrics as worker_metrics
@@ -122,7 +122,7 @@ async def run(
 
 
 def main() -> None:
-    settings = Settings()
+    settings = settings_or_exit("headrace-worker")
     parser = argparse.ArgumentParser(prog="headrace-worker", description=__doc__)
     parser.add_argument("--worker-id", default=socket.gethostname())
     parser.add_argument(

@@ -70,4 +70,4 @@ def test_keys_headrace_does_not_honour_are_refused_with_the_reason(
     config = {"connector.class": "Gen", "producer.override.acks": "1"}
     found = errors(framework.check("x", config, catalog))
     assert list(found) == ["producer.override.acks"]
-    assert "not supported" in found["producer.override.acks"][0]
+    assert "idempotent, which needs acks=all" in found["producer.override.acks"][0]

@@ -9,8 +9,8 @@ import pytest
 
 from headrace.config.framework import check_create
 from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.model.clientconfig import override_policy
 from headrace.core.model.configstate import ConfigState, ConnectorConfigured, fold
-from headrace.core.model.connectorconfig import override_policy
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation.plugins import PluginCatalog, discover, version_key
@@ -235,16 +235,28 @@ def test_a_sink_says_what_it_promises_of_its_records_in_its_manifest(tmp_path: P
     assert f"{said} 'exactly-once'" in reasons["Src"]
 
 
+PLAIN_LOGIN = (
+    'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";'
+)
+
+
 @pytest.mark.parametrize(
     ("policy", "key", "value", "reason"),
     [
         ("None", "consumer.override.max.poll.records", "500", "policy is None, which lets"),
         ("None", "producer.override.security.protocol", "SSL", "override none"),
         ("Principal", "consumer.override.max.poll.records", "500", "override only security"),
-        ("Principal", "producer.override.sasl.mechanism", "PLAIN", "not supported; of the"),
-        ("All", "producer.override.linger.ms", "50", "only consumer.override.max.poll.records"),
-        ("All", "admin.override.retries", "1", "only consumer.override.max.poll.records is"),
+        ("Principal", "producer.override.security.protocol", "SSL", "goes with bootstrap.servers"),
+        ("Allowlist", "producer.override.batch.size", "9", "allowlist (fetch.min.bytes, linger"),
+        ("All", "admin.override.retries", "1", "Kafka clients have no such setting"),
         ("All", "consumer.override.max.poll.records", "0", "is not a whole number of at least"),
+        ("All", "producer.override.acks", "1", "idempotent, which needs acks=all"),
+        ("All", "producer.override.transactional.id", "t", "fences the task's zombies"),
+        ("All", "consumer.override.isolation.level", "read_uncommitted", "must never deliver"),
+        ("All", "consumer.override.linger.ms", "5", "a setting of the producer, not the consumer"),
+        ("All", "producer.override.bootstrap.servers", "elsewhere:9092", "the cluster is the"),
+        ("All", "admin.override.ssl.truststore.location", "/x", "TLS files and checks are"),
+        ("All", "producer.override.sasl.jaas.config", PLAIN_LOGIN, "over PLAINTEXT, which has"),
     ],
 )
 def test_client_overrides_are_refused_by_the_operator_s_policy_then_by_support(
@@ -256,6 +268,7 @@ def test_client_overrides_are_refused_by_the_operator_s_policy_then_by_support(
     reason: str,
 ) -> None:
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", policy)
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "linger.ms, fetch.min.bytes")
     err = rejected("s", {"connector.class": "File", key: value}, catalog)
     assert err.problem is Problem.INVALID
     assert f"- {key}: " in err.message and reason in err.message
@@ -265,12 +278,28 @@ def test_the_policy_all_lets_through_what_headrace_honours(
     catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "all")
-    config = {"connector.class": "File", "consumer.override.max.poll.records": "500"}
+    config = {
+        "connector.class": "File",
+        "consumer.override.max.poll.records": "500",
+        "producer.override.compression.type": "zstd",
+        "producer.override.linger.ms": "20",
+        "admin.override.request.timeout.ms": "5000",
+        "consumer.override.group.id": "connect-file",
+    }
+    assert check_create("s", config, catalog, ConfigState()).config == {**config, "name": "s"}
+
+
+def test_the_allowlist_policy_lets_through_the_keys_it_lists(
+    catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "Allowlist")
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "compression.type")
+    config = {"connector.class": "File", "producer.override.compression.type": "lz4"}
     assert check_create("s", config, catalog, ConfigState()).config == {**config, "name": "s"}
 
 
 def test_an_unknown_policy_is_named() -> None:
-    with pytest.raises(ValueError, match="'Some' is not one of None, Principal, All"):
+    with pytest.raises(ValueError, match="'Some' is not one of None, Principal, All, Allowlist"):
         override_policy("Some")
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from headrace.core.model import clientconfig
 from headrace.core.settings import Settings
 from headrace.sdk.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from headrace.sdk.errors import ConfigException
@@ -176,8 +177,7 @@ def check_support(
         )
 
 
-MAX_POLL_RECORDS = "consumer.override.max.poll.records"
-CLIENT_OVERRIDES = ("producer.override.", "consumer.override.", "admin.override.")
+CLIENT_OVERRIDES = clientconfig.OVERRIDE_PREFIXES
 
 
 CONFIG_PROVIDERS = "config.providers"
@@ -209,56 +209,22 @@ def refuse_unsafe(config: Mapping[str, str]) -> None:
                 )
 
 
-OVERRIDE_POLICIES = ("None", "Principal", "All")
-PRINCIPAL_KEYS = ("security.protocol", "sasl.jaas.config", "sasl.mechanism")
-"""What Connect's Principal policy lets a connector override: who its clients are."""
-
-
-def override_policy(raw: str) -> str:
-    """The operator's ``connector.client.config.override.policy`` (HEADRACE_CLIENT_OVERRIDE_POLICY),
-    as Connect spells it; ValueError for anything else."""
-    for policy in OVERRIDE_POLICIES:
-        if raw.strip().lower() == policy.lower():
-            return policy
-    raise ValueError(
-        f"HEADRACE_CLIENT_OVERRIDE_POLICY: {raw!r} is not one of {', '.join(OVERRIDE_POLICIES)}"
-    )
-
-
-def refuse_overrides(config: Mapping[str, str], policy: str) -> None:
-    """Refuses the client overrides (``producer.override.*``, ``consumer.override.*``,
-    ``admin.override.*``) the operator's policy does not allow, as Connect's policies do, and
-    then those headrace does not honour yet."""
-    for key in sorted(config):
-        if not key.startswith(CLIENT_OVERRIDES):
-            continue
-        client_key = key.split(".override.", 1)[1]
-        allowed = policy == "All" or (policy == "Principal" and client_key in PRINCIPAL_KEYS)
-        if not allowed:
-            lets = {
-                "None": "none",
-                "Principal": f"only {', '.join(PRINCIPAL_KEYS)}",
-            }[policy]
-            raise ConfigException(
-                f"{key}: the worker's connector.client.config.override.policy is {policy}, "
-                f"which lets a connector override {lets} (HEADRACE_CLIENT_OVERRIDE_POLICY)"
-            )
-        if key != MAX_POLL_RECORDS:
-            raise ConfigException(
-                f"{key}: not supported; of the client overrides, only {MAX_POLL_RECORDS} is"
-            )
-
-
-def refuse_unhonoured(config: Mapping[str, str], policy: str | None = None) -> None:
-    """Refuses the unsafe (``refuse_unsafe``), the client overrides ``policy`` (default: the
-    operator's, from the environment) does not allow, then Kafka Connect's framework keys that
-    headrace does not honour yet, each with the reason, so that none is accepted and then
-    ignored."""
+def refuse_unhonoured(config: Mapping[str, str], settings: Settings | None = None) -> None:
+    """Refuses the unsafe (``refuse_unsafe``), then the client overrides the operator's policy
+    (``settings``, by default the environment's) does not allow or headrace does not honour,
+    each with the reason, so that none is accepted and then ignored."""
     refuse_unsafe(config)
-    refuse_overrides(config, override_policy(policy or Settings().client_override_policy))
-    if MAX_POLL_RECORDS in config:
-        raw = config[MAX_POLL_RECORDS]
-        if not raw.strip().isdigit() or int(raw) < 1:
+    settings = settings or Settings()
+    clientconfig.refuse_overrides(
+        config,
+        clientconfig.override_policy(settings.client_override_policy),
+        clientconfig.allowlist(settings.client_override_allowlist),
+    )
+    plugins = settings.for_plugins().kafka_security
+    for client in clientconfig.Client:
+        key = client.override + clientconfig.JAAS_CONFIG
+        if key in config and not plugins.uses_sasl:
             raise ConfigException(
-                f"{MAX_POLL_RECORDS}: {raw!r} is not a whole number of at least 1"
+                f"{key}: plugin processes connect to Kafka over {plugins.protocol}, which has "
+                "no login to change"
             )

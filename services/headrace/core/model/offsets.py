@@ -45,9 +45,15 @@ def canonical_partition(source_partition: Mapping[str, Any]) -> str:
     return _canonical(dict(source_partition))
 
 
-def sink_group_id(cluster: str, connector: str) -> str:
-    """The consumer group a sink connector's tasks consume in, and keep their offsets in."""
-    return f"{cluster}-connect-{connector}"
+GROUP_OVERRIDE = "consumer.override.group.id"
+
+
+def sink_group_id(cluster: str, connector: str, config: Mapping[str, str] | None = None) -> str:
+    """The consumer group a sink connector's tasks consume in, and keep their offsets in: the
+    one its config names (``consumer.override.group.id``, as Connect takes it), else
+    ``<cluster>-connect-<connector>``."""
+    named = (config or {}).get(GROUP_OVERRIDE, "").strip()
+    return named or f"{cluster}-connect-{connector}"
 
 
 def offset_key(connector: str, source_partition: Mapping[str, Any]) -> bytes:

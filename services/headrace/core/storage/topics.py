@@ -22,6 +22,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -114,15 +115,17 @@ async def ensure_topic(
     replication: int | None = None,
     *,
     security: KafkaSecurity | None = None,
+    tuning: Mapping[str, Any] | None = None,
 ) -> int:
     """Creates ``name`` unless it exists (another process creating it first is fine), waits
     until every partition has a leader, and returns the partition count. ``replication`` None
     is as many replicas as there are brokers, up to 3; -1 (as ``partitions`` -1) leaves the
     number to the broker's default. The broker's refusal raises its KafkaError, naming the
-    topic. The admin client connects with ``security``, by default the environment's; a login
-    or TLS handshake the broker refuses raises KafkaLoginError, saying why."""
+    topic. The admin client connects with ``security``, by default the environment's, and is
+    made with ``tuning`` (aiokafka's arguments) besides; a login or TLS handshake the broker
+    refuses raises KafkaLoginError, saying why."""
     security = security or KafkaSecurity.from_env()
-    admin = AIOKafkaAdminClient(**security.client_kwargs(bootstrap))
+    admin = AIOKafkaAdminClient(**security.client_kwargs(bootstrap), **(tuning or {}))
     await kafkalogin.start(admin, bootstrap, security)
     try:
         if name not in await admin.list_topics():

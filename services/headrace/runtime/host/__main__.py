@@ -45,7 +45,7 @@ from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS
 from headrace.core.runner import quiet_fenced_futures
-from headrace.core.settings import Settings
+from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
 from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
 from headrace.isolation.sandbox import SandboxError
@@ -185,7 +185,7 @@ async def serve(args: argparse.Namespace) -> int:
     if len(socket_path) > MAX_SOCKET_PATH:
         logger.error("plugin_load_failed", error=f"socket path too long: {socket_path}")
         return 2
-    settings = Settings()
+    settings = settings_or_exit("headrace.runtime.host")
     try:
         _confine(settings, descriptor, args, logger)
     except SandboxError as exc:

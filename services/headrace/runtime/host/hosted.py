@@ -38,6 +38,7 @@ from headrace.core.model.configinfo import (
 )
 from headrace.core.model.connectorconfig import enforce_tasks_max, tasks_max
 from headrace.core.model.structs import WorkUnit
+from headrace.core.model.workerconfig import with_worker_converters
 from headrace.core.observability import log
 from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
@@ -194,7 +195,9 @@ class HostedPlugin:
                 if self.descriptor.components:
                     values += [
                         ValueInfo(key, config.get(key), errors=(message,))
-                        for key, message in versions.problems(config)
+                        for key, message in versions.problems(
+                            with_worker_converters(config, self.settings.worker_config)
+                        )
                     ]
         return ConfigInfos(
             self.descriptor.class_name,
@@ -315,6 +318,7 @@ class HostedPlugin:
         task_config: Mapping[str, str],
     ) -> Runner:
         task = self.connector_class().task_class()()
+        connector_config = with_worker_converters(connector_config, self.settings.worker_config)
         if isinstance(task, Converted):
             task.connector_config = connector_config
         placement = Placement(

@@ -60,6 +60,7 @@ from headrace.components.errorpolicy import (
     skip_log_fields,
 )
 from headrace.components.transforms import TransformChain, parse_chain
+from headrace.core.model.offsets import sink_group_id
 from headrace.core.observability import log, metrics
 from headrace.runtime import kafka
 from headrace.runtime.converted import Converted
@@ -146,9 +147,6 @@ class SinkRunner(LoopBase):
         self._wants_batches = (
             type(self.task).put_batch is not SinkTask.put_batch and self._chain.is_empty
         )
-        max_records = int(
-            config.get("consumer.override.max.poll.records", DEFAULT_MAX_POLL_RECORDS)
-        )
         self._executor = TaskExecutor(
             ExecutorClient(self.settings.executor_addr, settings=self.settings),
             self.connector,
@@ -177,22 +175,23 @@ class SinkRunner(LoopBase):
         self._metrics = metrics.SinkTaskMetrics(self.connector, self.task_id)
         client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
         self._dlq = await open_dead_letter_queue(
-            self.settings, self._policy, f"{client_id}-dlq", self.connector, self.task_id
+            self.settings,
+            self._policy,
+            f"{client_id}-dlq",
+            self.connector,
+            self.task_id,
+            self.connector_config,
         )
-        self._consumer = AIOKafkaConsumer(
-            **self.settings.kafka_client(),
-            group_id=f"{self.settings.cluster}-connect-{self.connector}",
-            client_id=client_id,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            max_poll_records=max_records,
-            # Only what sources committed: a failed batch or a fenced zombie's writes are
-            # aborted transactions, which a sink must never deliver.
-            isolation_level="read_committed",
+        defaults = {
+            "group_id": sink_group_id(self.settings.cluster, self.connector),
+            "client_id": client_id,
+            "auto_offset_reset": "earliest",
+            "max_poll_records": DEFAULT_MAX_POLL_RECORDS,
             # A subscribed topic that does not exist yet (its source has not created it) is
             # looked for again this often: aiokafka's default waits five minutes.
-            metadata_max_age_ms=SUBSCRIPTION_REFRESH_MS,
-        )
+            "metadata_max_age_ms": SUBSCRIPTION_REFRESH_MS,
+        }
+        self._consumer = kafka.consumer(self.settings, self.connector_config, defaults)
         await self._consumer.start()
         listener = _Rebalance(self)
         if pattern is not None:

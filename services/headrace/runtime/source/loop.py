@@ -37,6 +37,7 @@ from headrace.components.errorpolicy import (
 )
 from headrace.components.topiccreation import TopicCreation, topic_creation
 from headrace.components.transforms import TransformChain, parse_chain
+from headrace.core.model.clientconfig import Client
 from headrace.core.model.connectorconfig import Boundary, transactions
 from headrace.core.model.offsets import canonical_partition
 from headrace.core.observability import log, metrics
@@ -72,6 +73,7 @@ class SourceRunner(LoopBase):
         self._log = log.get(connector=self.connector, task=self.task_id)
         self._creation: TopicCreation | None = None
         self._existing: set[str] = set()  # topics seen to exist: not created again
+        self._admin_tuning: dict[str, Any] = {}  # the admin client's that creates them
         self._metrics: metrics.SourceTaskMetrics | None = None  # once its loop may run
 
     async def start(self, loop: bool = True) -> None:
@@ -80,6 +82,12 @@ class SourceRunner(LoopBase):
         self._policy = ErrorPolicy.from_config(self.connector_config)
         self._settings = transactions(self.connector_config)
         self._creation = topic_creation(self.connector_config)
+        if self._creation is not None:
+            client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
+            defaults = {"client_id": f"{client_id}-admin"}
+            self._admin_tuning = kafka.tuning(
+                self.settings, Client.ADMIN, self.connector_config, defaults
+            )
         if isinstance(self.task, Converted):  # by the JVM: bytes here
             self._chain = Outcomes(self.task)
             self._key_converter = self.task.key_converter
@@ -93,7 +101,9 @@ class SourceRunner(LoopBase):
         send = None
         if loop:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
-            producer = kafka.producer(self.settings, client_id, transactional_id=client_id)
+            producer = kafka.producer(
+                self.settings, client_id, transactional_id=client_id, config=self.connector_config
+            )
             # Fences every earlier instance of this task first, which also settles its last
             # transaction: the offsets read next include everything it committed.
             await producer.start()
@@ -256,7 +266,8 @@ class SourceRunner(LoopBase):
                     made.partitions,
                     made.configs,
                     made.replication_factor,
-                    security=self.settings.kafka_security,
+                    security=kafka.security_for(self.settings, Client.ADMIN, self.connector_config),
+                    tuning=self._admin_tuning,
                 )
                 self._existing.add(topic)
         return await transactions.layouts(topics)

@@ -244,7 +244,8 @@ def test_passwords_are_never_shown(pems: dict[str, Path]) -> None:
 # -- every Kafka client goes through the security settings ---------------------------------------
 
 CLIENTS = {"AIOKafkaProducer", "AIOKafkaConsumer", "AIOKafkaAdminClient", "AIOKafkaClient"}
-HELPERS = {"client_kwargs", "kafka_client"}
+# runtime.kafka.client_arguments spreads client_kwargs under the connector's tuning.
+HELPERS = {"client_kwargs", "kafka_client", "client_arguments"}
 
 
 def _name(func: ast.expr) -> str:

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from headrace.core.settings import Settings
+from headrace.runtime import kafka
 from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import loop as sink
@@ -94,7 +95,7 @@ async def test_the_sink_runner_hands_its_task_an_executor_and_closes_it(
         made.append((address, Client()))
         return made[-1][1]
 
-    monkeypatch.setattr(sink, "AIOKafkaConsumer", Consumer)
+    monkeypatch.setattr(kafka, "AIOKafkaConsumer", Consumer)
     monkeypatch.setattr(sink, "ExecutorClient", client_for)
 
     async def ids(client: Any, topics: Collection[str]) -> dict[str, str]:

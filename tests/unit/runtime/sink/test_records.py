@@ -18,6 +18,7 @@ from headrace.components.converters import (
 )
 from headrace.components.errorpolicy import ErrorPolicy, RecordError, dlq_headers
 from headrace.core.settings import Settings
+from headrace.runtime import kafka
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import loop as sink
 from headrace.runtime.sink.records import (
@@ -223,7 +224,7 @@ class Recording(SinkTask):
 
 
 async def started(monkeypatch: pytest.MonkeyPatch, tolerance: str) -> sink.SinkRunner:
-    monkeypatch.setattr(sink, "AIOKafkaConsumer", Consumer)
+    monkeypatch.setattr(kafka, "AIOKafkaConsumer", Consumer)
     config = {"topics": "orders", "header.converter": "string", "errors.tolerance": tolerance}
     settings = Settings(bootstrap_servers="unused:1")
     runner = sink.SinkRunner(Placement("c", 0, config, {}, settings), Recording())
