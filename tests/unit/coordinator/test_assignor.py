@@ -91,7 +91,16 @@ def minimum_moves(kept: Mapping[str, int], total: int) -> int:
     return sum(max(0, c - share - (1 if i < extra else 0)) for i, c in enumerate(ranked))
 
 
-def check(plan: Plan, current: Assignment, live: list[str], desired: frozenset[WorkUnit]) -> None:
+def check(
+    plan: Plan,
+    current: Assignment,
+    live: list[str],
+    desired: frozenset[WorkUnit],
+    held: Assignment | None = None,
+) -> None:
+    """What every plan must be: each wanted unit once, balanced counts, each connector's tasks
+    spread, revocations only of what ran there; and its moves the fewest the counts need, plus,
+    where those leave a connector bunched, no more than the bunching they take away."""
     placed = [u for units in [*plan.assignment.values(), *plan.reserved.values()] for u in units]
     assert len(placed) == len(set(placed)), "a unit is assigned twice"
     assert set(placed) == desired, "a desired unit is lost, or an unwanted one placed"
@@ -99,26 +108,77 @@ def check(plan: Plan, current: Assignment, live: list[str], desired: frozenset[W
     for connectors in (True, False):
         loads = [count(plan.assignment[m], connectors) for m in live]
         assert max(loads) - min(loads) <= 1, f"unbalanced: {loads}"
-    seen: set[WorkUnit] = set()
+    assert not bunched(plan, live), "a connector's tasks bunch up"
     for member, revoked in plan.revocations.items():
         ran = current.get(member, frozenset())
         for r in revoked:
             assert not r.deleted
             assert r.unit in ran and r.unit not in plan.assignment[member]
+    counted = assign(current, live, desired, held=held, spread=False)
     for connectors in (True, False):
-        kept: dict[str, int] = {}
-        moved = 0
-        for m in live:
-            stays = [
-                u
-                for u in sorted(current.get(m, frozenset()))
-                if u in desired and u not in seen and u.is_connector == connectors
-            ]
-            seen.update(stays)
-            kept[m] = len(stays)
-            moved += sum(1 for u in stays if u not in plan.assignment[m])
-        total = sum(count(plan.assignment[m], connectors) for m in live)
-        assert moved == minimum_moves(kept, total), "more units moved than balance needs"
+        fewest = moves(counted, current, live, desired, connectors)
+        assert fewest == minimum_moves(
+            kept_counts(current, live, desired, connectors),
+            sum(count(counted.assignment[m], connectors) for m in live),
+        ), "more units moved than balance needs"
+        extra = moves(plan, current, live, desired, connectors) - fewest
+        assert extra <= bunching(counted, live) - bunching(plan, live), "moves bought nothing"
+
+
+def staying(
+    current: Assignment, live: list[str], desired: frozenset[WorkUnit], connectors: bool
+) -> dict[str, list[WorkUnit]]:
+    """The units of one kind each member runs that are still wanted (first copy only)."""
+    seen: set[WorkUnit] = set()
+    found = {}
+    for m in live:
+        found[m] = [
+            u
+            for u in sorted(current.get(m, frozenset()))
+            if u in desired and u not in seen and u.is_connector == connectors
+        ]
+        seen.update(found[m])
+    return found
+
+
+def kept_counts(
+    current: Assignment, live: list[str], desired: frozenset[WorkUnit], connectors: bool
+) -> dict[str, int]:
+    return {m: len(units) for m, units in staying(current, live, desired, connectors).items()}
+
+
+def moves(
+    plan: Plan, current: Assignment, live: list[str], desired: frozenset[WorkUnit], kind: bool
+) -> int:
+    """The running units of one kind that the plan takes from their members."""
+    return sum(
+        1
+        for m, units in staying(current, live, desired, kind).items()
+        for u in units
+        if u not in plan.assignment[m]
+    )
+
+
+def bunching(plan: Plan, live: list[str]) -> int:
+    """The sum over members and connectors of the squared task counts: lowest when spread."""
+    return sum(
+        n * n
+        for m in live
+        for n in Counter(u.connector for u in plan.assignment[m] if not u.is_connector).values()
+    )
+
+
+def bunched(plan: Plan, live: list[str]) -> dict[str, list[int]]:
+    """The connectors whose tasks are not spread: two members' counts differ by more than one."""
+    found = {}
+    for name in {u.connector for units in plan.assignment.values() for u in units}:
+        per = [
+            sum(1 for u in plan.assignment[m] if u.connector == name and not u.is_connector)
+            for m in live
+        ]
+        if max(per) - min(per) > 1:
+            found[name] = per
+    return found
 
 
 @given(members, counts)
@@ -148,7 +208,7 @@ def test_every_change_keeps_units_once_balanced_and_moves_the_minimum(
         return
     current = {m: first.assignment.get(m, frozenset()) for m in live}
     plan = assign(current, live, desired, held=held)
-    check(plan, current, live, desired)
+    check(plan, current, live, desired, held)
     for member, units in held.items():
         # kept for it, save what no longer runs at all
         assert plan.reserved.get(member, frozenset()) == units & desired
@@ -161,3 +221,39 @@ def test_a_stable_group_is_left_alone(group: list[str], c: dict[str, int]) -> No
     again = assign(first.assignment, group, desired)
     assert again.assignment == first.assignment
     assert not again.moved()
+
+
+@given(members, names, counts)
+def test_a_member_joining_takes_tasks_of_different_connectors(
+    group: list[str], newcomer: str, c: dict[str, int]
+) -> None:
+    """A spread group stays spread when a member joins, with no more moves than balance needs
+    (``check``): the members it takes from give up one task of each connector before a second."""
+    if newcomer in group:
+        return
+    desired = desired_units(c)
+    first = assign({}, group, desired)
+    live = [*group, newcomer]
+    plan = assign(first.assignment, live, desired)
+    check(plan, first.assignment, live, desired)
+
+
+@given(st.lists(names, min_size=2, max_size=5, unique=True), counts)
+def test_a_member_leaving_leaves_the_rest_spread(group: list[str], c: dict[str, int]) -> None:
+    desired = desired_units(c)
+    first = assign({}, group, desired)
+    live = group[1:]
+    current = {m: first.assignment[m] for m in live}
+    plan = assign(current, live, desired)
+    check(plan, current, live, desired)
+
+
+def test_two_connectors_on_one_worker_split_when_a_second_joins() -> None:
+    """As ``make run`` starts: one worker runs both pipelines until the second joins, which
+    must then run one task of each, so that losing either worker stops neither pipeline."""
+    desired = desired_units({"demo-sink": 2, "demo-source": 2})
+    first = assign({}, ["worker-1"], desired)
+    plan = assign(first.assignment, ["worker-1", "worker-2"], desired)
+    for member in ("worker-1", "worker-2"):
+        tasks = sorted(u for u in plan.assignment[member] if not u.is_connector)
+        assert {u.connector for u in tasks} == {"demo-sink", "demo-source"}, (member, tasks)
