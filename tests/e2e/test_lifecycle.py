@@ -16,7 +16,7 @@ import pytest
 from headrace.cli.client import ConfigClient, status_json
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
-from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
+from tests.support import Rest, committed, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -318,3 +318,46 @@ def test_a_connector_asking_for_reconfiguration_changes_its_task_count_without_a
         assert len(client.get("growing").tasks) == 3
         assert len(json_lines(tmp_path / "starts.jsonl")) == 1  # asked again, not restarted
         client.delete("growing")
+
+
+def test_the_topics_a_pipeline_uses_are_listed_reset_and_forgotten_with_it(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """KIP-558 over REST, with workers running: a source and a sink on one topic each list it
+    once their tasks used it; a reset forgets it until the tasks start again; a connector
+    deleted and made again starts with none."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    topic = "tracked-records"
+    source = {
+        "connector.class": "DatagenSource",
+        "topic": topic,
+        "batch.size": "5",
+        "interval.ms": "200",
+    }
+
+    def topics(name: str) -> list[str] | None:
+        status, body = rest("GET", f"/connectors/{name}/topics")
+        assert status == 200, body
+        return body[name]["topics"] or None
+
+    assert rest("POST", "/connectors", {"name": "tracked-src", "config": source})[0] == 201
+    sink = recording_on(topic, tmp_path / "sink")
+    assert rest("PUT", "/connectors/tracked-snk/config", sink)[0] == 201
+    assert wait_for("the source's topic", partial(topics, "tracked-src")) == [topic]
+    assert wait_for("the sink's topic", partial(topics, "tracked-snk")) == [topic]
+
+    assert rest("PUT", "/connectors/tracked-src/topics/reset") == (202, None)
+    assert topics("tracked-src") is None
+    assert rest("POST", "/connectors/tracked-src/restart?includeTasks=true")[0] == 202
+    assert wait_for("the topic again", partial(topics, "tracked-src")) == [topic]
+
+    for name in ("tracked-src", "tracked-snk"):
+        assert rest("DELETE", f"/connectors/{name}") == (204, None)
+        status, body = rest("GET", f"/connectors/{name}/topics")
+        assert status == 404, body
+    stopped_source = {"name": "tracked-src", "config": source, "initial_state": "STOPPED"}
+    assert rest("POST", "/connectors", stopped_source)[0] == 201
+    # Nothing of the one deleted, once its worker has stopped its tasks: what they recorded
+    # until then is forgotten there.
+    wait_for("the deleted one's topics forgotten", lambda: topics("tracked-src") is None)
+    assert rest("DELETE", "/connectors/tracked-src") == (204, None)

@@ -128,7 +128,8 @@ def test_a_connector_s_whole_lifecycle_over_rest(rest: Rest) -> None:
     assert error(*rest("POST", "/connectors/life/restart?includeTasks=maybe"), 400, "includeTasks")
     assert error(*rest("POST", "/connectors/life/tasks/0/restart"), 404, "task 0")
     assert error(*rest("GET", "/connectors/life/tasks/0/status"), 404, "task 0")
-    assert error(*rest("GET", "/connectors/life/topics"), 403, "Topic tracking")
+    assert rest("GET", "/connectors/life/topics") == (200, {"life": {"topics": []}})
+    assert error(*rest("GET", "/connectors/nobody/topics"), 404, "nobody")
 
     assert rest("GET", "/connectors/life/offsets") == (200, {"offsets": []})
     change = {"offsets": [{"partition": {"task": 0}, "offset": {"next": 1}}]}

@@ -70,6 +70,8 @@ async def serve(
         installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),
         OffsetsAdmin(settings),
         checks,
+        tracks_topics=settings.tracks_topics,
+        topic_reset_allowed=settings.topic_reset_allowed,
     )
     commands.fence = functools.partial(fence_tasks, settings)
     await commands.ensure_session_key(sessionkey.now_ms())

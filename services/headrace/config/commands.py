@@ -10,6 +10,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from aiokafka.errors import KafkaError
+
 from headrace.config import framework
 from headrace.config.builtins import PluginInfo, builtin_plugins
 from headrace.config.groupadmin import GroupInUse
@@ -135,6 +137,9 @@ class Commands:
         catalog: PluginCatalog,
         offsets: OffsetsAdmin,
         checks: PluginChecks,
+        *,
+        tracks_topics: bool = True,
+        topic_reset_allowed: bool = True,
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -144,6 +149,9 @@ class Commands:
         # Fences the transactional ids of a source connector's dropped tasks (KIP-618).
         self.fence: Callable[[str, Sequence[int]], Awaitable[None]] = _fence_nothing
         self.hidden = HiddenKeys(catalog, checks)
+        # Topic tracking (KIP-558): the worker config's topic.tracking.enable and .allow.reset.
+        self.tracks_topics = tracks_topics
+        self.topic_reset_allowed = tracks_topics and topic_reset_allowed
 
     def _type_of(self, config: Mapping[str, str]) -> str:
         versions = self.catalog.versions_of(config.get("connector.class", ""))
@@ -407,6 +415,35 @@ class Commands:
             return configlog.deletion(name, len(state.tasks_of(name)))
 
         await self.store.transact(plan)
+        # What its tasks recorded so far; each worker forgets what it records later, once it
+        # has stopped the connector's units there.
+        await self._forget_topics(name)
+
+    async def topics(self, name: str) -> Sequence[str]:
+        """The topics the connector's tasks have used since it was created or its topics were
+        last reset (KIP-558); FORBIDDEN when topic tracking is off."""
+        self._tracking("Topic tracking is disabled.")
+        await self.get(name)
+        return await self.store.connector_topics(name)
+
+    async def reset_topics(self, name: str) -> None:
+        """Forgets the connector's topics: the list starts again from what its tasks use once
+        they next start. FORBIDDEN when topic tracking or its reset is off."""
+        self._tracking("Topic tracking is disabled.")
+        if not self.topic_reset_allowed:
+            raise ConfigRejected(Problem.FORBIDDEN, "Topic tracking reset is disabled.")
+        await self.get(name)
+        await self.store.forget_topics(name)
+
+    def _tracking(self, refusal: str) -> None:
+        if not self.tracks_topics:
+            raise ConfigRejected(Problem.FORBIDDEN, refusal)
+
+    async def _forget_topics(self, name: str) -> None:
+        try:
+            await self.store.forget_topics(name)
+        except KafkaError as exc:  # the deletion stands; the list is shown for no connector
+            log.get().error("topics_not_forgotten", connector=name, error=repr(exc))
 
     async def applied(self, request_id: str) -> AppliedRequest | None:
         """The command of the command topic with this request id, if it was applied and its

@@ -36,6 +36,7 @@ CODES = {
     Problem.CONFLICT: grpc.StatusCode.ALREADY_EXISTS,
     Problem.PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
     Problem.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    Problem.FORBIDDEN: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -244,6 +245,18 @@ class ConfigCalls:
     async def ResetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.OffsetsChanged:
         await self._commands.reset_offsets(request.name)
         return config_pb2.OffsetsChanged(message="The offsets of the connector were reset.")
+
+    async def GetConnectorTopics(
+        self, request: config_pb2.ConnectorRequest
+    ) -> config_pb2.ConnectorTopics:
+        topics = await self._commands.topics(request.name)
+        return config_pb2.ConnectorTopics(name=request.name, topics=topics)
+
+    async def ResetConnectorTopics(
+        self, request: config_pb2.ConnectorRequest
+    ) -> config_pb2.LifecycleResponse:
+        await self._commands.reset_topics(request.name)
+        return config_pb2.LifecycleResponse()
 
     async def applied(self, request_id: str) -> AppliedRequest | None:
         """Whether the command topic's command of this request id was applied."""

@@ -42,6 +42,7 @@ STATUS = {
     Problem.NOT_FOUND: 404,
     Problem.CONFLICT: 409,
     Problem.UNAUTHENTICATED: 403,  # as Connect answers a badly signed internal request
+    Problem.FORBIDDEN: 403,  # topic tracking turned off, as Connect answers it
 }
 
 
@@ -259,7 +260,7 @@ class ConnectApi:
             web.get("/admin/loggers/{logger}", self.logger),
             web.put("/admin/loggers/{logger}", self.set_logger),
             web.get(c + "/topics", self.topics),
-            web.put(c + "/topics/reset", self.topics),
+            web.put(c + "/topics/reset", self.reset_topics),
         ]
 
     async def root(self, request: web.Request) -> web.Response:
@@ -470,8 +471,12 @@ class ConnectApi:
         return web.json_response(log.set_level(request.match_info["logger"], level))
 
     async def topics(self, request: web.Request) -> web.Response:
-        await self.commands.get(request.match_info["connector"])
-        raise web.HTTPForbidden(reason="Topic tracking is disabled.")
+        name = request.match_info["connector"]
+        return web.json_response({name: {"topics": await self.commands.topics(name)}})
+
+    async def reset_topics(self, request: web.Request) -> web.Response:
+        await self.commands.reset_topics(request.match_info["connector"])
+        return web.Response(status=202)
 
 
 def guarded(policy: auth.Policy) -> Middleware:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from headrace.core.model import configlog
 from headrace.core.model.configstate import AppliedRequest, ConfigState, apply
 from headrace.core.model.errors import WriterFenced
-from headrace.core.model.status import StatusState
+from headrace.core.model.status import StatusState, topics_of
 from headrace.core.observability import log, metrics
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
@@ -94,7 +94,9 @@ class ConfigStore:
         with metrics.replay("configs"):
             await self._config_log.start()
         with metrics.replay("status"):
-            await self._statuses.start(writer=False)
+            # A writer for the topics it forgets (a reset, a deletion); units' statuses are the
+            # workers' to write.
+            await self._statuses.start()
 
     def readers(self) -> list[asyncio.Task[None] | None]:
         """The tasks that keep the state current; the service stops if one of them ends."""
@@ -118,6 +120,14 @@ class ConfigStore:
 
     async def current_status(self) -> StatusState:
         return await self._statuses.current()
+
+    async def connector_topics(self, name: str) -> list[str]:
+        """The topics the connector's tasks recorded as used (KIP-558), by name."""
+        return [t.topic for t in topics_of(await self._statuses.current_topics(), name)]
+
+    async def forget_topics(self, name: str) -> None:
+        """Writes the tombstones of every topic recorded for the connector."""
+        await self._statuses.forget_topics(name, await self.connector_topics(name))
 
     async def transact(self, plan: Plan) -> ConfigState:
         """Appends the records ``plan`` makes of the current state, and returns the state with

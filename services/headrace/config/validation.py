@@ -26,6 +26,7 @@ class Problem(Enum):
     NO_PLUGIN = "no_plugin"  # the config names a plugin or version that is not installed
     PRECONDITION = "precondition"  # valid, but not in the state the connector is in
     UNAUTHENTICATED = "unauthenticated"  # an internal call without a valid signature
+    FORBIDDEN = "forbidden"  # a call the operator's settings turn off (topic tracking)
 
 
 class ConfigRejected(Exception):

@@ -18,6 +18,8 @@
 | HEADRACE_CLIENT_OVERRIDE_POLICY | the worker config's, else None | client overrides allowed: |
 | | | None, Principal, All or Allowlist |
 | HEADRACE_CLIENT_OVERRIDE_ALLOWLIST | the worker config's | the keys Allowlist lets through |
+| HEADRACE_TOPIC_TRACKING | the worker config's, else true | record connectors' topics (KIP-558) |
+| HEADRACE_TOPIC_TRACKING_ALLOW_RESET | the worker config's, else true | let the API reset them |
 | HEADRACE_HOME | found by its marker | the checkout holding ``deploy/`` and ``protos/`` |
 | KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_*, KAFKA_SSL_* | PLAINTEXT | see ``kafkasecurity`` |
 | HEADRACE_CONFIG_PROVIDERS | empty: none | providers configs may use: file, env, dir, by ``,`` |
@@ -201,6 +203,13 @@ class Settings:
     client_override_allowlist: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "")
     )
+    # Empty: the worker config's, else true; set in __post_init__.
+    topic_tracking: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_TOPIC_TRACKING", "")
+    )
+    topic_tracking_allow_reset: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_TOPIC_TRACKING_ALLOW_RESET", "")
+    )
     kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity.from_env)
     # Security: empty means unset (plaintext, no auth). Checked when a server or channel is made
     # (headrace.core.security.tls, headrace.core.security.auth), not here: reading settings does no
@@ -256,6 +265,20 @@ class Settings:
         if not self.client_override_policy:
             policy = self.worker_config.get(clientconfig.POLICY, "None")
             object.__setattr__(self, "client_override_policy", policy)
+        for name, key, variable in (
+            ("topic_tracking", workerconfig.TOPIC_TRACKING, "HEADRACE_TOPIC_TRACKING"),
+            (
+                "topic_tracking_allow_reset",
+                workerconfig.TOPIC_TRACKING_RESET,
+                "HEADRACE_TOPIC_TRACKING_ALLOW_RESET",
+            ),
+        ):
+            raw = getattr(self, name) or self.worker_config.get(key, "true")
+            try:
+                value = workerconfig.true_or_false(variable, raw)
+            except ConfigException as exc:
+                raise ValueError(str(exc)) from None
+            object.__setattr__(self, name, "true" if value else "false")
         if not self.client_override_allowlist:
             allowed = self.worker_config.get(clientconfig.ALLOWLIST, "")
             object.__setattr__(self, "client_override_allowlist", allowed)
@@ -287,6 +310,8 @@ class Settings:
             WORKER_PROPERTIES: json.dumps(dict(self.worker_config)) if self.worker_config else "",
             "HEADRACE_CLIENT_OVERRIDE_POLICY": self.client_override_policy,
             "HEADRACE_CLIENT_OVERRIDE_ALLOWLIST": self.client_override_allowlist,
+            "HEADRACE_TOPIC_TRACKING": self.topic_tracking,
+            "HEADRACE_TOPIC_TRACKING_ALLOW_RESET": self.topic_tracking_allow_reset,
             **self.kafka_security.to_env(),
             "HEADRACE_TLS_CERT": self.tls_cert,
             "HEADRACE_TLS_KEY": self.tls_key,
@@ -328,6 +353,16 @@ class Settings:
             plugin_tls_key="",
             plugin_kafka_security=None,
         )
+
+    @property
+    def tracks_topics(self) -> bool:
+        """Whether connectors' topics are recorded and shown (KIP-558)."""
+        return self.topic_tracking == "true"
+
+    @property
+    def topic_reset_allowed(self) -> bool:
+        """Whether the API may reset a connector's recorded topics."""
+        return self.tracks_topics and self.topic_tracking_allow_reset == "true"
 
     @property
     def coordinator_addrs(self) -> tuple[str, ...]:

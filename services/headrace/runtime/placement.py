@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -43,9 +43,20 @@ class LoopBase:
         self.stop_requested = asyncio.Event()
         self.skipped = 0
         self.retry_policy = RetryPolicy.from_config(self.connector_config)
+        # Told of each topic the task uses, once per run (KIP-558's topic tracking): the plugin
+        # host reports it to the worker, which records it in the status topic.
+        self.on_topic: Callable[[str], None] = lambda topic: None
+        self._topics_used: set[str] = set()
 
     def request_stop(self) -> None:
         self.stop_requested.set()
+
+    def used(self, topics: Iterable[str]) -> None:
+        """Notes topics the task wrote to or consumed from; each new one is told once."""
+        for topic in topics:
+            if topic not in self._topics_used:
+                self._topics_used.add(topic)
+                self.on_topic(topic)
 
     @contextlib.contextmanager
     def plugin_call(self, name: str) -> Iterator[None]:

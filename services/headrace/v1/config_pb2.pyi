@@ -120,6 +120,14 @@ class OffsetsChanged(_message.Message):
     message: str
     def __init__(self, message: _Optional[str] = ...) -> None: ...
 
+class ConnectorTopics(_message.Message):
+    __slots__ = ("name", "topics")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    topics: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., topics: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class ValidateConfigRequest(_message.Message):
     __slots__ = ("plugin", "config")
     class ConfigEntry(_message.Message):

@@ -115,6 +115,16 @@ class ConfigServiceStub:
                 request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_config__pb2.OffsetsChanged.FromString,
                 _registered_method=True)
+        self.GetConnectorTopics = channel.unary_unary(
+                '/headrace.v1.ConfigService/GetConnectorTopics',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorTopics.FromString,
+                _registered_method=True)
+        self.ResetConnectorTopics = channel.unary_unary(
+                '/headrace.v1.ConfigService/ResetConnectorTopics',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
+                _registered_method=True)
         self.ListPlugins = channel.unary_unary(
                 '/headrace.v1.ConfigService/ListPlugins',
                 request_serializer=headrace_dot_v1_dot_config__pb2.ListPluginsRequest.SerializeToString,
@@ -235,6 +245,18 @@ class ConfigServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetConnectorTopics(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResetConnectorTopics(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListPlugins(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -335,6 +357,16 @@ def add_ConfigServiceServicer_to_server(servicer, server):
                     servicer.ResetOffsets,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_config__pb2.OffsetsChanged.SerializeToString,
+            ),
+            'GetConnectorTopics': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetConnectorTopics,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.ConnectorTopics.SerializeToString,
+            ),
+            'ResetConnectorTopics': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetConnectorTopics,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ConnectorRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.LifecycleResponse.SerializeToString,
             ),
             'ListPlugins': grpc.unary_unary_rpc_method_handler(
                     servicer.ListPlugins,
@@ -784,6 +816,60 @@ class ConfigService:
             '/headrace.v1.ConfigService/ResetOffsets',
             headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
             headrace_dot_v1_dot_config__pb2.OffsetsChanged.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetConnectorTopics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/GetConnectorTopics',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.ConnectorTopics.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetConnectorTopics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/ResetConnectorTopics',
+            headrace_dot_v1_dot_config__pb2.ConnectorRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.LifecycleResponse.FromString,
             options,
             channel_credentials,
             insecure,

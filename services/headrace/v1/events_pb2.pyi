@@ -124,6 +124,18 @@ class StatusReported(_message.Message):
     plugin_version: str
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., worker_id: _Optional[str] = ..., trace: _Optional[str] = ..., generation: _Optional[int] = ..., plugin_version: _Optional[str] = ...) -> None: ...
 
+class TopicActive(_message.Message):
+    __slots__ = ("topic", "connector", "task", "discovered_ms")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    DISCOVERED_MS_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    connector: str
+    task: int
+    discovered_ms: int
+    def __init__(self, topic: _Optional[str] = ..., connector: _Optional[str] = ..., task: _Optional[int] = ..., discovered_ms: _Optional[int] = ...) -> None: ...
+
 class WorkUnit(_message.Message):
     __slots__ = ("connector", "task")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]

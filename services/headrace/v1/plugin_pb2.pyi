@@ -128,18 +128,20 @@ class WatchRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class UnitEvent(_message.Message):
-    __slots__ = ("connector", "task", "state", "trace", "reconfiguration_requested")
+    __slots__ = ("connector", "task", "state", "trace", "reconfiguration_requested", "active_topic")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TRACE_FIELD_NUMBER: _ClassVar[int]
     RECONFIGURATION_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_TOPIC_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task: int
     state: str
     trace: str
     reconfiguration_requested: bool
-    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., trace: _Optional[str] = ..., reconfiguration_requested: _Optional[bool] = ...) -> None: ...
+    active_topic: str
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., trace: _Optional[str] = ..., reconfiguration_requested: _Optional[bool] = ..., active_topic: _Optional[str] = ...) -> None: ...
 
 class DescribeRequest(_message.Message):
     __slots__ = ()

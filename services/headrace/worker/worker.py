@@ -24,13 +24,15 @@ When the worker is cut off from the coordinator for most of the session timeout 
 units are given up, since the coordinator may by then hand them to another worker.
 
 The worker speaks the shared vocabulary (``headrace.core.model.structs``) only: membership hands it
-``AssignmentUpdate``s, the plugin processes ``UnitStateChanged`` and ``ReconfigurationRequested``.
+``AssignmentUpdate``s, the plugin processes ``UnitStateChanged``, ``ReconfigurationRequested``
+and ``TopicUsed``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -45,7 +47,7 @@ from headrace.components import versions
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
 from headrace.core.model.persistent import with_item, without_item
-from headrace.core.model.status import UnitStatus, status_key
+from headrace.core.model.status import TopicStatus, UnitStatus, status_key
 from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
@@ -56,6 +58,7 @@ from headrace.core.model.structs import (
     Revocation,
     State,
     Target,
+    TopicUsed,
     UnitStateChanged,
     WorkUnit,
 )
@@ -192,6 +195,10 @@ class Worker:
         self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._status = StatusStore(kafka_logs(settings, "status"))
+        # The topics this worker recorded for each connector: the ones whose records it
+        # forgets when the connector is deleted (the config service forgets those recorded
+        # before the deletion; a task may still write to a topic until it is stopped).
+        self._topics: dict[str, set[str]] = {}
         self.membership = Membership(
             settings.coordinator_addrs,
             worker_id,
@@ -437,6 +444,8 @@ class Worker:
                 done.append(instance)
             self.states = without_item(self.states, unit)
             await self._write_status(unit, self._status.remove(unit))
+            topics = self._topics.pop(unit.connector, set())
+            await self._write_status(unit, self._status.forget_topics(unit.connector, topics))
         elif unit not in restarting:
             await self._report(unit, State.UNASSIGNED, running=running)
 
@@ -557,6 +566,10 @@ class Worker:
                 await self._report(unit, State.FAILED, trace=trace)
             case ReconfigurationRequested(connector) if self._live(WorkUnit.of(connector)):
                 await self._reconfigure(WorkUnit.of(connector))
+            case TopicUsed(unit, topic) if self._live(unit) and self.settings.tracks_topics:
+                self._topics.setdefault(unit.connector, set()).add(topic)
+                used = TopicStatus(topic, unit.connector, unit.task, int(time.time() * 1000))
+                await self._write_status(unit, self._status.report_topic(used))
         # RUNNING is reported when a start returns, STOPPED when a stop does.
 
     async def _reconfigure(self, unit: WorkUnit) -> None:

@@ -7,6 +7,8 @@ The protocol of the status topic (``<cluster>-status``, several partitions, comp
 | ``status-connector-<name>`` | ``StatusReported`` with task = -1 |
 | ``status-task-<name>-<n>`` | ``StatusReported`` for task n |
 | either | tombstone: the unit no longer exists (its connector was deleted) |
+| ``topic-<name>:<topic>`` | ``TopicActive``: a topic the connector used (KIP-558) |
+| that | tombstone: forgotten (reset, or the connector was deleted) |
 
 Workers write it; the config service and the CLI read it. Records of one key always land on one
 partition, so the latest record per key is the unit's status. Compaction keeps that latest record
@@ -136,6 +138,57 @@ def apply(state: StatusState, event: StatusEvent) -> StatusState:
         case StatusRemoved(unit):
             return without_item(state, unit)
     raise TypeError(f"not a status event: {event!r}")
+
+
+@dataclass(frozen=True)
+class TopicStatus:
+    """A topic a connector's task used, and when it first did."""
+
+    topic: str
+    connector: str
+    task: int
+    discovered_ms: int
+
+
+TopicState = Mapping[str, TopicStatus]
+"""The topics connectors used, by the key of their record: a tombstone names the same key."""
+NO_TOPICS: TopicState = immutables.Map()
+
+TOPIC_PREFIX = "topic-"
+
+
+def topic_key(connector: str, topic: str) -> str:
+    """The status topic's key for one topic of one connector. Connect's own form,
+    ``topic-<topic>-connector-<name>``, gives topic ``a`` of connector ``b-connector-c`` the key
+    of topic ``a-connector-b`` of ``c``; a topic's name cannot hold ``:``, so the last one in
+    this key always parts the two."""
+    return f"{TOPIC_PREFIX}{connector}:{topic}"
+
+
+def encode_topic(status: TopicStatus) -> tuple[str, bytes]:
+    msg = events_pb2.TopicActive(
+        topic=status.topic,
+        connector=status.connector,
+        task=status.task,
+        discovered_ms=status.discovered_ms,
+    )
+    return topic_key(status.connector, status.topic), msg.SerializeToString()
+
+
+def apply_topic(state: TopicState, key: str, value: bytes | None) -> TopicState:
+    """Folds one record of the status topic into the topics: a ``TopicActive`` is kept under its
+    key, a tombstone forgets it; a record of another kind changes nothing."""
+    if not key.startswith(TOPIC_PREFIX):
+        return state
+    if value is None:
+        return without_item(state, key) if key in state else state
+    msg = events_pb2.TopicActive.FromString(value)
+    return with_item(state, key, TopicStatus(msg.topic, msg.connector, msg.task, msg.discovered_ms))
+
+
+def topics_of(state: TopicState, name: str) -> list[TopicStatus]:
+    """The topics one connector used, by topic name."""
+    return sorted((t for t in state.values() if t.connector == name), key=lambda t: t.topic)
 
 
 def of_connector(state: StatusState, name: str) -> StatusState:

@@ -156,4 +156,13 @@ class ReconfigurationRequested:
     connector: str
 
 
-HostEvent = UnitStateChanged | ReconfigurationRequested
+@dataclass(frozen=True)
+class TopicUsed:
+    """A task used a topic for the first time in this run: a source wrote to it, a sink
+    consumed from it (KIP-558's topic tracking)."""
+
+    unit: WorkUnit
+    topic: str
+
+
+HostEvent = UnitStateChanged | ReconfigurationRequested | TopicUsed

@@ -20,6 +20,7 @@ from headrace.core.model.structs import (
     Revocation,
     State,
     Target,
+    TopicUsed,
     UnitStateChanged,
     WorkUnit,
 )
@@ -120,12 +121,18 @@ def host_event_to_pb(event: HostEvent) -> plugin_pb2.UnitEvent:
                 task=WorkUnit.of(connector).task,
                 reconfiguration_requested=True,
             )
+        case TopicUsed(unit, topic):
+            return plugin_pb2.UnitEvent(
+                connector=unit.connector, task=unit.task, active_topic=topic
+            )
 
 
 def host_event_from_pb(msg: plugin_pb2.UnitEvent) -> HostEvent:
     """The event a plugin process sent; ValueError for a state this runtime does not know."""
     if msg.reconfiguration_requested:
         return ReconfigurationRequested(msg.connector)
+    if msg.active_topic:
+        return TopicUsed(WorkUnit(msg.connector, msg.task), msg.active_topic)
     return UnitStateChanged(WorkUnit(msg.connector, msg.task), State(msg.state), msg.trace)
 
 

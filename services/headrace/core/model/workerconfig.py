@@ -11,6 +11,8 @@ and converters under every connector:
 | | converters of every connector that names none of its own |
 | ``connector.client.config.override.policy`` | which overrides a connector config may set |
 | ``connector.client.config.override.allowlist`` | the keys the ``Allowlist`` policy lets through |
+| ``topic.tracking.enable`` | whether connectors' topics are recorded (KIP-558; default true) |
+| ``topic.tracking.allow.reset`` | whether they may be reset through the API (default true) |
 
 The rest of a Connect worker's keys are headrace's settings, in the environment, where every
 service reads them: such a key is refused naming its variable, and any other key as one headrace
@@ -26,6 +28,8 @@ from headrace.core.model.clientconfig import Client
 from headrace.sdk.errors import ConfigException
 
 CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
+TOPIC_TRACKING = "topic.tracking.enable"
+TOPIC_TRACKING_RESET = "topic.tracking.allow.reset"
 
 ELSEWHERE = {
     "bootstrap.servers": "KAFKA_BOOTSTRAP_SERVERS",
@@ -72,6 +76,9 @@ def check(config: Mapping[str, str]) -> None:
             except ValueError as exc:
                 raise ConfigException(str(exc)) from None
             continue
+        if key in (TOPIC_TRACKING, TOPIC_TRACKING_RESET):
+            true_or_false(key, config[key])
+            continue
         if key == clientconfig.ALLOWLIST or key.startswith(CONVERTER_KEYS):
             continue
         if key in ELSEWHERE:
@@ -101,3 +108,12 @@ def with_worker_converters(
             if (key == role or key.startswith(role + ".")) and key not in config:
                 added[key] = value
     return {**config, **added} if added else config
+
+
+def true_or_false(name: str, raw: str) -> bool:
+    """A boolean setting as Connect reads one: true or false, in any case; ConfigException
+    naming ``name`` for anything else."""
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigException(f"{name}: {raw!r} is not true or false")
+    return text == "true"

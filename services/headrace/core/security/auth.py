@@ -87,6 +87,7 @@ METHODS: Mapping[str, Need] = {
             "GetConnectorStatus",
             "GetTaskStatus",
             "GetOffsets",
+            "GetConnectorTopics",
             "ListPlugins",
             "GetPluginConfig",
             "ValidateConfig",
@@ -106,6 +107,7 @@ METHODS: Mapping[str, Need] = {
             "RestartTask",
             "AlterOffsets",
             "ResetOffsets",
+            "ResetConnectorTopics",
         )
     },
     "/headrace.v1.TaskConfigService/PutTaskConfigs": Need.SIGNED,

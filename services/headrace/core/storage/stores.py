@@ -6,7 +6,7 @@ tasks and the config service). The protocols and folds are ``headrace.core.model
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from headrace.core.model.offsets import EMPTY as NO_OFFSETS
@@ -21,10 +21,16 @@ from headrace.core.model.offsets import apply as apply_offset
 from headrace.core.model.offsets import decode as decode_offset
 from headrace.core.model.status import EMPTY as NO_STATUS
 from headrace.core.model.status import (
+    NO_TOPICS,
     StatusRemoved,
     StatusReported,
     StatusState,
+    TopicState,
+    TopicStatus,
     UnitStatus,
+    apply_topic,
+    encode_topic,
+    topic_key,
 )
 from headrace.core.model.status import apply as apply_status
 from headrace.core.model.status import decode as decode_status
@@ -45,12 +51,15 @@ class StatusStore:
 
     def __init__(self, logs: LogFactory) -> None:
         self.state: StatusState = NO_STATUS
+        self.topics: TopicState = NO_TOPICS
         self._log = logs(self._on_record)
 
     def _on_record(self, record: LogRecord) -> None:
         event = decode_status(record.key, record.value)
         if event is not None:
             self.state = apply_status(self.state, event)
+        else:
+            self.topics = apply_topic(self.topics, record.key, record.value)
 
     async def start(self, *, writer: bool = True, reader: bool = True) -> None:
         """Replays the topic (unless ``reader`` is False: a worker only reports)."""
@@ -74,6 +83,20 @@ class StatusStore:
         """Every status after reading all that was written so far."""
         await self._log.catch_up()
         return self.state
+
+    async def report_topic(self, status: TopicStatus) -> None:
+        """Records a topic the connector used (KIP-558)."""
+        await self._log.append(*encode_topic(status))
+
+    async def forget_topics(self, connector: str, topics: Iterable[str]) -> None:
+        """Writes the tombstones of these topics of the connector."""
+        for topic in sorted(set(topics)):
+            await self._log.append(topic_key(connector, topic), None)
+
+    async def current_topics(self) -> TopicState:
+        """Every connector's topics after reading all that was written so far."""
+        await self._log.catch_up()
+        return self.topics
 
 
 class OffsetStore:

@@ -37,7 +37,7 @@ from headrace.core.model.configinfo import (
     value_info,
 )
 from headrace.core.model.connectorconfig import enforce_tasks_max, tasks_max
-from headrace.core.model.structs import WorkUnit
+from headrace.core.model.structs import TopicUsed, WorkUnit
 from headrace.core.model.workerconfig import with_worker_converters
 from headrace.core.observability import log
 from headrace.core.security import secrets
@@ -49,7 +49,7 @@ from headrace.runtime.converted import Converted
 from headrace.runtime.executor.client import SqlCheck
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.providers import Providers, Resolved
-from headrace.runtime.host.units import ConnectorUnit, Runner, TaskUnit, task_configs_of
+from headrace.runtime.host.units import ConnectorUnit, TaskUnit, task_configs_of
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink.loop import SinkRunner
 from headrace.runtime.source.loop import SourceRunner
@@ -306,9 +306,12 @@ class HostedPlugin:
     ) -> TaskUnit:
         task = TaskUnit(unit, None, self.bus, self.stop_timeout, task_config)
         try:
-            task.runner = self._runner(unit, connector_config, task_config)
+            runner = self._runner(unit, connector_config, task_config)
         except Exception as exc:  # noqa: BLE001 - a task that cannot be created is FAILED
             task.fail(exc)
+            return task
+        runner.on_topic = lambda topic: self.bus.publish(TopicUsed(unit, topic))
+        task.runner = runner
         return task
 
     def _runner(
@@ -316,7 +319,7 @@ class HostedPlugin:
         unit: WorkUnit,
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
-    ) -> Runner:
+    ) -> SourceRunner | SinkRunner:
         task = self.connector_class().task_class()()
         connector_config = with_worker_converters(connector_config, self.settings.worker_config)
         if isinstance(task, Converted):

@@ -277,6 +277,7 @@ class SinkRunner(LoopBase):
                 raise ConfigException(self._matcher.failure)
             if batch is None:
                 break
+            self.used(tp.topic for tp in batch)
             # Fetched and converted while the task still takes the previous batch: the loop
             # stalls on neither. One batch with the task and one ready, at most.
             prepared = self._prepare(batch, epoch, changes) if batch else None

@@ -270,7 +270,9 @@ class SourceRunner(LoopBase):
                     tuning=self._admin_tuning,
                 )
                 self._existing.add(topic)
-        return await transactions.layouts(topics)
+        layouts = await transactions.layouts(topics)
+        self.used(topics)
+        return layouts
 
     def _encode_batch(self, batch: SourceBatch, layout: TopicLayout) -> list[Outgoing] | None:
         """The batch's records, each column converted at once; None if a column or the batch's

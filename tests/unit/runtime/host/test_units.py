@@ -12,6 +12,7 @@ from headrace.core.model.structs import (
     HostEvent,
     ReconfigurationRequested,
     State,
+    TopicUsed,
     UnitStateChanged,
     WorkUnit,
 )
@@ -40,7 +41,7 @@ class Bus(EventBus):
         self.seen.append(event)
         super().publish(event)
 
-    def states(self) -> list[State | ReconfigurationRequested]:
+    def states(self) -> list[State | ReconfigurationRequested | TopicUsed]:
         """The state of every change, and reconfiguration requests as they are."""
         return [e.state if isinstance(e, UnitStateChanged) else e for e in self.seen]
 
