@@ -305,6 +305,16 @@ async def seed_offsets(settings: Settings, name: str, topic: str) -> None:
         await consumer.stop()
 
 
+async def source_offsets(settings: Settings, name: str) -> dict[str, Any]:
+    """What the cluster's offsets topic holds for a source connector."""
+    store = OffsetStore(settings, name)
+    await store.load()
+    try:
+        return dict(store.state)
+    finally:
+        await store.close()
+
+
 def test_offsets_are_read_and_changed_only_while_stopped(
     config_service: tuple[Stack, Settings],
 ) -> None:
@@ -356,6 +366,14 @@ def test_offsets_are_read_and_changed_only_while_stopped(
         assert client.offsets("lake") == [sink(0, 2)]
         client.reset_offsets("lake")
         assert client.offsets("lake") == []
+
+        # A source with its own offsets topic (KIP-618) has them read and changed there.
+        own = f"{settings.cluster}-own-offsets"
+        client.create("own", {"connector.class": "Gen", "offsets.storage.topic": own})
+        client.stop("own")
+        client.alter_offsets("own", [{"partition": {"task": 0}, "offset": {"next": 3}}])
+        assert client.offsets("own") == [{"partition": {"task": 0}, "offset": {"next": 3}}]
+        assert asyncio.run(source_offsets(settings, "own")) == {}  # not the cluster's topic
 
 
 def test_a_sink_s_offsets_are_those_of_the_consumer_group_its_config_names(

@@ -567,3 +567,36 @@ async def test_topics_the_source_writes_first_are_created_as_its_groups_say(
         1,
         "delete",
     )  # the suite broker's num.partitions
+
+
+async def test_a_connector_s_own_offsets_topic_takes_its_offsets_and_wins_over_the_cluster_s(
+    kafka: str, cluster: str
+) -> None:
+    """KIP-618's offsets.storage.topic: the task's offsets go to the connector's own topic, in
+    the transaction of its records; what the cluster's topic held for it before still counts
+    where its own topic says nothing."""
+    topic, own = f"{cluster}-data", f"{cluster}-src-offsets"
+    await ensure_topic(kafka, topic, 1)
+    settings = Settings(bootstrap_servers=kafka, cluster=cluster)
+    before = OffsetStore(settings, "src")
+    await before.load()
+    try:  # as it ran before it had a topic of its own
+        await before.write([(PARTITION, {"n": 1}), ({"stream": "old"}, {"n": 7})])
+    finally:
+        await before.close()
+
+    task = ListSource([record(topic, 2)])
+    config = {"offsets.storage.topic": own}
+    error = await run_until(runner_for(kafka, cluster, task, config), lambda: task.commits > 0)
+    assert error is None
+    assert task.stored_at_commit == {"n": 2}
+
+    mine = OffsetStore(settings, "src", topic=own)
+    await mine.load()
+    try:
+        assert mine.offset(PARTITION) == {"n": 2}
+        assert mine.offset({"stream": "old"}) == {"n": 7}  # from the cluster's topic
+    finally:
+        await mine.close()
+    assert await stored(kafka, cluster) == {"n": 1}  # the cluster's topic is left as it was
+    assert len(await consume(kafka, own, 1)) == 1  # read committed: the transaction landed

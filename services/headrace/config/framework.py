@@ -42,12 +42,14 @@ from headrace.core.model.configstate import ConfigState
 from headrace.core.model.connectorconfig import (
     CONFIG_ACTION_RELOAD,
     EXACTLY_ONCE_SUPPORT,
+    OFFSETS_STORAGE_TOPIC,
     PLUGIN_VERSION,
     PLUGIN_VERSION_ALIAS,
     TASKS_MAX,
     TASKS_MAX_ENFORCE,
     config_action_reload,
     enforce_tasks_max,
+    offsets_topic,
     refuse_unhonoured,
     requested_version,
     tasks_max,
@@ -120,6 +122,13 @@ def _source() -> ConfigDef:
     keys = [
         (EXACTLY_ONCE_SUPPORT, Type.STRING, "requested", "requested or required.", SOURCE),
         ("transaction.boundary", Type.STRING, "poll", "poll, interval or connector.", SOURCE),
+        (
+            OFFSETS_STORAGE_TOPIC,
+            Type.STRING,
+            "",
+            "The connector's own offsets topic; the cluster's when empty.",
+            SOURCE,
+        ),
     ]
     return _defined(keys)
 
@@ -184,6 +193,7 @@ def _checks(
         checks.append(("topic.creation.groups", lambda: _no_topic_creation(config)))
     if plugin is not None and plugin.type == "source":
         checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config)))
+        checks.append((OFFSETS_STORAGE_TOPIC, lambda: _own_offsets_topic(config, cluster)))
         checks.append(("topic.creation.groups", lambda: topic_creation(config)))
     return checks
 
@@ -199,6 +209,14 @@ def _not_internal(config: Mapping[str, str], key: str, cluster: str) -> None:
         what = internal_topic(topic, cluster) if topic else None
         if what is not None:
             raise ConfigException(f"{key}: {topic} is {what}; no connector may use it")
+
+
+def _own_offsets_topic(config: Mapping[str, str], cluster: str) -> None:
+    """A source's own offsets topic: a name Kafka takes, none of the cluster's other topics
+    (its own offsets topic is the default) and none of Kafka's."""
+    topic = offsets_topic(config, cluster)
+    if topic is not None:
+        _not_internal(config, OFFSETS_STORAGE_TOPIC, cluster)
 
 
 def _no_topic_creation(config: Mapping[str, str]) -> None:

@@ -20,6 +20,7 @@ from aiokafka import TopicPartition
 
 from headrace.config.groupadmin import GroupAdmin
 from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.model.connectorconfig import offsets_topic
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
@@ -110,8 +111,9 @@ class OffsetsAdmin:
     def _group(self, name: str, config: Mapping[str, str]) -> str:
         return sink_group_id(self.settings.cluster, name, config)
 
-    async def _source_store(self, name: str) -> OffsetStore:
-        store = OffsetStore(self.settings, name)
+    async def _source_store(self, name: str, config: Mapping[str, str]) -> OffsetStore:
+        own = offsets_topic(config, self.settings.cluster)
+        store = OffsetStore(self.settings, name, topic=own)
         await store.load()
         return store
 
@@ -124,7 +126,7 @@ class OffsetsAdmin:
                 )
                 for tp, offset in sorted(found.items())
             ]
-        store = await self._source_store(name)
+        store = await self._source_store(name, config)
         try:
             return [
                 ConnectorOffset(json.loads(partition), dict(offset))
@@ -147,7 +149,7 @@ class OffsetsAdmin:
             )
             return
         pairs = [source_entry(e) for e in entries]
-        store = await self._source_store(name)
+        store = await self._source_store(name, config)
         try:
             await store.write(pairs)
         finally:
@@ -158,7 +160,7 @@ class OffsetsAdmin:
         if kind == "sink":
             await self.groups.delete_group(self._group(name, config))
             return
-        store = await self._source_store(name)
+        store = await self._source_store(name, config)
         try:
             await store.write([(json.loads(p), None) for p in store.state])
         finally:

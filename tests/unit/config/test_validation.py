@@ -165,6 +165,9 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
             "CVE-2023-25194",
         ),
         ("config.action.reload", "reload", "'reload' is not restart or none"),
+        ("offsets.storage.topic", "my offsets", "offsets.storage.topic: "),
+        ("offsets.storage.topic", "__consumer_offsets", "one of Kafka's internal topics"),
+        ("offsets.storage.topic", "headrace-configs", "the configs topic of headrace cluster"),
     ],
 )
 def test_a_framework_key_not_honoured_is_refused_with_the_reason(

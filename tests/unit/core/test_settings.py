@@ -51,6 +51,8 @@ def test_a_worker_properties_file_sets_clients_converters_and_the_override_polic
         "value.converter.schemas.enable=false\n"
         "connector.client.config.override.policy=Allowlist\n"
         "connector.client.config.override.allowlist=linger.ms,compression.type\n"
+        "exactly.once.source.support=enabled\n"
+        "topic.tracking.allow.reset=false\n"
     )
     monkeypatch.setenv("HEADRACE_WORKER_CONFIG", str(path))
     settings = Settings()
@@ -58,6 +60,7 @@ def test_a_worker_properties_file_sets_clients_converters_and_the_override_polic
     assert settings.worker_config["consumer.max.poll.records"] == "500"
     assert settings.client_override_policy == "Allowlist"
     assert settings.client_override_allowlist == "linger.ms,compression.type"
+    assert settings.tracks_topics and not settings.topic_reset_allowed
     # The environment's policy wins over the file's.
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
     assert Settings().client_override_policy == "None"
@@ -76,6 +79,8 @@ def test_a_worker_properties_file_sets_clients_converters_and_the_override_polic
         ("admin.sasl.jaas.config=x", "the plugins' login is KAFKA_PLUGIN_SASL_USERNAME"),
         ("offset.flush.timeout.ms=5000", "offset.flush.timeout.ms: not a worker config key"),
         ("connector.client.config.override.policy=Some", "'Some' is not one of None"),
+        ("exactly.once.source.support=preparing", "sources always write their records"),
+        ("topic.tracking.enable=sometimes", "topic.tracking.enable: 'sometimes' is not true"),
     ],
 )
 def test_a_worker_config_key_headrace_cannot_honour_stops_the_start_named(

@@ -13,6 +13,7 @@ from enum import Enum
 
 from headrace.core.model import clientconfig
 from headrace.core.settings import Settings
+from headrace.sdk.config import topic_name
 from headrace.sdk.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from headrace.sdk.errors import ConfigException
 
@@ -117,6 +118,17 @@ class Transactions:
     required: bool = False  # exactly.once.support=required
 
 
+def offsets_topic(config: Mapping[str, str], cluster: str) -> str | None:
+    """A source connector's own offsets topic (KIP-618's ``offsets.storage.topic``), or None
+    for the cluster's. ConfigException naming the key for a name Kafka refuses; the config
+    service also refuses the cluster's other topics and Kafka's own."""
+    raw = config.get(OFFSETS_STORAGE_TOPIC)
+    if raw is None or raw.strip() in ("", f"{cluster}-offsets"):
+        return None
+    topic_name(OFFSETS_STORAGE_TOPIC, raw.strip())
+    return raw.strip()
+
+
 def _choice(config: Mapping[str, str], key: str, allowed: tuple[str, ...]) -> str:
     value = config.get(key, allowed[0]).strip().lower()
     if value not in allowed:
@@ -127,13 +139,7 @@ def _choice(config: Mapping[str, str], key: str, allowed: tuple[str, ...]) -> st
 def transactions(config: Mapping[str, str]) -> Transactions:
     """A source connector's ``exactly.once.support`` (requested or required),
     ``transaction.boundary`` (poll, interval or connector) and, with interval only,
-    ``transaction.boundary.interval.ms``. Offsets live in the cluster's offsets topic, so
-    ``offsets.storage.topic`` is refused."""
-    if OFFSETS_STORAGE_TOPIC in config:
-        raise ConfigException(
-            f"{OFFSETS_STORAGE_TOPIC}: not supported; every source connector's offsets are in "
-            "the cluster's offsets topic"
-        )
+    ``transaction.boundary.interval.ms``."""
     required = _choice(config, EXACTLY_ONCE_SUPPORT, ("requested", "required")) == "required"
     boundary = Boundary(_choice(config, TRANSACTION_BOUNDARY, tuple(b.value for b in Boundary)))
     raw = config.get(TRANSACTION_BOUNDARY_INTERVAL)

@@ -13,6 +13,7 @@ and converters under every connector:
 | ``connector.client.config.override.allowlist`` | the keys the ``Allowlist`` policy lets through |
 | ``topic.tracking.enable`` | whether connectors' topics are recorded (KIP-558; default true) |
 | ``topic.tracking.allow.reset`` | whether they may be reset through the API (default true) |
+| ``exactly.once.source.support`` | ``enabled`` only: sources always write in transactions |
 
 The rest of a Connect worker's keys are headrace's settings, in the environment, where every
 service reads them: such a key is refused naming its variable, and any other key as one headrace
@@ -30,6 +31,7 @@ from headrace.sdk.errors import ConfigException
 CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
 TOPIC_TRACKING = "topic.tracking.enable"
 TOPIC_TRACKING_RESET = "topic.tracking.allow.reset"
+EXACTLY_ONCE_SOURCE = "exactly.once.source.support"
 
 ELSEWHERE = {
     "bootstrap.servers": "KAFKA_BOOTSTRAP_SERVERS",
@@ -75,6 +77,13 @@ def check(config: Mapping[str, str]) -> None:
                 clientconfig.override_policy(config[key])
             except ValueError as exc:
                 raise ConfigException(str(exc)) from None
+            continue
+        if key == EXACTLY_ONCE_SOURCE:
+            if config[key].strip().lower() != "enabled":
+                raise ConfigException(
+                    f"{key}: {config[key]!r} is not honoured: headrace's sources always write "
+                    "their records and offsets in one transaction (enabled)"
+                )
             continue
         if key in (TOPIC_TRACKING, TOPIC_TRACKING_RESET):
             true_or_false(key, config[key])

@@ -38,8 +38,8 @@ from headrace.core.model.status import encode as encode_status
 from headrace.core.model.structs import WorkUnit
 from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.core.storage.topiclog import LogFactory, LogRecord, Send, kafka_logs
-from headrace.core.storage.topics import ensure_cluster_topic
+from headrace.core.storage.topiclog import Log, LogFactory, LogRecord, Send, TopicLog, kafka_logs
+from headrace.core.storage.topics import TOPICS, ensure_cluster_topic, ensure_topic
 
 
 class StatusStore:
@@ -113,11 +113,27 @@ class OffsetStore:
         connector: str,
         logs: LogFactory | None = None,
         send: Send | None = None,
+        *,
+        topic: str | None = None,
     ) -> None:
         self.settings = settings
         self.connector = connector
         self._on_kafka = logs is None
-        self._log = (logs or kafka_logs(settings, "offsets", send))(self._on_record)
+        self._own_topic = topic
+        if topic is None:
+            self._log = (logs or kafka_logs(settings, "offsets", send))(self._on_record)
+            self._cluster_log: Log | None = None
+        else:
+            # KIP-618: the connector's own topic is where its offsets go, and is read last, so
+            # that its offsets win over those the cluster's topic still holds for it.
+            self._log = TopicLog(
+                settings.bootstrap_servers,
+                topic,
+                self._on_record,
+                send,
+                security=settings.kafka_security,
+            )
+            self._cluster_log = kafka_logs(settings, "offsets")(self._on_record)
         self.state: OffsetMap = NO_OFFSETS
 
     def _on_record(self, record: LogRecord) -> None:
@@ -130,9 +146,23 @@ class OffsetStore:
         return self._log.topic
 
     async def load(self) -> None:
-        """Creates the topic if needed, then replays it to its current end."""
+        """Creates the topic if needed, then replays it to its current end: with a topic of
+        the connector's own, the cluster's first (what it held before it had one), then its
+        own."""
         if self._on_kafka:
             await ensure_cluster_topic(self.settings, "offsets")
+        if self._own_topic is not None:
+            spec = TOPICS["offsets"]
+            await ensure_topic(
+                self.settings.bootstrap_servers,
+                self._own_topic,
+                spec.partitions,
+                spec.config,
+                security=self.settings.kafka_security,
+            )
+        if self._cluster_log is not None:
+            await self._cluster_log.start(writer=False, follow=False)
+            await self._cluster_log.close()
         # Read once: this task is the only writer of its source partitions from now on.
         await self._log.start(follow=False)
         log.get().info(

@@ -38,7 +38,7 @@ from headrace.components.errorpolicy import (
 from headrace.components.topiccreation import TopicCreation, topic_creation
 from headrace.components.transforms import TransformChain, parse_chain
 from headrace.core.model.clientconfig import Client
-from headrace.core.model.connectorconfig import Boundary, transactions
+from headrace.core.model.connectorconfig import Boundary, offsets_topic, transactions
 from headrace.core.model.offsets import canonical_partition
 from headrace.core.observability import log, metrics
 from headrace.core.storage.stores import OffsetStore
@@ -111,7 +111,8 @@ class SourceRunner(LoopBase):
             self._transactions = SourceTransactions(producer, name, self.retry_policy, self._log)
             send = self._transactions.send
             self._metrics = metrics.SourceTaskMetrics(self.connector, self.task_id)
-        self._offsets = OffsetStore(self.settings, self.connector, send=send)
+        own = offsets_topic(self.connector_config, self.settings.cluster)
+        self._offsets = OffsetStore(self.settings, self.connector, send=send, topic=own)
         await self._offsets.load()
         if self._transactions is not None:
             await self._transactions.bind(self._offsets)

@@ -131,7 +131,6 @@ def test_the_keys_default_to_a_commit_per_poll() -> None:
             {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "-1"},
             "must be at least 0",
         ),
-        ({"offsets.storage.topic": "mine"}, "offsets.storage.topic: not supported"),
     ],
 )
 def test_a_bad_value_is_refused_naming_its_key(config: dict[str, str], message: str) -> None:
