@@ -4,6 +4,8 @@ description of that API (services/headrace/config/openapi.yaml)."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -16,6 +18,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from headrace.config.commands import Commands
 from headrace.config.rest import ConnectApi, app
 from headrace.core.settings import BUILTIN_PLUGINS
+from headrace.core.storage.topics import ensure_topic
 from headrace.local.kafka import free_port
 from headrace.local.stack import Stack
 from tests.integration.conftest import manifest_plugins
@@ -400,3 +403,55 @@ def test_a_plugin_s_config_definition(rest: Rest) -> None:
     assert rest("GET", "/connector-plugins/DatagenSource/config?version=1.0.0")[0] == 200
     assert error(*rest("GET", "/connector-plugins/DatagenSource/config?version=9"), 404, "9")
     assert error(*rest("GET", "/connector-plugins/Nope/config"), 404, "Nope")
+
+
+def test_a_connector_is_created_with_its_initial_offsets_and_none_of_its_name_s_old_ones(
+    rest: Rest, kafka: str
+) -> None:
+    """KIP-995: offsets given on create are the connector's before it runs; what a connector
+    of the same name left is forgotten; bad entries or a taken name change nothing."""
+    gen = {"connector.class": "Gen"}
+    first = {"offsets": [{"partition": {"file": "a"}, "offset": {"line": 4}}]}
+    status, created = rest(
+        "POST", "/connectors", {"name": "seeded", "config": gen, "initial_offsets": first}
+    )
+    assert status == 201, created
+    assert created["offsets_status"] == {
+        "message": "The offsets for this connector have been altered successfully"
+    }
+    assert rest("GET", "/connectors/seeded/offsets") == (200, first)
+
+    # A taken name: 409, and its offsets stay as they are.
+    again = {"offsets": [{"partition": {"file": "b"}, "offset": {"line": 1}}]}
+    body = {"name": "seeded", "config": gen, "initial_offsets": again}
+    assert error(*rest("POST", "/connectors", body), 409, "seeded")
+    assert rest("GET", "/connectors/seeded/offsets") == (200, first)
+
+    # Made again under the name: the offsets given replace what the old one left.
+    assert rest("DELETE", "/connectors/seeded") == (204, None)
+    body = {"name": "seeded", "config": gen, "initial_offsets": again}
+    assert rest("POST", "/connectors", body)[0] == 201
+    assert rest("GET", "/connectors/seeded/offsets") == (200, again)
+    assert rest("DELETE", "/connectors/seeded") == (204, None)
+    body = {"name": "seeded", "config": gen, "initial_offsets": {"offsets": []}}
+    assert rest("POST", "/connectors", body)[0] == 201
+    assert rest("GET", "/connectors/seeded/offsets") == (200, {"offsets": []})
+
+    # A sink's entries name a topic partition; one that does not is refused, nothing made.
+    topic = f"lake-in-{uuid.uuid4().hex[:8]}"
+    sink = {"connector.class": "Lake", "topics": topic}
+    bad = {"offsets": [{"partition": {"file": "a"}, "offset": {"kafka_offset": 3}}]}
+    body = {"name": "lake-seeded", "config": sink, "initial_offsets": bad}
+    assert error(*rest("POST", "/connectors", body), 400, "kafka_topic")
+    assert error(*rest("GET", "/connectors/lake-seeded"), 404)
+    partition = {"kafka_topic": topic, "kafka_partition": 0}
+    good = {"offsets": [{"partition": partition, "offset": {"kafka_offset": 3}}]}
+    # A partition the cluster does not have (no topic yet): refused before anything changes.
+    body = {"name": "lake-seeded", "config": sink, "initial_offsets": good}
+    assert error(*rest("POST", "/connectors", body), 400, f"{topic} has no partition 0")
+    assert error(*rest("GET", "/connectors/lake-seeded"), 404)
+    asyncio.run(ensure_topic(kafka, topic, 1))
+    assert rest("POST", "/connectors", body)[0] == 201
+    assert rest("GET", "/connectors/lake-seeded/offsets") == (200, good)
+    for name in ("seeded", "lake-seeded"):
+        assert rest("DELETE", f"/connectors/{name}") == (204, None)

@@ -14,7 +14,7 @@ from aiokafka.errors import KafkaError
 
 from headrace.config import framework
 from headrace.config.builtins import PluginInfo, builtin_plugins
-from headrace.config.groupadmin import GroupInUse
+from headrace.config.groupadmin import GroupInUse, NoSuchPartition
 from headrace.config.hiddenkeys import HiddenKeys
 from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
@@ -165,11 +165,19 @@ class Commands:
         )
 
     async def create(
-        self, name: str, config: Mapping[str, str], initial_state: Target | None = None
+        self,
+        name: str,
+        config: Mapping[str, str],
+        initial_state: Target | None = None,
+        initial_offsets: Sequence[ConnectorOffset] | None = None,
     ) -> ConnectorView:
         """A new connector; ``initial_state`` PAUSED or STOPPED keeps it from moving data until
-        it is resumed (Connect's ``initial_state``)."""
+        it is resumed (Connect's ``initial_state``). With ``initial_offsets`` (KIP-995), the
+        offsets its name still has are forgotten and these written before it is created; the
+        config and the entries are checked, and the name found free, before any is."""
         accepted = await self.check(name, config)
+        if initial_offsets is not None:
+            await self._initial_offsets(name, accepted.config, initial_offsets)
         # A new incarnation: the coordinator tells its units from those of a connector that had
         # the name before, whose deletion may still be on its way to the plugin.
         incarnation = uuid.uuid4().hex
@@ -182,6 +190,16 @@ class Commands:
             return [*target, record]
 
         return await self._shown(self._view(name, await self.store.transact(plan)))
+
+    async def _initial_offsets(
+        self, name: str, config: Mapping[str, str], entries: Sequence[ConnectorOffset]
+    ) -> None:
+        check_free(name, await self.store.current())
+        kind = self._type_of(config)
+        await self._on_group(self.offsets.check(kind, entries))
+        await self._on_group(self.offsets.reset(name, kind, config))
+        if entries:
+            await self._on_group(self.offsets.alter(name, kind, config, entries))
 
     async def put_config(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorView, bool]:
         """Creates the connector or replaces its whole config; whether it was created."""
@@ -577,6 +595,8 @@ class Commands:
             await change
         except GroupInUse as exc:
             raise ConfigRejected(Problem.PRECONDITION, str(exc)) from None
+        except NoSuchPartition as exc:
+            raise ConfigRejected(Problem.INVALID, f"offsets: {exc}") from None
 
     def plugins(self, *, connectors_only: bool) -> Sequence[PluginInfo]:
         """Every installed connector version, and unless ``connectors_only`` every version of

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import for_code
+from aiokafka.errors import UnknownTopicOrPartitionError, for_code
 from aiokafka.protocol.admin import DeleteGroupsRequest
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest
@@ -83,6 +83,10 @@ def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return topics
 
 
+class NoSuchPartition(Exception):
+    """An offset for a topic partition the cluster does not have: nothing was committed."""
+
+
 def _raise_for(code: int, group: str, what: str) -> None:
     if code == 0:
         return
@@ -109,6 +113,27 @@ class GroupAdmin:
         finally:
             await admin.close()
 
+    async def check_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        """NoSuchPartition naming the first of these the cluster does not have."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return
+        admin = AIOKafkaAdminClient(**self._security.client_kwargs(self._bootstrap))
+        await admin.start()
+        try:
+            described = await admin.describe_topics(sorted({tp.topic for tp in wanted}))
+        finally:
+            await admin.close()
+        have = {
+            TopicPartition(t["topic"], p["partition"])
+            for t in described
+            if t["error_code"] == 0
+            for p in t["partitions"]
+        }
+        for tp in wanted:
+            if tp not in have:
+                raise NoSuchPartition(f"{tp.topic} has no partition {tp.partition}")
+
     async def offsets(self, group: str) -> dict[TopicPartition, int]:
         """The group's committed offsets (the next record each partition will consume)."""
         admin = AIOKafkaAdminClient(**self._security.client_kwargs(self._bootstrap))
@@ -133,8 +158,10 @@ class GroupAdmin:
             topics,
         )
         response = await self._call(group, request)
-        for _, partitions in response.topics:
-            for _, code in partitions:
+        for topic, partitions in response.topics:
+            for partition, code in partitions:
+                if code == UnknownTopicOrPartitionError.errno:
+                    raise NoSuchPartition(f"{topic} has no partition {partition}")
                 _raise_for(code, group, "committing offsets")
 
     async def delete(self, group: str, partitions: Iterable[TopicPartition]) -> None:

@@ -128,11 +128,14 @@ class ConfigCalls:
     async def CreateConnector(
         self, request: config_pb2.CreateConnectorRequest
     ) -> config_pb2.ConnectorInfo:
-        create = self._create(request.name, dict(request.config), request.initial_state)
+        offsets = None
+        if request.HasField("initial_offsets"):
+            given = request.initial_offsets.offsets
+            offsets = parse_entries([(o.partition, o.offset) for o in given])
+        create = self._commands.create(
+            request.name, dict(request.config), _target(request.initial_state), offsets
+        )
         return _info(await create)
-
-    async def _create(self, name: str, config: dict[str, str], initial_state: str) -> ConnectorView:
-        return await self._commands.create(name, config, _target(initial_state))
 
     async def PutConnectorConfig(
         self, request: config_pb2.PutConnectorConfigRequest

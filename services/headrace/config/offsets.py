@@ -101,6 +101,13 @@ def parse_entries(partitions_and_offsets: Sequence[tuple[str, str]]) -> list[Con
     return entries
 
 
+def check_entries(kind: str, entries: Sequence[ConnectorOffset]) -> None:
+    """Refuses entries a connector of this kind (source or sink) cannot take, naming what is
+    wrong, before anything is written."""
+    for entry in entries:
+        (sink_entry if kind == "sink" else source_entry)(entry)
+
+
 class OffsetsAdmin:
     """Reads and changes connectors' offsets on one cluster."""
 
@@ -134,6 +141,13 @@ class OffsetsAdmin:
             ]
         finally:
             await store.close()
+
+    async def check(self, kind: str, entries: Sequence[ConnectorOffset]) -> None:
+        """Refuses entries that cannot be written, before anything is: a sink's partitions must
+        exist (NoSuchPartition)."""
+        check_entries(kind, entries)
+        if kind == "sink":
+            await self.groups.check_partitions(tp for tp, _ in map(sink_entry, entries))
 
     async def alter(
         self, name: str, kind: str, config: Mapping[str, str], entries: Sequence[ConnectorOffset]

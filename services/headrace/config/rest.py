@@ -216,6 +216,8 @@ def _offsets_body(body: Any) -> list[ConnectorOffset]:
     return parsed
 
 
+OFFSETS_ALTERED = "The offsets for this connector have been altered successfully"
+
 HEALTH_TIMEOUT_S = 10.0
 """How long ``/health`` waits for the service to catch up with its configs topic: Connect's own
 bound on its health check."""
@@ -325,8 +327,13 @@ class ConnectApi:
             except ValueError:
                 choices = ", ".join(t.value for t in Target)
                 raise BadRequest(f"initial_state: {initial!r} is not one of {choices}") from None
-        view = await self.commands.create(name, config, target)
-        return web.json_response(info_json(view), status=201, headers=_location(view.name))
+        initial_offsets = body.get("initial_offsets")
+        offsets = None if initial_offsets is None else _offsets_body(initial_offsets)
+        view = await self.commands.create(name, config, target, offsets)
+        answer = info_json(view)
+        if offsets is not None:  # KIP-995: said only when offsets were given
+            answer["offsets_status"] = {"message": OFFSETS_ALTERED}
+        return web.json_response(answer, status=201, headers=_location(view.name))
 
     async def get(self, request: web.Request) -> web.Response:
         return web.json_response(
@@ -407,9 +414,7 @@ class ConnectApi:
     async def alter_offsets(self, request: web.Request) -> web.Response:
         entries = _offsets_body(await _json_body(request))
         await self.commands.alter_offsets(request.match_info["connector"], entries)
-        return web.json_response(
-            {"message": "The offsets for this connector have been altered successfully"}
-        )
+        return web.json_response({"message": OFFSETS_ALTERED})
 
     async def reset_offsets(self, request: web.Request) -> web.Response:
         await self.commands.reset_offsets(request.match_info["connector"])

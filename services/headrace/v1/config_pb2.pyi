@@ -14,7 +14,7 @@ class ConnectorRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class CreateConnectorRequest(_message.Message):
-    __slots__ = ("name", "config", "initial_state")
+    __slots__ = ("name", "config", "initial_state", "initial_offsets")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -25,10 +25,12 @@ class CreateConnectorRequest(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     INITIAL_STATE_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_OFFSETS_FIELD_NUMBER: _ClassVar[int]
     name: str
     config: _containers.ScalarMap[str, str]
     initial_state: str
-    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., initial_state: _Optional[str] = ...) -> None: ...
+    initial_offsets: ConnectorOffsets
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., initial_state: _Optional[str] = ..., initial_offsets: _Optional[_Union[ConnectorOffsets, _Mapping]] = ...) -> None: ...
 
 class PutConnectorConfigRequest(_message.Message):
     __slots__ = ("name", "config")
