@@ -51,6 +51,7 @@ from headrace.components.converters.jsonconv import JsonConverter
 from headrace.components.converters.numbers import NUMBER_CONVERTERS
 from headrace.components.converters.simple import ByteArrayConverter, StringConverter
 from headrace.sdk.data import Schema
+from headrace.sdk.errors import ConfigException
 from headrace.sdk.records import Column
 
 ConverterFactory = Callable[[Mapping[str, str], bool], Converter]
@@ -70,6 +71,12 @@ CONVERTERS: dict[str, ConverterFactory] = {
     **{name.rpartition(".")[2]: factory for name, factory in NUMBER_CONVERTERS.items()},
 }
 
+REFUSED_KEYS = {
+    "schemas.cache.size": "headrace's JsonConverter keeps no schema cache to size",
+    "converter.type": "the runtime sets it from the converter's role (key, value or header)",
+}
+"""Keys of Connect's converters that headrace refuses, with the reason."""
+
 DEFAULT_CONVERTER = "json"
 DEFAULT_SUB_CONFIG = {"schemas.enable": "false"}  # for the converter used when none is named
 
@@ -86,6 +93,12 @@ def converter_for(config: Mapping[str, str], role: Literal["key", "value"]) -> C
     sub = sub_config(config, prefix)
     if not named:
         sub = {**DEFAULT_SUB_CONFIG, **sub}
+    takes: tuple[str, ...] = getattr(factory, "KEYS", tuple(sub))
+    for key in sorted(set(sub) - set(takes)):
+        why = REFUSED_KEYS.get(key) or (
+            f"{name} takes {', '.join(takes)}" if takes else f"{name} takes none"
+        )
+        raise ConfigException(f"{prefix}.{key}: not a key headrace's converter honours: {why}")
     return factory(sub, role == "key")
 
 

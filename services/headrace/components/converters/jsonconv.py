@@ -66,15 +66,31 @@ not make a number of a billion digits."""
 
 
 class JsonConverter:
-    """JSON with or without the schema envelope (``schemas.enable``, default true as in Connect)."""
+    """JSON with or without the schema envelope (``schemas.enable``, default true as in Connect).
+
+    ``schema.content`` (KIP-1054), with the envelope on, is one Connect schema, as JSON, for
+    every message read: messages are then the payload alone, and any envelope in them is data.
+    Writing is not changed by it. ``replace.null.with.default`` (default true, as in Connect):
+    a null of a field whose schema has a default is read and written as that default; false
+    keeps the null."""
+
+    KEYS = ("schemas.enable", "decimal.format", "schema.content", "replace.null.with.default")
 
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
-        raw = (config or {}).get("schemas.enable", "true").strip().lower()
-        if raw not in ("true", "false"):
-            raise ConfigException(f"schemas.enable must be true or false, not {raw!r}")
-        self.schemas_enable = raw == "true"
-        self.numeric_decimals = _decimal_format(config or {}) == "NUMERIC"
+        config = config or {}
+        self.schemas_enable = _true_or_false(config, "schemas.enable")
+        self.numeric_decimals = _decimal_format(config) == "NUMERIC"
+        self.replace_null = _true_or_false(config, "replace.null.with.default")
         self.is_key = is_key
+        self.schema: Schema | None = None
+        content = config.get("schema.content", "").strip()
+        if content:
+            try:
+                self.schema = schema_from_json(json.loads(content))
+            except (ValueError, DataError, KeyError, TypeError) as exc:
+                raise ConfigException(
+                    f"schema.content: not a Connect schema in JSON: {exc}"
+                ) from None
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
         if value is None and schema is None:
@@ -82,7 +98,7 @@ class JsonConverter:
         if schema is None and isinstance(value, Struct):
             schema = value.schema
         numeric = self.numeric_decimals
-        payload = to_json_value(schema, value, numeric_decimals=numeric)
+        payload = to_json_value(schema, value, numeric, self.replace_null)
         document = (
             {"schema": schema_to_json(schema, numeric_decimals=numeric), "payload": payload}
             if self.schemas_enable
@@ -121,11 +137,16 @@ class JsonConverter:
         if data is None:
             return NULL
         try:
-            document = _envelope(bytes(data)) if self.schemas_enable else json.loads(bytes(data))
+            enveloped = self.schemas_enable
+            document = _envelope(bytes(data)) if enveloped else json.loads(bytes(data))
         except ValueError as exc:  # bad UTF-8 or JSON, or an integer of too many digits
             raise DataError(f"not valid JSON: {exc}") from exc
         if not self.schemas_enable:
             return SchemaAndValue(None, document)
+        if self.schema is not None:  # the message is the payload: schema.content says its schema
+            return SchemaAndValue(
+                self.schema, from_json_value(self.schema, document, self.replace_null)
+            )
         if not isinstance(document, dict) or set(document) != {"schema", "payload"}:
             raise DataError(
                 'JsonConverter with schemas.enable requires "schema" and "payload" fields and '
@@ -135,7 +156,9 @@ class JsonConverter:
         if document["schema"] is None:
             return SchemaAndValue(None, _floats(document["payload"]))
         schema = schema_from_json(document["schema"])
-        return SchemaAndValue(schema, from_json_value(schema, document["payload"]))
+        return SchemaAndValue(
+            schema, from_json_value(schema, document["payload"], self.replace_null)
+        )
 
 
 def schema_to_json(schema: Schema | None, numeric_decimals: bool = False) -> dict[str, Any] | None:
@@ -211,14 +234,19 @@ def _schema_attributes(node: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "version": version, "doc": doc, "parameters": tuple(parameters.items())}
 
 
-def to_json_value(schema: Schema | None, value: Any, numeric_decimals: bool = False) -> Any:
+def to_json_value(
+    schema: Schema | None, value: Any, numeric_decimals: bool = False, defaults: bool = True
+) -> Any:
     """A Connect value as JSON-ready Python data, following ``schema`` when there is one.
     A Decimal becomes base64 text, or with ``numeric_decimals`` stays a Decimal for the writer
-    to set down as a JSON number."""
+    to set down as a JSON number. A null whose schema has a default is written as the default,
+    unless ``defaults`` is False (``replace.null.with.default=false``)."""
     if value is None:
         if schema is not None:
-            schema.validate_value(None)
-            if schema.default is None:
+            if schema.default is None or not defaults:
+                if not defaults and schema.optional:
+                    return None
+                schema.validate_value(None)
                 return None
             return to_json_value(schema, schema.default, numeric_decimals)
         return None
@@ -232,24 +260,29 @@ def to_json_value(schema: Schema | None, value: Any, numeric_decimals: bool = Fa
     if schema.type in (Type.FLOAT32, Type.FLOAT64):
         return float(value)
     if schema.type is Type.ARRAY:
-        return [to_json_value(schema.value_schema, v, numeric_decimals) for v in value]
+        return [to_json_value(schema.value_schema, v, numeric_decimals, defaults) for v in value]
     if schema.type is Type.MAP:
-        return _map_to_json(schema, value, numeric_decimals)
+        return _map_to_json(schema, value, numeric_decimals, defaults)
     if schema.type is Type.STRUCT:
         return {
-            f.name: to_json_value(f.schema, value.get(f.name), numeric_decimals)
+            f.name: to_json_value(f.schema, value.get(f.name), numeric_decimals, defaults)
             for f in schema.fields
         }
     return value
 
 
-def _map_to_json(schema: Schema, value: dict[Any, Any], numeric_decimals: bool) -> Any:
+def _map_to_json(
+    schema: Schema, value: dict[Any, Any], numeric_decimals: bool, defaults: bool = True
+) -> Any:
     keys, values = schema.key_schema, schema.value_schema
     assert keys is not None
     if keys.type is Type.STRING:
-        return {k: to_json_value(values, v, numeric_decimals) for k, v in value.items()}
+        return {k: to_json_value(values, v, numeric_decimals, defaults) for k, v in value.items()}
     return [
-        [to_json_value(keys, k, numeric_decimals), to_json_value(values, v, numeric_decimals)]
+        [
+            to_json_value(keys, k, numeric_decimals, defaults),
+            to_json_value(values, v, numeric_decimals, defaults),
+        ]
         for k, v in value.items()
     ]
 
@@ -262,10 +295,11 @@ def _logical_to_json(schema: Schema, value: Any, numeric_decimals: bool) -> Any:
     return base64.b64encode(raw).decode() if isinstance(raw, bytes) else raw
 
 
-def from_json_value(schema: Schema, node: Any) -> Any:
-    """JSON data as a Connect value of ``schema``; DataError when it does not fit."""
+def from_json_value(schema: Schema, node: Any, defaults: bool = True) -> Any:
+    """JSON data as a Connect value of ``schema``; DataError when it does not fit. A null whose
+    schema has a default is read as the default, unless ``defaults`` is False."""
     if node is None:
-        if schema.default is not None:
+        if schema.default is not None and defaults:
             return schema.default
         if not schema.optional:
             raise DataError(f"null value for a required {schema.type} field")
@@ -281,14 +315,15 @@ def from_json_value(schema: Schema, node: Any) -> Any:
         if not isinstance(node, list):
             raise DataError(f"expected a JSON array, not {node!r}")
         assert schema.value_schema is not None
-        return [from_json_value(schema.value_schema, v) for v in node]
+        return [from_json_value(schema.value_schema, v, defaults) for v in node]
     if t is Type.MAP:
-        return _map_from_json(schema, node)
+        return _map_from_json(schema, node, defaults)
     if t is Type.STRUCT:
         if not isinstance(node, dict):
             raise DataError(f"expected a JSON object for struct, not {node!r}")
         return Struct(
-            schema, {f.name: from_json_value(f.schema, node.get(f.name)) for f in schema.fields}
+            schema,
+            {f.name: from_json_value(f.schema, node.get(f.name), defaults) for f in schema.fields},
         )
     schema.validate_value(node)
     return node
@@ -344,7 +379,7 @@ def _floats(node: Any) -> Any:
     return node
 
 
-def _map_from_json(schema: Schema, node: Any) -> dict[Any, Any]:
+def _map_from_json(schema: Schema, node: Any, defaults: bool = True) -> dict[Any, Any]:
     assert schema.key_schema is not None and schema.value_schema is not None
     if isinstance(node, dict) and schema.key_schema.type is Type.STRING:
         pairs = list(node.items())
@@ -353,7 +388,9 @@ def _map_from_json(schema: Schema, node: Any) -> dict[Any, Any]:
     else:
         raise DataError(f"expected a JSON object or [[key, value], ...] for map, not {node!r}")
     return {
-        from_json_value(schema.key_schema, k): from_json_value(schema.value_schema, v)
+        from_json_value(schema.key_schema, k, defaults): from_json_value(
+            schema.value_schema, v, defaults
+        )
         for k, v in pairs
     }
 
@@ -375,6 +412,13 @@ def _schemaless_to_json(value: Any, numeric_decimals: bool = False) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     raise DataError(f"cannot convert {type(value).__name__} to JSON without a schema")
+
+
+def _true_or_false(config: Mapping[str, str], key: str) -> bool:
+    raw = config.get(key, "true").strip().lower()
+    if raw not in ("true", "false"):
+        raise ConfigException(f"{key} must be true or false, not {raw!r}")
+    return raw == "true"
 
 
 def _decimal_format(config: Mapping[str, str]) -> str:

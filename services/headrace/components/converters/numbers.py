@@ -40,6 +40,7 @@ class _NumberConverter:
     name: str
     format: str
     integral: bool
+    KEYS: tuple[str, ...] = ()
 
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
         self._struct = struct.Struct(self.format)
@@ -91,6 +92,8 @@ class DoubleConverter(_NumberConverter):
 
 class BooleanConverter:
     """A boolean as one byte, as Kafka's BooleanSerializer writes it."""
+
+    KEYS: tuple[str, ...] = ()
 
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
         pass

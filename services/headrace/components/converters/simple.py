@@ -26,6 +26,8 @@ class StringConverter:
     """Text in an encoding (``converter.encoding``, as Connect names it, or ``encoding``;
     default UTF-8); other values are written as ``str()``."""
 
+    KEYS = ENCODING_KEYS
+
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
         given = {key: (config or {})[key] for key in ENCODING_KEYS if key in (config or {})}
         if len(set(given.values())) > 1:
@@ -91,6 +93,8 @@ class StringConverter:
 
 class ByteArrayConverter:
     """Bytes passed through untouched."""
+
+    KEYS: tuple[str, ...] = ()
 
     def __init__(self, config: Mapping[str, str] | None = None, is_key: bool = False) -> None:
         pass

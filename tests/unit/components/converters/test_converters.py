@@ -596,3 +596,67 @@ def test_json_refuses_text_no_utf8_can_hold_as_a_data_error(schemas: str) -> Non
     converter = JsonConverter({"schemas.enable": schemas})
     with pytest.raises(DataError, match="not valid Unicode"):
         converter.from_connect_data("t", None, {"name": "half a pair: \ud800"})
+
+
+ORDER_SCHEMA = {
+    "type": "struct",
+    "optional": False,
+    "fields": [
+        {"field": "id", "type": "int64", "optional": False},
+        {"field": "note", "type": "string", "optional": True, "default": "none"},
+    ],
+}
+
+
+def test_schema_content_reads_bare_payloads_with_the_schema_it_gives() -> None:
+    """KIP-1054: with ``schema.content`` the message is the payload; the envelope is not looked
+    for, and writing still writes it."""
+    config = {"schemas.enable": "true", "schema.content": json.dumps(ORDER_SCHEMA)}
+    converter = JsonConverter(config)
+    read = converter.to_connect_data("t", b'{"id": 7, "note": "rush"}')
+    assert read.schema is not None and [f.name for f in read.schema.fields] == ["id", "note"]
+    assert isinstance(read.value, Struct) and read.value.get("id") == 7
+    assert read.value.get("note") == "rush"
+    with pytest.raises(DataError):  # an id that is not an int64, as the schema says
+        converter.to_connect_data("t", b'{"id": "seven"}')
+    written = json.loads(converter.from_connect_data("t", read.schema, read.value) or b"")
+    assert set(written) == {"schema", "payload"}
+    # Without schemas.enable the content changes nothing: plain JSON, no schema.
+    plain = JsonConverter({"schemas.enable": "false", "schema.content": json.dumps(ORDER_SCHEMA)})
+    assert plain.to_connect_data("t", b'{"id": 7}').schema is None
+
+
+def test_a_schema_content_that_is_no_schema_is_refused_naming_the_key() -> None:
+    for content in ("{not json", '{"type": "nothing"}'):
+        with pytest.raises(ConfigException, match=r"^schema\.content: not a Connect schema"):
+            JsonConverter({"schema.content": content})
+
+
+def test_replace_null_with_default_false_keeps_a_field_s_null() -> None:
+    envelope = json.dumps({"schema": ORDER_SCHEMA, "payload": {"id": 1, "note": None}}).encode()
+    replaced = JsonConverter({}).to_connect_data("t", envelope).value
+    kept = JsonConverter({"replace.null.with.default": "false"}).to_connect_data("t", envelope)
+    assert replaced.get("note") == "none" and kept.value.get("note") is None
+    out = JsonConverter({"replace.null.with.default": "false"}).from_connect_data(
+        "t", kept.schema, kept.value
+    )
+    assert json.loads(out or b"")["payload"] == {"id": 1, "note": None}
+    default = JsonConverter({}).from_connect_data("t", kept.schema, kept.value)
+    assert json.loads(default or b"")["payload"] == {"id": 1, "note": "none"}
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ({"value.converter": "json", "value.converter.schemas.cache.size": "9"}, "no schema cache"),
+        ({"value.converter": "json", "value.converter.schema.contents": "{}"}, "takes schemas."),
+        ({"value.converter": "bytes", "value.converter.encoding": "utf-8"}, "takes none"),
+        ({"value.converter": "string", "value.converter.converter.type": "key"}, "from the con"),
+    ],
+)
+def test_a_converter_key_headrace_does_not_honour_is_refused(
+    config: dict[str, str], says: str
+) -> None:
+    with pytest.raises(ConfigException, match=r"^value\.converter\.[a-z.]+: not a key") as info:
+        converter_for(config, "value")
+    assert says in str(info.value)
