@@ -14,10 +14,13 @@ manner of KIP-415:
   than one in connectors, nor by more than one in tasks. Balance moves as few units as it can,
   and it picks the units to move, and the members to take them, so that each connector's tasks
   spread across the members.
-- Each connector's tasks are spread: no live member holds two more of them than another, so
-  losing one worker stops at most a share of any pipeline. Where the fewest moves for the counts
-  leave a connector bunched, tasks are swapped between members until it is not; each move
-  beyond the counts' fewest lowers the bunching.
+- Each connector's tasks spread as far as those fewest moves allow, so that losing one worker
+  stops only a share of a pipeline: units leaving a member alternate connectors (the ones it
+  holds most of beyond a fair share first, and those others are not giving up), the members
+  keeping one more than the rest are, among equally loaded ones, the least bunched, and each
+  unit goes to a member holding the fewest of its connector's. Nothing moves for spreading
+  alone: a move the counts do not need would be undone when a rebalance comes before the
+  hand-over ends, and units would go back and forth.
 - A unit that no longer runs anywhere (new, or its member's grace period is over) is placed
   without a revocation. A unit a live member must give up is revoked from it, and the hand-over
   waits until the member has stopped it.
@@ -66,16 +69,13 @@ def assign(
     members: Iterable[str],
     desired: frozenset[WorkUnit],
     held: Assignment | None = None,
-    *,
-    spread: bool = True,
 ) -> Plan:
     """Computes the next assignment; see the module docstring for the rules.
 
     ``current`` is what each member runs (members not in ``members`` are ignored: their units are
     placed again, unless ``held`` keeps them); ``held`` maps each member in its grace period to
     the units kept for it. When two members run one unit, the one earlier in ``members`` keeps
-    it. Without ``spread``, only the counts are balanced (``_spread`` is skipped): what the
-    spreading costs can be told apart.
+    it.
     """
     live = list(dict.fromkeys(members))
     held = held or {}
@@ -102,8 +102,6 @@ def assign(
         unplaced = sorted(desired - claimed)
         for kind in (True, False):  # connectors, then tasks
             _balance(kept, revoked, [u for u in unplaced if u.is_connector == kind], kind)
-        if spread:
-            _spread(kept, revoked, {m: current.get(m, frozenset()) for m in live})
     return Plan(
         {m: frozenset(units) for m, units in kept.items()},
         {m: frozenset(Revocation(u) for u in units) for m, units in revoked.items() if units},
@@ -119,10 +117,11 @@ def _balance(
 ) -> None:
     """Places ``unplaced`` (all of one kind) and evens that kind out across the members.
 
-    The members that end with one more than the rest are those that hold the most already, so
-    the fewest units move; a member over its share gives up, one at a time, a unit of the
-    connector it then holds the most of, and each unit goes to the member with room that holds
-    the fewest of its connector's units.
+    The members that end with one more than the rest are those that hold the most already
+    (the least bunched among equals), so the fewest units move; a member over its share gives
+    units up one at a time (``_give_up``); which of the members at the share take the one-more
+    slots left is decided as units need them; and each unit goes to the member with room that
+    holds the fewest of its connector's units.
     """
     load = {m: sum(1 for u in units if u.is_connector == connectors) for m, units in kept.items()}
     spread = {
@@ -130,30 +129,22 @@ def _balance(
         for m, units in kept.items()
     }
     share, extra = divmod(sum(load.values()) + len(unplaced), len(kept))
-    by_load = sorted(kept, key=lambda m: (-load[m], m))
+    totals = Counter(u.connector for u in unplaced)
+    for counts in spread.values():
+        totals.update(counts)
+    fair = {name: -(-total // len(kept)) for name, total in totals.items()}
+    floors = {name: total // len(kept) for name, total in totals.items()}
+    # Among equally loaded members, the least bunched keeps the one-more slot.
+    by_load = sorted(kept, key=lambda m: (-load[m], max(spread[m].values(), default=0), m))
     target = {m: share + (1 if i < extra else 0) for i, m in enumerate(by_load)}
     pool = list(unplaced)
     for member in by_load:
         surplus = load[member] - target[member]
         if surplus <= 0:
             continue
-        # One at a time, so that a member with two connectors' tasks gives up one of each
-        # before a second of either: the units leaving together spread out in turn.
-        mine: dict[str, list[WorkUnit]] = {}
-        for unit in sorted(kept[member], reverse=True):
-            if unit.is_connector == connectors:
-                mine.setdefault(unit.connector, []).append(unit)
-        fullest = [(-len(units), name) for name, units in mine.items()]
-        heapq.heapify(fullest)
-        for _ in range(surplus):
-            _, name = heapq.heappop(fullest)
-            unit = mine[name].pop()  # its lowest task
-            if mine[name]:
-                heapq.heappush(fullest, (-len(mine[name]), name))
-            kept[member].discard(unit)
-            revoked[member].add(unit)
-            spread[member][unit.connector] -= 1
-            pool.append(unit)
+        _give_up(
+            kept[member], revoked[member], spread[member], surplus, fair, floors, pool, connectors
+        )
         load[member] = target[member]
     # Which of the members at the share take the one-more slots still free is left open until
     # a unit needs one: a member that holds none of its connector's. The connectors with the
@@ -176,61 +167,50 @@ def _balance(
             at_share.add(taker)
 
 
-def _spread(
-    kept: dict[str, set[WorkUnit]], revoked: dict[str, set[WorkUnit]], running: Assignment
+def _give_up(
+    units: set[WorkUnit],
+    revoked: set[WorkUnit],
+    held: Counter[str],
+    surplus: int,
+    fair: Mapping[str, int],
+    floors: Mapping[str, int],
+    pool: list[WorkUnit],
+    connectors: bool,
 ) -> None:
-    """Evens out each connector's tasks across the members, so that no member holds two more of
-    one connector's tasks than another, while the loads stay balanced.
+    """Takes ``surplus`` units of one kind from a member over its share, into ``pool``, one at a
+    time: of the connector it then holds the most of beyond its fair share (its units over the
+    members, rounded up); then one it would not leave below the share rounded down; then the one
+    the pool holds the fewest of; then the one it holds the most of. A member with two
+    connectors' tasks gives up one of each before a second of either, and members giving up in
+    turn give up different connectors where they can."""
+    mine: dict[str, list[WorkUnit]] = {}
+    for unit in sorted(units, reverse=True):
+        if unit.is_connector == connectors:
+            mine.setdefault(unit.connector, []).append(unit)
+    pooled = Counter(u.connector for u in pool)
 
-    Balancing the counts places and moves tasks spread already; what is left bunched (the
-    members the counts chose to keep more were those holding the most of one connector) is
-    evened out here: a task moves from the member holding the most of its connector to the one
-    holding the fewest, and when that one is not lighter, it hands back a task of a connector
-    it holds more of than the other, so both loads stay. A task not running yet is moved before
-    a running one. Each step lowers the sum over members and connectors of the squared counts,
-    so it ends.
-    """
-    tasks: dict[str, dict[str, set[WorkUnit]]] = {m: {} for m in kept}
-    for member, units in kept.items():
-        for unit in units:
-            if not unit.is_connector:
-                tasks[member].setdefault(unit.connector, set()).add(unit)
-    counts = {m: Counter({c: len(us) for c, us in tasks[m].items()}) for m in kept}
-    load = {m: sum(counts[m].values()) for m in kept}
+    def rank(name: str) -> tuple[int, bool, int, int, str]:
+        count = len(mine[name])
+        # At its fair share or below, below the floor (the share rounded down) goes last.
+        return (fair[name] - count, count <= floors[name], pooled[name], -count, name)
 
-    def move(unit: WorkUnit, source: str, to: str) -> None:
-        kept[source].discard(unit)
-        kept[to].add(unit)
-        tasks[source][unit.connector].discard(unit)
-        tasks[to].setdefault(unit.connector, set()).add(unit)
-        if unit in running.get(source, frozenset()):
-            revoked[source].add(unit)
-        revoked[to].discard(unit)  # back where it still runs: nothing to stop there
-        counts[source][unit.connector] -= 1
-        counts[to][unit.connector] += 1
-        load[source] -= 1
-        load[to] += 1
-
-    def task_of(connector: str, member: str) -> WorkUnit:
-        mine = tasks[member][connector]
-        return min(mine, key=lambda u: (u in running.get(member, frozenset()), u))
-
-    totals: Counter[str] = Counter()
-    for found in counts.values():
-        totals.update(found)
-    pending = sorted(c for c, n in totals.items() if n > 1)  # one task cannot bunch
-    while pending:
-        connector = pending.pop()
-        most = max(kept, key=lambda m: (counts[m][connector], m))
-        fewest = min(kept, key=lambda m: (counts[m][connector], m))
-        if counts[most][connector] - counts[fewest][connector] < 2:
+    # Ranks only grow as units leave (and join the pool): a popped rank gone stale is pushed
+    # back as it is now, and the least one left is always current when taken.
+    ranked = [rank(name) for name in mine]
+    heapq.heapify(ranked)
+    while surplus:
+        stored = heapq.heappop(ranked)
+        name = stored[-1]
+        now = rank(name)
+        if now != stored:
+            heapq.heappush(ranked, now)
             continue
-        move(task_of(connector, most), most, fewest)
-        if load[fewest] > load[most] + 1:
-            other = max(
-                (c for c in counts[fewest] if c != connector),
-                key=lambda c: (counts[fewest][c] - counts[most][c], c),
-            )
-            move(task_of(other, fewest), fewest, most)
-            pending.append(other)
-        pending.append(connector)
+        unit = mine[name].pop()  # its lowest unit
+        if mine[name]:
+            heapq.heappush(ranked, rank(name))
+        units.discard(unit)
+        revoked.add(unit)
+        held[name] -= 1
+        pooled[name] += 1
+        pool.append(unit)
+        surplus -= 1
