@@ -179,6 +179,14 @@ def test_lifecycle_offsets_plugins_validate_and_delete(
     ok(settings, "offsets", "reset", "gen")
     assert headrace(settings, "offsets", "get", "gen", "-o", "yaml").out == "offsets: []\n"
 
+    # Topic tracking (KIP-558): with no worker, the connector has used none yet.
+    assert headrace(settings, "topics", "get", "gen", "-o", "json").json() == {
+        "gen": {"topics": []}
+    }
+    assert ok(settings, "topics", "reset", "gen") == ["connector/gen: topics reset"]
+    missing = headrace(settings, "topics", "get", "nobody")
+    assert missing.code == 1 and missing.err.startswith("error: NOT_FOUND: ")
+
     restarted = ok(settings, "restart", "connector", "gen", "--include-tasks")
     assert restarted == ["connector/gen restarting connector"]
     no_task = headrace(settings, "restart", "task", "gen", "0")

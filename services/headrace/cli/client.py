@@ -115,6 +115,13 @@ class ConfigClient:
     def reset_offsets(self, name: str) -> str:
         return str(self._stub.ResetOffsets(config_pb2.ConnectorRequest(name=name)).message)
 
+    def topics(self, name: str) -> list[str]:
+        """The topics the connector's tasks used (KIP-558), by name."""
+        return list(self._stub.GetConnectorTopics(config_pb2.ConnectorRequest(name=name)).topics)
+
+    def reset_topics(self, name: str) -> None:
+        self._stub.ResetConnectorTopics(config_pb2.ConnectorRequest(name=name))
+
     def task_status(self, name: str, task: int) -> config_pb2.UnitStatus:
         return self._stub.GetTaskStatus(config_pb2.TaskRequest(name=name, task=task))
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import grpc
 
-from headrace.cli import changing, coordinator, lifecycle, offsets, plugins, probe, reading
+from headrace.cli import changing, coordinator, lifecycle, offsets, plugins, probe, reading, topics
 from headrace.cli.context import CliError, KindGroup, address_option, rpc_message
 from headrace.cli.inputs import InputError
 from headrace.core.security.tls import SecurityError
@@ -47,6 +47,7 @@ def cli() -> None:
       headrace pause|resume|stop|delete connector NAME [--wait]
       headrace restart connector NAME [--include-tasks] [--only-failed]
       headrace offsets get|alter|reset NAME
+      headrace topics get|reset NAME
       headrace plugins list|config, headrace validate PLUGIN -f FILE
     """
 
@@ -63,6 +64,7 @@ for command in (
     lifecycle.stop,
     lifecycle.restart,
     offsets.offsets,
+    topics.topics,
     plugins.plugins,
     plugins.validate,
     coordinator.coordinator,
