@@ -139,61 +139,87 @@ def recording(folder: Path, label: str) -> dict[str, str]:
     }
 
 
-def test_update_restart_stop_and_resume_reach_the_plugin_without_the_deletion_marker(
+def rest_states(rest: Rest, name: str) -> tuple[str, list[str]]:
+    status, body = rest("GET", f"/connectors/{name}/status")
+    assert status == 200, body
+    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
+
+
+def rest_all_in(rest: Rest, name: str, state: str, tasks: int) -> bool:
+    return rest_states(rest, name) == (state, [state] * tasks)
+
+
+def test_every_lifecycle_call_over_rest_reaches_the_plugin_with_connect_s_codes(
     stack: Stack, tmp_path: Path
 ) -> None:
+    """Kafka Connect's REST API with workers running, as Connect's tools drive it: each call
+    answers Connect's code, and its effect is what the plugin was asked to do. Update, restart,
+    stop, resume and pause stop units without the deletion marker; only the deletion has it."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
     out = tmp_path / "life"
-    with ConfigClient(stack.settings.config_addr) as client:
-        client.create("life", recording(out, "v1"))
-        wait_for("life running", lambda: all_in(client, "life", "RUNNING", 2))
+    status, created = rest("POST", "/connectors", {"name": "life", "config": recording(out, "v1")})
+    assert status == 201 and created["name"] == "life", created
+    assert rest.headers["Location"].endswith("/connectors/life")
+    wait_for("life running", lambda: rest_all_in(rest, "life", "RUNNING", 2))
+    taken = {"name": "life", "config": recording(out, "v1")}
+    assert error_of(rest("POST", "/connectors", taken)) == 409
 
-        client.put_config("life", recording(out, "v2"))
-        wait_for(
-            "the tasks restarted with the new config",
-            lambda: starts(out)[("task", 0, "v2")] == 1 and starts(out)[("task", 1, "v2")] == 1,
-        )
-        wait_for("life running again", lambda: all_in(client, "life", "RUNNING", 2))
+    status, _ = rest("PUT", "/connectors/life/config", recording(out, "v2"))
+    assert status == 200
+    wait_for(
+        "the tasks restarted with the new config",
+        lambda: starts(out)[("task", 0, "v2")] == 1 and starts(out)[("task", 1, "v2")] == 1,
+    )
+    wait_for("life running again", lambda: rest_all_in(rest, "life", "RUNNING", 2))
 
-        before = starts(out)
-        answer = status_json(client.restart("life", include_tasks=True))
-        assert [answer["connector"]["state"], *(t["state"] for t in answer["tasks"])] == [
-            "RESTARTING"
-        ] * 3
-        wait_for(
-            "every unit started once more",
-            lambda: (
-                starts(out) - before
-                == Counter({("connector", None, ""): 1, ("task", 0, "v2"): 1, ("task", 1, "v2"): 1})
-            ),
-        )
-        wait_for("life running after the restart", lambda: all_in(client, "life", "RUNNING", 2))
+    before = starts(out)
+    status, answer = rest("POST", "/connectors/life/restart?includeTasks=true")
+    assert status == 202
+    assert [answer["connector"]["state"], *(t["state"] for t in answer["tasks"])] == [
+        "RESTARTING"
+    ] * 3
+    wait_for(
+        "every unit started once more",
+        lambda: (
+            starts(out) - before
+            == Counter({("connector", None, ""): 1, ("task", 0, "v2"): 1, ("task", 1, "v2"): 1})
+        ),
+    )
+    wait_for("life running after the restart", lambda: rest_all_in(rest, "life", "RUNNING", 2))
 
-        before = starts(out)
-        client.restart_task("life", 1)
-        wait_for(
-            "task 1 alone started again",
-            lambda: starts(out) - before == Counter({("task", 1, "v2"): 1}),
-        )
+    before = starts(out)
+    assert rest("POST", "/connectors/life/tasks/1/restart") == (204, None)
+    wait_for(
+        "task 1 alone started again",
+        lambda: starts(out) - before == Counter({("task", 1, "v2"): 1}),
+    )
+    assert error_of(rest("POST", "/connectors/life/tasks/7/restart")) == 404
 
-        client.stop("life")
-        wait_for(
-            "life stopped, with no tasks",
-            partial(stopped, client, "life"),
-        )
-        client.resume("life")
-        wait_for("life running after the stop", lambda: all_in(client, "life", "RUNNING", 2))
+    assert rest("PUT", "/connectors/life/stop") == (204, None)
+    wait_for("life stopped, with no tasks", lambda: rest_states(rest, "life") == ("STOPPED", []))
+    assert rest("GET", "/connectors/life/tasks") == (200, [])
+    assert rest("PUT", "/connectors/life/resume") == (202, None)
+    wait_for("life running after the stop", lambda: rest_all_in(rest, "life", "RUNNING", 2))
 
-        client.pause("life")
-        wait_for("life paused", lambda: all_in(client, "life", "PAUSED", 2))
-        assert not any(deleted for _, _, deleted in stops(out))
+    assert rest("PUT", "/connectors/life/pause") == (202, None)
+    wait_for("life paused", lambda: rest_all_in(rest, "life", "PAUSED", 2))
+    assert not any(deleted for _, _, deleted in stops(out))
 
-        client.delete("life")  # while paused: the plugin still hears of the deletion, once
-        wait_for("the deletion delivered", lambda: sum(d for _, _, d in stops(out)) >= 3)
-        assert sorted((u, t) for u, t, deleted in stops(out) if deleted) == [
-            ("connector", None),
-            ("task", 0),
-            ("task", 1),
-        ]
+    assert rest("DELETE", "/connectors/life") == (204, None)  # while paused, as it happens
+    wait_for("the deletion delivered", lambda: sum(d for _, _, d in stops(out)) >= 3)
+    assert sorted((u, t) for u, t, deleted in stops(out) if deleted) == [
+        ("connector", None),
+        ("task", 0),
+        ("task", 1),
+    ]
+    assert error_of(rest("GET", "/connectors/life/status")) == 404
+
+
+def error_of(answer: tuple[int, Any]) -> int:
+    """The code of an error answer, checked to be in Connect's shape."""
+    status, body = answer
+    assert body["error_code"] == status and body["message"], body
+    return status
 
 
 def test_a_connector_created_stopped_runs_nothing_until_resumed(
