@@ -11,7 +11,7 @@ from typing import Any
 import click
 import grpc
 
-from headrace.cli import changing, coordinator, lifecycle, offsets, plugins, probe, reading, topics
+from headrace.cli import changing, coordinator, lifecycle, offsets, plugins, probe, reading
 from headrace.cli.context import CliError, KindGroup, address_option, rpc_message
 from headrace.cli.inputs import InputError
 from headrace.core.security.tls import SecurityError
@@ -64,7 +64,7 @@ for command in (
     lifecycle.stop,
     lifecycle.restart,
     offsets.offsets,
-    topics.topics,
+    offsets.topics,
     plugins.plugins,
     plugins.validate,
     coordinator.coordinator,

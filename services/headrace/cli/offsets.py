@@ -1,5 +1,6 @@
 """``headrace offsets get|alter|reset``: a connector's offsets, as KIP-875 lets an operator read
-and change them (altering and resetting only while the connector is STOPPED)."""
+and change them (altering and resetting only while the connector is STOPPED); and
+``headrace topics get|reset``: the topics it used, as KIP-558 tracks them."""
 
 from __future__ import annotations
 
@@ -61,3 +62,33 @@ def reset_offsets(name: str) -> None:
     """Forget every offset of connector NAME; it must be STOPPED."""
     with client() as c:
         click.echo(f"connector/{name}: {c.reset_offsets(name)}")
+
+
+@click.group()
+def topics() -> None:
+    """Read or reset the topics a connector used (KIP-558)."""
+
+
+@topics.command("get")
+@click.argument("name")
+@output_option()
+@address_option
+def get_topics(name: str, output: str) -> None:
+    """The topics connector NAME's tasks wrote to or consumed from since it was created or its
+    topics were last reset (Connect's GET /connectors/NAME/topics)."""
+    with client() as c:
+        found = c.topics(name)
+    if not found and output == "table":
+        click.echo(f"connector/{name} has used no topic yet.", err=True)
+        return
+    emit({name: {"topics": found}}, output, lambda width: "".join(f"{t}\n" for t in found))
+
+
+@topics.command("reset")
+@click.argument("name")
+@address_option
+def reset_topics(name: str) -> None:
+    """Forget the topics of connector NAME; the list fills again as its tasks next start."""
+    with client() as c:
+        c.reset_topics(name)
+    click.echo(f"connector/{name}: topics reset")
