@@ -387,3 +387,36 @@ def test_the_topics_a_pipeline_uses_are_listed_reset_and_forgotten_with_it(
     # until then is forgotten there.
     wait_for("the deleted one's topics forgotten", lambda: topics("tracked-src") is None)
     assert rest("DELETE", "/connectors/tracked-src") == (204, None)
+
+
+def test_a_cluster_log_level_reaches_every_service_and_plugin_process(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """KIP-976's scope=cluster: the level is set in the config service, the coordinator, each
+    worker and their plugin processes, whose debug events then appear; worker scope stays the
+    answering process's own."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    source = {
+        "connector.class": "DatagenSource",
+        "topic": "cluster-level-records",
+        "batch.size": "5",
+        "interval.ms": "200",
+    }
+    assert rest("POST", "/connectors", {"name": "chatty", "config": source})[0] == 201
+    try:
+        wait_for("chatty running", lambda: rest_all_in(rest, "chatty", "RUNNING", 1))
+        assert not log_events(stack.log_dir, "batch_polled", connector="chatty")
+        debug = {"level": "DEBUG"}
+        assert rest("PUT", "/admin/loggers/headrace?scope=cluster", debug) == (204, None)
+        assert rest("GET", "/admin/loggers/headrace")[1]["level"] == "DEBUG"
+        wait_for(
+            "the plugin process's debug events",
+            lambda: log_events(stack.log_dir, "batch_polled", connector="chatty"),
+        )
+        set_in = {e["service"] for e in log_events(stack.log_dir, "log_level_set")}
+        assert {"config", "worker"} <= set_in and any(s.startswith("coordinator") for s in set_in)
+    finally:
+        assert rest("PUT", "/admin/loggers/headrace?scope=cluster", {"level": "INFO"})[0] == 204
+        assert rest("DELETE", "/connectors/chatty") == (204, None)
+    assert rest("GET", "/admin/loggers/headrace")[1]["level"] == "INFO"
+    assert rest("PUT", "/admin/loggers/headrace?scope=galaxy", {"level": "INFO"})[0] == 400

@@ -6,6 +6,7 @@ events, and returns the state that includes them; bad input raises :class:`Confi
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -436,6 +437,17 @@ class Commands:
         # What its tasks recorded so far; each worker forgets what it records later, once it
         # has stopped the connector's units there.
         await self._forget_topics(name)
+
+    async def set_cluster_log_level(self, logger: str, level: str) -> None:
+        """Sets ``logger`` to ``level`` in every process of the cluster (KIP-976): a record of
+        the configs topic, which this service applies on reading it back, the coordinator
+        hands to every worker, and each worker to its plugin processes."""
+        record = configlog.logger_level(logger, level.upper(), int(time.time() * 1000))
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            return [record]
+
+        await self.store.transact(plan)
 
     async def topics(self, name: str) -> Sequence[str]:
         """The topics the connector's tasks have used since it was created or its topics were

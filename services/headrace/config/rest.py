@@ -467,12 +467,13 @@ class ConnectApi:
         scope = request.query.get("scope", "worker").strip().lower()
         if scope not in ("worker", "cluster"):
             raise BadRequest(f"scope must be worker or cluster, not {scope!r}")
-        if scope == "cluster":
-            raise BadRequest("scope: cluster-wide log levels are not supported; use worker")
         level = body.get("level") if isinstance(body, dict) else None
         if not isinstance(level, str) or level.upper() not in log.LEVELS:
             known = ", ".join(log.LEVELS)
             raise BadRequest(f'the body must be {{"level": ...}}, one of {known}; not {body!r}')
+        if scope == "cluster":  # KIP-976: every service and plugin process, as Connect answers
+            await self.commands.set_cluster_log_level(request.match_info["logger"], level)
+            return web.Response(status=204)
         return web.json_response(log.set_level(request.match_info["logger"], level))
 
     async def topics(self, request: web.Request) -> web.Response:

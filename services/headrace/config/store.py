@@ -29,7 +29,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from headrace.core.model import configlog
-from headrace.core.model.configstate import AppliedRequest, ConfigState, apply
+from headrace.core.model.configstate import (
+    AppliedRequest,
+    ConfigState,
+    LoggerLevelSet,
+    apply,
+    level_pairs,
+)
 from headrace.core.model.errors import WriterFenced
 from headrace.core.model.status import StatusState, topics_of
 from headrace.core.observability import log, metrics
@@ -87,6 +93,8 @@ class ConfigStore:
         event = configlog.decode(record.key, record.value, record.offset)
         if event is not None:
             self.configs = apply(self.configs, event)
+            if isinstance(event, LoggerLevelSet):  # KIP-976: this process's too
+                log.cluster_levels.apply(level_pairs(self.configs.log_levels))
 
     async def start(self) -> None:
         """Replays the configs and status topics, timing each (``headrace_replay_seconds``),

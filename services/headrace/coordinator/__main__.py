@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 
 from headrace.coordinator import metrics
 from headrace.coordinator.assignmentlog import AssignmentLog, Generation
@@ -18,6 +18,7 @@ from headrace.coordinator.group import Group, Tick
 from headrace.coordinator.leadership import Leadership, LeadershipLost
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
+from headrace.core.model.configstate import LogLevel, level_pairs
 from headrace.core.observability import log
 from headrace.core.observability.health import Health, full_name
 from headrace.core.observability.metrics import Startup, exposed, replay
@@ -129,7 +130,12 @@ async def lead(
         if assignments.last is not None:
             group.resume(assignments.last)
         metrics.GENERATION.set(group.generation)
-        configs = ConfigFeed(kafka_logs(settings, "configs"), group.submit)
+
+        def on_levels(levels: Mapping[str, LogLevel]) -> None:
+            log.cluster_levels.apply(level_pairs(levels))
+            servicer.set_log_levels(levels)
+
+        configs = ConfigFeed(kafka_logs(settings, "configs"), group.submit, on_levels)
         with replay("configs"):
             await configs.start()
         tasks = [

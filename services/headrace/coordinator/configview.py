@@ -14,7 +14,7 @@ marks the end of the replay. :class:`ConfigFeed` reads the topic and submits tho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
@@ -24,6 +24,8 @@ from headrace.core.model.configstate import (
     ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
+    LoggerLevelSet,
+    LogLevel,
 )
 from headrace.core.storage.topiclog import LogFactory, LogRecord
 
@@ -74,14 +76,24 @@ class ConfigFeed:
     """Reads the configs topic into a :class:`ConfigView` and hands each group event it calls
     for to ``submit``. Only reads: the config service alone writes the topic."""
 
-    def __init__(self, logs: LogFactory, submit: Callable[[Event], None]) -> None:
+    def __init__(
+        self,
+        logs: LogFactory,
+        submit: Callable[[Event], None],
+        on_levels: Callable[[Mapping[str, LogLevel]], None] = lambda levels: None,
+    ) -> None:
         self.view = ConfigView()
         self._submit = submit
+        self._on_levels = on_levels  # the cluster's log levels (KIP-976), when they change
         self._log = logs(self._on_record)
 
     def _on_record(self, record: LogRecord) -> None:
         event = configlog.decode(record.key, record.value, record.offset)
         if event is None:
+            return
+        if isinstance(event, LoggerLevelSet):  # not the group's: the workers', as they are
+            self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
+            self._on_levels(self.view.configs.log_levels)
             return
         self.view, submit = apply(self.view, event)
         for group_event in submit:

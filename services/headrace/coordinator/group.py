@@ -51,8 +51,11 @@ from headrace.core.model.structs import (
     WorkUnit,
 )
 from headrace.core.observability import log
+from headrace.v1 import coordinator_pb2
 
-Outbox = asyncio.Queue[AssignmentUpdate | None]
+Outbox = asyncio.Queue[AssignmentUpdate | coordinator_pb2.CoordinatorMessage | None]
+"""A member's stream: the group's updates, and what the edge sends every member besides (the
+cluster's log levels); None ends it."""
 """What the group sends one member's stream; None ends the stream."""
 
 NO_CONFIG: Config = MappingProxyType({})

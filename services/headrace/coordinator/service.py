@@ -6,7 +6,7 @@ generation summaries here, and nowhere else."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import grpc
@@ -15,6 +15,7 @@ from headrace.coordinator import group as g
 from headrace.coordinator.assignmentlog import History
 from headrace.coordinator.history import GenerationSummary, describe_all
 from headrace.core.model import wire
+from headrace.core.model.configstate import LogLevel
 from headrace.core.model.structs import AssignmentUpdate
 from headrace.core.observability import log
 from headrace.core.runner import cancel
@@ -118,6 +119,23 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         self._join_refusal = join_refusal
         self._group: g.Group | None = None
         self._history: Callable[[], History] | None = None
+        # The cluster's log levels (KIP-976), sent to each worker as it joins and to all of them
+        # as they change.
+        self._levels = coordinator_pb2.CoordinatorMessage(log_levels=coordinator_pb2.LogLevels())
+        self._outboxes: set[g.Outbox] = set()
+
+    def set_log_levels(self, levels: Mapping[str, LogLevel]) -> None:
+        """The cluster's log levels are now ``levels``: every worker connected hears of them."""
+        self._levels = coordinator_pb2.CoordinatorMessage(
+            log_levels=coordinator_pb2.LogLevels(
+                levels={
+                    logger: coordinator_pb2.LogLevel(level=lv.level, at_ms=lv.at_ms)
+                    for logger, lv in levels.items()
+                }
+            )
+        )
+        for outbox in self._outboxes:
+            outbox.put_nowait(self._levels)
 
     def lead(self, group: g.Group | None, history: Callable[[], History] | None = None) -> None:
         """Leads with ``group``, reading the assignments topic's history with ``history``;
@@ -164,6 +182,9 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         acks: asyncio.Queue[int] = asyncio.Queue()
         left = asyncio.Event()
         yield welcome(group.session_timeout, self._name)
+        if self._levels.log_levels.levels:
+            yield self._levels
+        self._outboxes.add(outbox)
         group.submit(joined(first.join, outbox))
         pump = asyncio.create_task(
             self._pump(group, worker_id, request_iterator, outbox, acks, left)
@@ -172,6 +193,7 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
             async for message in merged(outbox, acks):
                 yield message
         finally:
+            self._outboxes.discard(outbox)
             await cancel(pump)
             group.submit(g.Left(worker_id, outbox, clean=left.is_set()))
 
@@ -224,7 +246,10 @@ async def merged(
                 if update is None:
                     return
                 update_wait = asyncio.ensure_future(outbox.get())
-                yield coordinator_message(update)
+                if isinstance(update, coordinator_pb2.CoordinatorMessage):
+                    yield update  # the edge's own, for every member
+                else:
+                    yield coordinator_message(update)
     finally:
         update_wait.cancel()  # the stream is over: what it would have taken goes nowhere
         ack_wait.cancel()

@@ -108,11 +108,19 @@ class PluginClient:
         )
         await _called(self._stub.Cleanup(request, timeout=deadline_s))
 
-    async def keep_alive(self, lease_s: float, stop_s: float, *, deadline_s: float) -> None:
+    async def keep_alive(
+        self,
+        lease_s: float,
+        stop_s: float,
+        *,
+        deadline_s: float,
+        log_levels: Mapping[str, str] | None = None,
+    ) -> None:
         """Renews the process's lease: it may run on unheard for ``lease_s``, then has
-        ``stop_s`` to stop its units."""
+        ``stop_s`` to stop its units. ``log_levels`` are the cluster's its worker applied
+        (KIP-976), which it holds its own loggers to."""
         request = plugin_pb2.KeepAliveRequest(
-            lease_ms=int(lease_s * 1000), stop_ms=int(stop_s * 1000)
+            lease_ms=int(lease_s * 1000), stop_ms=int(stop_s * 1000), log_levels=log_levels
         )
         await _called(self._stub.KeepAlive(request, timeout=deadline_s))
 

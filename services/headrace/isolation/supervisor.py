@@ -208,7 +208,12 @@ class PluginProcess:
         while True:
             lease_s, stop_s = self._lease()
             with contextlib.suppress(PluginCallError):
-                await self.client.keep_alive(lease_s, stop_s, deadline_s=LEASE_EVERY_S * 2)
+                await self.client.keep_alive(
+                    lease_s,
+                    stop_s,
+                    deadline_s=LEASE_EVERY_S * 2,
+                    log_levels=log.cluster_levels.current(),
+                )
             await asyncio.sleep(LEASE_EVERY_S)
 
     async def _watch_events(self) -> None:

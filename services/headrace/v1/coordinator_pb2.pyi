@@ -135,15 +135,38 @@ class HeartbeatAck(_message.Message):
     sequence: int
     def __init__(self, sequence: _Optional[int] = ...) -> None: ...
 
+class LogLevel(_message.Message):
+    __slots__ = ("level", "at_ms")
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    level: str
+    at_ms: int
+    def __init__(self, level: _Optional[str] = ..., at_ms: _Optional[int] = ...) -> None: ...
+
+class LogLevels(_message.Message):
+    __slots__ = ("levels",)
+    class LevelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: LogLevel
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[LogLevel, _Mapping]] = ...) -> None: ...
+    LEVELS_FIELD_NUMBER: _ClassVar[int]
+    levels: _containers.MessageMap[str, LogLevel]
+    def __init__(self, levels: _Optional[_Mapping[str, LogLevel]] = ...) -> None: ...
+
 class CoordinatorMessage(_message.Message):
-    __slots__ = ("assignment", "welcome", "heartbeat_ack")
+    __slots__ = ("assignment", "welcome", "heartbeat_ack", "log_levels")
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_ACK_FIELD_NUMBER: _ClassVar[int]
+    LOG_LEVELS_FIELD_NUMBER: _ClassVar[int]
     assignment: Assignment
     welcome: Welcome
     heartbeat_ack: HeartbeatAck
-    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ...) -> None: ...
+    log_levels: LogLevels
+    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ..., log_levels: _Optional[_Union[LogLevels, _Mapping]] = ...) -> None: ...
 
 class HistoryRequest(_message.Message):
     __slots__ = ("last",)

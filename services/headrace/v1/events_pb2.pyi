@@ -124,6 +124,16 @@ class StatusReported(_message.Message):
     plugin_version: str
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., worker_id: _Optional[str] = ..., trace: _Optional[str] = ..., generation: _Optional[int] = ..., plugin_version: _Optional[str] = ...) -> None: ...
 
+class LoggerLevelSet(_message.Message):
+    __slots__ = ("logger", "level", "at_ms")
+    LOGGER_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    logger: str
+    level: str
+    at_ms: int
+    def __init__(self, logger: _Optional[str] = ..., level: _Optional[str] = ..., at_ms: _Optional[int] = ...) -> None: ...
+
 class TopicActive(_message.Message):
     __slots__ = ("topic", "connector", "task", "discovered_ms")
     TOPIC_FIELD_NUMBER: _ClassVar[int]

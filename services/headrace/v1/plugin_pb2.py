@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from headrace.v1 import configdef_pb2 as headrace_dot_v1_dot_configdef__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/plugin.proto\x12\x0bheadrace.v1\x1a\x1bheadrace/v1/configdef.proto\"\x94\x01\n\x15StartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x06\x63onfig\x18\x02 \x03(\x0b\x32..headrace.v1.StartConnectorRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\nTaskConfig\x12\x33\n\x06\x63onfig\x18\x01 \x03(\x0b\x32#.headrace.v1.TaskConfig.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x16StartConnectorResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.headrace.v1.TaskConfig\"?\n\x0bStopRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x0e\n\x0cStopResponse\"\xb0\x02\n\x10StartTaskRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12L\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x32.headrace.v1.StartTaskRequest.ConnectorConfigEntry\x12\x42\n\x0btask_config\x18\x04 \x03(\x0b\x32-.headrace.v1.StartTaskRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11StartTaskResponse\"\xaa\x02\n\x0e\x43leanupRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12J\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x30.headrace.v1.CleanupRequest.ConnectorConfigEntry\x12@\n\x0btask_config\x18\x04 \x03(\x0b\x32+.headrace.v1.CleanupRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x10KeepAliveRequest\x12\x10\n\x08lease_ms\x18\x01 \x01(\x03\x12\x0f\n\x07stop_ms\x18\x02 \x01(\x03\"\x13\n\x11KeepAliveResponse\"\x0e\n\x0cWatchRequest\"\x83\x01\n\tUnitEvent\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12!\n\x19reconfiguration_requested\x18\x05 \x01(\x08\x12\x14\n\x0c\x61\x63tive_topic\x18\x06 \x01(\t\"\x11\n\x0f\x44\x65scribeRequest\"}\n\x10\x44\x65scribeResponse\x12\x14\n\x0cplugin_class\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x34\n\ncomponents\x18\x04 \x03(\x0b\x32 .headrace.v1.ComponentDefinition\"\x83\x01\n\x13\x43omponentDefinition\x12\x12\n\nclass_name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x0f\n\x07\x64\x65\x66ined\x18\x04 \x01(\x08\x12(\n\x04keys\x18\x05 \x03(\x0b\x32\x1a.headrace.v1.ConfigKeyInfo\"\x93\x01\n\x0fValidateRequest\x12\x38\n\x06\x63onfig\x18\x01 \x03(\x0b\x32(.headrace.v1.ValidateRequest.ConfigEntry\x12\x17\n\x0f\x64\x65\x66inition_only\x18\x02 \x01(\x08\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\x94\x05\n\nPluginHost\x12\x42\n\x08Validate\x12\x1c.headrace.v1.ValidateRequest\x1a\x18.headrace.v1.ConfigInfos\x12G\n\x08\x44\x65scribe\x12\x1c.headrace.v1.DescribeRequest\x1a\x1d.headrace.v1.DescribeResponse\x12Y\n\x0eStartConnector\x12\".headrace.v1.StartConnectorRequest\x1a#.headrace.v1.StartConnectorResponse\x12\x44\n\rStopConnector\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tStartTask\x12\x1d.headrace.v1.StartTaskRequest\x1a\x1e.headrace.v1.StartTaskResponse\x12?\n\x08StopTask\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12\x41\n\x07\x43leanup\x12\x1b.headrace.v1.CleanupRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tKeepAlive\x12\x1d.headrace.v1.KeepAliveRequest\x1a\x1e.headrace.v1.KeepAliveResponse\x12<\n\x05Watch\x12\x19.headrace.v1.WatchRequest\x1a\x16.headrace.v1.UnitEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/plugin.proto\x12\x0bheadrace.v1\x1a\x1bheadrace/v1/configdef.proto\"\x94\x01\n\x15StartConnectorRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12>\n\x06\x63onfig\x18\x02 \x03(\x0b\x32..headrace.v1.StartConnectorRequest.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\nTaskConfig\x12\x33\n\x06\x63onfig\x18\x01 \x03(\x0b\x32#.headrace.v1.TaskConfig.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x16StartConnectorResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.headrace.v1.TaskConfig\"?\n\x0bStopRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x0e\n\x0cStopResponse\"\xb0\x02\n\x10StartTaskRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12L\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x32.headrace.v1.StartTaskRequest.ConnectorConfigEntry\x12\x42\n\x0btask_config\x18\x04 \x03(\x0b\x32-.headrace.v1.StartTaskRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11StartTaskResponse\"\xaa\x02\n\x0e\x43leanupRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12J\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x30.headrace.v1.CleanupRequest.ConnectorConfigEntry\x12@\n\x0btask_config\x18\x04 \x03(\x0b\x32+.headrace.v1.CleanupRequest.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa9\x01\n\x10KeepAliveRequest\x12\x10\n\x08lease_ms\x18\x01 \x01(\x03\x12\x0f\n\x07stop_ms\x18\x02 \x01(\x03\x12@\n\nlog_levels\x18\x03 \x03(\x0b\x32,.headrace.v1.KeepAliveRequest.LogLevelsEntry\x1a\x30\n\x0eLogLevelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x13\n\x11KeepAliveResponse\"\x0e\n\x0cWatchRequest\"\x83\x01\n\tUnitEvent\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\r\n\x05trace\x18\x04 \x01(\t\x12!\n\x19reconfiguration_requested\x18\x05 \x01(\x08\x12\x14\n\x0c\x61\x63tive_topic\x18\x06 \x01(\t\"\x11\n\x0f\x44\x65scribeRequest\"}\n\x10\x44\x65scribeResponse\x12\x14\n\x0cplugin_class\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x34\n\ncomponents\x18\x04 \x03(\x0b\x32 .headrace.v1.ComponentDefinition\"\x83\x01\n\x13\x43omponentDefinition\x12\x12\n\nclass_name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x0f\n\x07\x64\x65\x66ined\x18\x04 \x01(\x08\x12(\n\x04keys\x18\x05 \x03(\x0b\x32\x1a.headrace.v1.ConfigKeyInfo\"\x93\x01\n\x0fValidateRequest\x12\x38\n\x06\x63onfig\x18\x01 \x03(\x0b\x32(.headrace.v1.ValidateRequest.ConfigEntry\x12\x17\n\x0f\x64\x65\x66inition_only\x18\x02 \x01(\x08\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\x94\x05\n\nPluginHost\x12\x42\n\x08Validate\x12\x1c.headrace.v1.ValidateRequest\x1a\x18.headrace.v1.ConfigInfos\x12G\n\x08\x44\x65scribe\x12\x1c.headrace.v1.DescribeRequest\x1a\x1d.headrace.v1.DescribeResponse\x12Y\n\x0eStartConnector\x12\".headrace.v1.StartConnectorRequest\x1a#.headrace.v1.StartConnectorResponse\x12\x44\n\rStopConnector\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tStartTask\x12\x1d.headrace.v1.StartTaskRequest\x1a\x1e.headrace.v1.StartTaskResponse\x12?\n\x08StopTask\x12\x18.headrace.v1.StopRequest\x1a\x19.headrace.v1.StopResponse\x12\x41\n\x07\x43leanup\x12\x1b.headrace.v1.CleanupRequest\x1a\x19.headrace.v1.StopResponse\x12J\n\tKeepAlive\x12\x1d.headrace.v1.KeepAliveRequest\x1a\x1e.headrace.v1.KeepAliveResponse\x12<\n\x05Watch\x12\x19.headrace.v1.WatchRequest\x1a\x16.headrace.v1.UnitEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,6 +44,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_options = b'8\001'
   _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._loaded_options = None
   _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_options = b'8\001'
+  _globals['_KEEPALIVEREQUEST_LOGLEVELSENTRY']._loaded_options = None
+  _globals['_KEEPALIVEREQUEST_LOGLEVELSENTRY']._serialized_options = b'8\001'
   _globals['_VALIDATEREQUEST_CONFIGENTRY']._loaded_options = None
   _globals['_VALIDATEREQUEST_CONFIGENTRY']._serialized_options = b'8\001'
   _globals['_STARTCONNECTORREQUEST']._serialized_start=71
@@ -74,24 +76,26 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLEANUPREQUEST_CONNECTORCONFIGENTRY']._serialized_end=736
   _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_start=738
   _globals['_CLEANUPREQUEST_TASKCONFIGENTRY']._serialized_end=787
-  _globals['_KEEPALIVEREQUEST']._serialized_start=1111
-  _globals['_KEEPALIVEREQUEST']._serialized_end=1164
-  _globals['_KEEPALIVERESPONSE']._serialized_start=1166
-  _globals['_KEEPALIVERESPONSE']._serialized_end=1185
-  _globals['_WATCHREQUEST']._serialized_start=1187
-  _globals['_WATCHREQUEST']._serialized_end=1201
-  _globals['_UNITEVENT']._serialized_start=1204
-  _globals['_UNITEVENT']._serialized_end=1335
-  _globals['_DESCRIBEREQUEST']._serialized_start=1337
-  _globals['_DESCRIBEREQUEST']._serialized_end=1354
-  _globals['_DESCRIBERESPONSE']._serialized_start=1356
-  _globals['_DESCRIBERESPONSE']._serialized_end=1481
-  _globals['_COMPONENTDEFINITION']._serialized_start=1484
-  _globals['_COMPONENTDEFINITION']._serialized_end=1615
-  _globals['_VALIDATEREQUEST']._serialized_start=1618
-  _globals['_VALIDATEREQUEST']._serialized_end=1765
+  _globals['_KEEPALIVEREQUEST']._serialized_start=1112
+  _globals['_KEEPALIVEREQUEST']._serialized_end=1281
+  _globals['_KEEPALIVEREQUEST_LOGLEVELSENTRY']._serialized_start=1233
+  _globals['_KEEPALIVEREQUEST_LOGLEVELSENTRY']._serialized_end=1281
+  _globals['_KEEPALIVERESPONSE']._serialized_start=1283
+  _globals['_KEEPALIVERESPONSE']._serialized_end=1302
+  _globals['_WATCHREQUEST']._serialized_start=1304
+  _globals['_WATCHREQUEST']._serialized_end=1318
+  _globals['_UNITEVENT']._serialized_start=1321
+  _globals['_UNITEVENT']._serialized_end=1452
+  _globals['_DESCRIBEREQUEST']._serialized_start=1454
+  _globals['_DESCRIBEREQUEST']._serialized_end=1471
+  _globals['_DESCRIBERESPONSE']._serialized_start=1473
+  _globals['_DESCRIBERESPONSE']._serialized_end=1598
+  _globals['_COMPONENTDEFINITION']._serialized_start=1601
+  _globals['_COMPONENTDEFINITION']._serialized_end=1732
+  _globals['_VALIDATEREQUEST']._serialized_start=1735
+  _globals['_VALIDATEREQUEST']._serialized_end=1882
   _globals['_VALIDATEREQUEST_CONFIGENTRY']._serialized_start=174
   _globals['_VALIDATEREQUEST_CONFIGENTRY']._serialized_end=219
-  _globals['_PLUGINHOST']._serialized_start=1768
-  _globals['_PLUGINHOST']._serialized_end=2428
+  _globals['_PLUGINHOST']._serialized_start=1885
+  _globals['_PLUGINHOST']._serialized_end=2545
 # @@protoc_insertion_point(module_scope)

@@ -112,12 +112,21 @@ class CleanupRequest(_message.Message):
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., connector_config: _Optional[_Mapping[str, str]] = ..., task_config: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class KeepAliveRequest(_message.Message):
-    __slots__ = ("lease_ms", "stop_ms")
+    __slots__ = ("lease_ms", "stop_ms", "log_levels")
+    class LogLevelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     STOP_MS_FIELD_NUMBER: _ClassVar[int]
+    LOG_LEVELS_FIELD_NUMBER: _ClassVar[int]
     lease_ms: int
     stop_ms: int
-    def __init__(self, lease_ms: _Optional[int] = ..., stop_ms: _Optional[int] = ...) -> None: ...
+    log_levels: _containers.ScalarMap[str, str]
+    def __init__(self, lease_ms: _Optional[int] = ..., stop_ms: _Optional[int] = ..., log_levels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class KeepAliveResponse(_message.Message):
     __slots__ = ()

@@ -177,6 +177,11 @@ class Membership:
                                 self._contact(sent)
                         case "assignment":
                             self._on_assignment(wire.assignment_from_pb(message.assignment))
+                        case "log_levels":  # KIP-976: this worker's, and its plugins'
+                            levels = message.log_levels.levels
+                            log.cluster_levels.apply(
+                                {k: (v.level, v.at_ms) for k, v in levels.items()}
+                            )
             finally:
                 await cancel(beat)
                 await cancel(writer)

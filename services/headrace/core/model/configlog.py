@@ -15,6 +15,7 @@
 | ``auto-restart-<name>`` | ``AutoRestarts`` | the units' last automatic restarts, as a whole |
 | ``auto-restart-<name>`` | tombstone | clean-up after a deletion |
 | ``session-key`` | ``SessionKeyCreated`` | the key internal calls are signed with |
+| ``logger-cluster-<logger>`` | ``LoggerLevelSet`` | a log level for every process (KIP-976) |
 | ``request-<id>`` | ``RequestApplied`` | the command topic's command of that id is applied |
 | ``request-<id>`` | tombstone | its answer is kept by the automation agent: forgotten here |
 
@@ -38,6 +39,8 @@ from headrace.core.model.configstate import (
     ConfigEvent,
     ConnectorConfigured,
     ConnectorRemoved,
+    LoggerLevelSet,
+    LogLevel,
     RequestApplied,
     RequestForgotten,
     RestartRequested,
@@ -82,6 +85,13 @@ def auto_restart_key(name: str) -> str:
     return f"auto-restart-{name}"
 
 
+LOGGER_PREFIX = "logger-cluster-"
+
+
+def logger_key(logger: str) -> str:
+    return f"{LOGGER_PREFIX}{logger}"
+
+
 def request_key(request_id: str) -> str:
     return f"request-{request_id}"
 
@@ -123,6 +133,9 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
         msg_q = events_pb2.RequestApplied.FromString(value)
         applied = AppliedRequest(msg_q.method, msg_q.connector, msg_q.created, msg_q.applied_at_ms)
         return RequestApplied(request_id, applied)
+    if key.startswith(LOGGER_PREFIX) and value is not None:
+        msg_l = events_pb2.LoggerLevelSet.FromString(value)
+        return LoggerLevelSet(msg_l.logger, LogLevel(msg_l.level, msg_l.at_ms))
     if key == SESSION_KEY and value is not None:
         msg_k = events_pb2.SessionKeyCreated.FromString(value)
         return SessionKeyCreated(SessionKey(msg_k.key, msg_k.created_ms))
@@ -155,6 +168,12 @@ def request_applied(request_id: str, applied: AppliedRequest) -> Record:
 
 def request_forgotten(request_id: str) -> Record:
     return request_key(request_id), None
+
+
+def logger_level(logger: str, level: str, at_ms: int) -> Record:
+    """A log level set for every process of the cluster (KIP-976)."""
+    msg = events_pb2.LoggerLevelSet(logger=logger, level=level, at_ms=at_ms)
+    return logger_key(logger), msg.SerializeToString()
 
 
 def session_key(key: SessionKey) -> Record:

@@ -135,8 +135,30 @@ class RequestForgotten:
     request_id: str
 
 
+@dataclass(frozen=True)
+class LogLevel:
+    """A level set for every process of the cluster, and when (ms)."""
+
+    level: str
+    at_ms: int
+
+
+def level_pairs(levels: Mapping[str, LogLevel]) -> dict[str, tuple[str, int]]:
+    """Cluster log levels as ``log.ClusterLevels`` takes them: logger -> (level, when set)."""
+    return {logger: (lv.level, lv.at_ms) for logger, lv in levels.items()}
+
+
+@dataclass(frozen=True)
+class LoggerLevelSet:
+    """``PUT /admin/loggers/<logger>?scope=cluster`` (KIP-976)."""
+
+    logger: str
+    level: LogLevel
+
+
 ConfigEvent = (
-    ConnectorConfigured
+    LoggerLevelSet
+    | ConnectorConfigured
     | ConnectorRemoved
     | TaskConfigured
     | TasksCommitted
@@ -172,6 +194,8 @@ class ConfigState:
     task_origins: Mapping[str, TaskSetOrigin] = field(default_factory=immutables.Map)
     # The commands of the command topic applied and not yet forgotten, by request id.
     requests: Mapping[str, AppliedRequest] = field(default_factory=immutables.Map)
+    # The log levels set for the whole cluster, by logger (KIP-976).
+    log_levels: Mapping[str, LogLevel] = field(default_factory=immutables.Map)
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
@@ -191,6 +215,8 @@ class ConfigState:
 def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
     """Folds one config event into the state."""
     match event:
+        case LoggerLevelSet(logger, level):
+            return replace(state, log_levels=with_item(state.log_levels, logger, level))
         case ConnectorConfigured(name, config, incarnation, version):
             if state.incarnations.get(name, incarnation) != incarnation:
                 # Created again with no tombstone in between (compaction dropped it): the old

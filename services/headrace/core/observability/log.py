@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 import structlog
@@ -145,3 +146,50 @@ def set_level(name: str, level: str) -> list[str]:
 def get(name: str | None = None, **bound: Any) -> Any:
     """A bound structlog logger."""
     return structlog.get_logger(name).bind(**bound)
+
+
+class ClusterLevels:
+    """The log levels set for the whole cluster (KIP-976), as one process applies them: each
+    set after the process started (``started_ms``), once, oldest first. A level set before it
+    started is not its to take: it started with its own configured levels, as a Connect worker
+    joining later does."""
+
+    def __init__(self, started_ms: int | None = None) -> None:
+        self.started_ms = int(time.time() * 1000) if started_ms is None else started_ms
+        self.applied: dict[str, tuple[str, int]] = {}  # logger -> (level, when it was set)
+
+    def apply(self, levels: Mapping[str, tuple[str, int]]) -> list[str]:
+        """Sets what is new in ``levels`` (logger -> (level, when set, ms)); the loggers set."""
+        changed = []
+        for logger, (level, at_ms) in sorted(levels.items(), key=lambda item: item[1][1]):
+            if at_ms < self.started_ms or self.applied.get(logger, ("", -1))[1] >= at_ms:
+                continue
+            if level.upper() not in LEVELS:
+                continue  # a level this version does not know: the logger keeps its own
+            set_level(logger, level)
+            self.applied[logger] = (level.upper(), at_ms)
+            changed.append(logger)
+            get().info("log_level_set", logger=logger, level=level.upper(), scope="cluster")
+        return changed
+
+    def current(self) -> dict[str, str]:
+        """The levels applied, by logger: what this process hands its plugin processes."""
+        return {logger: level for logger, (level, _) in self.applied.items()}
+
+
+def hold(levels: Mapping[str, str]) -> list[str]:
+    """Sets each logger to the level given where it is not at it already (a plugin process,
+    told its worker's cluster levels with every keep-alive); the loggers set."""
+    changed = []
+    for logger, level in sorted(levels.items()):
+        value = LEVELS.get(level.upper())
+        target = logging.getLogger(logger) if logger != "root" else logging.getLogger()
+        if value is not None and target.level != value:
+            set_level(logger, level)
+            changed.append(logger)
+    return changed
+
+
+cluster_levels = ClusterLevels()
+"""This process's: log levels are the process's, and so is when it started (about when this
+module was first imported)."""

@@ -28,6 +28,7 @@ from headrace.core.model.wire import (
     config_infos_to_pb,
     host_event_to_pb,
 )
+from headrace.core.observability import log
 from headrace.core.security import secrets
 from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.lifecycle import format_trace
@@ -85,6 +86,7 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         self, request: pb.KeepAliveRequest, context: grpc.aio.ServicerContext
     ) -> pb.KeepAliveResponse:
         self.lease.renew(request.lease_ms / 1000, request.stop_ms / 1000)
+        log.hold(request.log_levels)  # the cluster's, as its worker applied them (KIP-976)
         return pb.KeepAliveResponse()
 
     async def Describe(

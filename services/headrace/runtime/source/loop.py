@@ -145,6 +145,8 @@ class SourceRunner(LoopBase):
             # A stop request is only checked between batches: once polled, a batch is produced
             # and its offsets stored, so a graceful stop leaves nothing half done.
             polled_at, produced, skipped = time.monotonic(), self.produced, self.skipped
+            if len(polled):
+                self._log.debug("batch_polled", records=len(polled))
             await self._process(polled)
             if not len(polled):
                 await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
