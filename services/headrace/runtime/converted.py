@@ -44,7 +44,8 @@ class Outcomes:
     """The source loop's transformation step for a converted task: what happened to each
     record where it was transformed."""
 
-    is_empty = False
+    takes_batches = True
+    """A converted task's batch holds records transformed, and kept, where they were made."""
 
     def __init__(self, task: Converted) -> None:
         self._task = task

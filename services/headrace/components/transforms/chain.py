@@ -77,6 +77,12 @@ class TransformChain:
     def is_empty(self) -> bool:
         return not self.stages
 
+    @property
+    def takes_batches(self) -> bool:
+        """Whether a batch's columns may pass as they are: transforms take one record at a
+        time, so only with none to apply."""
+        return not self.stages
+
     def apply(self, record: R) -> R | None:
         """The record after every stage, or None when one dropped it."""
         current: R | None = record

@@ -145,7 +145,7 @@ class SinkRunner(LoopBase):
         # A task that keeps the SDK's put_batch (which calls put) is given records one by one,
         # and so is every task whose records go through transforms, which take one at a time.
         self._wants_batches = (
-            type(self.task).put_batch is not SinkTask.put_batch and self._chain.is_empty
+            type(self.task).put_batch is not SinkTask.put_batch and self._chain.takes_batches
         )
         self._executor = TaskExecutor(
             ExecutorClient(self.settings.executor_addr, settings=self.settings),

@@ -189,14 +189,8 @@ class SourceRunner(LoopBase):
             for segment in plan([], self._settings, asked, due):
                 await self._end(segment.then)
             return
-        # Columns only with no transform to apply here: transforms take one record at a time
-        # (a converted task's batch holds records transformed and kept where they were made).
-        batch = (
-            polled
-            if isinstance(polled, SourceBatch)
-            and (self._chain.is_empty or isinstance(self._chain, Outcomes))
-            else None
-        )
+        # Columns only where the step between poll and produce takes them (``takes_batches``).
+        batch = polled if isinstance(polled, SourceBatch) and self._chain.takes_batches else None
         columns = None
         if batch is not None:
             layouts = await self._layouts(transactions, {batch.topic})
