@@ -53,6 +53,7 @@ handed to child processes (``to_env``), and two processes cannot listen on one a
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -117,10 +118,26 @@ def _worker_config() -> immutables.Map[str, str]:
     cannot be read, and for a key headrace does not honour, with the reason."""
     handed = os.environ.get(WORKER_PROPERTIES, "")
     if handed:
-        return immutables.Map(json.loads(handed))
+        return _handed(handed)
     path = os.environ.get(WORKER_CONFIG, "")
     if not path:
         return immutables.Map()
+    try:
+        changed = Path(path).stat().st_mtime_ns
+    except OSError as exc:
+        raise ValueError(f"{WORKER_CONFIG}: cannot read {path}: {exc}") from None
+    return _worker_file(path, changed)
+
+
+# Settings are made often (each validation makes some): the file is read and checked once per
+# version of it, the handed JSON parsed once.
+@functools.lru_cache(maxsize=8)
+def _handed(text: str) -> immutables.Map[str, str]:
+    return immutables.Map(json.loads(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _worker_file(path: str, changed_ns: int) -> immutables.Map[str, str]:
     try:
         properties = parse_properties(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
