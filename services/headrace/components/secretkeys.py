@@ -42,8 +42,8 @@ from headrace.components.transforms.chain import (
 )
 from headrace.components.transforms.registry import new_predicate, new_transform
 from headrace.components.versions import BUILTINS, VERSION_SUFFIX, Named
+from headrace.core.model.clientconfig import OVERRIDE_PREFIXES as CLIENT_OVERRIDES
 from headrace.core.model.configinfo import ConfigInfos
-from headrace.core.model.connectorconfig import CLIENT_OVERRIDES
 from headrace.sdk.config import ConfigDef, Type
 
 PasswordKeys = Callable[[Named], frozenset[str] | None]

@@ -183,9 +183,6 @@ def check_support(
         )
 
 
-CLIENT_OVERRIDES = clientconfig.OVERRIDE_PREFIXES
-
-
 CONFIG_PROVIDERS = "config.providers"
 JAAS_CONFIG = "sasl.jaas.config"
 # JAAS login modules that query a directory (JNDI, LDAP): given an address, they fetch and

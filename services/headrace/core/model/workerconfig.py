@@ -98,11 +98,6 @@ def check(config: Mapping[str, str]) -> None:
         raise ConfigException(f"{key}: not a worker config key headrace honours")
 
 
-def converter_defaults(config: Mapping[str, str]) -> dict[str, str]:
-    """The worker config's converters (``key.converter`` and its ``key.converter.*``...)."""
-    return {k: v for k, v in config.items() if k.startswith(CONVERTER_KEYS)}
-
-
 def with_worker_converters(
     config: Mapping[str, str], worker: Mapping[str, str]
 ) -> Mapping[str, str]:
