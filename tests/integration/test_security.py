@@ -358,10 +358,13 @@ def executor(secured: Secured, tmp_path: Path) -> Iterator[str]:
 def test_the_executor_takes_writes_from_data_callers_and_reads_from_readers(
     secured: Secured, executor: str, tmp_path: Path
 ) -> None:
-    batch = pa.table({"kafka_offset": pa.array([0, 1], pa.int64())})
+    # Many pieces, each one a write the refusal could race.
+    batch = pa.table({"kafka_offset": pa.array(range(20_000), pa.int64())})
 
     async def scenario(token: str, call: str) -> Any:
-        client = ExecutorClient(executor, settings=secured.as_client(token), retry_deadline_s=5)
+        client = ExecutorClient(
+            executor, settings=secured.as_client(token), retry_deadline_s=5, chunk_bytes=1024
+        )
         async with client:
             if call == "count":
                 return await client.count_rows(str(tmp_path / "empty"))
@@ -386,12 +389,14 @@ def test_the_executor_takes_writes_from_data_callers_and_reads_from_readers(
         grpc.StatusCode.PERMISSION_DENIED,
         "/headrace.v1.Executor/CountRows needs the role admin or read, not internal",
     )
-    # A write streams its batch: refused before a byte of it is read.
-    assert code(READ, "write") == (
-        grpc.StatusCode.PERMISSION_DENIED,
-        "/headrace.v1.Executor/WriteStream needs the role admin or data or internal, not read",
-    )
-    assert code("", "write")[0] is grpc.StatusCode.UNAUTHENTICATED
+    # A write streams its batch: refused before a byte of it is sent, with the refusal whole
+    # every time.
+    for _ in range(20):
+        assert code(READ, "write") == (
+            grpc.StatusCode.PERMISSION_DENIED,
+            "/headrace.v1.Executor/WriteStream needs the role admin or data or internal, not read",
+        )
+        assert code("", "write")[0] is grpc.StatusCode.UNAUTHENTICATED
     assert not (tmp_path / "out").exists()
 
 

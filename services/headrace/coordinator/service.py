@@ -18,6 +18,7 @@ from headrace.core.model import wire
 from headrace.core.model.configstate import LogLevel
 from headrace.core.model.structs import AssignmentUpdate
 from headrace.core.observability import log
+from headrace.core.rpc import GO_AHEAD
 from headrace.core.runner import cancel
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
@@ -167,6 +168,7 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
                 grpc.StatusCode.UNAVAILABLE, f"coordinator {self._name} is standing by"
             )
             return
+        await context.send_initial_metadata(GO_AHEAD)  # the go-ahead (headrace.core.rpc)
         first = await anext(request_iterator, None)
         if first is None or not names_worker(first):
             await context.abort(

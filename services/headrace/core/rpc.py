@@ -2,12 +2,21 @@
 
 One limit for every channel and server, so a batch a client may send is one every server may
 take. The executor's clients split larger batches to fit (``headrace.runtime.executor.client``).
+
+A call whose client streams (the executor's ``WriteStream``, the coordinator's ``Join``) starts
+with the server's go-ahead: the handler sends its initial metadata before it reads, and the client
+waits for it (:func:`accepted`) before it writes. A server that refuses the call (a role too low,
+a coordinator standing by) ends it before that, while the client has written nothing, so the
+client always sees the server's status. A write racing the server's early end can otherwise come
+back as INTERNAL from the client library, with the refusal lost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+
+import grpc
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 GRPC_OPTIONS: list[tuple[str, Any]] = [
@@ -38,3 +47,24 @@ def retry_after_s(metadata: Iterable[tuple[str, Any]] | None) -> float | None:
             except ValueError:
                 return None
     return None
+
+
+GO_AHEAD: tuple[tuple[str, str]] = (("headrace-go-ahead", "1"),)
+"""The initial metadata a server sends to say a client-streaming call may start writing."""
+
+
+async def accepted(call: Any) -> None:
+    """Waits for the server's go-ahead on a call whose client streams; raises the call's
+    ``grpc.aio.AioRpcError`` when the server ended it instead (a refusal, a standby)."""
+    metadata = await call.initial_metadata()
+    if any(key == GO_AHEAD[0][0] for key, _ in metadata or ()):
+        return
+    # No go-ahead: a response with trailers only, whose status may not have been read yet.
+    code = await call.code()
+    raise grpc.aio.AioRpcError(
+        code,
+        await call.initial_metadata(),
+        await call.trailing_metadata(),
+        await call.details(),
+        await call.debug_error_string(),
+    )

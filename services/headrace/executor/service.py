@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.observability import log
-from headrace.core.rpc import GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
+from headrace.core.rpc import GO_AHEAD, GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
 from headrace.core.security.guard import ServerSecurity
 from headrace.executor import metrics, reading
 from headrace.executor.admission import Busy, Limits
@@ -78,7 +78,10 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self, chunks: Iterator[executor_pb2.WriteChunk], context: grpc.ServicerContext
     ) -> executor_pb2.WriteBatchResponse:
         """:meth:`WriteBatch` for a batch sent as a header, then its Arrow IPC stream in pieces.
-        The batch is admitted on its header's ``stream_bytes``, before its pieces are read."""
+        The batch is admitted on its header's ``stream_bytes``, before its pieces are read; one
+        turned away as busy has its pieces read and dropped before the answer, so that the
+        client, still writing them, gets that answer whole (see ``headrace.core.rpc``)."""
+        context.send_initial_metadata(GO_AHEAD)  # the go-ahead: the caller passed the role check
         pieces = Pieces(chunks, self._limits.idle_s, self._pulls)
         try:
             first = pieces.next()
@@ -101,7 +104,13 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
                 f"stream_bytes: {declared} is not from 1 to {self._limits.largest_batch}, the "
                 "most this executor admits of one batch",
             )
-        return self._write(header, context, declared, lambda: _collect(pieces, declared))
+        return self._write(
+            header,
+            context,
+            declared,
+            lambda: _collect(pieces, declared),
+            drain=lambda: pieces.drop(declared),
+        )
 
     def _write(
         self,
@@ -109,7 +118,9 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         context: grpc.ServicerContext,
         size: int,
         read: Callable[[], bytes],
+        drain: Callable[[], None] = lambda: None,
     ) -> executor_pb2.WriteBatchResponse:
+        """Writes the batch ``read`` gives; ``drain`` reads what is left of a refused one."""
         where = _where(request)
         job, connector = metrics.job_of(request.format), metrics.connector_label(request.connector)
         started = time.monotonic()
@@ -129,6 +140,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             )
         except Busy as exc:
             self._log.info("batch_throttled", reason=str(exc), **where)
+            drain()
             self._abort_busy(context, str(exc), job, connector)
         except Stalled as exc:
             self._log.warning("batch_stream_stalled", reason=str(exc), **where)
@@ -288,6 +300,18 @@ class Pieces:
     def __iter__(self) -> Iterator[executor_pb2.WriteChunk]:
         while (chunk := self.next()) is not None:
             yield chunk
+
+    def drop(self, declared: int) -> None:
+        """Reads and drops the rest of a stream that said it carries ``declared`` bytes, until
+        it ends, sends more than that, or stalls."""
+        received = 0
+        try:
+            for chunk in self:
+                received += len(chunk.arrow_ipc)
+                if received > declared:
+                    return
+        except Stalled:
+            return
 
 
 def _collect(chunks: Iterable[executor_pb2.WriteChunk], declared: int) -> bytes:

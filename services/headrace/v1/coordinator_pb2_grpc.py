@@ -50,7 +50,9 @@ class CoordinatorServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Join(self, request_iterator, context):
-        """Missing associated documentation comment in .proto file."""
+        """The coordinator sends initial metadata headrace-go-ahead: 1 before it reads the Join; a
+        worker writes only after it, so a refusal or a standby's UNAVAILABLE reaches it whole.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

@@ -77,6 +77,9 @@ class ExecutorServicer:
 
     def WriteStream(self, request_iterator, context):
         """One batch streamed in chunks: what clients send, so a batch of any size fits the messages.
+        The executor sends initial metadata headrace-go-ahead: 1 before it reads; a client writes
+        only after it, so a refusal (a role too low) reaches it whole. A batch turned away as busy
+        is read to its end before RESOURCE_EXHAUSTED, for the same reason.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

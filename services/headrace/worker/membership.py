@@ -31,7 +31,7 @@ import grpc
 from headrace.core.model import wire
 from headrace.core.model.structs import AssignmentUpdate, Instance, WorkUnit
 from headrace.core.observability import log
-from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.rpc import GRPC_OPTIONS, accepted
 from headrace.core.runner import cancel
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 
@@ -153,6 +153,7 @@ class Membership:
         """One Join stream; True when the worker left on purpose."""
         async with self._connect(address) as channel:
             call = coordinator_pb2_grpc.CoordinatorStub(channel).Join()
+            await accepted(call)  # a refusal or a standby arrives whole, before Join is sent
             running = [wire.instance_to_pb(i) for i in sorted(self._running().items())]
             joined_at = self._clock()
             join = coordinator_pb2.Join(worker_id=self._worker_id, running=running)

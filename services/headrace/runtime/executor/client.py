@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ import grpc
 
 from headrace.core.arrowipc import ipc_stream, read_stream
 from headrace.core.observability import log
-from headrace.core.rpc import retry_after_s
+from headrace.core.rpc import accepted, retry_after_s
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.runtime.topicids import TopicIdentity
@@ -111,15 +111,23 @@ class ExecutorClient:
             options=dict(options or {}),
             stream_bytes=len(data),
         )
-        response = await self._retrying(
-            "WriteStream", lambda: chunks(header, data, self._chunk_bytes)
-        )
+        chunk_bytes = self._chunk_bytes
+
+        async def stream(stub: Any) -> Any:
+            call = stub.WriteStream(timeout=self._call_timeout_s)
+            await accepted(call)  # a refusal arrives before a byte is sent (core.rpc)
+            for chunk in chunks(header, data, chunk_bytes):
+                await call.write(chunk)
+            await call.done_writing()
+            return await call
+
+        response = await self._retrying(stream)
         return response.rows_written, response.rows_skipped
 
     async def count_rows(self, path: str, format: str = "parquet") -> int:
         """How many rows the dataset at ``path`` holds (0 if it does not exist)."""
         request = executor_pb2.CountRowsRequest(format=format, path=absolute(path))
-        response = await self._retrying("CountRows", lambda: request)
+        response = await self._unary("CountRows", request)
         return int(response.rows)
 
     async def read_rows(
@@ -128,7 +136,7 @@ class ExecutorClient:
         """Up to ``limit`` rows (0: the executor's default) of the dataset at ``path``, and
         whether it holds more."""
         request = executor_pb2.ReadRowsRequest(format=format, path=absolute(path), limit=limit)
-        response = await self._retrying("ReadRows", lambda: request)
+        response = await self._unary("ReadRows", request)
         return read_stream(response.arrow_ipc), bool(response.truncated)
 
     async def query(self, table: pa.Table, sql: str, connector: str = "") -> pa.Table:
@@ -136,7 +144,7 @@ class ExecutorClient:
         asks, for the executor's metrics."""
         data = await asyncio.to_thread(ipc_stream, table)
         request = executor_pb2.QueryRequest(arrow_ipc=data, sql=sql, connector=connector)
-        response = await self._retrying("Query", lambda: request)
+        response = await self._unary("Query", request)
         return read_stream(response.arrow_ipc)
 
     async def close(self) -> None:
@@ -163,16 +171,18 @@ class ExecutorClient:
             self._stub = executor_pb2_grpc.ExecutorStub(self._channel)
         return self._stub
 
-    async def _retrying(self, method: str, request: Callable[[], Any]) -> Any:
-        """The answer to ``method`` called with ``request()`` (made again for each try: a
-        stream's iterator is spent by one)."""
+    async def _unary(self, method: str, request: Any) -> Any:
+        timeout = self._call_timeout_s
+        return await self._retrying(lambda stub: getattr(stub, method)(request, timeout=timeout))
+
+    async def _retrying(self, attempt: Callable[[Any], Awaitable[Any]]) -> Any:
+        """The answer of ``attempt(stub)``, tried again while the executor is busy or away."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._retry_deadline_s
         backoff = _FIRST_BACKOFF_S
         while True:
             try:
-                call = getattr(self._rpc(), method)
-                return await call(request(), timeout=self._call_timeout_s)
+                return await attempt(self._rpc())
             except grpc.aio.AioRpcError as exc:
                 if exc.code() not in _RETRYABLE:
                     raise

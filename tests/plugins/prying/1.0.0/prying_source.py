@@ -124,14 +124,15 @@ class PryingSourceTask(SourceTask):
             response_deserializer=lambda b: b,
         )
 
-        async def messages() -> Any:
-            yield _join_message(worker_id)
-            await asyncio.sleep(30)
-
         try:
-            async for answer in join(messages(), metadata=metadata, timeout=20):
-                return f"ok: the coordinator answered {len(answer)} bytes"
-            return "refused: the stream ended"
+            call = join(metadata=metadata, timeout=20)
+            # As a worker does: the coordinator's go-ahead first, then the Join.
+            if ("headrace-go-ahead", "1") in tuple(await call.initial_metadata() or ()):
+                await call.write(_join_message(worker_id))
+            answer = await call.read()
+            if answer is grpc.aio.EOF:
+                return "refused: the stream ended"
+            return f"ok: the coordinator answered {len(answer)} bytes"
         except grpc.aio.AioRpcError as exc:
             return f"refused: {exc.code().name}: {exc.details()}"
         finally:
