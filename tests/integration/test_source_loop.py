@@ -10,8 +10,10 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import immutables
 import pyarrow as pa
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
@@ -80,8 +82,11 @@ def runner_for(
     task: SourceTask,
     config: Mapping[str, str] | None = None,
     converters: Mapping[str, str] = STRING,
+    worker: Mapping[str, str] | None = None,
 ) -> SourceRunner:
     settings = Settings(bootstrap_servers=kafka, cluster=cluster)
+    if worker:  # the worker config's keys
+        settings = dataclasses.replace(settings, worker_config=immutables.Map(worker))
     connector_config = {"name": "src", **converters, **(config or {})}
     return SourceRunner(Placement("src", 0, connector_config, {}, settings), task)
 
@@ -123,6 +128,39 @@ async def test_the_task_learns_where_each_record_landed(kafka: str, cluster: str
     # commit() comes once the batch's offset is stored, and the store holds the last one.
     assert task.commits == 1 and task.stored_at_commit == {"n": 5}
     assert await stored(kafka, cluster) == {"n": 5}
+
+
+async def end_offset(kafka: str, topic: str) -> int:
+    """Where the next record of the topic's one partition would go: its records, plus a marker
+    for each transaction that ended in it."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka, isolation_level="read_uncommitted")
+    await consumer.start()
+    try:
+        partition = TopicPartition(topic, 0)
+        return int((await consumer.end_offsets([partition]))[partition])
+    finally:
+        await consumer.stop()
+
+
+@pytest.mark.parametrize(("support", "markers"), [("disabled", 0), ("enabled", 1)])
+async def test_without_exactly_once_support_records_then_offsets_are_written_plainly(
+    kafka: str, cluster: str, support: str, markers: int
+) -> None:
+    """``exactly.once.source.support=disabled`` in the worker config: the same records and
+    offsets, and what the task is told, with no transaction around them."""
+    topic = f"{cluster}-plain-{support}"
+    await ensure_topic(kafka, topic, 1)
+    polled = [record(topic, i) for i in range(5)]
+    task = ListSource(list(polled))
+    worker = {"exactly.once.source.support": support}
+    runner = runner_for(kafka, cluster, task, worker=worker)
+    assert await run_until(runner, lambda: task.commits > 0) is None
+    assert [r.value for r in await consume(kafka, topic, 5)] == [b"v0", b"v1", b"v2", b"v3", b"v4"]
+    assert [r for r, _ in task.committed] == polled
+    assert task.commits == 1 and task.stored_at_commit == {"n": 4}
+    assert await stored(kafka, cluster) == {"n": 4}
+    # A transaction's end takes an offset of its own in the topic: none without one.
+    assert await end_offset(kafka, topic) == len(polled) + markers
 
 
 async def test_a_record_for_a_partition_that_does_not_exist_fails_the_task(

@@ -192,7 +192,8 @@ def _checks(
     if plugin is not None and plugin.type == "sink":
         checks.append(("topic.creation.groups", lambda: _no_topic_creation(config)))
     if plugin is not None and plugin.type == "source":
-        checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config)))
+        exactly_once = Settings().exactly_once_source
+        checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config, exactly_once)))
         checks.append((OFFSETS_STORAGE_TOPIC, lambda: _own_offsets_topic(config, cluster)))
         checks.append(("topic.creation.groups", lambda: topic_creation(config)))
     return checks

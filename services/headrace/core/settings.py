@@ -273,6 +273,12 @@ class Settings:
         default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SANDBOX", "auto").strip().lower()
     )
 
+    @property
+    def exactly_once_source(self) -> bool:
+        """Whether source tasks write in transactions (the worker config's
+        ``exactly.once.source.support``: enabled unless it says otherwise)."""
+        return workerconfig.exactly_once_source(self.worker_config)
+
     def __post_init__(self) -> None:
         if self.plugin_sandbox not in SANDBOX_MODES:
             raise ValueError(

@@ -61,6 +61,7 @@ def test_a_worker_properties_file_sets_clients_converters_and_the_override_polic
     assert settings.client_override_policy == "Allowlist"
     assert settings.client_override_allowlist == "linger.ms,compression.type"
     assert settings.tracks_topics and not settings.topic_reset_allowed
+    assert settings.exactly_once_source
     # The environment's policy wins over the file's.
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "None")
     assert Settings().client_override_policy == "None"
@@ -79,7 +80,7 @@ def test_a_worker_properties_file_sets_clients_converters_and_the_override_polic
         ("admin.sasl.jaas.config=x", "the plugins' login is KAFKA_PLUGIN_SASL_USERNAME"),
         ("offset.flush.timeout.ms=5000", "offset.flush.timeout.ms: not a worker config key"),
         ("connector.client.config.override.policy=Some", "'Some' is not one of None"),
-        ("exactly.once.source.support=preparing", "sources always write their records"),
+        ("exactly.once.source.support=sometimes", "'sometimes' is not one of enabled, prep"),
         ("topic.tracking.enable=sometimes", "topic.tracking.enable: 'sometimes' is not true"),
     ],
 )
@@ -92,6 +93,19 @@ def test_a_worker_config_key_headrace_cannot_honour_stops_the_start_named(
     with pytest.raises(ValueError, match="HEADRACE_WORKER_CONFIG") as caught:
         Settings()
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "transactional"),
+    [("", True), ("disabled", False), ("PREPARING", False), ("enabled", True)],
+)
+def test_sources_write_in_transactions_unless_the_worker_config_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, line: str, transactional: bool
+) -> None:
+    path = tmp_path / "worker.properties"
+    path.write_text(f"exactly.once.source.support={line}\n" if line else "")
+    monkeypatch.setenv("HEADRACE_WORKER_CONFIG", str(path))
+    assert Settings().exactly_once_source is transactional
 
 
 def test_a_worker_config_file_that_cannot_be_read_is_named(

@@ -116,6 +116,9 @@ class Transactions:
     boundary: Boundary = Boundary.POLL
     interval_s: float = DEFAULT_BOUNDARY_INTERVAL_MS / 1000
     required: bool = False  # exactly.once.support=required
+    # False where the worker config's exactly.once.source.support is disabled or preparing:
+    # records, then their offsets, at least once (runtime.source.deliveries).
+    transactional: bool = True
 
 
 def offsets_topic(config: Mapping[str, str], cluster: str) -> str | None:
@@ -136,12 +139,16 @@ def _choice(config: Mapping[str, str], key: str, allowed: tuple[str, ...]) -> st
     return value
 
 
-def transactions(config: Mapping[str, str]) -> Transactions:
+def transactions(config: Mapping[str, str], exactly_once: bool = True) -> Transactions:
     """A source connector's ``exactly.once.support`` (requested or required),
     ``transaction.boundary`` (poll, interval or connector) and, with interval only,
-    ``transaction.boundary.interval.ms``."""
+    ``transaction.boundary.interval.ms``. Without ``exactly_once`` (the worker config's
+    ``exactly.once.source.support`` is not enabled) its offsets are stored after every poll,
+    and a key asking for more is refused."""
     required = _choice(config, EXACTLY_ONCE_SUPPORT, ("requested", "required")) == "required"
     boundary = Boundary(_choice(config, TRANSACTION_BOUNDARY, tuple(b.value for b in Boundary)))
+    if not exactly_once:
+        return _without_transactions(config, required, boundary)
     raw = config.get(TRANSACTION_BOUNDARY_INTERVAL)
     if raw is None:
         return Transactions(boundary, required=required)
@@ -159,6 +166,19 @@ def transactions(config: Mapping[str, str]) -> Transactions:
     if interval_ms < 0:
         raise ConfigException(f"{TRANSACTION_BOUNDARY_INTERVAL}: must be at least 0, got {raw}")
     return Transactions(boundary, interval_ms / 1000, required)
+
+
+def _without_transactions(
+    config: Mapping[str, str], required: bool, boundary: Boundary
+) -> Transactions:
+    without = "sources run without transactions here (exactly.once.source.support)"
+    if required:
+        raise ConfigException(f"{EXACTLY_ONCE_SUPPORT}: required, but {without}")
+    if boundary is not Boundary.POLL:
+        raise ConfigException(f"{TRANSACTION_BOUNDARY}: {boundary.value}, but {without}")
+    if TRANSACTION_BOUNDARY_INTERVAL in config:
+        raise ConfigException(f"{TRANSACTION_BOUNDARY_INTERVAL}: set, but {without}")
+    return Transactions(transactional=False)
 
 
 def check_support(

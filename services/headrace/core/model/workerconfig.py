@@ -13,7 +13,8 @@ and converters under every connector:
 | ``connector.client.config.override.allowlist`` | the keys the ``Allowlist`` policy lets through |
 | ``topic.tracking.enable`` | whether connectors' topics are recorded (KIP-558; default true) |
 | ``topic.tracking.allow.reset`` | whether they may be reset through the API (default true) |
-| ``exactly.once.source.support`` | ``enabled`` only: sources always write in transactions |
+| ``exactly.once.source.support`` | ``enabled`` (headrace's default): sources write in |
+| | transactions; ``disabled`` or ``preparing``: without, at least once (``source.deliveries``) |
 
 The rest of a Connect worker's keys are headrace's settings, in the environment, where every
 service reads them: such a key is refused naming its variable, and any other key as one headrace
@@ -32,6 +33,7 @@ CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
 TOPIC_TRACKING = "topic.tracking.enable"
 TOPIC_TRACKING_RESET = "topic.tracking.allow.reset"
 EXACTLY_ONCE_SOURCE = "exactly.once.source.support"
+EXACTLY_ONCE_MODES = ("enabled", "preparing", "disabled")
 
 ELSEWHERE = {
     "bootstrap.servers": "KAFKA_BOOTSTRAP_SERVERS",
@@ -79,10 +81,9 @@ def check(config: Mapping[str, str]) -> None:
                 raise ConfigException(str(exc)) from None
             continue
         if key == EXACTLY_ONCE_SOURCE:
-            if config[key].strip().lower() != "enabled":
+            if config[key].strip().lower() not in EXACTLY_ONCE_MODES:
                 raise ConfigException(
-                    f"{key}: {config[key]!r} is not honoured: headrace's sources always write "
-                    "their records and offsets in one transaction (enabled)"
+                    f"{key}: {config[key]!r} is not one of {', '.join(EXACTLY_ONCE_MODES)}"
                 )
             continue
         if key in (TOPIC_TRACKING, TOPIC_TRACKING_RESET):
@@ -96,6 +97,13 @@ def check(config: Mapping[str, str]) -> None:
                 f"{ELSEWHERE[key]}"
             )
         raise ConfigException(f"{key}: not a worker config key headrace honours")
+
+
+def exactly_once_source(config: Mapping[str, str]) -> bool:
+    """Whether source tasks write their records and offsets in transactions: unless the worker
+    config's ``exactly.once.source.support`` says ``disabled``, or ``preparing`` (on a Connect
+    worker, the step of a rolling upgrade in which tasks do not use transactions yet)."""
+    return config.get(EXACTLY_ONCE_SOURCE, "enabled").strip().lower() == "enabled"
 
 
 def with_worker_converters(

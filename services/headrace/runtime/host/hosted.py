@@ -121,6 +121,7 @@ class HostedPlugin:
                 self.bus,
                 self.stop_timeout,
                 paths=self.paths,
+                exactly_once=self.settings.exactly_once_source,
             )
             self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
             return self._stored(unit, await unit.start(), config, resolved)
@@ -274,6 +275,7 @@ class HostedPlugin:
                     self.bus,
                     self.stop_timeout,
                     paths=self.paths,
+                    exactly_once=self.settings.exactly_once_source,
                 )
                 with contextlib.suppress(Exception):  # reported as FAILED; the stop follows
                     await connector.start()

@@ -145,9 +145,11 @@ class ConnectorUnit:
         stop_timeout: float,
         *,
         paths: Paths | None = None,
+        exactly_once: bool = True,
     ) -> None:
         self.name = name
         self.unit = WorkUnit.of(name)
+        self.exactly_once = exactly_once  # the worker config's exactly.once.source.support
         self.connector = connector
         self.config = dict(config)
         self.bus = bus
@@ -189,7 +191,7 @@ class ConnectorUnit:
             parse_chain(self.config).close()  # every transform and predicate problem, by key
         if isinstance(self.connector, SourceConnector):
             check_support(
-                transactions(self.config),
+                transactions(self.config, self.exactly_once),
                 self.connector.exactly_once_support(self.config),
                 self.connector.can_define_transaction_boundaries(self.config),
             )

@@ -48,6 +48,7 @@ from headrace.runtime.converted import Converted, Outcomes
 from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.source.boundaries import End, Requests, is_due, plan
+from headrace.runtime.source.deliveries import SourceDeliveries
 from headrace.runtime.source.produce import Outgoing, TopicLayout
 from headrace.runtime.source.transactions import Landed, SourceTransactions
 from headrace.sdk.errors import ConnectError, DataError
@@ -66,7 +67,7 @@ class SourceRunner(LoopBase):
         super().__init__(placement)
         self.task = task
         self.produced = 0
-        self._transactions: SourceTransactions | None = None
+        self._transactions: SourceTransactions | SourceDeliveries | None = None
         self._requests: Requests | None = None
         self._chain: TransformChain | Outcomes = TransformChain()
         self._offsets: OffsetStore | None = None
@@ -80,7 +81,7 @@ class SourceRunner(LoopBase):
         """Reads the framework config, loads stored offsets, then starts the plugin's task;
         without ``loop`` (a clean-up, which produces nothing) there is no producer."""
         self._policy = ErrorPolicy.from_config(self.connector_config)
-        self._settings = transactions(self.connector_config)
+        self._settings = transactions(self.connector_config, self.settings.exactly_once_source)
         self._creation = topic_creation(self.connector_config)
         if self._creation is not None:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
@@ -101,14 +102,19 @@ class SourceRunner(LoopBase):
         send = None
         if loop:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
+            transactional = self._settings.transactional
             producer = kafka.producer(
-                self.settings, client_id, transactional_id=client_id, config=self.connector_config
+                self.settings,
+                client_id,
+                transactional_id=client_id if transactional else None,
+                config=self.connector_config,
             )
-            # Fences every earlier instance of this task first, which also settles its last
-            # transaction: the offsets read next include everything it committed.
+            # Transactional, it fences every earlier instance of this task first, which also
+            # settles its last transaction: the offsets read next include all it committed.
             await producer.start()
             name = f"task {self.task_id} of {self.connector!r}"
-            self._transactions = SourceTransactions(producer, name, self.retry_policy, self._log)
+            writes = SourceTransactions if transactional else SourceDeliveries
+            self._transactions = writes(producer, name, self.retry_policy, self._log)
             send = self._transactions.send
             self._metrics = metrics.SourceTaskMetrics(self.connector, self.task_id)
         own = offsets_topic(self.connector_config, self.settings.cluster)
@@ -245,7 +251,7 @@ class SourceRunner(LoopBase):
             await self.task.commit()
 
     async def _layouts(
-        self, transactions: SourceTransactions, topics: set[str]
+        self, transactions: SourceTransactions | SourceDeliveries, topics: set[str]
     ) -> dict[str, TopicLayout]:
         """The topics' partitions, once those the connector creates exist (KIP-158). A topic no
         connector may write (the cluster's configs or commands, Kafka's own) fails the task,

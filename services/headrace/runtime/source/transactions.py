@@ -143,9 +143,9 @@ class _Open:
         self.begun, self.written, self.stored, self.landed = False, 0, False, []
 
 
-class SourceTransactions:
-    """Writes a source task's records and offsets in transactions of its producer, each step
-    retried as ``policy`` says; ``logger`` hears of each retry (``transaction_retried``)."""
+class ProducerWrites:
+    """What a source task's writes share, with transactions or without: its producer, the
+    retry policy (``logger`` hears of each retry), and the offset store it writes through."""
 
     def __init__(
         self,
@@ -161,9 +161,6 @@ class SourceTransactions:
         self._stall_s = STALL_TIMEOUT_S if self._policy.timeout_ms != 0 else None
         self._batches = BatchProducer(producer, self._stall_s)
         self._offsets: OffsetStore | None = None
-        self._open: _Open | None = None
-        self._aborting: asyncio.Future[None] | None = None  # an abort Kafka has not ended yet
-        self._committing: asyncio.Future[None] | None = None  # a commit Kafka has not ended yet
         self._name = name  # "task 0 of 'orders'", for errors
         self._log = logger or log.get()
 
@@ -176,16 +173,38 @@ class SourceTransactions:
         await self._producer.partitions_for(offsets.topic)
 
     async def send(self, topic: str, records: list[Record]) -> list[tuple[int, int]]:
-        """How the offset store appends: inside the open transaction."""
+        """How the offset store appends: with the task's producer (inside the open
+        transaction, if it writes in transactions)."""
         return await send_records(self._producer, topic, records)
+
+    async def layouts(self, topics: set[str]) -> dict[str, TopicLayout]:
+        return await self._batches.layouts(topics)
+
+    async def close(self) -> None:
+        """Stops the producer (abandon an open transaction first)."""
+        await self._producer.stop()
+
+
+class SourceTransactions(ProducerWrites):
+    """Writes a source task's records and offsets in transactions of its producer, each step
+    retried as ``policy`` says; ``logger`` hears of each retry (``transaction_retried``)."""
+
+    def __init__(
+        self,
+        producer: AIOKafkaProducer,
+        name: str,
+        policy: RetryPolicy | None = None,
+        logger: Any = None,
+    ) -> None:
+        super().__init__(producer, name, policy, logger)
+        self._open: _Open | None = None
+        self._aborting: asyncio.Future[None] | None = None  # an abort Kafka has not ended yet
+        self._committing: asyncio.Future[None] | None = None  # a commit Kafka has not ended yet
 
     @property
     def opened_at(self) -> float | None:
         """When the open transaction began (monotonic), or None when none is open."""
         return None if self._open is None else self._open.opened_at
-
-    async def layouts(self, topics: set[str]) -> dict[str, TopicLayout]:
-        return await self._batches.layouts(topics)
 
     async def write(
         self,
@@ -254,10 +273,6 @@ class SourceTransactions:
             pass  # the newer instance's start aborted it already
         except Exception as exc:  # noqa: BLE001 - the failure's own error is the one to report
             self._log.warning("transaction_abort_failed", error=repr(exc))
-
-    async def close(self) -> None:
-        """Stops the producer (abandon an open transaction first)."""
-        await self._producer.stop()
 
     async def _catch_up(self, *, offsets: bool) -> None:
         """Writes what of the open transaction Kafka's does not hold: the last segment, or

@@ -138,6 +138,19 @@ def test_a_bad_value_is_refused_naming_its_key(config: dict[str, str], message: 
         transactions(config)
 
 
+def test_without_exactly_once_offsets_are_stored_each_poll_and_more_is_refused() -> None:
+    assert transactions({}, exactly_once=False) == Transactions(transactional=False)
+    assert not transactions({"transaction.boundary": "poll"}, exactly_once=False).transactional
+    for config, key in [
+        ({"exactly.once.support": "required"}, "exactly.once.support: required"),
+        ({"transaction.boundary": "interval"}, "transaction.boundary: interval"),
+        ({"transaction.boundary": "connector"}, "transaction.boundary: connector"),
+        ({"transaction.boundary.interval.ms": "100"}, "transaction.boundary.interval.ms: set"),
+    ]:
+        with pytest.raises(ConfigException, match=f"{key}, but sources run without transactions"):
+            transactions(config, exactly_once=False)
+
+
 def test_what_a_connector_cannot_honour_is_refused() -> None:
     required = Transactions(required=True)
     with pytest.raises(ConfigException, match="required, but the connector does not say"):
