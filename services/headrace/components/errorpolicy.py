@@ -147,7 +147,7 @@ def _replication_factor(config: Mapping[str, str]) -> int | None:
     raw = config.get(key, "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or not 1 <= int(raw) <= 32767:
+    if not raw.isdecimal() or not 1 <= int(raw) <= 32767:
         raise ConfigException(f"{key} must be a whole number from 1 to 32767, not {raw!r}")
     return int(raw)
 

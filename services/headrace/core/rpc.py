@@ -33,7 +33,7 @@ def split_address(address: str, default_host: str = "127.0.0.1") -> tuple[str, i
     list such as Kafka's bootstrap servers); ValueError naming the address when it has none."""
     first = address.split(",")[0].strip()
     host, sep, port = first.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not port.isdecimal():
         raise ValueError(f"{address!r} is not host:port")
     return host.strip("[]") or default_host, int(port)
 

@@ -110,7 +110,7 @@ class PluginDescriptor:
 def version_key(version: str) -> tuple[tuple[int, str], ...]:
     """Orders versions like 1.10.0 after 1.9.0; non-numeric parts compare as text."""
     parts = version.replace("-", ".").split(".")
-    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in parts)
+    return tuple((int(p), "") if p.isdecimal() else (-1, p) for p in parts)
 
 
 def read_manifest(path: Path) -> PluginDescriptor:

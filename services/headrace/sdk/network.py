@@ -80,7 +80,7 @@ def _host(raw: str, url: str) -> str:
 
 
 def _port(raw: str, url: str) -> int:
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
+    if not raw.isdecimal() or not 0 < int(raw) < 65536:
         raise BadUrl(f"{redacted(url)} has no valid port ({raw!r})")
     return int(raw)
 

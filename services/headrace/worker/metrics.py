@@ -85,7 +85,7 @@ class WorkerCollector:
 def pid_of(file: Path) -> int | None:
     """The pid a multiprocess file is named for (``<kind>_<pid>.db``); None for another file."""
     _, _, pid = file.stem.rpartition("_")
-    return int(pid) if file.suffix == ".db" and pid.isdigit() else None
+    return int(pid) if file.suffix == ".db" and pid.isdecimal() else None
 
 
 def alive(pid: int) -> bool:
@@ -127,7 +127,7 @@ def plugin_metrics_folder(run_dir: Path, worker_id: str) -> Path:
     earlier runs of this worker id whose process is gone are removed."""
     for stale in run_dir.glob(f"metrics-{worker_id}-*"):
         pid = stale.name.rpartition("-")[2]
-        if pid.isdigit() and not alive(int(pid)):
+        if pid.isdecimal() and not alive(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
     folder = run_dir / f"metrics-{worker_id}-{os.getpid()}"
     shutil.rmtree(folder, ignore_errors=True)

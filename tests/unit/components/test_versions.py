@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from headrace.components import versions
@@ -80,6 +80,19 @@ def test_a_half_open_range_is_low_up_to_not_including_high(low: str, high: str, 
         low, high = high, low
     spec = VersionSpec.parse(f"[{low},{high})", KEY)
     assert spec.allows(at) == (version_key(low) <= version_key(at) < version_key(high))
+
+
+@given(st.text())
+@example("¹").via("a superscript digit: a digit to str.isdigit, not to int")
+@example("1.²")
+@example("[1.0,²)")
+def test_any_text_orders_as_a_version_or_is_refused_naming_the_key(text: str) -> None:
+    """What a user writes never fails another way: "¹" is a digit to str.isdigit, not to int."""
+    version_key(text)
+    try:
+        VersionSpec.parse(text, KEY)
+    except PluginError as exc:
+        assert str(exc).startswith(f"{KEY}: ")
 
 
 def test_a_connector_version_range_picks_the_latest_it_allows(catalog: PluginCatalog) -> None:

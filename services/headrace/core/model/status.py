@@ -76,7 +76,7 @@ def parse_key(key: str) -> WorkUnit | None:
         return WorkUnit.of(key.removeprefix("status-connector-"))
     if key.startswith("status-task-"):
         name, _, n = key.removeprefix("status-task-").rpartition("-")
-        if name and n.isdigit():
+        if name and n.isdecimal():
             return WorkUnit(name, int(n))
     return None
 

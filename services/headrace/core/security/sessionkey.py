@@ -59,7 +59,7 @@ def refusal(
 ) -> str | None:
     """Why the call must be refused; None when it is signed with a valid key, in time."""
     signature, signed_at = metadata.get(SIGNATURE), metadata.get(SIGNED_AT, "")
-    if signature is None or not signed_at.isdigit():
+    if signature is None or not signed_at.isdecimal():
         return "an internal call, and this one is not signed with the cluster's session key"
     if abs(now_ms - int(signed_at)) > MAX_SKEW_MS:
         return f"signed at {signed_at}, more than {MAX_SKEW_MS} ms from this service's clock"

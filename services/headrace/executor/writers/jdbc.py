@@ -113,7 +113,7 @@ class JdbcWriter:
             (STAGING_PREFIX.replace("_", r"\_") + "%",),
         ).fetchall():
             stamp = name.removeprefix(STAGING_PREFIX).split("_", 1)[0]
-            if stamp.isdigit() and time.time() - int(stamp) > STALE_STAGING_S:
+            if stamp.isdecimal() and time.time() - int(stamp) > STALE_STAGING_S:
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
                 self._log.info("stale_staging_table_dropped", table=name)
         with self._guard:
