@@ -350,15 +350,15 @@ def test_the_topics_a_pipeline_uses_are_listed_reset_and_forgotten_with_it(
     stack: Stack, tmp_path: Path
 ) -> None:
     """KIP-558 over REST, with workers running: a source and a sink on one topic each list it
-    once their tasks used it; a reset forgets it until the tasks start again; a connector
-    deleted and made again starts with none."""
+    once their tasks used it; a reset forgets it until the running tasks next use it, as
+    Connect's does; a connector deleted and made again starts with none."""
     rest = Rest(f"http://{stack.settings.rest_addr}")
     topic = "tracked-records"
     source = {
         "connector.class": "DatagenSource",
         "topic": topic,
         "batch.size": "5",
-        "interval.ms": "200",
+        "interval.ms": "1000",  # a batch a second: the reset is seen before the next
     }
 
     def topics(name: str) -> list[str] | None:
@@ -372,10 +372,12 @@ def test_the_topics_a_pipeline_uses_are_listed_reset_and_forgotten_with_it(
     assert wait_for("the source's topic", partial(topics, "tracked-src")) == [topic]
     assert wait_for("the sink's topic", partial(topics, "tracked-snk")) == [topic]
 
+    started = len(log_events(stack.log_dir, "task_started", connector="tracked-src"))
     assert rest("PUT", "/connectors/tracked-src/topics/reset") == (202, None)
     assert topics("tracked-src") is None
-    assert rest("POST", "/connectors/tracked-src/restart?includeTasks=true")[0] == 202
+    # Its task, still running, reports the topic again as it next writes to it.
     assert wait_for("the topic again", partial(topics, "tracked-src")) == [topic]
+    assert len(log_events(stack.log_dir, "task_started", connector="tracked-src")) == started
 
     for name in ("tracked-src", "tracked-snk"):
         assert rest("DELETE", f"/connectors/{name}") == (204, None)
@@ -390,11 +392,11 @@ def test_the_topics_a_pipeline_uses_are_listed_reset_and_forgotten_with_it(
 
 
 def test_a_cluster_log_level_reaches_every_service_and_plugin_process(
-    stack: Stack, tmp_path: Path
+    stack: Stack, spark: Stack, tmp_path: Path
 ) -> None:
     """KIP-976's scope=cluster: the level is set in the config service, the coordinator, each
-    worker and their plugin processes, whose debug events then appear; worker scope stays the
-    answering process's own."""
+    worker and their plugin processes, whose debug events then appear, and the Spark executor
+    (which the workers tell); worker scope stays the answering process's own."""
     rest = Rest(f"http://{stack.settings.rest_addr}")
     source = {
         "connector.class": "DatagenSource",
@@ -415,6 +417,11 @@ def test_a_cluster_log_level_reaches_every_service_and_plugin_process(
         )
         set_in = {e["service"] for e in log_events(stack.log_dir, "log_level_set")}
         assert {"config", "worker"} <= set_in and any(s.startswith("coordinator") for s in set_in)
+        wait_for(
+            "the executor's level set",
+            lambda: log_events(spark.log_dir, "log_level_set", logger="headrace", to="DEBUG"),
+        )
+        assert not log_events(stack.log_dir, "executor_log_levels_failed")
     finally:
         assert rest("PUT", "/admin/loggers/headrace?scope=cluster", {"level": "INFO"})[0] == 204
         assert rest("DELETE", "/connectors/chatty") == (204, None)

@@ -169,3 +169,33 @@ async def test_a_jvm_that_runs_out_of_heap_ends_its_plugin_process(
         code = await asyncio.wait_for(host.process.wait(), HOST_DEADLINE_S)
         assert code == JVM_LOST
         assert host.events("jvm_host_lost")
+
+
+async def test_a_cluster_log_level_reaches_a_java_connectors_own_loggers(
+    kafka: str, cluster: str, tmp_path: Path, java_plugins: dict[tuple[str, str], Path]
+) -> None:
+    """KIP-976's cluster levels, as a worker passes them on with each keep-alive, set in the JVM
+    too: Connect's FileStream task logs the file it opens at DEBUG, under the host's WARN."""
+
+    def source(name: str) -> dict[str, str]:
+        path = tmp_path / f"{name}.txt"
+        path.write_text(f"a line of {name}\n")
+        config = {"name": name, "connector.class": SOURCE, "tasks.max": "1", "file": str(path)}
+        return {**config, "topic": f"{cluster}-{name}"}
+
+    async with plugin_host(java_plugins[(SOURCE, "4.3.0")], kafka, cluster, tmp_path) as host:
+        before = source("quiet")
+        await start_all(host, "quiet", before)
+        await consume(kafka, before["topic"], 1)  # its task opened and read the file
+        assert "for reading" not in host.log_path.read_text()
+        debug = {"org.apache.kafka.connect.file": "DEBUG"}
+        await host.stub.KeepAlive(
+            pb.KeepAliveRequest(lease_ms=600_000, stop_ms=10_000, log_levels=debug)
+        )
+        await eventually("the JVM's levels set", lambda: host.events("jvm_log_levels_set"))
+        after = source("chatty")
+        await start_all(host, "chatty", after)
+        opened = (
+            f"DEBUG org.apache.kafka.connect.file.FileStreamSourceTask - Opened {after['file']}"
+        )
+        await eventually("the task's debug line", lambda: opened in host.log_path.read_text())

@@ -457,13 +457,22 @@ class Commands:
         return await self.store.connector_topics(name)
 
     async def reset_topics(self, name: str) -> None:
-        """Forgets the connector's topics: the list starts again from what its tasks use once
-        they next start. FORBIDDEN when topic tracking or its reset is off."""
+        """Forgets the connector's topics: the list starts again from what its tasks use next,
+        as Connect's does. The tombstones first, then a record of the configs topic that the
+        coordinator hands every worker, which has the connector's running tasks report their
+        topics again. FORBIDDEN when topic tracking or its reset is off."""
         self._tracking("Topic tracking is disabled.")
         if not self.topic_reset_allowed:
             raise ConfigRejected(Problem.FORBIDDEN, "Topic tracking reset is disabled.")
         await self.get(name)
         await self.store.forget_topics(name)
+        record = configlog.topics_reset(name, int(time.time() * 1000))
+
+        async def plan(state: ConfigState) -> list[configlog.Record]:
+            check_exists(name, state)  # deleted meanwhile: nothing to reset
+            return [record]
+
+        await self.store.transact(plan)
 
     def _tracking(self, refusal: str) -> None:
         if not self.tracks_topics:

@@ -135,7 +135,9 @@ async def lead(
             log.cluster_levels.apply(level_pairs(levels))
             servicer.set_log_levels(levels)
 
-        configs = ConfigFeed(kafka_logs(settings, "configs"), group.submit, on_levels)
+        configs = ConfigFeed(
+            kafka_logs(settings, "configs"), group.submit, on_levels, servicer.topics_reset
+        )
         with replay("configs"):
             await configs.start()
         tasks = [

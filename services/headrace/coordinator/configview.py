@@ -26,6 +26,7 @@ from headrace.core.model.configstate import (
     ConnectorRemoved,
     LoggerLevelSet,
     LogLevel,
+    TopicsReset,
 )
 from headrace.core.storage.topiclog import LogFactory, LogRecord
 
@@ -81,10 +82,12 @@ class ConfigFeed:
         logs: LogFactory,
         submit: Callable[[Event], None],
         on_levels: Callable[[Mapping[str, LogLevel]], None] = lambda levels: None,
+        on_topics_reset: Callable[[TopicsReset], None] = lambda reset: None,
     ) -> None:
         self.view = ConfigView()
         self._submit = submit
         self._on_levels = on_levels  # the cluster's log levels (KIP-976), when they change
+        self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
         self._log = logs(self._on_record)
 
     def _on_record(self, record: LogRecord) -> None:
@@ -94,6 +97,10 @@ class ConfigFeed:
         if isinstance(event, LoggerLevelSet):  # not the group's: the workers', as they are
             self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
             self._on_levels(self.view.configs.log_levels)
+            return
+        if isinstance(event, TopicsReset):  # nor this: for the workers running its tasks
+            self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
+            self._on_topics_reset(event)
             return
         self.view, submit = apply(self.view, event)
         for group_event in submit:

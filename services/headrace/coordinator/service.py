@@ -15,12 +15,12 @@ from headrace.coordinator import group as g
 from headrace.coordinator.assignmentlog import History
 from headrace.coordinator.history import GenerationSummary, describe_all
 from headrace.core.model import wire
-from headrace.core.model.configstate import LogLevel
+from headrace.core.model.configstate import LogLevel, TopicsReset
 from headrace.core.model.structs import AssignmentUpdate
 from headrace.core.observability import log
 from headrace.core.rpc import GO_AHEAD
 from headrace.core.runner import cancel
-from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
+from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc, events_pb2
 
 
 def joined(join: coordinator_pb2.Join, outbox: g.Outbox) -> g.Joined:
@@ -137,6 +137,15 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         )
         for outbox in self._outboxes:
             outbox.put_nowait(self._levels)
+
+    def topics_reset(self, reset: TopicsReset) -> None:
+        """A connector's topics were reset (KIP-558): every worker connected hears of it, and
+        has the connector's running tasks report the topics they use again."""
+        message = coordinator_pb2.CoordinatorMessage(
+            topics_reset=events_pb2.TopicsReset(connector=reset.connector, at_ms=reset.at_ms)
+        )
+        for outbox in self._outboxes:
+            outbox.put_nowait(message)
 
     def lead(self, group: g.Group | None, history: Callable[[], History] | None = None) -> None:
         """Leads with ``group``, reading the assignments topic's history with ``history``;

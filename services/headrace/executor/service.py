@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from pyspark.sql import SparkSession
@@ -33,7 +33,7 @@ from headrace.executor.batches import (
 from headrace.executor.sql import SqlRunner
 from headrace.executor.writepath import WritePath, WriteRequest
 from headrace.sdk.paths import Paths
-from headrace.v1 import executor_pb2, executor_pb2_grpc
+from headrace.v1 import coordinator_pb2, executor_pb2, executor_pb2_grpc
 
 # Threads beyond the batch limit, so that reads and "busy" answers never wait behind writes.
 _SPARE_THREADS = 4
@@ -235,6 +235,22 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
 
         return self._answered(context, parse, "sql_check_failed")
 
+    def SetLogLevels(
+        self, request: coordinator_pb2.LogLevels, context: grpc.ServicerContext
+    ) -> executor_pb2.SetLogLevelsResponse:
+        """KIP-976: the cluster's levels set after this executor started, each once, in its
+        Python loggers and in Spark's (log4j, by logger namespace, as Connect names them)."""
+
+        def apply() -> executor_pb2.SetLogLevelsResponse:
+            levels = {name: (v.level, v.at_ms) for name, v in request.levels.items()}
+            changed = log.cluster_levels.apply(levels)
+            if self._spark is not None:
+                for name in changed:
+                    set_jvm_level(self._spark, name, log.cluster_levels.applied[name][0])
+            return executor_pb2.SetLogLevelsResponse(changed=changed)
+
+        return self._answered(context, apply, "log_levels_failed")
+
     def _answered(
         self, context: grpc.ServicerContext, call: Callable[[], _Answer], failed: str, **where: str
     ) -> _Answer:
@@ -271,6 +287,17 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"executor busy ({why}); retry after {self._retry_after_ms} ms",
         )
+
+
+def set_jvm_level(spark: SparkSession, name: str, level: str) -> None:
+    """Sets a logger namespace (or ``root``) of Spark's JVM to a level."""
+    jvm: Any = spark._jvm  # py4j's view of the JVM
+    log4j = jvm.org.apache.logging.log4j
+    value = log4j.Level.toLevel(level)
+    if name == "root":
+        log4j.core.config.Configurator.setRootLevel(value)
+    else:
+        log4j.core.config.Configurator.setLevel(name, value)
 
 
 class Stalled(Exception):

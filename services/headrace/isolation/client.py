@@ -124,6 +124,12 @@ class PluginClient:
         )
         await _called(self._stub.KeepAlive(request, timeout=deadline_s))
 
+    async def forget_topics(self, connector: str, *, deadline_s: float) -> None:
+        """Has the connector's tasks in this process report the topics they use again, as they
+        next use them (KIP-558's reset)."""
+        request = plugin_pb2.ForgetTopicsRequest(connector=connector)
+        await _called(self._stub.ForgetTopics(request, timeout=deadline_s))
+
     async def watch(self, on_unknown: Callable[[UnknownEvent], None]) -> AsyncIterator[HostEvent]:
         """The process's unit events as they come, until it goes away (PluginCallError);
         an event this side cannot read goes to ``on_unknown`` instead."""

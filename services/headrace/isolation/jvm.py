@@ -125,10 +125,10 @@ def command(
         "-XX:+ExitOnOutOfMemoryError",
         *(["-XX:TieredStopAtLevel=1"] if "--scan" in args else []),  # short-lived: no C2
         f"-Djava.io.tmpdir={temp}",
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        "-Dorg.slf4j.simpleLogger.logFile=System.err",
-        # Netty warns at every connection that a Unix socket takes no TCP keep-alive.
-        "-Dorg.slf4j.simpleLogger.log.io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap=error",
+        # Its logging (in the host's jar), and one logger context for the host and every
+        # plugin class loader, so that the cluster's log levels reach connectors' loggers too.
+        "-Dlog4j2.configurationFile=headrace-jvm-log4j2.properties",
+        "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
         *more,
         "-jar",
         str(host_jar()),

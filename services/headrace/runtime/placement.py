@@ -51,6 +51,10 @@ class LoopBase:
     def request_stop(self) -> None:
         self.stop_requested.set()
 
+    def forget_topics(self) -> None:
+        """Tells each topic again as it is next used (the connector's topics were reset)."""
+        self._topics_used = set()
+
     def used(self, topics: Iterable[str]) -> None:
         """Notes topics the task wrote to or consumed from; each new one is told once."""
         for topic in topics:

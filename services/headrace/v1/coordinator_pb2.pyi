@@ -157,16 +157,18 @@ class LogLevels(_message.Message):
     def __init__(self, levels: _Optional[_Mapping[str, LogLevel]] = ...) -> None: ...
 
 class CoordinatorMessage(_message.Message):
-    __slots__ = ("assignment", "welcome", "heartbeat_ack", "log_levels")
+    __slots__ = ("assignment", "welcome", "heartbeat_ack", "log_levels", "topics_reset")
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_ACK_FIELD_NUMBER: _ClassVar[int]
     LOG_LEVELS_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_RESET_FIELD_NUMBER: _ClassVar[int]
     assignment: Assignment
     welcome: Welcome
     heartbeat_ack: HeartbeatAck
     log_levels: LogLevels
-    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ..., log_levels: _Optional[_Union[LogLevels, _Mapping]] = ...) -> None: ...
+    topics_reset: _events_pb2.TopicsReset
+    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ..., log_levels: _Optional[_Union[LogLevels, _Mapping]] = ..., topics_reset: _Optional[_Union[_events_pb2.TopicsReset, _Mapping]] = ...) -> None: ...
 
 class HistoryRequest(_message.Message):
     __slots__ = ("last",)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/events.proto\x12\x0bheadrace.v1\"\xa5\x01\n\x13\x43onnectorConfigured\x12\x0c\n\x04name\x18\x01 \x01(\t\x12<\n\x06\x63onfig\x18\x02 \x03(\x0b\x32,.headrace.v1.ConnectorConfigured.ConfigEntry\x12\x13\n\x0bincarnation\x18\x03 \x01(\t\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"4\n\x11SessionKeyCreated\x12\x0b\n\x03key\x18\x01 \x01(\x0c\x12\x12\n\ncreated_ms\x18\x02 \x01(\x03\"\x99\x01\n\x0eTaskConfigured\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x37\n\x06\x63onfig\x18\x03 \x03(\x0b\x32\'.headrace.v1.TaskConfigured.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"e\n\x0eTasksCommitted\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x12\n\ntask_count\x18\x02 \x01(\x05\x12\x16\n\x0e\x63onfig_version\x18\x03 \x01(\x03\x12\x14\n\x0csigned_at_ms\x18\x04 \x01(\x03\"6\n\x12TargetStateChanged\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\"4\n\x10RestartRequested\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\r\n\x05tasks\x18\x02 \x03(\x05\"J\n\x0c\x41utoRestarts\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\'\n\x05units\x18\x02 \x03(\x0b\x32\x18.headrace.v1.AutoRestart\";\n\x0b\x41utoRestart\x12\x0c\n\x04task\x18\x01 \x01(\x05\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\r\n\x05\x61t_ms\x18\x03 \x01(\x03\"[\n\x0eRequestApplied\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x11\n\tconnector\x18\x02 \x01(\t\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\x15\n\rapplied_at_ms\x18\x04 \x01(\x03\"\x8e\x01\n\x0eStatusReported\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\x11\n\tworker_id\x18\x04 \x01(\t\x12\r\n\x05trace\x18\x05 \x01(\t\x12\x12\n\ngeneration\x18\x06 \x01(\x03\x12\x16\n\x0eplugin_version\x18\x07 \x01(\t\">\n\x0eLoggerLevelSet\x12\x0e\n\x06logger\x18\x01 \x01(\t\x12\r\n\x05level\x18\x02 \x01(\t\x12\r\n\x05\x61t_ms\x18\x03 \x01(\x03\"T\n\x0bTopicActive\x12\r\n\x05topic\x18\x01 \x01(\t\x12\x11\n\tconnector\x18\x02 \x01(\t\x12\x0c\n\x04task\x18\x03 \x01(\x05\x12\x15\n\rdiscovered_ms\x18\x04 \x01(\x03\"+\n\x08WorkUnit\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\"G\n\x0bRunningUnit\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\"W\n\nRevocation\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\x12\x13\n\x0bincarnation\x18\x03 \x01(\t\"s\n\x0bMemberUnits\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\'\n\x05units\x18\x02 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\x12(\n\x07revoked\x18\x03 \x03(\x0b\x32\x17.headrace.v1.Revocation\"\xd5\x02\n\x0fPendingDeletion\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12K\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x31.headrace.v1.PendingDeletion.ConnectorConfigEntry\x12\x41\n\x0btask_config\x18\x04 \x03(\x0b\x32,.headrace.v1.PendingDeletion.TaskConfigEntry\x12\r\n\x05owner\x18\x05 \x01(\t\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x89\x02\n\x12GenerationRecorded\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12)\n\x07members\x18\x02 \x03(\x0b\x32\x18.headrace.v1.MemberUnits\x12*\n\x08\x64\x65parted\x18\x03 \x03(\x0b\x32\x18.headrace.v1.MemberUnits\x12-\n\x07pending\x18\x04 \x03(\x0b\x32\x1c.headrace.v1.PendingDeletion\x12\x16\n\x0erecorded_at_ms\x18\x05 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x06 \x01(\t\x12,\n\nunassigned\x18\x07 \x03(\x0b\x32\x18.headrace.v1.RunningUnitb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18headrace/v1/events.proto\x12\x0bheadrace.v1\"\xa5\x01\n\x13\x43onnectorConfigured\x12\x0c\n\x04name\x18\x01 \x01(\t\x12<\n\x06\x63onfig\x18\x02 \x03(\x0b\x32,.headrace.v1.ConnectorConfigured.ConfigEntry\x12\x13\n\x0bincarnation\x18\x03 \x01(\t\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"4\n\x11SessionKeyCreated\x12\x0b\n\x03key\x18\x01 \x01(\x0c\x12\x12\n\ncreated_ms\x18\x02 \x01(\x03\"\x99\x01\n\x0eTaskConfigured\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\x37\n\x06\x63onfig\x18\x03 \x03(\x0b\x32\'.headrace.v1.TaskConfigured.ConfigEntry\x1a-\n\x0b\x43onfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"e\n\x0eTasksCommitted\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x12\n\ntask_count\x18\x02 \x01(\x05\x12\x16\n\x0e\x63onfig_version\x18\x03 \x01(\x03\x12\x14\n\x0csigned_at_ms\x18\x04 \x01(\x03\"6\n\x12TargetStateChanged\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\"4\n\x10RestartRequested\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\r\n\x05tasks\x18\x02 \x03(\x05\"J\n\x0c\x41utoRestarts\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\'\n\x05units\x18\x02 \x03(\x0b\x32\x18.headrace.v1.AutoRestart\";\n\x0b\x41utoRestart\x12\x0c\n\x04task\x18\x01 \x01(\x05\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\r\n\x05\x61t_ms\x18\x03 \x01(\x03\"[\n\x0eRequestApplied\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x11\n\tconnector\x18\x02 \x01(\t\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\x15\n\rapplied_at_ms\x18\x04 \x01(\x03\"\x8e\x01\n\x0eStatusReported\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05state\x18\x03 \x01(\t\x12\x11\n\tworker_id\x18\x04 \x01(\t\x12\r\n\x05trace\x18\x05 \x01(\t\x12\x12\n\ngeneration\x18\x06 \x01(\x03\x12\x16\n\x0eplugin_version\x18\x07 \x01(\t\">\n\x0eLoggerLevelSet\x12\x0e\n\x06logger\x18\x01 \x01(\t\x12\r\n\x05level\x18\x02 \x01(\t\x12\r\n\x05\x61t_ms\x18\x03 \x01(\x03\"/\n\x0bTopicsReset\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\"T\n\x0bTopicActive\x12\r\n\x05topic\x18\x01 \x01(\t\x12\x11\n\tconnector\x18\x02 \x01(\t\x12\x0c\n\x04task\x18\x03 \x01(\x05\x12\x15\n\rdiscovered_ms\x18\x04 \x01(\x03\"+\n\x08WorkUnit\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\"G\n\x0bRunningUnit\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\"W\n\nRevocation\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\x12\x13\n\x0bincarnation\x18\x03 \x01(\t\"s\n\x0bMemberUnits\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\'\n\x05units\x18\x02 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\x12(\n\x07revoked\x18\x03 \x03(\x0b\x32\x17.headrace.v1.Revocation\"\xd5\x02\n\x0fPendingDeletion\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12K\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32\x31.headrace.v1.PendingDeletion.ConnectorConfigEntry\x12\x41\n\x0btask_config\x18\x04 \x03(\x0b\x32,.headrace.v1.PendingDeletion.TaskConfigEntry\x12\r\n\x05owner\x18\x05 \x01(\t\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x89\x02\n\x12GenerationRecorded\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12)\n\x07members\x18\x02 \x03(\x0b\x32\x18.headrace.v1.MemberUnits\x12*\n\x08\x64\x65parted\x18\x03 \x03(\x0b\x32\x18.headrace.v1.MemberUnits\x12-\n\x07pending\x18\x04 \x03(\x0b\x32\x1c.headrace.v1.PendingDeletion\x12\x16\n\x0erecorded_at_ms\x18\x05 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x06 \x01(\t\x12,\n\nunassigned\x18\x07 \x03(\x0b\x32\x18.headrace.v1.RunningUnitb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -65,22 +65,24 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STATUSREPORTED']._serialized_end=1005
   _globals['_LOGGERLEVELSET']._serialized_start=1007
   _globals['_LOGGERLEVELSET']._serialized_end=1069
-  _globals['_TOPICACTIVE']._serialized_start=1071
-  _globals['_TOPICACTIVE']._serialized_end=1155
-  _globals['_WORKUNIT']._serialized_start=1157
-  _globals['_WORKUNIT']._serialized_end=1200
-  _globals['_RUNNINGUNIT']._serialized_start=1202
-  _globals['_RUNNINGUNIT']._serialized_end=1273
-  _globals['_REVOCATION']._serialized_start=1275
-  _globals['_REVOCATION']._serialized_end=1362
-  _globals['_MEMBERUNITS']._serialized_start=1364
-  _globals['_MEMBERUNITS']._serialized_end=1479
-  _globals['_PENDINGDELETION']._serialized_start=1482
-  _globals['_PENDINGDELETION']._serialized_end=1823
-  _globals['_PENDINGDELETION_CONNECTORCONFIGENTRY']._serialized_start=1718
-  _globals['_PENDINGDELETION_CONNECTORCONFIGENTRY']._serialized_end=1772
-  _globals['_PENDINGDELETION_TASKCONFIGENTRY']._serialized_start=1774
-  _globals['_PENDINGDELETION_TASKCONFIGENTRY']._serialized_end=1823
-  _globals['_GENERATIONRECORDED']._serialized_start=1826
-  _globals['_GENERATIONRECORDED']._serialized_end=2091
+  _globals['_TOPICSRESET']._serialized_start=1071
+  _globals['_TOPICSRESET']._serialized_end=1118
+  _globals['_TOPICACTIVE']._serialized_start=1120
+  _globals['_TOPICACTIVE']._serialized_end=1204
+  _globals['_WORKUNIT']._serialized_start=1206
+  _globals['_WORKUNIT']._serialized_end=1249
+  _globals['_RUNNINGUNIT']._serialized_start=1251
+  _globals['_RUNNINGUNIT']._serialized_end=1322
+  _globals['_REVOCATION']._serialized_start=1324
+  _globals['_REVOCATION']._serialized_end=1411
+  _globals['_MEMBERUNITS']._serialized_start=1413
+  _globals['_MEMBERUNITS']._serialized_end=1528
+  _globals['_PENDINGDELETION']._serialized_start=1531
+  _globals['_PENDINGDELETION']._serialized_end=1872
+  _globals['_PENDINGDELETION_CONNECTORCONFIGENTRY']._serialized_start=1767
+  _globals['_PENDINGDELETION_CONNECTORCONFIGENTRY']._serialized_end=1821
+  _globals['_PENDINGDELETION_TASKCONFIGENTRY']._serialized_start=1823
+  _globals['_PENDINGDELETION_TASKCONFIGENTRY']._serialized_end=1872
+  _globals['_GENERATIONRECORDED']._serialized_start=1875
+  _globals['_GENERATIONRECORDED']._serialized_end=2140
 # @@protoc_insertion_point(module_scope)

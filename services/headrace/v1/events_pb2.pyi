@@ -134,6 +134,14 @@ class LoggerLevelSet(_message.Message):
     at_ms: int
     def __init__(self, logger: _Optional[str] = ..., level: _Optional[str] = ..., at_ms: _Optional[int] = ...) -> None: ...
 
+class TopicsReset(_message.Message):
+    __slots__ = ("connector", "at_ms")
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    at_ms: int
+    def __init__(self, connector: _Optional[str] = ..., at_ms: _Optional[int] = ...) -> None: ...
+
 class TopicActive(_message.Message):
     __slots__ = ("topic", "connector", "task", "discovered_ms")
     TOPIC_FIELD_NUMBER: _ClassVar[int]

@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from headrace.v1 import coordinator_pb2 as headrace_dot_v1_dot_coordinator__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aheadrace/v1/executor.proto\x12\x0bheadrace.v1\"\xc8\x02\n\x11WriteBatchRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05topic\x18\x03 \x01(\t\x12\x11\n\tpartition\x18\x04 \x01(\x05\x12\x14\n\x0c\x66irst_offset\x18\x05 \x01(\x03\x12\x13\n\x0blast_offset\x18\x06 \x01(\x03\x12\x0e\n\x06\x66ormat\x18\x07 \x01(\t\x12\x0c\n\x04path\x18\x08 \x01(\t\x12\x11\n\tarrow_ipc\x18\t \x01(\x0c\x12\x10\n\x08topic_id\x18\n \x01(\t\x12<\n\x07options\x18\x0b \x03(\x0b\x32+.headrace.v1.WriteBatchRequest.OptionsEntry\x12\x14\n\x0cstream_bytes\x18\x0c \x01(\x03\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"[\n\nWriteChunk\x12\x30\n\x06header\x18\x01 \x01(\x0b\x32\x1e.headrace.v1.WriteBatchRequestH\x00\x12\x13\n\tarrow_ipc\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04part\"@\n\x12WriteBatchResponse\x12\x14\n\x0crows_written\x18\x01 \x01(\x03\x12\x14\n\x0crows_skipped\x18\x02 \x01(\x03\"0\n\x10\x43ountRowsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"!\n\x11\x43ountRowsResponse\x12\x0c\n\x04rows\x18\x01 \x01(\x03\">\n\x0fReadRowsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x03\"8\n\x10ReadRowsResponse\x12\x11\n\tarrow_ipc\x18\x01 \x01(\x0c\x12\x11\n\ttruncated\x18\x02 \x01(\x08\"A\n\x0cQueryRequest\x12\x11\n\tarrow_ipc\x18\x01 \x01(\x0c\x12\x0b\n\x03sql\x18\x02 \x01(\t\x12\x11\n\tconnector\x18\x03 \x01(\t\"\"\n\rQueryResponse\x12\x11\n\tarrow_ipc\x18\x01 \x01(\x0c\"\x1e\n\x0f\x43heckSqlRequest\x12\x0b\n\x03sql\x18\x01 \x01(\t\"\x12\n\x10\x43heckSqlResponse2\xc2\x03\n\x08\x45xecutor\x12M\n\nWriteBatch\x12\x1e.headrace.v1.WriteBatchRequest\x1a\x1f.headrace.v1.WriteBatchResponse\x12I\n\x0bWriteStream\x12\x17.headrace.v1.WriteChunk\x1a\x1f.headrace.v1.WriteBatchResponse(\x01\x12J\n\tCountRows\x12\x1d.headrace.v1.CountRowsRequest\x1a\x1e.headrace.v1.CountRowsResponse\x12G\n\x08ReadRows\x12\x1c.headrace.v1.ReadRowsRequest\x1a\x1d.headrace.v1.ReadRowsResponse\x12>\n\x05Query\x12\x19.headrace.v1.QueryRequest\x1a\x1a.headrace.v1.QueryResponse\x12G\n\x08\x43heckSql\x12\x1c.headrace.v1.CheckSqlRequest\x1a\x1d.headrace.v1.CheckSqlResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aheadrace/v1/executor.proto\x12\x0bheadrace.v1\x1a\x1dheadrace/v1/coordinator.proto\"\xc8\x02\n\x11WriteBatchRequest\x12\x11\n\tconnector\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12\r\n\x05topic\x18\x03 \x01(\t\x12\x11\n\tpartition\x18\x04 \x01(\x05\x12\x14\n\x0c\x66irst_offset\x18\x05 \x01(\x03\x12\x13\n\x0blast_offset\x18\x06 \x01(\x03\x12\x0e\n\x06\x66ormat\x18\x07 \x01(\t\x12\x0c\n\x04path\x18\x08 \x01(\t\x12\x11\n\tarrow_ipc\x18\t \x01(\x0c\x12\x10\n\x08topic_id\x18\n \x01(\t\x12<\n\x07options\x18\x0b \x03(\x0b\x32+.headrace.v1.WriteBatchRequest.OptionsEntry\x12\x14\n\x0cstream_bytes\x18\x0c \x01(\x03\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"[\n\nWriteChunk\x12\x30\n\x06header\x18\x01 \x01(\x0b\x32\x1e.headrace.v1.WriteBatchRequestH\x00\x12\x13\n\tarrow_ipc\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04part\"@\n\x12WriteBatchResponse\x12\x14\n\x0crows_written\x18\x01 \x01(\x03\x12\x14\n\x0crows_skipped\x18\x02 \x01(\x03\"0\n\x10\x43ountRowsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"!\n\x11\x43ountRowsResponse\x12\x0c\n\x04rows\x18\x01 \x01(\x03\">\n\x0fReadRowsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x03\"8\n\x10ReadRowsResponse\x12\x11\n\tarrow_ipc\x18\x01 \x01(\x0c\x12\x11\n\ttruncated\x18\x02 \x01(\x08\"A\n\x0cQueryRequest\x12\x11\n\tarrow_ipc\x18\x01 \x01(\x0c\x12\x0b\n\x03sql\x18\x02 \x01(\t\x12\x11\n\tconnector\x18\x03 \x01(\t\"\"\n\rQueryResponse\x12\x11\n\tarrow_ipc\x18\x01 \x01(\x0c\"\x1e\n\x0f\x43heckSqlRequest\x12\x0b\n\x03sql\x18\x01 \x01(\t\"\x12\n\x10\x43heckSqlResponse\"\'\n\x14SetLogLevelsResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x03(\t2\x8d\x04\n\x08\x45xecutor\x12M\n\nWriteBatch\x12\x1e.headrace.v1.WriteBatchRequest\x1a\x1f.headrace.v1.WriteBatchResponse\x12I\n\x0bWriteStream\x12\x17.headrace.v1.WriteChunk\x1a\x1f.headrace.v1.WriteBatchResponse(\x01\x12J\n\tCountRows\x12\x1d.headrace.v1.CountRowsRequest\x1a\x1e.headrace.v1.CountRowsResponse\x12I\n\x0cSetLogLevels\x12\x16.headrace.v1.LogLevels\x1a!.headrace.v1.SetLogLevelsResponse\x12G\n\x08ReadRows\x12\x1c.headrace.v1.ReadRowsRequest\x1a\x1d.headrace.v1.ReadRowsResponse\x12>\n\x05Query\x12\x19.headrace.v1.QueryRequest\x1a\x1a.headrace.v1.QueryResponse\x12G\n\x08\x43heckSql\x12\x1c.headrace.v1.CheckSqlRequest\x1a\x1d.headrace.v1.CheckSqlResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,30 +34,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_WRITEBATCHREQUEST_OPTIONSENTRY']._loaded_options = None
   _globals['_WRITEBATCHREQUEST_OPTIONSENTRY']._serialized_options = b'8\001'
-  _globals['_WRITEBATCHREQUEST']._serialized_start=44
-  _globals['_WRITEBATCHREQUEST']._serialized_end=372
-  _globals['_WRITEBATCHREQUEST_OPTIONSENTRY']._serialized_start=326
-  _globals['_WRITEBATCHREQUEST_OPTIONSENTRY']._serialized_end=372
-  _globals['_WRITECHUNK']._serialized_start=374
-  _globals['_WRITECHUNK']._serialized_end=465
-  _globals['_WRITEBATCHRESPONSE']._serialized_start=467
-  _globals['_WRITEBATCHRESPONSE']._serialized_end=531
-  _globals['_COUNTROWSREQUEST']._serialized_start=533
-  _globals['_COUNTROWSREQUEST']._serialized_end=581
-  _globals['_COUNTROWSRESPONSE']._serialized_start=583
-  _globals['_COUNTROWSRESPONSE']._serialized_end=616
-  _globals['_READROWSREQUEST']._serialized_start=618
-  _globals['_READROWSREQUEST']._serialized_end=680
-  _globals['_READROWSRESPONSE']._serialized_start=682
-  _globals['_READROWSRESPONSE']._serialized_end=738
-  _globals['_QUERYREQUEST']._serialized_start=740
-  _globals['_QUERYREQUEST']._serialized_end=805
-  _globals['_QUERYRESPONSE']._serialized_start=807
-  _globals['_QUERYRESPONSE']._serialized_end=841
-  _globals['_CHECKSQLREQUEST']._serialized_start=843
-  _globals['_CHECKSQLREQUEST']._serialized_end=873
-  _globals['_CHECKSQLRESPONSE']._serialized_start=875
-  _globals['_CHECKSQLRESPONSE']._serialized_end=893
-  _globals['_EXECUTOR']._serialized_start=896
-  _globals['_EXECUTOR']._serialized_end=1346
+  _globals['_WRITEBATCHREQUEST']._serialized_start=75
+  _globals['_WRITEBATCHREQUEST']._serialized_end=403
+  _globals['_WRITEBATCHREQUEST_OPTIONSENTRY']._serialized_start=357
+  _globals['_WRITEBATCHREQUEST_OPTIONSENTRY']._serialized_end=403
+  _globals['_WRITECHUNK']._serialized_start=405
+  _globals['_WRITECHUNK']._serialized_end=496
+  _globals['_WRITEBATCHRESPONSE']._serialized_start=498
+  _globals['_WRITEBATCHRESPONSE']._serialized_end=562
+  _globals['_COUNTROWSREQUEST']._serialized_start=564
+  _globals['_COUNTROWSREQUEST']._serialized_end=612
+  _globals['_COUNTROWSRESPONSE']._serialized_start=614
+  _globals['_COUNTROWSRESPONSE']._serialized_end=647
+  _globals['_READROWSREQUEST']._serialized_start=649
+  _globals['_READROWSREQUEST']._serialized_end=711
+  _globals['_READROWSRESPONSE']._serialized_start=713
+  _globals['_READROWSRESPONSE']._serialized_end=769
+  _globals['_QUERYREQUEST']._serialized_start=771
+  _globals['_QUERYREQUEST']._serialized_end=836
+  _globals['_QUERYRESPONSE']._serialized_start=838
+  _globals['_QUERYRESPONSE']._serialized_end=872
+  _globals['_CHECKSQLREQUEST']._serialized_start=874
+  _globals['_CHECKSQLREQUEST']._serialized_end=904
+  _globals['_CHECKSQLRESPONSE']._serialized_start=906
+  _globals['_CHECKSQLRESPONSE']._serialized_end=924
+  _globals['_SETLOGLEVELSRESPONSE']._serialized_start=926
+  _globals['_SETLOGLEVELSRESPONSE']._serialized_end=965
+  _globals['_EXECUTOR']._serialized_start=968
+  _globals['_EXECUTOR']._serialized_end=1493
 # @@protoc_insertion_point(module_scope)

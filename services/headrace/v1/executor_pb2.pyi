@@ -1,7 +1,8 @@
+from headrace.v1 import coordinator_pb2 as _coordinator_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -114,3 +115,9 @@ class CheckSqlRequest(_message.Message):
 class CheckSqlResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class SetLogLevelsResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, changed: _Optional[_Iterable[str]] = ...) -> None: ...

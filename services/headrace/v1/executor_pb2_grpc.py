@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from headrace.v1 import coordinator_pb2 as headrace_dot_v1_dot_coordinator__pb2
 from headrace.v1 import executor_pb2 as headrace_dot_v1_dot_executor__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -49,6 +50,11 @@ class ExecutorStub:
                 request_serializer=headrace_dot_v1_dot_executor__pb2.CountRowsRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_executor__pb2.CountRowsResponse.FromString,
                 _registered_method=True)
+        self.SetLogLevels = channel.unary_unary(
+                '/headrace.v1.Executor/SetLogLevels',
+                request_serializer=headrace_dot_v1_dot_coordinator__pb2.LogLevels.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_executor__pb2.SetLogLevelsResponse.FromString,
+                _registered_method=True)
         self.ReadRows = channel.unary_unary(
                 '/headrace.v1.Executor/ReadRows',
                 request_serializer=headrace_dot_v1_dot_executor__pb2.ReadRowsRequest.SerializeToString,
@@ -91,6 +97,14 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetLogLevels(self, request, context):
+        """KIP-976's cluster log levels, as a worker was told them (each with when it was set): the
+        executor sets those set after it started, in its Python loggers and in Spark's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ReadRows(self, request, context):
         """What a dataset or table holds, as Spark reads it: to look at a sink's output.
         """
@@ -129,6 +143,11 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.CountRows,
                     request_deserializer=headrace_dot_v1_dot_executor__pb2.CountRowsRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_executor__pb2.CountRowsResponse.SerializeToString,
+            ),
+            'SetLogLevels': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetLogLevels,
+                    request_deserializer=headrace_dot_v1_dot_coordinator__pb2.LogLevels.FromString,
+                    response_serializer=headrace_dot_v1_dot_executor__pb2.SetLogLevelsResponse.SerializeToString,
             ),
             'ReadRows': grpc.unary_unary_rpc_method_handler(
                     servicer.ReadRows,
@@ -227,6 +246,33 @@ class Executor:
             '/headrace.v1.Executor/CountRows',
             headrace_dot_v1_dot_executor__pb2.CountRowsRequest.SerializeToString,
             headrace_dot_v1_dot_executor__pb2.CountRowsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetLogLevels(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.Executor/SetLogLevels',
+            headrace_dot_v1_dot_coordinator__pb2.LogLevels.SerializeToString,
+            headrace_dot_v1_dot_executor__pb2.SetLogLevelsResponse.FromString,
             options,
             channel_credentials,
             insecure,

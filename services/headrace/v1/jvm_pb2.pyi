@@ -428,3 +428,22 @@ class JvmEvent(_message.Message):
     reconfiguration_requested: bool
     error: str
     def __init__(self, connector: _Optional[str] = ..., reconfiguration_requested: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+
+class LogLevelsRequest(_message.Message):
+    __slots__ = ("levels",)
+    class LevelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    LEVELS_FIELD_NUMBER: _ClassVar[int]
+    levels: _containers.ScalarMap[str, str]
+    def __init__(self, levels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class LogLevelsResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, changed: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -100,6 +100,11 @@ class JvmPluginHostStub:
                 request_serializer=headrace_dot_v1_dot_jvm__pb2.JvmWatchRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_jvm__pb2.JvmEvent.FromString,
                 _registered_method=True)
+        self.SetLogLevels = channel.unary_unary(
+                '/headrace.v1.JvmPluginHost/SetLogLevels',
+                request_serializer=headrace_dot_v1_dot_jvm__pb2.LogLevelsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_jvm__pb2.LogLevelsResponse.FromString,
+                _registered_method=True)
 
 
 class JvmPluginHostServicer:
@@ -183,6 +188,12 @@ class JvmPluginHostServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetLogLevels(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_JvmPluginHostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -250,6 +261,11 @@ def add_JvmPluginHostServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=headrace_dot_v1_dot_jvm__pb2.JvmWatchRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_jvm__pb2.JvmEvent.SerializeToString,
+            ),
+            'SetLogLevels': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetLogLevels,
+                    request_deserializer=headrace_dot_v1_dot_jvm__pb2.LogLevelsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_jvm__pb2.LogLevelsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -603,6 +619,33 @@ class JvmPluginHost:
             '/headrace.v1.JvmPluginHost/Watch',
             headrace_dot_v1_dot_jvm__pb2.JvmWatchRequest.SerializeToString,
             headrace_dot_v1_dot_jvm__pb2.JvmEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetLogLevels(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.JvmPluginHost/SetLogLevels',
+            headrace_dot_v1_dot_jvm__pb2.LogLevelsRequest.SerializeToString,
+            headrace_dot_v1_dot_jvm__pb2.LogLevelsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -132,6 +132,16 @@ class KeepAliveResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class ForgetTopicsRequest(_message.Message):
+    __slots__ = ("connector",)
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
+    connector: str
+    def __init__(self, connector: _Optional[str] = ...) -> None: ...
+
+class ForgetTopicsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class WatchRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

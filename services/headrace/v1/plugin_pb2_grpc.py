@@ -75,6 +75,11 @@ class PluginHostStub:
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.KeepAliveRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_plugin__pb2.KeepAliveResponse.FromString,
                 _registered_method=True)
+        self.ForgetTopics = channel.unary_unary(
+                '/headrace.v1.PluginHost/ForgetTopics',
+                request_serializer=headrace_dot_v1_dot_plugin__pb2.ForgetTopicsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_plugin__pb2.ForgetTopicsResponse.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/headrace.v1.PluginHost/Watch',
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.WatchRequest.SerializeToString,
@@ -133,6 +138,12 @@ class PluginHostServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetTopics(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Watch(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -181,6 +192,11 @@ def add_PluginHostServicer_to_server(servicer, server):
                     servicer.KeepAlive,
                     request_deserializer=headrace_dot_v1_dot_plugin__pb2.KeepAliveRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_plugin__pb2.KeepAliveResponse.SerializeToString,
+            ),
+            'ForgetTopics': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetTopics,
+                    request_deserializer=headrace_dot_v1_dot_plugin__pb2.ForgetTopicsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_plugin__pb2.ForgetTopicsResponse.SerializeToString,
             ),
             'Watch': grpc.unary_stream_rpc_method_handler(
                     servicer.Watch,
@@ -404,6 +420,33 @@ class PluginHost:
             '/headrace.v1.PluginHost/KeepAlive',
             headrace_dot_v1_dot_plugin__pb2.KeepAliveRequest.SerializeToString,
             headrace_dot_v1_dot_plugin__pb2.KeepAliveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetTopics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.PluginHost/ForgetTopics',
+            headrace_dot_v1_dot_plugin__pb2.ForgetTopicsRequest.SerializeToString,
+            headrace_dot_v1_dot_plugin__pb2.ForgetTopicsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -57,8 +57,12 @@ class Membership:
         heartbeat: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         connect: Callable[[str], grpc.aio.Channel] = _plaintext,
+        on_levels: Callable[[], None] = lambda: None,
+        on_topics_reset: Callable[[str], None] = lambda connector: None,
     ) -> None:
         self._addresses = list(addresses)
+        self._on_levels = on_levels  # the cluster's log levels it holds changed
+        self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
         # A channel to a coordinator (TLS and token: headrace.core.security.tls).
         self._connect = connect
         self._worker_id = worker_id
@@ -180,9 +184,12 @@ class Membership:
                             self._on_assignment(wire.assignment_from_pb(message.assignment))
                         case "log_levels":  # KIP-976: this worker's, and its plugins'
                             levels = message.log_levels.levels
-                            log.cluster_levels.apply(
+                            if log.cluster_levels.apply(
                                 {k: (v.level, v.at_ms) for k, v in levels.items()}
-                            )
+                            ):
+                                self._on_levels()
+                        case "topics_reset":
+                            self._on_topics_reset(message.topics_reset.connector)
             finally:
                 await cancel(beat)
                 await cancel(writer)

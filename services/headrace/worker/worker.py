@@ -71,6 +71,7 @@ from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import PluginProcess, plugin_key
 from headrace.worker import metrics
+from headrace.worker.executorlevels import ExecutorLevels
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
 from headrace.worker.taskconfigs import TaskConfigsClient, TaskConfigsStale
@@ -122,7 +123,16 @@ class IdleCheck:
     process: PluginProcess
 
 
-Event = Assigned | UnitReported | ProcessExited | Fenced | IdleCheck | None  # None: shut down
+@dataclass(frozen=True)
+class TopicsForgotten:
+    """The connector's topics were reset (KIP-558): its tasks here report them again."""
+
+    connector: str
+
+
+Event = (
+    Assigned | UnitReported | ProcessExited | Fenced | IdleCheck | TopicsForgotten | None
+)  # None: shut down
 Host = PluginProcess | Exception  # a unit's plugin process, or why it has none
 
 # Bounds every call to a plugin process: the host bounds a plugin's own start and stop more
@@ -206,8 +216,11 @@ class Worker:
             lambda update: self._queue.put_nowait(Assigned(update)),
             self._on_fence,
             connect=partial(tls.aio_channel, settings=settings),
+            on_levels=lambda: self._executor_levels.changed(),
+            on_topics_reset=lambda connector: self._queue.put_nowait(TopicsForgotten(connector)),
         )
         self.log = log.get(worker=worker_id)
+        self._executor_levels = ExecutorLevels(settings, self.log)
         self._task_configs = TaskConfigsClient(settings, self.log)
 
     async def run(self) -> None:
@@ -239,6 +252,8 @@ class Worker:
                 await self._given_up()
             case IdleCheck(process):
                 await self._idle(process)
+            case TopicsForgotten(connector):
+                await self._forget_topics(connector)
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
@@ -572,6 +587,24 @@ class Worker:
                 await self._write_status(unit, self._status.report_topic(used))
         # RUNNING is reported when a start returns, STOPPED when a stop does.
 
+    async def _forget_topics(self, connector: str) -> None:
+        """Has the connector's tasks here report the topics they use again, as they next use
+        them, once the config service has forgotten those recorded (KIP-558's reset)."""
+        self._topics.pop(connector, None)
+        processes = {
+            plugin_key(r.plugin)
+            for u, r in self.running.items()
+            if u.connector == connector and u.task >= 0 and r.plugin is not None
+        }
+        for key in processes:
+            process = self._processes.get(key)
+            if process is None or process.client is None:
+                continue  # gone: its units start afresh, reporting every topic they use
+            try:
+                await process.client.forget_topics(connector, deadline_s=CALL_TIMEOUT_S)
+            except PluginCallError as exc:
+                self.log.warning("topics_not_forgotten", connector=connector, error=str(exc))
+
     async def _reconfigure(self, unit: WorkUnit) -> None:
         """The connector wants its tasks reconfigured: as in Connect, it is asked for its task
         configs again, running as it is (a start of a running connector with its own config
@@ -643,5 +676,6 @@ class Worker:
         await asyncio.gather(*(process.stop() for process in self._processes.values()))
         self._processes.clear()
         await self._task_configs.close()
+        await self._executor_levels.close()
         await self._status.close()
         self.log.info("worker_stopped")

@@ -16,6 +16,8 @@
 | ``auto-restart-<name>`` | tombstone | clean-up after a deletion |
 | ``session-key`` | ``SessionKeyCreated`` | the key internal calls are signed with |
 | ``logger-cluster-<logger>`` | ``LoggerLevelSet`` | a log level for every process (KIP-976) |
+| ``topics-reset-<name>`` | ``TopicsReset`` | its tasks report the topics they use again (KIP-558) |
+| ``topics-reset-<name>`` | tombstone | clean-up after a deletion |
 | ``request-<id>`` | ``RequestApplied`` | the command topic's command of that id is applied |
 | ``request-<id>`` | tombstone | its answer is kept by the automation agent: forgotten here |
 
@@ -50,6 +52,7 @@ from headrace.core.model.configstate import (
     TaskConfigured,
     TasksCommitted,
     TaskSetOrigin,
+    TopicsReset,
     frozen_config,
 )
 from headrace.core.model.structs import Target
@@ -86,10 +89,15 @@ def auto_restart_key(name: str) -> str:
 
 
 LOGGER_PREFIX = "logger-cluster-"
+TOPICS_RESET_PREFIX = "topics-reset-"
 
 
 def logger_key(logger: str) -> str:
     return f"{LOGGER_PREFIX}{logger}"
+
+
+def topics_reset_key(name: str) -> str:
+    return f"{TOPICS_RESET_PREFIX}{name}"
 
 
 def request_key(request_id: str) -> str:
@@ -133,6 +141,9 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
         msg_q = events_pb2.RequestApplied.FromString(value)
         applied = AppliedRequest(msg_q.method, msg_q.connector, msg_q.created, msg_q.applied_at_ms)
         return RequestApplied(request_id, applied)
+    if key.startswith(TOPICS_RESET_PREFIX) and value is not None:
+        msg_t = events_pb2.TopicsReset.FromString(value)
+        return TopicsReset(msg_t.connector, msg_t.at_ms)
     if key.startswith(LOGGER_PREFIX) and value is not None:
         msg_l = events_pb2.LoggerLevelSet.FromString(value)
         return LoggerLevelSet(msg_l.logger, LogLevel(msg_l.level, msg_l.at_ms))
@@ -174,6 +185,12 @@ def logger_level(logger: str, level: str, at_ms: int) -> Record:
     """A log level set for every process of the cluster (KIP-976)."""
     msg = events_pb2.LoggerLevelSet(logger=logger, level=level, at_ms=at_ms)
     return logger_key(logger), msg.SerializeToString()
+
+
+def topics_reset(name: str, at_ms: int) -> Record:
+    """The connector's topics reset: its running tasks report them again (KIP-558)."""
+    msg = events_pb2.TopicsReset(connector=name, at_ms=at_ms)
+    return topics_reset_key(name), msg.SerializeToString()
 
 
 def session_key(key: SessionKey) -> Record:
@@ -219,6 +236,7 @@ def deletion(name: str, task_count: int) -> list[Record]:
         (target_key(name), None),
         (restart_key(name), None),
         (auto_restart_key(name), None),
+        (topics_reset_key(name), None),
     ]
     records.extend((task_key(name, i), None) for i in range(task_count))
     return records

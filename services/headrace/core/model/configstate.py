@@ -149,6 +149,15 @@ def level_pairs(levels: Mapping[str, LogLevel]) -> dict[str, tuple[str, int]]:
 
 
 @dataclass(frozen=True)
+class TopicsReset:
+    """``PUT /connectors/<name>/topics/reset`` (KIP-558): its running tasks report the topics
+    they use again, as they next use them."""
+
+    connector: str
+    at_ms: int
+
+
+@dataclass(frozen=True)
 class LoggerLevelSet:
     """``PUT /admin/loggers/<logger>?scope=cluster`` (KIP-976)."""
 
@@ -158,6 +167,7 @@ class LoggerLevelSet:
 
 ConfigEvent = (
     LoggerLevelSet
+    | TopicsReset
     | ConnectorConfigured
     | ConnectorRemoved
     | TaskConfigured
@@ -196,6 +206,8 @@ class ConfigState:
     requests: Mapping[str, AppliedRequest] = field(default_factory=immutables.Map)
     # The log levels set for the whole cluster, by logger (KIP-976).
     log_levels: Mapping[str, LogLevel] = field(default_factory=immutables.Map)
+    # Per connector, when its topics were last reset (KIP-558), in ms.
+    topic_resets: Mapping[str, int] = field(default_factory=immutables.Map)
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
@@ -217,6 +229,10 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
     match event:
         case LoggerLevelSet(logger, level):
             return replace(state, log_levels=with_item(state.log_levels, logger, level))
+        case TopicsReset(name, at_ms):
+            if name not in state.connectors:
+                return state
+            return replace(state, topic_resets=with_item(state.topic_resets, name, at_ms))
         case ConnectorConfigured(name, config, incarnation, version):
             if state.incarnations.get(name, incarnation) != incarnation:
                 # Created again with no tombstone in between (compaction dropped it): the old
@@ -268,8 +284,10 @@ def apply(state: ConfigState, event: ConfigEvent) -> ConfigState:
 
 
 def _removed(state: ConfigState, name: str) -> ConfigState:
-    """The state without anything of the connector's."""
-    return ConfigState(
+    """The state without anything of the connector's; the rest (session keys, applied
+    commands, a deletion's own among them, cluster log levels) as it was."""
+    return replace(
+        state,
         connectors=without_item(state.connectors, name),
         tasks=without_item(state.tasks, name),
         staged=without_item(state.staged, name),
@@ -279,8 +297,7 @@ def _removed(state: ConfigState, name: str) -> ConfigState:
         auto_restarts=without_item(state.auto_restarts, name),
         config_versions=without_item(state.config_versions, name),
         task_origins=without_item(state.task_origins, name),
-        session_keys=state.session_keys,
-        requests=state.requests,  # a deletion's own command is among them
+        topic_resets=without_item(state.topic_resets, name),
     )
 
 

@@ -169,7 +169,7 @@ class ClusterLevels:
             set_level(logger, level)
             self.applied[logger] = (level.upper(), at_ms)
             changed.append(logger)
-            get().info("log_level_set", logger=logger, level=level.upper(), scope="cluster")
+            get().info("log_level_set", logger=logger, to=level.upper(), scope="cluster")
         return changed
 
     def current(self) -> dict[str, str]:

@@ -122,6 +122,7 @@ METHODS: Mapping[str, Need] = {
     # nothing runs, nothing is read.
     _EXECUTOR + "CheckSql": Need.PARSE,
     _EXECUTOR + "ReadRows": Need.READ,
+    _EXECUTOR + "SetLogLevels": Need.INTERNAL,  # from workers, passing the cluster's on
     **{
         _PLUGIN + name: Need.LOCAL
         for name in (
@@ -133,6 +134,7 @@ METHODS: Mapping[str, Need] = {
             "StopTask",
             "Cleanup",
             "KeepAlive",
+            "ForgetTopics",
             "Watch",
         )
     },
@@ -153,6 +155,7 @@ METHODS: Mapping[str, Need] = {
             "PreCommit",
             "Partitions",
             "Watch",
+            "SetLogLevels",
         )
     },
 }

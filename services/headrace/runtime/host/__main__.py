@@ -210,7 +210,9 @@ async def serve(args: argparse.Namespace) -> int:
         os.unlink(socket_path)  # a stale socket from a killed predecessor
     server = grpc.aio.server(options=GRPC_OPTIONS)
     lease = Lease()
-    pb_grpc.add_PluginHostServicer_to_server(PluginHostService(plugin, lease), server)
+    pb_grpc.add_PluginHostServicer_to_server(
+        PluginHostService(plugin, lease, java.hold_levels if java else None), server
+    )
     health = Health([full_name(plugin_pb2, "PluginHost")])
     health.register(server)
     server.add_insecure_port(f"unix:{socket_path}")

@@ -300,6 +300,13 @@ class HostedPlugin:
         if self._closing:
             raise HostClosing("the plugin process is shutting down")
 
+    def forget_topics(self, connector: str) -> None:
+        """The connector's topics were reset (KIP-558): its tasks here tell each topic again
+        as they next use it."""
+        for unit, task in self._tasks.items():
+            if unit.connector == connector and task.runner is not None:
+                task.runner.forget_topics()
+
     def _task_unit(
         self,
         unit: WorkUnit,

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ JVM_LOST = 76
 """This process's exit code when its JVM exited under it."""
 READY_WAIT_S = 120.0
 STOP_WAIT_S = 5.0
+LEVELS_WAIT_S = 5.0
 
 
 class JavaError(ConnectError):
@@ -65,6 +67,8 @@ class JvmHost:
         self.contexts: dict[str, Any] = {}
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._levels: dict[str, str] = {}  # the cluster log levels the JVM holds
+        self._setting_levels: asyncio.Task[None] | None = None
 
     async def start(self, wait_s: float = READY_WAIT_S) -> None:
         self._temp.mkdir(mode=0o700, exist_ok=True)
@@ -121,10 +125,31 @@ class JvmHost:
                 if event.error:
                     context.raise_error(JavaError(event.error))
 
+    def hold_levels(self, levels: Mapping[str, str]) -> None:
+        """KIP-976: the cluster's log levels, as this process was told them, set in the JVM
+        too (its connectors' own loggers) when they change. In the background, so that a busy
+        JVM never holds up the keep-alive that brought them; one that fails is tried again at
+        the next."""
+        wanted = dict(levels)
+        busy = self._setting_levels is not None and not self._setting_levels.done()
+        if wanted == self._levels or busy or self._closing:
+            return
+        self._setting_levels = asyncio.create_task(self._set_levels(wanted))
+
+    async def _set_levels(self, levels: dict[str, str]) -> None:
+        request = pb.LogLevelsRequest(levels=levels)
+        try:
+            answer = await self.stub.SetLogLevels(request, timeout=LEVELS_WAIT_S)
+        except grpc.aio.AioRpcError as exc:
+            log.get().warning("jvm_log_levels_failed", code=exc.code().name, error=exc.details())
+            return
+        self._levels = levels
+        log.get().info("jvm_log_levels_set", loggers=len(answer.changed))
+
     async def close(self) -> None:
         """Ends the JVM: its input closes, then it is killed if it lingers."""
         self._closing = True
-        for task in self._tasks:
+        for task in [*self._tasks, *([self._setting_levels] if self._setting_levels else [])]:
             task.cancel()
         if self._proc is not None and self._proc.returncode is None:
             assert self._proc.stdin is not None

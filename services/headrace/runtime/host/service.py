@@ -17,7 +17,7 @@ Errors cross the socket as status codes with text, never as pickles:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import NoReturn
 
 import grpc
@@ -78,16 +78,30 @@ class Lease:
 class PluginHostService(pb_grpc.PluginHostServicer):
     """Serves one ``HostedPlugin``."""
 
-    def __init__(self, plugin: HostedPlugin, lease: Lease | None = None) -> None:
+    def __init__(
+        self,
+        plugin: HostedPlugin,
+        lease: Lease | None = None,
+        on_levels: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> None:
         self.plugin = plugin
         self.lease = lease or Lease()
+        self._on_levels = on_levels  # a Java plugin's JVM, told the cluster's levels too
 
     async def KeepAlive(
         self, request: pb.KeepAliveRequest, context: grpc.aio.ServicerContext
     ) -> pb.KeepAliveResponse:
         self.lease.renew(request.lease_ms / 1000, request.stop_ms / 1000)
         log.hold(request.log_levels)  # the cluster's, as its worker applied them (KIP-976)
+        if self._on_levels is not None:
+            self._on_levels(request.log_levels)
         return pb.KeepAliveResponse()
+
+    async def ForgetTopics(
+        self, request: pb.ForgetTopicsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ForgetTopicsResponse:
+        self.plugin.forget_topics(request.connector)
+        return pb.ForgetTopicsResponse()
 
     async def Describe(
         self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext

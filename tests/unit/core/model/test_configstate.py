@@ -73,6 +73,24 @@ def test_tombstone_deletes_the_connector_and_its_tasks() -> None:
     assert state.tasks_of("a") == ()
 
 
+def test_a_deletion_forgets_the_connectors_topic_reset_and_nothing_of_the_cluster() -> None:
+    """Cluster log levels and the session key outlive any connector's deletion."""
+    events = records_to_events(
+        [
+            configlog.logger_level("org.example", "DEBUG", 5),
+            configlog.connector_configured("a", {}, "i1"),
+            configlog.connector_configured("b", {}, "i2"),
+            configlog.topics_reset("a", 10),
+            configlog.topics_reset("b", 11),
+            configlog.topics_reset("nobody", 12),  # no such connector: nothing to reset
+            *configlog.deletion("a", 0),
+        ]
+    )
+    state = fold(events)
+    assert dict(state.topic_resets) == {"b": 11}
+    assert set(state.log_levels) == {"org.example"}
+
+
 def test_a_commit_after_deletion_does_not_resurrect_the_connector() -> None:
     state = fold(
         [

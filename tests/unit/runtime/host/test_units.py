@@ -97,6 +97,9 @@ class Runner:
     async def close(self) -> None:
         self.calls.append("close")
 
+    def forget_topics(self) -> None:
+        self.calls.append("forget_topics")
+
 
 def unit(runner: Runner, bus: Bus, stop_timeout: float = 5.0) -> TaskUnit:
     return TaskUnit(WorkUnit("c", 0), runner, bus, stop_timeout, {})

@@ -16,6 +16,8 @@ import headrace.v1.Jvm.JvmStopResponse;
 import headrace.v1.Jvm.JvmTaskConfig;
 import headrace.v1.Jvm.JvmValidateRequest;
 import headrace.v1.Jvm.JvmWatchRequest;
+import headrace.v1.Jvm.LogLevelsRequest;
+import headrace.v1.Jvm.LogLevelsResponse;
 import headrace.v1.Jvm.PartitionsRequest;
 import headrace.v1.Jvm.PartitionsResponse;
 import headrace.v1.Jvm.PollRequest;
@@ -46,6 +48,7 @@ import org.apache.kafka.connect.source.SourceConnector;
 final class HostService extends JvmPluginHostGrpc.JvmPluginHostImplBase {
     private final Location location;
     private final Events events = new Events();
+    private final LogLevels levels = new LogLevels();
     private final Map<String, ConnectorRun> connectors = new ConcurrentHashMap<>();
     private final Map<String, SourceRun> sources = new ConcurrentHashMap<>();
     private final Map<String, SinkRun> sinks = new ConcurrentHashMap<>();
@@ -232,6 +235,13 @@ final class HostService extends JvmPluginHostGrpc.JvmPluginHostImplBase {
     @Override
     public void watch(JvmWatchRequest request, StreamObserver<JvmEvent> out) {
         events.watch(out);
+    }
+
+    @Override
+    public void setLogLevels(LogLevelsRequest request, StreamObserver<LogLevelsResponse> out) {
+        answer(out, () -> LogLevelsResponse.newBuilder()
+                .addAllChanged(levels.hold(request.getLevelsMap()))
+                .build());
     }
 
     /** Every unit still running, stopped as in a shutdown (not deleted). */
