@@ -1,14 +1,20 @@
-"""One contract for every store, held against both of its logs: Kafka and in-memory.
+"""One contract for every store, held against each of its logs: Kafka, in-memory, and a file.
 
 Each store (configs, status, source offsets) is a fold over a log. What a user relies on is the
 same whichever log is under it: a write is read back before it returns, and a fresh store that
-replays the log arrives at the same state. The Kafka runs use the suite's real broker.
+replays the log arrives at the same state (for a file, as another process reads it anew). The
+Kafka runs use the suite's real broker.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -19,6 +25,7 @@ from headrace.core.model.configstate import ConfigState
 from headrace.core.model.status import State, UnitStatus
 from headrace.core.model.structs import Target, WorkUnit
 from headrace.core.settings import Settings
+from headrace.core.storage.filelog import FileTopic, file_logs
 from headrace.core.storage.stores import OffsetStore, StatusStore
 from headrace.core.storage.topiclog import LogFactory, MemoryTopic, kafka_logs, memory_logs
 from headrace.core.storage.topics import ensure_topics
@@ -26,16 +33,28 @@ from headrace.core.storage.topics import ensure_topics
 
 @dataclass
 class Backend:
-    """Where the stores' logs live: the suite's Kafka broker, or topics in this process."""
+    """Where the stores' logs live: the suite's Kafka broker, topics in this process, or files
+    in ``folder``."""
 
     settings: Settings
     on_kafka: bool
+    folder: Path | None = None
     topics: dict[str, MemoryTopic] = field(default_factory=dict)
 
     def logs(self, role: str) -> LogFactory:
         if self.on_kafka:
             return kafka_logs(self.settings, role)
+        if self.folder is not None:
+            if role not in self.topics:
+                self.topics[role] = FileTopic(role, self.folder / f"{role}.json")
+            return file_logs(cast("FileTopic", self.topics[role]))
         return memory_logs(self.topics.setdefault(role, MemoryTopic(role)))
+
+    def restarted(self) -> Backend:
+        """As a process starting again finds the logs: files are read anew."""
+        if self.folder is not None:
+            self.topics.clear()
+        return self
 
     def config_store(self) -> ConfigStore:
         if self.on_kafka:
@@ -48,10 +67,12 @@ class Backend:
         )
 
 
-@pytest.fixture(params=["memory", pytest.param("kafka", marks=pytest.mark.kafka)])
-def backend_kind(request: pytest.FixtureRequest) -> Backend:
+@pytest.fixture(params=["memory", "file", pytest.param("kafka", marks=pytest.mark.kafka)])
+def backend_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     if request.param == "memory":
         return Backend(Settings(cluster="memory"), on_kafka=False)
+    if request.param == "file":
+        return Backend(Settings(cluster="file"), on_kafka=False, folder=tmp_path)
     # Only the Kafka runs start (or share) the suite's broker.
     settings_for: Callable[..., Settings] = request.getfixturevalue("settings_for")
     return Backend(settings_for(), on_kafka=True)
@@ -89,7 +110,7 @@ async def test_configs_are_read_back_and_rebuilt_by_replay(backend: Backend) -> 
     finally:
         await store.close()
 
-    replayed = backend.config_store()
+    replayed = backend.restarted().config_store()
     await replayed.start()
     try:
         assert await replayed.current() == state
@@ -121,7 +142,7 @@ async def test_status_reports_reach_every_reader_and_a_removal_forgets(backend: 
         await worker.close()
         await reader.close()
 
-    replayed = StatusStore(backend.logs("status"))
+    replayed = StatusStore(backend.restarted().logs("status"))
     await replayed.start(writer=False)
     try:
         assert await replayed.current() == seen
@@ -143,7 +164,7 @@ async def test_each_connector_reads_back_only_its_own_latest_offsets(backend: Ba
         await first.close()
         await other.close()
 
-    replayed = backend.offset_store("src")
+    replayed = backend.restarted().offset_store("src")
     await replayed.load()
     try:
         assert replayed.offsets([{"task": 0}, {"task": 1}]) == [
@@ -194,3 +215,42 @@ async def test_a_write_decided_on_a_state_another_replica_changed_is_decided_aga
         assert await replayed.current() == updated
     finally:
         await replayed.close()
+
+
+_APPEND_FOREVER = """
+import asyncio, sys
+from pathlib import Path
+from headrace.core.storage.filelog import FileTopic, file_logs
+
+async def main() -> None:
+    log = file_logs(FileTopic("offsets", Path(sys.argv[1])))(lambda record: None)
+    await log.start()
+    n = 0
+    while True:
+        n += 1
+        await log.append_many([(f"partition-{n % 50}", b'{"position": %d}' % n)])
+        print(n, flush=True)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("kill", range(5))  # each kill lands somewhere else in a write
+def test_a_process_killed_while_it_writes_leaves_its_file_whole(tmp_path: Path, kill: int) -> None:
+    """SIGKILL lands in the middle of some write: the file read after it is the one before that
+    write or the one after, never a torn one."""
+    path = tmp_path / "offsets.json"
+    with subprocess.Popen(
+        [sys.executable, "-c", _APPEND_FOREVER, str(path)], stdout=subprocess.PIPE, text=True
+    ) as writer:
+        try:
+            assert writer.stdout is not None
+            written = 0
+            while written < 300:  # enough writes that the kill finds one under way
+                written = int(writer.stdout.readline())
+        finally:
+            writer.kill()
+    records = FileTopic("offsets", path).records
+    assert len(records) == 50
+    last = max(json.loads(r.value or b"")["position"] for r in records)
+    assert last >= written  # every write acknowledged before the kill is there

@@ -379,9 +379,16 @@ class MemoryTopic:
     def append(self, key: str, value: bytes | None) -> LogRecord:
         record = LogRecord(0, len(self.records), key, value)
         self.records.append(record)
+        self._deliver(record)
+        return record
+
+    async def append_many(self, records: list[Record]) -> list[LogRecord]:
+        """Appends the records in order, each read by every reader following the topic."""
+        return [self.append(k, v) for k, v in records]
+
+    def _deliver(self, record: LogRecord) -> None:
         for reader in list(self._readers):
             reader._deliver(record)
-        return record
 
 
 class MemoryLog:
@@ -426,7 +433,7 @@ class MemoryLog:
 
     async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
         assert self._writer, "this MemoryLog was started read-only"
-        landed = [self._memory.append(k, v) for k, v in records]
+        landed = await self._memory.append_many(records)
         return [(r.partition, r.offset) for r in landed]
 
     async def write_and_read_back(self, records: list[Record]) -> None:

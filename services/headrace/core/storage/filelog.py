@@ -1,0 +1,157 @@
+"""A log kept in a file: where a single process keeps what outlives it without a topic of
+Kafka's, such as standalone mode's source offsets (Connect's ``offset.storage.file.filename``).
+
+The file holds the log compacted, as Kafka compacts a topic: the latest record of each key, in
+the order of their offsets, and no key whose latest record is a tombstone. Every append writes
+the whole file anew beside it, flushed to disk, and renames it into place, so that a crash leaves
+the file before the append or the file after it, never a torn one. A file that is not one whole
+log of headrace's (torn by something else, truncated, or another program's) is refused naming it
+and what is wrong with it: nothing is ever reset silently.
+
+Its logs are ``MemoryLog``\\ s (``headrace.core.storage.topiclog``) over the file's records,
+with the same promises: each write is read back before it returns, and a process that starts
+again replays what the file holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from headrace.core.model.errors import HeadraceError
+from headrace.core.storage.topiclog import LogFactory, LogRecord, MemoryLog, MemoryTopic, Record
+
+FORMAT = "headrace-log"
+VERSION = 1
+
+
+class LogFileError(HeadraceError):
+    """A log file that cannot be read as one: the message names it and says what is wrong."""
+
+
+class FileTopic(MemoryTopic):
+    """A :class:`MemoryTopic` whose records live in ``path``: loaded once, compacted, and
+    written whole, atomically, at every append."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        super().__init__(name)
+        self.path = path
+        self._next = 0  # the offset the next record takes
+        self._writing = asyncio.Lock()
+        self._load()
+
+    async def append_many(self, records: list[Record]) -> list[LogRecord]:
+        async with self._writing:
+            landed = [
+                LogRecord(0, self._next + i, key, value) for i, (key, value) in enumerate(records)
+            ]
+            kept = _compacted([*self.records, *landed])
+            await asyncio.to_thread(_write, self.path, self.name, kept, self._next + len(records))
+            self._next += len(records)
+            self.records = kept
+            for record in landed:
+                self._deliver(record)
+            return landed
+
+    def append(self, key: str, value: bytes | None) -> LogRecord:
+        raise TypeError("a FileTopic appends with append_many, which writes the file first")
+
+    def _load(self) -> None:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return  # no file yet: an empty log, as Connect's offsets start
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LogFileError(f"{self.path}: cannot be read: {exc}") from None
+        self.records, self._next = _parsed(self.path, text)
+
+
+def _compacted(records: list[LogRecord]) -> list[LogRecord]:
+    """The latest record of each key, by offset, without keys last tombstoned."""
+    latest = {record.key: record for record in records}
+    return sorted((r for r in latest.values() if r.value is not None), key=lambda r: r.offset)
+
+
+def _value_to_json(value: bytes) -> dict[str, str]:
+    try:
+        return {"text": value.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(value).decode("ascii")}
+
+
+def _value_from_json(value: Any) -> bytes:
+    if isinstance(value, dict) and isinstance(value.get("text"), str) and len(value) == 1:
+        return bytes(value["text"].encode("utf-8"))
+    if isinstance(value, dict) and isinstance(value.get("base64"), str) and len(value) == 1:
+        return base64.b64decode(value["base64"], validate=True)
+    raise ValueError("a value is {'text': ...} or {'base64': ...}")
+
+
+def _write(path: Path, name: str, records: list[LogRecord], next_offset: int) -> None:
+    """Writes the file beside, flushed, then renames it into place (and flushes its folder)."""
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "log": name,
+        "next_offset": next_offset,
+        "records": [
+            {"offset": r.offset, "key": r.key, "value": _value_to_json(r.value or b"")}
+            for r in records
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    beside = path.with_name(f".{path.name}.writing")
+    fd = os.open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(document, out, ensure_ascii=False, indent=1)
+        out.write("\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(beside, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _parsed(path: Path, text: str) -> tuple[list[LogRecord], int]:
+    """The records a log file holds and the offset the next takes; LogFileError naming the
+    file and what is wrong with it."""
+    if not text.strip():
+        raise LogFileError(
+            f"{path}: is empty, so not a whole log of headrace's (remove it to start afresh)"
+        )
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LogFileError(f"{path}: is not a whole log of headrace's: {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise LogFileError(f'{path}: is not a log of headrace\'s (no "format": "{FORMAT}")')
+    if document.get("version") != VERSION:
+        raise LogFileError(
+            f"{path}: is version {document.get('version')!r} of headrace's log files; this "
+            f"release reads version {VERSION}"
+        )
+    try:
+        next_offset = int(document["next_offset"])
+        records = [
+            LogRecord(0, int(entry["offset"]), str(entry["key"]), _value_from_json(entry["value"]))
+            for entry in document["records"]
+        ]
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise LogFileError(f"{path}: a record cannot be read: {exc!r}") from None
+    offsets = [r.offset for r in records]
+    if offsets != sorted(set(offsets)) or any(not 0 <= o < next_offset for o in offsets):
+        raise LogFileError(f"{path}: its records' offsets are out of order or out of range")
+    return records, next_offset
+
+
+def file_logs(topic: FileTopic) -> LogFactory:
+    """Logs on a file's records."""
+    return lambda handler: MemoryLog(topic, handler)
