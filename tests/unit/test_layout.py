@@ -1,9 +1,9 @@
 """The layout's boundaries, read from the code's own imports (lazy ones inside functions too).
 
-- A service (the config service, the coordinator, the worker, the executor, the ``headrace``
-  command) imports only the shared packages (``core``, ``components``, ``isolation``, ``sdk``,
-  ``v1``) and itself: never another service, never ``runtime`` (which lives inside plugin
-  processes).
+- A service (the config service, the coordinator, the worker, the executor, standalone mode,
+  the ``headrace`` command) imports only the shared packages (``core``, ``components``,
+  ``isolation``, ``sdk``, ``v1``) and itself: never another service, never ``runtime`` (which
+  lives inside plugin processes).
 - ``runtime`` imports only the shared packages; the shared packages import no service and no
   ``runtime``, ``core`` neither ``components`` nor ``isolation``, ``isolation`` no
   ``components``; the SDK imports only itself.
@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "services" / "headrace"
 SHARED = {"core", "components", "isolation", "sdk", "v1"}
-SERVICES = {"config", "coordinator", "worker", "executor", "cli"}
+SERVICES = {"config", "coordinator", "worker", "executor", "standalone", "cli"}
 ALLOWED = {
     **{service: SHARED | {service} for service in SERVICES},
     "runtime": SHARED | {"runtime"},
