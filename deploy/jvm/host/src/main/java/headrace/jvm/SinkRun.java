@@ -12,7 +12,6 @@ import headrace.v1.Jvm.RecordFailure;
 import headrace.v1.Jvm.SinkRequests;
 import headrace.v1.Jvm.TopicPartitionOffset;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -22,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import java.util.function.IntUnaryOperator;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -206,8 +206,8 @@ final class SinkRun {
             }
             for (ConsumedBatch batch : request.getBatchesList()) {
                 TimestampType stamped = TimestampType.forName(batch.getTimestampType());
-                Cells keys = new Cells(batch.getKeys(), batch.getKeyLengthsList());
-                Cells values = new Cells(batch.getValues(), batch.getValueLengthsList());
+                Cells keys = new Cells(batch.getKeys(), batch.getKeyLengthsCount(), batch::getKeyLengths);
+                Cells values = new Cells(batch.getValues(), batch.getValueLengthsCount(), batch::getValueLengths);
                 for (int i = 0; i < batch.getOffsetsCount(); i++) {
                     long timestamp = batch.getTimestamps(i);
                     all.add(new Consumed(
@@ -223,26 +223,30 @@ final class SinkRun {
 
     /** A batch's keys or values, one record's after another: its bytes are as long as its
      * length says (-1: null), and with no lengths every one is null. */
+    /** One column's cells, copied out one at a time, their lengths read without boxing. */
     private static final class Cells {
-        private final byte[] data;
-        private final List<Integer> lengths;
+        private final ByteString data;
+        private final int count;
+        private final IntUnaryOperator lengthAt;
         private int index;
         private int position;
 
-        Cells(ByteString data, List<Integer> lengths) {
-            this.data = data.toByteArray();
-            this.lengths = lengths;
+        Cells(ByteString data, int count, IntUnaryOperator lengthAt) {
+            this.data = data;
+            this.count = count;
+            this.lengthAt = lengthAt;
         }
 
         byte[] next() {
-            if (lengths.isEmpty()) {
+            if (count == 0) {
                 return null;
             }
-            int length = lengths.get(index++);
+            int length = lengthAt.applyAsInt(index++);
             if (length < 0) {
                 return null;
             }
-            byte[] cell = Arrays.copyOfRange(data, position, position + length);
+            byte[] cell = new byte[length];
+            data.copyTo(cell, position, 0, length);
             position += length;
             return cell;
         }

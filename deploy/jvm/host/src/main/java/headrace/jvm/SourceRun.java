@@ -191,8 +191,9 @@ final class SourceRun {
                         boundaries.commitAfter(record), boundaries.abortAfter(record)));
             }
         }
-        if (!commitsRecords && batchable(outcomes)) {
-            response.setBatch(batch(outcomes));
+        ProducedBatch columns = commitsRecords ? null : asBatch(outcomes);
+        if (columns != null) {
+            response.setBatch(columns);
         } else {
             for (Outcome outcome : outcomes) {
                 response.addRecords(outcome.record());
@@ -227,16 +228,18 @@ final class SourceRun {
     }
 
     /**
-     * Whether the poll's records may cross as columns: nothing sets one apart. All are of one
-     * source partition, for one topic and Kafka partition; none is dropped or failed or ends a
-     * transaction; none has headers or a null value; keys and timestamps are on all or on none.
+     * The poll as columns, with the last record's offset (JSON once), or null when something
+     * sets a record apart: all must be of one source partition, for one topic and Kafka
+     * partition; none dropped or failed or ending a transaction; none with headers or a null
+     * value; keys and timestamps on all or on none. The first record's facts are read once.
      */
-    private static boolean batchable(List<Outcome> outcomes) {
+    private static ProducedBatch asBatch(List<Outcome> outcomes) {
         if (outcomes.isEmpty() || outcomes.get(0).produced() == null) {
-            return false;
+            return null;
         }
         Outcome first = outcomes.get(0);
         SourceRecord head = first.transformed();
+        Object sourcePartition = first.polled().sourcePartition();
         boolean keyed = first.produced().key() != null;
         boolean stamped = stamped(head);
         for (Outcome outcome : outcomes) {
@@ -251,19 +254,10 @@ final class SourceRun {
                     || stamped(record) != stamped
                     || !record.topic().equals(head.topic())
                     || !Objects.equals(record.kafkaPartition(), head.kafkaPartition())
-                    || !Objects.equals(outcome.polled().sourcePartition(), first.polled().sourcePartition())) {
-                return false;
+                    || !Objects.equals(outcome.polled().sourcePartition(), sourcePartition)) {
+                return null;
             }
         }
-        return true;
-    }
-
-    /** The poll as columns (see batchable), with the last record's offset: JSON once. */
-    private static ProducedBatch batch(List<Outcome> outcomes) {
-        Outcome first = outcomes.get(0);
-        SourceRecord head = first.transformed();
-        boolean keyed = first.produced().key() != null;
-        boolean stamped = stamped(head);
         ProducedBatch.Builder batch = ProducedBatch.newBuilder()
                 .setTopic(head.topic())
                 .setSourcePartition(Json.write(first.polled().sourcePartition()))
