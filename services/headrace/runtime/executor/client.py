@@ -116,9 +116,12 @@ class ExecutorClient:
         async def stream(stub: Any) -> Any:
             call = stub.WriteStream(timeout=self._call_timeout_s)
             await accepted(call)  # a refusal arrives before a byte is sent (core.rpc)
-            for chunk in chunks(header, data, chunk_bytes):
-                await call.write(chunk)
-            await call.done_writing()
+            try:
+                for chunk in chunks(header, data, chunk_bytes):
+                    await call.write(chunk)
+                await call.done_writing()
+            except (asyncio.InvalidStateError, grpc.aio.AioRpcError):
+                pass  # the call ended under the writes: its status (awaited next) says why
             return await call
 
         response = await self._retrying(stream)
