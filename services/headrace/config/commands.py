@@ -442,7 +442,7 @@ class Commands:
         """Sets ``logger`` to ``level`` in every process of the cluster (KIP-976): a record of
         the configs topic, which this service applies on reading it back, the coordinator
         hands to every worker, and each worker to its plugin processes."""
-        record = configlog.logger_level(logger, level.upper(), int(time.time() * 1000))
+        record = configlog.logger_level(logger, log.log4j_name(level), int(time.time() * 1000))
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             return [record]

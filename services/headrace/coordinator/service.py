@@ -124,6 +124,7 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         # as they change.
         self._levels = coordinator_pb2.CoordinatorMessage(log_levels=coordinator_pb2.LogLevels())
         self._outboxes: set[g.Outbox] = set()
+        self._resets: dict[str, coordinator_pb2.CoordinatorMessage] = {}  # the last, by connector
 
     def set_log_levels(self, levels: Mapping[str, LogLevel]) -> None:
         """The cluster's log levels are now ``levels``: every worker connected hears of them."""
@@ -140,10 +141,13 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
 
     def topics_reset(self, reset: TopicsReset) -> None:
         """A connector's topics were reset (KIP-558): every worker connected hears of it, and
-        has the connector's running tasks report the topics they use again."""
+        has the connector's running tasks report the topics they use again. Each joining
+        worker hears of the last reset of every connector too, and acts on those newer than it
+        saw: one that joins another replica just as a reset is made misses none."""
         message = coordinator_pb2.CoordinatorMessage(
             topics_reset=events_pb2.TopicsReset(connector=reset.connector, at_ms=reset.at_ms)
         )
+        self._resets[reset.connector] = message
         for outbox in self._outboxes:
             outbox.put_nowait(message)
 
@@ -192,10 +196,18 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         outbox: g.Outbox = asyncio.Queue()
         acks: asyncio.Queue[int] = asyncio.Queue()
         left = asyncio.Event()
-        yield welcome(group.session_timeout, self._name)
-        if self._levels.log_levels.levels:
-            yield self._levels
+        # Heard of from now on: a level or a reset made while the snapshot below goes out
+        # follows it through the outbox, rather than being missed.
         self._outboxes.add(outbox)
+        try:
+            yield welcome(group.session_timeout, self._name)
+            if self._levels.log_levels.levels:
+                yield self._levels
+            for reset in list(self._resets.values()):
+                yield reset
+        except BaseException:
+            self._outboxes.discard(outbox)  # gone before it joined the group
+            raise
         group.submit(joined(first.join, outbox))
         pump = asyncio.create_task(
             self._pump(group, worker_id, request_iterator, outbox, acks, left)

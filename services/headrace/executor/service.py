@@ -293,7 +293,9 @@ def set_jvm_level(spark: SparkSession, name: str, level: str) -> None:
     """Sets a logger namespace (or ``root``) of Spark's JVM to a level."""
     jvm: Any = spark._jvm  # py4j's view of the JVM
     log4j = jvm.org.apache.logging.log4j
-    value = log4j.Level.toLevel(level)
+    value = log4j.Level.toLevel(log.log4j_name(level), None)  # not DEBUG for a name it lacks
+    if value is None:
+        return
     if name == "root":
         log4j.core.config.Configurator.setRootLevel(value)
     else:

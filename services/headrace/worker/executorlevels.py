@@ -24,7 +24,11 @@ from headrace.v1 import coordinator_pb2, executor_pb2_grpc
 RETRY_S = 60.0
 CALL_TIMEOUT_S = 10.0
 _FIRST_BACKOFF_S = 0.5
-_AWAY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+_AWAY = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,  # busy: its threads are all writing
+)
 
 
 class ExecutorLevels:
@@ -77,6 +81,9 @@ class ExecutorLevels:
                 self._log.warning(
                     "executor_log_levels_failed", code=exc.code().name, error=exc.details()
                 )
+                return
+            except Exception as exc:  # noqa: BLE001 - a task of its own: said, not lost
+                self._log.warning("executor_log_levels_failed", error=repr(exc))
                 return
             self._log.info("executor_log_levels_sent", loggers=len(levels), set=len(answer.changed))
             return

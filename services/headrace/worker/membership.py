@@ -63,6 +63,7 @@ class Membership:
         self._addresses = list(addresses)
         self._on_levels = on_levels  # the cluster's log levels it holds changed
         self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
+        self._resets_seen: dict[str, int] = {}  # the last reset acted on, by connector
         # A channel to a coordinator (TLS and token: headrace.core.security.tls).
         self._connect = connect
         self._worker_id = worker_id
@@ -189,7 +190,11 @@ class Membership:
                             ):
                                 self._on_levels()
                         case "topics_reset":
-                            self._on_topics_reset(message.topics_reset.connector)
+                            reset = message.topics_reset
+                            # Every joining worker hears of past resets: act on new ones only.
+                            if reset.at_ms != self._resets_seen.get(reset.connector):
+                                self._resets_seen[reset.connector] = reset.at_ms
+                                self._on_topics_reset(reset.connector)
             finally:
                 await cancel(beat)
                 await cancel(writer)

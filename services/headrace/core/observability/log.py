@@ -35,6 +35,15 @@ LEVELS = {
     "FATAL": logging.CRITICAL,
     "OFF": logging.CRITICAL + 10,
 }
+
+
+def log4j_name(level: str) -> str:
+    """A level as Connect and log4j name it (``WARNING`` is ``WARN``): how the cluster's levels
+    are recorded, since JVMs (a Java plugin's, Spark's) apply them too."""
+    upper = level.strip().upper()
+    return "WARN" if upper == "WARNING" else upper
+
+
 _NAMES = {
     logging.DEBUG: "DEBUG",
     logging.INFO: "INFO",

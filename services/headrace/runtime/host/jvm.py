@@ -143,6 +143,9 @@ class JvmHost:
         except grpc.aio.AioRpcError as exc:
             log.get().warning("jvm_log_levels_failed", code=exc.code().name, error=exc.details())
             return
+        except Exception as exc:  # noqa: BLE001 - a task of its own: said, not lost
+            log.get().warning("jvm_log_levels_failed", error=repr(exc))
+            return
         self._levels = levels
         log.get().info("jvm_log_levels_set", loggers=len(answer.changed))
 

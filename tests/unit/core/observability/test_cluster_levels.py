@@ -46,3 +46,14 @@ def test_the_configs_topic_keeps_the_latest_level_per_logger() -> None:
         state = apply(state, event)
     assert dict(state.log_levels) == {LOGGER: LogLevel("INFO", 20)}
     assert level_pairs(state.log_levels) == {LOGGER: ("INFO", 20)}
+
+
+@pytest.mark.parametrize(
+    ("written", "recorded"), [("warning", "WARN"), (" Warn ", "WARN"), ("debug", "DEBUG")]
+)
+def test_a_cluster_level_is_recorded_as_log4j_names_it_for_the_jvms_that_apply_it_too(
+    written: str, recorded: str
+) -> None:
+    """Python takes WARNING; log4j knows only WARN (and would take an unknown name as DEBUG)."""
+    assert log.log4j_name(written) == recorded
+    assert recorded in log.LEVELS

@@ -19,22 +19,24 @@ final class LogLevels {
 
     /**
      * Sets each namespace to its level, parents before their children, unless these are the
-     * levels already held; the loggers whose level this set. A level log4j does not know is
-     * an {@link IllegalArgumentException} naming it, and sets nothing.
+     * levels already held; the loggers whose level this set. A level log4j does not know
+     * leaves its namespace as it is ({@code WARNING} is taken as {@code WARN}).
      */
     synchronized List<String> hold(Map<String, String> levels) {
         if (levels.equals(held)) {
             return List.of();
         }
         Map<String, String> sorted = new TreeMap<>();
-        levels.forEach((name, level) -> sorted.put(name, level.toUpperCase(Locale.ROOT)));
-        sorted.forEach((name, level) -> {
-            if (!loggers.isValidLevel(level)) {
-                throw new IllegalArgumentException(name + ": " + level + " is not a log level");
-            }
+        levels.forEach((name, level) -> {
+            String upper = level.strip().toUpperCase(Locale.ROOT);
+            sorted.put(name, upper.equals("WARNING") ? "WARN" : upper);
         });
         List<String> changed = new ArrayList<>();
-        sorted.forEach((name, level) -> changed.addAll(loggers.setLevel(name, level)));
+        sorted.forEach((name, level) -> {
+            if (loggers.isValidLevel(level)) {
+                changed.addAll(loggers.setLevel(name, level));
+            }
+        });
         held = Map.copyOf(levels);
         return changed;
     }
