@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +53,33 @@ class FileTopic(MemoryTopic):
                 LogRecord(0, self._next + i, key, value) for i, (key, value) in enumerate(records)
             ]
             kept = _compacted([*self.records, *landed])
-            await asyncio.to_thread(_write, self.path, self.name, kept, self._next + len(records))
-            self._next += len(records)
-            self.records = kept
-            for record in landed:
-                self._deliver(record)
+            next_offset = self._next + len(records)
+            writing = asyncio.ensure_future(
+                asyncio.to_thread(_write, self.path, self.name, kept, next_offset)
+            )
+            try:
+                # A caller that gives up does not stop the write: what it wrote is the log's.
+                await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                await asyncio.wait({writing})
+                self._took(writing, kept, next_offset, landed)
+                raise
+            self._took(writing, kept, next_offset, landed)
             return landed
+
+    def _took(
+        self,
+        writing: asyncio.Future[None],
+        kept: list[LogRecord],
+        next_offset: int,
+        landed: list[LogRecord],
+    ) -> None:
+        """Once ``writing`` wrote the file (its error raised otherwise): what it now holds,
+        and the new records read by every reader."""
+        writing.result()
+        self._next, self.records = next_offset, kept
+        for record in landed:
+            self._deliver(record)
 
     def append(self, key: str, value: bytes | None) -> LogRecord:
         raise TypeError("a FileTopic appends with append_many, which writes the file first")
@@ -105,14 +128,18 @@ def _write(path: Path, name: str, records: list[LogRecord], next_offset: int) ->
         ],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    beside = path.with_name(f".{path.name}.writing")
-    fd = os.open(beside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(document, out, ensure_ascii=False, indent=1)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(beside, path)
+    fd, beside = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(document, out, ensure_ascii=False, indent=1)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(beside, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(beside)
+        raise
     folder = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(folder)

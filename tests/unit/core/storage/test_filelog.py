@@ -3,6 +3,7 @@ reason when it cannot be read as one whole log."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 from pathlib import Path
@@ -111,3 +112,19 @@ def test_a_file_that_is_not_one_whole_log_is_refused_naming_it(
     with pytest.raises(LogFileError, match=str(path)) as refused:
         FileTopic("offsets", path)
     assert says in str(refused.value)
+
+
+async def test_an_append_whose_caller_gives_up_is_still_written_whole_and_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "offsets.json"
+    folded: dict[str, bytes | None] = {}
+    log = file_logs(FileTopic("offsets", path))(lambda r: folded.__setitem__(r.key, r.value))
+    await log.start()
+    given_up = asyncio.create_task(log.append_many([("a", b"1")]))
+    await asyncio.sleep(0)  # under way: its file is being written on a thread
+    given_up.cancel()
+    assert await log.append_many([("b", b"2")]) == [(0, 1)]  # after it, never beside it
+    assert given_up.cancelled()
+    assert folded == {"a": b"1", "b": b"2"}
+    assert {r.key: r.value for r in FileTopic("offsets", path).records} == folded
