@@ -66,6 +66,28 @@ def wait_for(what: str, check: Callable[[], T | None], timeout: float = 90.0) ->
     return last
 
 
+# Kafka's config/connect-file-source.properties and connect-file-sink.properties, as shipped
+# (their license header cut short): what its quickstart runs.
+QUICKSTART_SOURCE = """\
+# Licensed to the Apache Software Foundation (ASF) under one or more
+# contributor license agreements.
+
+name=local-file-source
+connector.class=FileStreamSource
+tasks.max=1
+file=test.txt
+topic=connect-test
+"""
+QUICKSTART_SINK = """\
+# Licensed to the Apache Software Foundation (ASF) under one or more
+# contributor license agreements.
+
+name=local-file-sink
+connector.class=FileStreamSink
+tasks.max=1
+file=test.sink.txt
+topics=connect-test
+"""
 JAVA_TEST_CONNECTOR = Path(__file__).parent / "java" / "recording"
 """The Java recording source's Maven project (``java_plugin_entry`` builds it)."""
 JAVA_RECORDING = "headrace.testing.RecordingSourceConnector"

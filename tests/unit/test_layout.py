@@ -1,9 +1,10 @@
 """The layout's boundaries, read from the code's own imports (lazy ones inside functions too).
 
-- A service (the config service, the coordinator, the worker, the executor, standalone mode,
-  the ``headrace`` command) imports only the shared packages (``core``, ``components``,
-  ``isolation``, ``sdk``, ``v1``) and itself: never another service, never ``runtime`` (which
-  lives inside plugin processes).
+- A service (the config service, the coordinator, the worker, the executor, the ``headrace``
+  command) imports only the shared packages (``core``, ``components``, ``isolation``, ``sdk``,
+  ``v1``) and itself: never another service, never ``runtime`` (which lives inside plugin
+  processes). Standalone mode is the one composition of services: it runs the config service's,
+  the coordinator's and the worker's own parts in one process, and imports those three too.
 - ``runtime`` imports only the shared packages; the shared packages import no service and no
   ``runtime``, ``core`` neither ``components`` nor ``isolation``, ``isolation`` no
   ``components``; the SDK imports only itself.
@@ -24,9 +25,11 @@ import pytest
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "services" / "headrace"
 SHARED = {"core", "components", "isolation", "sdk", "v1"}
-SERVICES = {"config", "coordinator", "worker", "executor", "standalone", "cli"}
+SERVICES = {"config", "coordinator", "worker", "executor", "cli"}
+CONTROL_PLANE = {"config", "coordinator", "worker"}
 ALLOWED = {
     **{service: SHARED | {service} for service in SERVICES},
+    "standalone": SHARED | CONTROL_PLANE | {"standalone"},
     "runtime": SHARED | {"runtime"},
     "core": {"core", "sdk", "v1"},
     "components": {"components", "core", "isolation", "sdk", "v1"},

@@ -6,6 +6,8 @@ in its own module. Running the system on one machine is developer tooling, apart
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import click
@@ -49,7 +51,23 @@ def cli() -> None:
       headrace offsets get|alter|reset NAME
       headrace topics get|reset NAME
       headrace plugins list|config, headrace validate PLUGIN -f FILE
+
+    \b
+    One worker in one process, from Kafka Connect's own files:
+      headrace standalone worker.properties connector.properties...
     """
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def standalone(args: tuple[str, ...]) -> None:
+    """Run one worker in this process, from Kafka Connect's own files:
+    headrace standalone worker.properties [connector.properties|.json ...] (-h for more)."""
+    # This process becomes the worker: signals sent to it reach the worker.
+    os.execv(sys.executable, [sys.executable, "-m", "headrace.standalone", *args])
 
 
 for command in (
@@ -69,6 +87,7 @@ for command in (
     plugins.validate,
     coordinator.coordinator,
     probe.probe,
+    standalone,
 ):
     cli.add_command(command)
 

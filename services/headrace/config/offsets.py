@@ -24,6 +24,7 @@ from headrace.core.model.connectorconfig import offsets_topic
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
+from headrace.core.storage.topiclog import LogFactory
 
 KAFKA_TOPIC = "kafka_topic"
 KAFKA_PARTITION = "kafka_partition"
@@ -109,18 +110,20 @@ def check_entries(kind: str, entries: Sequence[ConnectorOffset]) -> None:
 
 
 class OffsetsAdmin:
-    """Reads and changes connectors' offsets on one cluster."""
+    """Reads and changes connectors' offsets on one cluster: source offsets on its offsets
+    topic, or in ``source_logs`` when given (standalone mode's file)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, source_logs: LogFactory | None = None) -> None:
         self.settings = settings
         self.groups = GroupAdmin(settings.bootstrap_servers, settings.kafka_security)
+        self._source_logs = source_logs
 
     def _group(self, name: str, config: Mapping[str, str]) -> str:
         return sink_group_id(self.settings.cluster, name, config)
 
     async def _source_store(self, name: str, config: Mapping[str, str]) -> OffsetStore:
         own = offsets_topic(config, self.settings.cluster)
-        store = OffsetStore(self.settings, name, topic=own)
+        store = OffsetStore(self.settings, name, self._source_logs, topic=own)
         await store.load()
         return store
 

@@ -9,31 +9,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable
 
 from headrace.coordinator import metrics
-from headrace.coordinator.assignmentlog import AssignmentLog, Generation
-from headrace.coordinator.configview import ConfigFeed
-from headrace.coordinator.group import Group, Tick
 from headrace.coordinator.leadership import Leadership, LeadershipLost
+from headrace.coordinator.leading import Leading
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
-from headrace.core.model.configstate import LogLevel, level_pairs
 from headrace.core.observability import log
 from headrace.core.observability.health import Health, full_name
-from headrace.core.observability.metrics import Startup, exposed, replay
+from headrace.core.observability.metrics import Startup, exposed
 from headrace.core.observability.metrics import add_flag as metrics_flag
 from headrace.core.security.guard import ServerSecurity, security_or_exit
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.core.storage.topiclog import kafka_logs
 from headrace.core.storage.topics import ensure_topics
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
-
-
-async def tick(group: Group, every: float) -> None:
-    while True:
-        await asyncio.sleep(every)
-        group.submit(Tick())
 
 
 async def serve(
@@ -113,59 +104,34 @@ async def lead(
     assert leadership.writer is not None
     # Read after taking over: whatever the previous leader committed is in, and it can commit
     # nothing more.
-    assignments = AssignmentLog(kafka_logs(settings, "assignments", leadership.writer.send))
-    configs: ConfigFeed | None = None
-    group: Group | None = None
-    tasks: list[asyncio.Task[None]] = []
-
-    async def append(generation: Generation) -> None:
-        await assignments.append(generation)
-        metrics.REBALANCES.inc()
-        metrics.GENERATION.set(generation.number)
-
+    leading = Leading(
+        kafka_logs(settings, "assignments", leadership.writer.send),
+        kafka_logs(settings, "configs"),
+        servicer,
+        session_timeout=session_timeout,
+        grace=grace,
+        name=address,
+    )
+    keeping: asyncio.Task[None] | None = None
     try:
-        with replay("assignments"):
-            await assignments.start()
-        group = Group(append, session_timeout=session_timeout, grace=grace, name=address)
-        if assignments.last is not None:
-            group.resume(assignments.last)
-        metrics.GENERATION.set(group.generation)
-
-        def on_levels(levels: Mapping[str, LogLevel]) -> None:
-            log.cluster_levels.apply(level_pairs(levels))
-            servicer.set_log_levels(levels)
-
-        configs = ConfigFeed(
-            kafka_logs(settings, "configs"), group.submit, on_levels, servicer.topics_reset
-        )
-        with replay("configs"):
-            await configs.start()
-        tasks = [
-            asyncio.create_task(group.run(), name="group"),
-            asyncio.create_task(tick(group, min(0.5, session_timeout / 8)), name="tick"),
-            asyncio.create_task(leadership.keep(), name="lease"),
-        ]
-        servicer.lead(group, lambda: assignments.history)
+        await leading.start()
+        keeping = asyncio.create_task(leadership.keep(), name="lease")
         await health.ready()
         startup.ready()
         metrics.LEADER.set(1)
-        members = group.members  # the group's own dict: read, never changed, by a scrape
+        assert leading.group is not None
+        members = leading.group.members  # the group's own dict: read, never changed, by a scrape
         metrics.MEMBERS.set_function(lambda: len(members))
-        log.get().info("coordinator_ready", address=address, generation=group.generation)
-        await runner.until_stopped(*tasks, configs.reader, assignments.reader)
+        log.get().info("coordinator_ready", address=address, generation=leading.group.generation)
+        await runner.until_stopped(*leading.readers, keeping)
         return True
     finally:
-        servicer.lead(None)
         metrics.LEADER.set(0)
         metrics.MEMBERS.set_function(lambda: 0)
         await health.not_ready()
-        for task in tasks:
-            await runner.cancel(task)
-        if group is not None:
-            group.end_streams()  # its workers look for the replica that leads now
-        if configs is not None:
-            await configs.close()
-        await assignments.close()
+        if keeping is not None:
+            await runner.cancel(keeping)
+        await leading.stop()
         await leadership.step_down()
 
 

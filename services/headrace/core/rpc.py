@@ -49,6 +49,7 @@ def retry_after_s(metadata: Iterable[tuple[str, Any]] | None) -> float | None:
     return None
 
 
+MAX_SOCKET_PATH = 100  # a unix socket's sun_path holds 108 bytes on Linux, 104 on macOS
 GO_AHEAD: tuple[tuple[str, str]] = (("headrace-go-ahead", "1"),)
 """The initial metadata a server sends to say a client-streaming call may start writing."""
 

@@ -8,6 +8,8 @@
 | HEADRACE_REST_ADDR | 127.0.0.1:8083 | where the config service serves Kafka Connect's REST API |
 | HEADRACE_COORDINATOR_ADDR | 127.0.0.1:50052 | every coordinator replica's address, by ``,`` |
 | HEADRACE_EXECUTOR_ADDR | 127.0.0.1:50053 | the Spark executor's gRPC address |
+| HEADRACE_OFFSETS_ADDR | empty: the offsets topic | where source offsets are kept instead: a |
+| | | standalone process's ``OffsetLogService`` (set by it for its plugins) |
 | HEADRACE_PLUGIN_PATH | the built-in plugins | folders holding plugins, separated by ``:`` |
 | HEADRACE_VAR | ./var | where logs, sockets and demo output go |
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
@@ -202,6 +204,7 @@ class Settings:
     executor_addr: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_EXECUTOR_ADDR", "127.0.0.1:50053")
     )
+    offsets_addr: str = field(default_factory=lambda: os.environ.get("HEADRACE_OFFSETS_ADDR", ""))
     plugin_path: tuple[Path, ...] = field(default_factory=_plugin_path)
     var_dir: Path = field(default_factory=lambda: Path(os.environ.get("HEADRACE_VAR", "var")))
     spark_master: str = field(default_factory=lambda: os.environ.get("SPARK_MASTER", "local[*]"))
@@ -324,6 +327,7 @@ class Settings:
             "HEADRACE_REST_ADDR": self.rest_addr,
             "HEADRACE_COORDINATOR_ADDR": self.coordinator_addr,
             "HEADRACE_EXECUTOR_ADDR": self.executor_addr,
+            "HEADRACE_OFFSETS_ADDR": self.offsets_addr,
             "HEADRACE_PLUGIN_PATH": ":".join(str(p) for p in self.plugin_path),
             "HEADRACE_VAR": str(self.var_dir),
             "SPARK_MASTER": self.spark_master,

@@ -31,7 +31,7 @@ import grpc
 
 from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
-from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.rpc import GRPC_OPTIONS, MAX_SOCKET_PATH
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
 from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
@@ -139,7 +139,11 @@ class PluginProcess:
         # may still be cleaning up.
         # A folder of its own: a confined plugin process may write there and nowhere near its
         # siblings' sockets (headrace.isolation.sandbox).
-        self._socket = run_dir / f"{worker_id}-{os.getpid()}-{self.key}" / "host.sock"
+        named = f"{worker_id}-{os.getpid()}-{self.key}"
+        self._socket = run_dir / named / "host.sock"
+        if len(str(self._socket.resolve())) > MAX_SOCKET_PATH:
+            # A socket's path is short: in a deep run folder, the same name, digested.
+            self._socket = run_dir / hashlib.sha256(named.encode()).hexdigest()[:16] / "host.sock"
         self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
         self._on_event = on_event
         self._on_exit = on_exit

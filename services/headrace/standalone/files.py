@@ -12,6 +12,7 @@ The worker file's keys:
 | ``plugin.path`` | none | where plugins are, comma-separated |
 | ``listeners`` | ``http://:8083`` | the REST API's address (``rest.host.name`` and ``rest.port`` |
 | | | as Connect's older releases took it) |
+| ``exactly.once.source.support`` | disabled | ``enabled`` is refused: distributed mode's alone |
 | the rest | | as a distributed worker's config file (``headrace.core.model.workerconfig``) |
 
 A connector file is, as Connect 3.5 and later read one, a JSON object of string values (with
@@ -110,6 +111,14 @@ def worker_from(props: Mapping[str, str], where: str, cwd: Path) -> StandaloneWo
         cwd / entry.strip() for entry in rest.pop("plugin.path", "").split(",") if entry.strip()
     )
     host, port = _rest_address(rest, where)
+    exactly_once = rest.get(workerconfig.EXACTLY_ONCE_SOURCE, "disabled").strip().lower()
+    if exactly_once == "enabled":
+        raise StandaloneConfigError(
+            f"{where}: {workerconfig.EXACTLY_ONCE_SOURCE}: enabled is distributed mode's (KIP-618 "
+            "leaves standalone workers out): a standalone worker's sources write at least once, "
+            "with their offsets in its file"
+        )
+    rest[workerconfig.EXACTLY_ONCE_SOURCE] = "disabled"
     try:
         workerconfig.check(rest)
     except ConfigException as exc:

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from headrace.v1 import config_pb2 as headrace_dot_v1_dot_config__pb2
+from headrace.v1 import internal_pb2 as headrace_dot_v1_dot_internal__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -87,6 +88,135 @@ class TaskConfigService:
             '/headrace.v1.TaskConfigService/PutTaskConfigs',
             headrace_dot_v1_dot_config__pb2.PutTaskConfigsRequest.SerializeToString,
             headrace_dot_v1_dot_config__pb2.PutTaskConfigsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class OffsetLogServiceStub:
+    """Standalone mode's source offsets, which its one process keeps in a file of its own
+    (offset.storage.file.filename): how the plugin processes it starts read and store them. Not
+    signed: the plugin processes that call it hold no session key. With auth on, it needs the data
+    role, as the offsets topic needs the plugins' Kafka login in distributed mode.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.ReadOffsets = channel.unary_unary(
+                '/headrace.v1.OffsetLogService/ReadOffsets',
+                request_serializer=headrace_dot_v1_dot_internal__pb2.ReadOffsetsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_internal__pb2.OffsetRecords.FromString,
+                _registered_method=True)
+        self.AppendOffsets = channel.unary_unary(
+                '/headrace.v1.OffsetLogService/AppendOffsets',
+                request_serializer=headrace_dot_v1_dot_internal__pb2.OffsetRecords.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_internal__pb2.AppendOffsetsResponse.FromString,
+                _registered_method=True)
+
+
+class OffsetLogServiceServicer:
+    """Standalone mode's source offsets, which its one process keeps in a file of its own
+    (offset.storage.file.filename): how the plugin processes it starts read and store them. Not
+    signed: the plugin processes that call it hold no session key. With auth on, it needs the data
+    role, as the offsets topic needs the plugins' Kafka login in distributed mode.
+    """
+
+    def ReadOffsets(self, request, context):
+        """Every record of the log, in order.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AppendOffsets(self, request, context):
+        """Appends records, in order; answers once they are the log's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_OffsetLogServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'ReadOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadOffsets,
+                    request_deserializer=headrace_dot_v1_dot_internal__pb2.ReadOffsetsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_internal__pb2.OffsetRecords.SerializeToString,
+            ),
+            'AppendOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.AppendOffsets,
+                    request_deserializer=headrace_dot_v1_dot_internal__pb2.OffsetRecords.FromString,
+                    response_serializer=headrace_dot_v1_dot_internal__pb2.AppendOffsetsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'headrace.v1.OffsetLogService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('headrace.v1.OffsetLogService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class OffsetLogService:
+    """Standalone mode's source offsets, which its one process keeps in a file of its own
+    (offset.storage.file.filename): how the plugin processes it starts read and store them. Not
+    signed: the plugin processes that call it hold no session key. With auth on, it needs the data
+    role, as the offsets topic needs the plugins' Kafka login in distributed mode.
+    """
+
+    @staticmethod
+    def ReadOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.OffsetLogService/ReadOffsets',
+            headrace_dot_v1_dot_internal__pb2.ReadOffsetsRequest.SerializeToString,
+            headrace_dot_v1_dot_internal__pb2.OffsetRecords.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AppendOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.OffsetLogService/AppendOffsets',
+            headrace_dot_v1_dot_internal__pb2.OffsetRecords.SerializeToString,
+            headrace_dot_v1_dot_internal__pb2.AppendOffsetsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -20,7 +20,7 @@ from headrace.core.model.configstate import SessionKey, SessionKeyCreated
 from headrace.core.observability import metrics
 from headrace.core.security import sessionkey, tls
 from headrace.core.settings import Settings
-from headrace.core.storage.topiclog import LogRecord, kafka_logs
+from headrace.core.storage.topiclog import LogFactory, LogRecord, kafka_logs
 from headrace.v1 import config_pb2, internal_pb2_grpc
 
 CALL_TIMEOUT_S = 60.0
@@ -41,10 +41,15 @@ class TaskConfigsStale(TaskConfigsFailed):
 class TaskConfigsClient:
     """Puts task configs, riding out a short outage of the config service and key rotations."""
 
-    def __init__(self, settings: Settings, logger: structlog.stdlib.BoundLogger) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        logger: structlog.stdlib.BoundLogger,
+        configs: LogFactory | None = None,
+    ) -> None:
         self._keys: tuple[SessionKey, ...] = ()
         self._has_key = asyncio.Event()
-        self._log = kafka_logs(settings, "configs")(self._on_record)
+        self._log = (configs or kafka_logs(settings, "configs"))(self._on_record)
         self._reading: asyncio.Task[None] | None = None
         self._channel = tls.aio_channel(settings.config_addr, settings)
         self._stub = internal_pb2_grpc.TaskConfigServiceStub(self._channel)

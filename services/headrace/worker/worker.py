@@ -66,7 +66,7 @@ from headrace.core.observability import log
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
-from headrace.core.storage.topiclog import kafka_logs
+from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import PluginProcess, plugin_key
@@ -187,7 +187,11 @@ class Worker:
         catalog: PluginCatalog,
         run_dir: Path,
         log_dir: Path,
+        logs: Callable[[str], LogFactory] | None = None,
     ) -> None:
+        """``logs`` gives the log of each of the cluster's topics (status, configs): on Kafka
+        unless given (standalone mode's are in its process)."""
+        logs = logs or partial(kafka_logs, settings)
         self.settings = settings
         self.worker_id = worker_id
         self.catalog = catalog
@@ -204,7 +208,7 @@ class Worker:
         self._processes: dict[str, PluginProcess] = {}
         self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
-        self._status = StatusStore(kafka_logs(settings, "status"))
+        self._status = StatusStore(logs("status"))
         # The topics this worker recorded for each connector: the ones whose records it
         # forgets when the connector is deleted (the config service forgets those recorded
         # before the deletion; a task may still write to a topic until it is stopped).
@@ -221,7 +225,7 @@ class Worker:
         )
         self.log = log.get(worker=worker_id)
         self._executor_levels = ExecutorLevels(settings, self.log)
-        self._task_configs = TaskConfigsClient(settings, self.log)
+        self._task_configs = TaskConfigsClient(settings, self.log, logs("configs"))
 
     async def run(self) -> None:
         """Joins the group and acts on events until :meth:`shutdown`; :attr:`ready` is set

@@ -15,6 +15,7 @@ from headrace.standalone.files import (
     read_worker,
     worker_from,
 )
+from tests.support import QUICKSTART_SOURCE
 
 # Kafka's config/connect-standalone.properties, comments left out, as the quickstart uses it.
 QUICKSTART_WORKER = """\
@@ -26,13 +27,6 @@ value.converter.schemas.enable=true
 offset.storage.file.filename=/tmp/connect.offsets
 offset.flush.interval.ms=10000
 plugin.path=libs/connect-file-4.1.0.jar
-"""
-QUICKSTART_SOURCE = """\
-name=local-file-source
-connector.class=FileStreamSource
-tasks.max=1
-file=test.txt
-topic=connect-test
 """
 
 
@@ -50,7 +44,22 @@ def test_the_quickstart_worker_file_is_taken_as_connect_takes_it(tmp_path: Path)
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "key.converter.schemas.enable": "true",
         "value.converter.schemas.enable": "true",
+        "exactly.once.source.support": "disabled",  # as Connect's standalone workers write
     }
+
+
+@pytest.mark.parametrize("mode", ["disabled", "preparing", "DISABLED"])
+def test_sources_write_at_least_once_unless_exactly_once_is_asked_for(mode: str) -> None:
+    props = {"offset.storage.file.filename": "o", "exactly.once.source.support": mode}
+    assert worker_from(props, "w", Path("/w")).worker_config == {
+        "exactly.once.source.support": "disabled"
+    }
+
+
+def test_exactly_once_source_support_is_refused_as_distributed_modes() -> None:
+    props = {"offset.storage.file.filename": "o", "exactly.once.source.support": "enabled"}
+    with pytest.raises(StandaloneConfigError, match=r"^w: exactly.once.source.support: enabled"):
+        worker_from(props, "w", Path("/w"))
 
 
 @pytest.mark.parametrize(

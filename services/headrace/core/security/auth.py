@@ -113,6 +113,9 @@ METHODS: Mapping[str, Need] = {
     "/headrace.v1.TaskConfigService/PutTaskConfigs": Need.SIGNED,
     "/headrace.v1.Coordinator/Join": Need.INTERNAL,
     "/headrace.v1.Coordinator/History": Need.READ,
+    # Standalone mode's plugin processes read and store source offsets in its file.
+    "/headrace.v1.OffsetLogService/ReadOffsets": Need.DATA,
+    "/headrace.v1.OffsetLogService/AppendOffsets": Need.DATA,
     # Plugin processes write batches and run transforms' SQL; reading what landed is a read.
     _EXECUTOR + "WriteBatch": Need.DATA,
     _EXECUTOR + "WriteStream": Need.DATA,

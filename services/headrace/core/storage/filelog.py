@@ -20,12 +20,15 @@ import base64
 import binascii
 import contextlib
 import json
+import math
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from headrace.core.model.errors import HeadraceError
+from headrace.core.observability import log
 from headrace.core.storage.topiclog import LogFactory, LogRecord, MemoryLog, MemoryTopic, Record
 
 FORMAT = "headrace-log"
@@ -38,13 +41,20 @@ class LogFileError(HeadraceError):
 
 class FileTopic(MemoryTopic):
     """A :class:`MemoryTopic` whose records live in ``path``: loaded once, compacted, and
-    written whole, atomically, at every append."""
+    written whole, atomically, at every append; or, with ``flush_every_s``, at most that often
+    (Connect's ``offset.flush.interval.ms``), the latest records written whenever the last write
+    is that old, and by :meth:`flush`. A crash then loses what was appended since the last write,
+    as a Connect worker loses the offsets it had not flushed."""
 
-    def __init__(self, name: str, path: Path) -> None:
+    def __init__(self, name: str, path: Path, flush_every_s: float = 0.0) -> None:
         super().__init__(name)
         self.path = path
         self._next = 0  # the offset the next record takes
         self._writing = asyncio.Lock()
+        self._flush_every_s = flush_every_s
+        self._written_at = -math.inf  # when the file was last written (monotonic)
+        self._unwritten = False  # records appended since
+        self._flushing: asyncio.Task[None] | None = None
         self._load()
 
     async def append_many(self, records: list[Record]) -> list[LogRecord]:
@@ -54,32 +64,71 @@ class FileTopic(MemoryTopic):
             ]
             kept = _compacted([*self.records, *landed])
             next_offset = self._next + len(records)
-            writing = asyncio.ensure_future(
-                asyncio.to_thread(_write, self.path, self.name, kept, next_offset)
-            )
-            try:
-                # A caller that gives up does not stop the write: what it wrote is the log's.
-                await asyncio.shield(writing)
-            except asyncio.CancelledError:
-                await asyncio.wait({writing})
-                self._took(writing, kept, next_offset, landed)
-                raise
-            self._took(writing, kept, next_offset, landed)
+            if time.monotonic() - self._written_at >= self._flush_every_s:
+                try:
+                    await self._write(kept, next_offset)  # its error, and nothing changed
+                except asyncio.CancelledError:  # the caller gave up, once the file was written
+                    self._took(kept, next_offset, landed)
+                    raise
+            else:
+                self._unwritten = True
+                self._flush_later()
+            self._took(kept, next_offset, landed)
             return landed
 
-    def _took(
-        self,
-        writing: asyncio.Future[None],
-        kept: list[LogRecord],
-        next_offset: int,
-        landed: list[LogRecord],
-    ) -> None:
-        """Once ``writing`` wrote the file (its error raised otherwise): what it now holds,
-        and the new records read by every reader."""
-        writing.result()
+    def _took(self, kept: list[LogRecord], next_offset: int, landed: list[LogRecord]) -> None:
+        """The log holds ``kept`` now, and every reader reads ``landed``."""
         self._next, self.records = next_offset, kept
         for record in landed:
             self._deliver(record)
+
+    async def flush(self) -> None:
+        """Writes what was appended since the file was last written, if anything was; raises
+        CancelledError only once the file is written."""
+        async with self._writing:
+            if self._unwritten:
+                await self._write(self.records, self._next)
+
+    async def _write(self, kept: list[LogRecord], next_offset: int) -> None:
+        writing = asyncio.ensure_future(
+            asyncio.to_thread(_write, self.path, self.name, kept, next_offset)
+        )
+        try:
+            # A caller that gives up does not stop the write: what it wrote is the log's.
+            await asyncio.shield(writing)
+        except asyncio.CancelledError:
+            await asyncio.wait({writing})
+            writing.result()
+            self._wrote()
+            raise
+        self._wrote()
+
+    def _wrote(self) -> None:
+        # Written under the lock, ``kept`` is every record the log holds: nothing is unwritten.
+        self._written_at, self._unwritten = time.monotonic(), False
+
+    def _flush_later(self) -> None:
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.create_task(self._flush_when_due(), name=f"flush-{self.name}")
+
+    async def _flush_when_due(self) -> None:
+        delay = self._written_at + self._flush_every_s - time.monotonic()
+        while True:
+            await asyncio.sleep(max(0.0, delay))
+            try:
+                await self.flush()
+                return
+            except (OSError, LogFileError) as exc:
+                # Kept, and tried again at the next interval, as Connect tries a failed flush.
+                log.get().error("log_file_flush_failed", file=str(self.path), error=str(exc))
+                delay = self._flush_every_s
+
+    async def close(self) -> None:
+        """Writes what is unwritten, and stops writing later."""
+        if self._flushing is not None:
+            self._flushing.cancel()
+            await asyncio.wait({self._flushing})
+        await self.flush()
 
     def append(self, key: str, value: bytes | None) -> LogRecord:
         raise TypeError("a FileTopic appends with append_many, which writes the file first")

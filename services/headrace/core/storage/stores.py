@@ -38,8 +38,10 @@ from headrace.core.model.status import encode as encode_status
 from headrace.core.model.structs import WorkUnit
 from headrace.core.observability import log
 from headrace.core.settings import Settings
+from headrace.core.storage.remotelog import remote_logs
 from headrace.core.storage.topiclog import Log, LogFactory, LogRecord, Send, TopicLog, kafka_logs
 from headrace.core.storage.topics import TOPICS, ensure_cluster_topic, ensure_topic
+from headrace.sdk.errors import ConfigException
 
 
 class StatusStore:
@@ -103,8 +105,9 @@ class OffsetStore:
     """One connector's source offsets: replayed from the topic once, then kept current by writes.
 
     Implements the SDK's ``OffsetReader`` for the task context. ``logs`` is the offsets topic
-    on Kafka unless given (a ``memory_logs`` for tests); writes go through ``send`` when given
-    (the source task's transactional producer, so offsets commit with the records).
+    on Kafka unless given (a ``memory_logs`` for tests), or the log at ``settings.offsets_addr``
+    when that is set (standalone mode's file); writes go through ``send`` when given (the source
+    task's transactional producer, so offsets commit with the records).
     """
 
     def __init__(
@@ -118,6 +121,13 @@ class OffsetStore:
     ) -> None:
         self.settings = settings
         self.connector = connector
+        if settings.offsets_addr and topic is not None:
+            raise ConfigException(
+                f"offsets.storage.topic: {topic!r}: a standalone worker keeps every connector's "
+                "source offsets in its offsets file"
+            )
+        if logs is None and settings.offsets_addr:
+            logs = remote_logs(settings, settings.offsets_addr, "offsets")
         self._on_kafka = logs is None
         self._own_topic = topic
         if topic is None:

@@ -43,7 +43,7 @@ import grpc
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
-from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.rpc import GRPC_OPTIONS, MAX_SOCKET_PATH
 from headrace.core.runner import quiet_fenced_futures
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
@@ -62,7 +62,6 @@ from headrace.sdk.connector import Connector
 from headrace.v1 import plugin_pb2
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
-MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 PARENT_CHECK_S = 1.0
 LEASE_CHECK_S = 0.1
 GRPC_GRACE_S = 2.0

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from headrace.core.storage.filelog import FileTopic, LogFileError, file_logs
 from headrace.core.storage.topiclog import LogRecord
+from tests.support import eventually
 
 VALUES = st.one_of(st.none(), st.binary(max_size=8), st.text(max_size=8).map(str.encode))
 APPENDS = st.lists(
@@ -128,3 +129,38 @@ async def test_an_append_whose_caller_gives_up_is_still_written_whole_and_read(
     assert given_up.cancelled()
     assert folded == {"a": b"1", "b": b"2"}
     assert {r.key: r.value for r in FileTopic("offsets", path).records} == folded
+
+
+async def test_with_a_flush_interval_appends_are_written_at_most_that_often(
+    tmp_path: Path,
+) -> None:
+    """Connect's offset.flush.interval.ms: the first append is written at once, those within
+    the interval after it when the interval is over (or at flush), each read at once."""
+    path = tmp_path / "offsets.json"
+    topic = FileTopic("offsets", path, flush_every_s=3600)
+    seen: list[str] = []
+    log = file_logs(topic)(lambda r: seen.append(r.key))
+    await log.start()
+    await log.append_many([("a", b"1")])
+    await log.append_many([("b", b"2")])
+    assert seen == ["a", "b"]
+    assert [r.key for r in FileTopic("offsets", path).records] == ["a"]  # what a crash leaves
+    await topic.close()
+    assert [r.key for r in FileTopic("offsets", path).records] == ["a", "b"]
+
+
+async def test_an_interval_that_passes_writes_what_was_appended_within_it(tmp_path: Path) -> None:
+    path = tmp_path / "offsets.json"
+    topic = FileTopic("offsets", path, flush_every_s=0.2)
+    log = file_logs(topic)(lambda r: None)
+    await log.start()
+    await log.append_many([("a", b"1")])
+    await log.append_many([("a", b"2"), ("b", b"3")])
+
+    def written() -> list[LogRecord] | None:
+        records = FileTopic("offsets", path).records
+        return records if len(records) == 2 else None
+
+    records = await eventually("the interval's write", written, within=30)
+    assert [(r.key, r.value) for r in records] == [("a", b"2"), ("b", b"3")]
+    await topic.close()

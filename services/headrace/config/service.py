@@ -1,0 +1,143 @@
+"""The config service's parts, put together over a store: its commands, its gRPC servicers, its
+REST API, and what runs beside them (the session key's rotation, automatic restarts). Its own
+process (``__main__``) puts them on the cluster's topics; standalone mode on logs of its one
+process.
+
+Fencing the transactional ids of source tasks a connector no longer has (KIP-618) is wired here
+too: a source task writes in Kafka transactions under its own id (``task_client_id``). When its
+connector's task set shrinks, one of the tasks past the new count may still run somewhere, cut off
+(a zombie), with a transaction open. Before the smaller set is written, each dropped id is fenced:
+a producer takes it (Kafka bumps its epoch), so the zombie's next write or commit is refused, and
+what it left open is aborted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Iterable
+
+import grpc
+from aiohttp import web
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+
+from headrace.config.commands import Commands
+from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
+from headrace.config.offsets import OffsetsAdmin
+from headrace.config.pluginchecks import PluginChecks
+from headrace.config.rest import ConnectApi, app
+from headrace.config.restarter import AutoRestarter
+from headrace.config.store import ConfigStore
+from headrace.core import runner
+from headrace.core.observability import log
+from headrace.core.observability.health import full_name
+from headrace.core.rpc import split_address
+from headrace.core.security import sessionkey, tls
+from headrace.core.security.guard import ServerSecurity
+from headrace.core.settings import Settings
+from headrace.core.storage.topics import task_client_id
+from headrace.isolation.plugins import JVM_PLUGINS, builtin_version, installed
+from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
+
+# How often the session key's age is checked: rotation lands within this of its time to live.
+SESSION_KEY_CHECK_S = 60.0
+SERVICE_NAMES = (
+    full_name(config_pb2, "ConfigService"),
+    full_name(internal_pb2, "TaskConfigService"),
+)
+
+
+async def fence_tasks(settings: Settings, connector: str, tasks: Iterable[int]) -> None:
+    """Fences each task's transactional id; the Kafka error when one cannot be."""
+    for task in tasks:
+        transactional_id = task_client_id(settings, connector, task)
+        producer = AIOKafkaProducer(
+            **settings.kafka_client(),
+            client_id=f"{transactional_id}-fence",
+            enable_idempotence=True,
+            transactional_id=transactional_id,
+        )
+        await producer.start()  # InitProducerId: the id's epoch moves past the zombie's
+        await producer.stop()
+        log.get().info("task_fenced", connector=connector, task=task)
+
+
+async def cluster_id(settings: Settings) -> str:
+    """The Kafka cluster's id, as Connect's ``GET /`` shows it."""
+    admin = AIOKafkaAdminClient(**settings.kafka_client())
+    await admin.start()
+    try:
+        described = await admin.describe_cluster()
+    finally:
+        await admin.close()
+    return str(described.get("cluster_id") or "")
+
+
+class ConfigParts:
+    """The commands over ``store``, with the plugins the settings name, and the calls of the
+    gRPC API and the REST API over them. Its session key is current once :meth:`start` returns,
+    and kept so, with the automatic restarts, until :meth:`stop`."""
+
+    def __init__(self, settings: Settings, store: ConfigStore, offsets: OffsetsAdmin) -> None:
+        self.settings = settings
+        self.checks = PluginChecks(settings)
+        self.commands = Commands(
+            store,
+            installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),
+            offsets,
+            self.checks,
+            tracks_topics=settings.tracks_topics,
+            topic_reset_allowed=settings.topic_reset_allowed,
+        )
+        if settings.exactly_once_source:
+            self.commands.fence = functools.partial(fence_tasks, settings)
+        self.calls = ConfigCalls(self.commands)  # the gRPC API's calls, and automation's
+        self.restarter = AutoRestarter(self.commands)
+        self.commands.restarts_shown = self.restarter.shown
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def add_servicers(self, server: grpc.aio.Server) -> None:
+        config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(self.calls), server)
+        internal_pb2_grpc.add_TaskConfigServiceServicer_to_server(
+            TaskConfigServicer(self.commands), server
+        )
+
+    async def start(self) -> None:
+        await self.commands.ensure_session_key(sessionkey.now_ms())
+        self.tasks = [
+            asyncio.create_task(self._rotate_session_keys(), name="session-keys"),
+            asyncio.create_task(self.restarter.run(), name="auto-restarts"),
+        ]
+
+    async def _rotate_session_keys(self) -> None:
+        """Keeps the session key younger than its time to live, and sweeps the records of old
+        commands of the command topic, as long as the service runs."""
+        while True:
+            await asyncio.sleep(SESSION_KEY_CHECK_S)
+            await self.commands.ensure_session_key(sessionkey.now_ms())
+            await self.commands.sweep_applied(sessionkey.now_ms())
+
+    async def serve_rest(
+        self, rest_address: str, security: ServerSecurity, kafka_cluster_id: str
+    ) -> tuple[ConnectApi, web.AppRunner]:
+        """Kafka Connect's REST API on ``rest_address``, with HTTPS when the process has TLS."""
+        info = {"version": builtin_version(), "commit": "", "kafka_cluster_id": kafka_cluster_id}
+
+        async def server_info() -> dict[str, str]:
+            return info
+
+        api = ConnectApi(self.commands, server_info)
+        rest = web.AppRunner(app(api, security.policy), access_log=None)
+        await rest.setup()
+        host, port = split_address(rest_address)
+        https = (
+            None if security.tls is None else tls.server_ssl_context(self.settings, security.tls)
+        )
+        await web.TCPSite(rest, host, port, ssl_context=https).start()
+        return api, rest
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            await runner.cancel(task)
+        await self.checks.close()

@@ -1,0 +1,153 @@
+"""The standalone process: the control plane of one worker, put together from the distributed
+services' own parts over logs it keeps itself.
+
+- **Configs and status** are logs in memory, as Connect's standalone worker keeps them: the
+  connectors of the files given are created at every start, and those created through the API
+  last as long as the process.
+- **Source offsets** are a log in a file (``headrace.core.storage.filelog``), written whole and
+  renamed into place at most every ``offset.flush.interval.ms``. This process alone writes it:
+  its plugin processes store and read offsets through ``OffsetLogService``.
+- **The parts** are the config service's commands, gRPC API and REST API (``ConfigParts``), the
+  coordinator's group (``Leading``) and the worker (``Worker``), each as its service runs it. They
+  speak as they do between processes, over this process's one gRPC server, which serves the public
+  API beside them (Kafka Connect's REST API on its own port).
+
+Plugins run in plugin processes, as in distributed mode. The Spark executor is not started here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import grpc
+
+from headrace.config.offsets import OffsetsAdmin
+from headrace.config.service import SERVICE_NAMES, ConfigParts, cluster_id
+from headrace.config.store import ConfigStore
+from headrace.config.validation import ConfigRejected
+from headrace.coordinator.leading import Leading
+from headrace.coordinator.service import CoordinatorServicer
+from headrace.core import runner
+from headrace.core.model.structs import Target
+from headrace.core.observability import log
+from headrace.core.observability.health import Health, full_name
+from headrace.core.security.guard import ServerSecurity
+from headrace.core.settings import Settings
+from headrace.core.storage.filelog import FileTopic, file_logs
+from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.topiclog import LogFactory, MemoryTopic, memory_logs
+from headrace.standalone.files import ConnectorFile, StandaloneConfigError
+from headrace.standalone.offsetlog import OffsetLogServicer
+from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc, internal_pb2, internal_pb2_grpc
+from headrace.worker.worker import Worker
+
+# A worker in the same process is not lost to the network; a stalled loop is the one way it
+# misses heartbeats, and its units are its own again as soon as it beats once more.
+SESSION_TIMEOUT_S = 10.0
+GRACE_S = 0.0
+
+
+class Logs:
+    """The logs of one standalone process: configs, status and assignments in memory, source
+    offsets in ``offsets``."""
+
+    def __init__(self, offsets: FileTopic) -> None:
+        self.offsets = offsets
+        self._memory = {role: MemoryTopic(role) for role in ("configs", "status", "assignments")}
+
+    def __call__(self, role: str) -> LogFactory:
+        if role == "offsets":
+            return file_logs(self.offsets)
+        return memory_logs(self._memory[role])
+
+
+async def create_connectors(parts: ConfigParts, files: Sequence[tuple[str, ConnectorFile]]) -> None:
+    """Creates the connectors the files give, in their order; StandaloneConfigError naming the
+    file for one that is refused, as Connect's standalone worker stops on one."""
+    for where, connector in files:
+        target = Target(connector.initial_state) if connector.initial_state else None
+        try:
+            await parts.commands.create(connector.name, connector.config, target, None)
+        except ConfigRejected as exc:
+            raise StandaloneConfigError(f"{where}: {exc}") from None
+
+
+async def serve(
+    settings: Settings,
+    offsets_file: Path,
+    flush_every_s: float,
+    connectors: Sequence[tuple[str, ConnectorFile]],
+    rest_address: str,
+    security: ServerSecurity,
+) -> None:
+    """Runs the standalone worker until SIGTERM or SIGINT; ``settings.config_addr`` is where
+    its gRPC server listens, and its parts and plugin processes reach it there."""
+    logger = log.get()
+    logs = Logs(FileTopic("offsets", offsets_file, flush_every_s))
+    store = ConfigStore(logs("configs"), StatusStore(logs("status")))
+    await store.start()
+    parts = ConfigParts(settings, store, OffsetsAdmin(settings, logs("offsets")))
+    await parts.start()
+    address = settings.config_addr
+    coordinator = CoordinatorServicer(address, lambda: True, security.join_refusal)
+    leading = Leading(
+        logs("assignments"),
+        logs("configs"),
+        coordinator,
+        session_timeout=SESSION_TIMEOUT_S,
+        grace=GRACE_S,
+        name=address,
+    )
+
+    def servicers(server: grpc.aio.Server) -> None:
+        parts.add_servicers(server)
+        coordinator_pb2_grpc.add_CoordinatorServicer_to_server(coordinator, server)
+        internal_pb2_grpc.add_OffsetLogServiceServicer_to_server(
+            OffsetLogServicer(logs.offsets), server
+        )
+
+    health = Health(
+        [
+            *SERVICE_NAMES,
+            full_name(coordinator_pb2, "Coordinator"),
+            full_name(internal_pb2, "OffsetLogService"),
+        ]
+    )
+    server = await runner.start_server(address, servicers, health, security)
+    worker: Worker | None = None
+    working: asyncio.Task[None] | None = None
+    rest = None
+    try:
+        await leading.start()
+        api, rest = await parts.serve_rest(rest_address, security, await cluster_id(settings))
+        api.started = True
+        run_dir, log_dir = settings.var_dir / "run", settings.var_dir / "log"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        worker = Worker(settings, rest_address, parts.commands.catalog, run_dir, log_dir, logs)
+        working = asyncio.create_task(worker.run(), name="worker")
+        await create_connectors(parts, connectors)
+        await health.ready()
+        logger.info(
+            "standalone_ready",
+            address=address,
+            rest_address=rest_address,
+            offsets_file=str(offsets_file),
+            connectors=len(connectors),
+        )
+        await runner.until_stopped(*store.readers(), *parts.tasks, *leading.readers, working)
+    finally:
+        await health.shutting_down()
+        if worker is not None and working is not None:
+            worker.shutdown()  # its source tasks store their last offsets as they stop
+            await asyncio.wait({working})
+        await logs.offsets.close()
+        if rest is not None:
+            await rest.cleanup()
+        await leading.stop()
+        await server.stop(grace=1)
+        await parts.stop()
+        await store.close()
+        logger.info("standalone_stopped")

@@ -1,0 +1,325 @@
+"""Standalone mode as a user runs it: ``headrace standalone worker.properties connector...``, one
+real OS process on the suite's broker, with Kafka's own quickstart files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+
+from headrace.local.kafka import free_port
+from tests.support import QUICKSTART_SINK, QUICKSTART_SOURCE, Rest, stops, wait_for
+
+pytestmark = [pytest.mark.kafka]
+
+HEADRACE = Path(sys.executable).parent / "headrace"
+TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
+
+
+@dataclass
+class Standalone:
+    """One ``headrace standalone`` process, run in ``folder`` with ``args``."""
+
+    folder: Path
+    kafka: str
+    rest_port: int
+    env: dict[str, str]
+    address: str
+    args: tuple[str, ...] = ()
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def rest(self) -> Rest:
+        return Rest(f"http://127.0.0.1:{self.rest_port}")
+
+    def worker_file(self, flush_ms: int = 10_000, more: str = "") -> None:
+        """Kafka's config/connect-standalone.properties, on the suite's broker and a free port,
+        the offsets in this folder, and ``more`` lines."""
+        (self.folder / "connect-standalone.properties").write_text(
+            f"bootstrap.servers={self.kafka}\n"
+            "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+            "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+            "key.converter.schemas.enable=true\n"
+            "value.converter.schemas.enable=true\n"
+            f"offset.storage.file.filename={self.folder / 'connect.offsets'}\n"
+            f"offset.flush.interval.ms={flush_ms}\n"
+            f"listeners=http://127.0.0.1:{self.rest_port}\n" + more
+        )
+
+    def start(self) -> Standalone:
+        with (self.folder / "standalone.log").open("ab") as output:
+            self.process = subprocess.Popen(
+                [str(HEADRACE), "standalone", *self.args],
+                cwd=self.folder,
+                env=self.env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        wait_for("the REST API answering", self._answers, timeout=60)
+        return self
+
+    def _answers(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(f"standalone exited {self.process.returncode}: {self.output()}")
+        try:
+            return self.rest("GET", "/connectors")[0] == 200
+        except OSError:
+            return False
+
+    def output(self) -> str:
+        return (self.folder / "standalone.log").read_text(errors="replace")[-4000:]
+
+    def children(self) -> list[str]:
+        """The command lines of the processes it started."""
+        assert self.process is not None
+        found = subprocess.run(
+            ["ps", "--ppid", str(self.process.pid), "-o", "args="],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return [line for line in found.stdout.splitlines() if line.strip()]
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                assert self.process.wait(timeout=60) == 0, self.output()
+            finally:
+                self.process.kill()
+        self.process = None
+
+
+@pytest.fixture
+def standalone(kafka: str, tmp_path: Path) -> Iterator[Standalone]:
+    """A standalone worker to start in ``tmp_path``: its files are the test's to write."""
+    rest_port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+    address = f"127.0.0.1:{free_port()}"
+    env |= {
+        "HEADRACE_VAR": str(tmp_path / "var"),
+        "HEADRACE_CONFIG_ADDR": address,
+        "HEADRACE_CLUSTER": f"standalone{rest_port}",
+    }
+    node = Standalone(tmp_path, kafka, rest_port, env, address)
+    node.worker_file()
+    try:
+        yield node
+    finally:
+        node.stop()
+        wait_for("its plugin processes gone", lambda: not plugin_hosts(tmp_path), timeout=60)
+
+
+def plugin_hosts(folder: Path) -> list[str]:
+    """Plugin processes still running from a standalone worker run in ``folder``."""
+    found = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True, check=False)
+    return [
+        line
+        for line in found.stdout.splitlines()
+        if "headrace.runtime.host" in line and str(folder) in line
+    ]
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+async def topics(kafka: str) -> list[str]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        return list(await admin.list_topics())
+    finally:
+        await admin.close()
+
+
+def test_the_quickstart_moves_every_line_in_order_with_one_control_process(
+    standalone: Standalone, kafka: str
+) -> None:
+    folder = standalone.folder
+    (folder / "connect-file-source.properties").write_text(QUICKSTART_SOURCE)
+    (folder / "connect-file-sink.properties").write_text(QUICKSTART_SINK)
+    sent = [f"line {i}" for i in range(2000)]
+    (folder / "test.txt").write_text("\n".join(sent) + "\n")
+    standalone.args = (
+        "connect-standalone.properties",
+        "connect-file-source.properties",
+        "connect-file-sink.properties",
+    )
+    standalone.start()
+
+    wait_for("every line in the sink file", lambda: len(lines(folder / "test.sink.txt")) >= 2000)
+    assert lines(folder / "test.sink.txt") == sent
+    with (folder / "test.txt").open("a") as out:  # a line written later is read too
+        out.write("one more\n")
+    wait_for("the later line", lambda: lines(folder / "test.sink.txt") == [*sent, "one more"])
+
+    # One control process: what it starts are plugin processes, no service of distributed mode.
+    children = standalone.children()
+    assert children and all("headrace.runtime.host" in c for c in children), children
+    cluster = standalone.env["HEADRACE_CLUSTER"]
+    internal = [t for t in asyncio.run(topics(kafka)) if t.startswith(f"{cluster}-")]
+    assert internal == [], "standalone mode wrote internal topics"
+
+    status, body = standalone.rest("GET", "/connectors?expand=status")
+    assert status == 200
+    assert {n: c["status"]["tasks"][0]["state"] for n, c in body.items()} == {
+        "local-file-source": "RUNNING",
+        "local-file-sink": "RUNNING",
+    }
+    standalone.stop()
+    # Stopped cleanly, its source's last offset is in the file: the end of what it read.
+    stored = json.loads((folder / "connect.offsets").read_text())
+    (offset,) = [json.loads(r["value"]["text"]) for r in stored["records"]]
+    assert offset == {"position": (folder / "test.txt").stat().st_size}
+
+
+def test_a_killed_worker_started_again_loses_no_line(standalone: Standalone) -> None:
+    folder = standalone.folder
+    (folder / "source.properties").write_text(
+        "name=src\nconnector.class=FileStreamSource\nfile=in.txt\ntopic=standalone-kill\n"
+    )
+    (folder / "sink.json").write_text(
+        json.dumps(
+            {
+                "name": "sink",
+                "config": {
+                    "connector.class": "FileStreamSink",
+                    "file": "out.txt",
+                    "topics": "standalone-kill",
+                },
+            }
+        )
+    )
+    standalone.worker_file(flush_ms=500)
+    sent = [f"record {i}" for i in range(60_000)]
+    (folder / "in.txt").write_text("\n".join(sent) + "\n")
+    standalone.args = ("connect-standalone.properties", "source.properties", "sink.json")
+    standalone.start()
+    wait_for("a first part in the sink", lambda: len(lines(folder / "out.txt")) >= 5_000)
+    assert standalone.process is not None
+    standalone.process.send_signal(signal.SIGKILL)
+    standalone.process.wait(timeout=30)
+    # Its plugin processes end on their own once their worker's lease runs out.
+    wait_for("the orphaned plugin processes gone", lambda: not plugin_hosts(folder), timeout=60)
+
+    standalone.start()
+    wait_for(
+        "every record in the sink", lambda: set(lines(folder / "out.txt")) >= set(sent), timeout=120
+    )
+    arrived = Counter(lines(folder / "out.txt"))
+    assert set(arrived) == set(sent), "a record arrived that was never sent"
+    duplicates = sum(n - 1 for n in arrived.values())
+    print(f"standalone SIGKILL: {len(sent)} records, 0 lost, {duplicates} duplicates")
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('{"format": "headrace-log", "version": 1, "next_', "is not a whole log"),
+        ("", "is empty"),
+        ("\x00\x00garbage", "is not a whole log"),
+    ],
+    ids=["torn", "empty", "foreign"],
+)
+def test_a_torn_or_foreign_offsets_file_is_refused_and_left_as_it_was(
+    standalone: Standalone, content: str, problem: str
+) -> None:
+    offsets = standalone.folder / "connect.offsets"
+    offsets.write_text(content)
+    done = subprocess.run(
+        [str(HEADRACE), "standalone", "connect-standalone.properties"],
+        cwd=standalone.folder,
+        env=standalone.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"{offsets}: {problem}" in done.stderr
+    assert offsets.read_text() == content
+
+
+def test_the_rest_api_drives_a_standalone_worker_as_connect_answers(
+    standalone: Standalone,
+) -> None:
+    folder = standalone.folder
+    standalone.worker_file(more=f"plugin.path={TEST_PLUGINS}\n")
+    standalone.args = ("connect-standalone.properties",)
+    rest = standalone.start().rest
+    (folder / "in.txt").write_text("a\nb\nc\n")
+    source = {"connector.class": "FileStreamSource", "file": "in.txt", "topic": "standalone-rest"}
+    created, body = rest("POST", "/connectors", {"name": "src", "config": source})
+    assert created == 201, body
+    assert rest("POST", "/connectors", {"name": "src", "config": source})[0] == 409
+    recording = {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "topics": "standalone-rest",
+        "path": str(folder / "recorded"),
+    }
+    assert rest("PUT", "/connectors/rec/config", recording)[0] == 201
+    wait_for("the recording sink running", lambda: states(rest, "rec") == ("RUNNING", ["RUNNING"]))
+    wait_for("three records", lambda: len(lines(folder / "recorded" / "records.jsonl")) >= 3)
+
+    assert rest("PUT", "/connectors/src/pause")[0] == 202
+    wait_for("paused", lambda: states(rest, "src") == ("PAUSED", ["PAUSED"]))
+    assert rest("PUT", "/connectors/src/resume")[0] == 202
+    wait_for("running again", lambda: states(rest, "src") == ("RUNNING", ["RUNNING"]))
+    assert rest("POST", "/connectors/src/restart?includeTasks=true")[0] == 202
+    wait_for("running after the restart", lambda: states(rest, "src") == ("RUNNING", ["RUNNING"]))
+
+    # KIP-875 on the offsets file: refused while it runs, as Connect refuses it.
+    assert rest("GET", "/connectors/src/offsets") == (
+        200,
+        {"offsets": [{"partition": {"filename": "in.txt"}, "offset": {"position": 6}}]},
+    )
+    assert rest("DELETE", "/connectors/src/offsets")[0] == 400
+    assert rest("PUT", "/connectors/src/stop")[0] == 204
+    wait_for("stopped", lambda: states(rest, "src") == ("STOPPED", []))
+    altered = {"offsets": [{"partition": {"filename": "in.txt"}, "offset": {"position": 2}}]}
+    assert rest("PATCH", "/connectors/src/offsets", altered)[0] == 200
+    assert rest("GET", "/connectors/src/offsets") == (200, altered)
+    assert rest("PUT", "/connectors/src/resume")[0] == 202
+    # From position 2: "b" and "c" again.
+    wait_for("b and c again", lambda: len(lines(folder / "recorded" / "records.jsonl")) >= 5)
+
+    assert rest("DELETE", "/connectors/rec")[0] == 204
+    wait_for("the deletion delivered", lambda: any(d for _, _, d in stops(folder / "recorded")))
+    assert [(u, t) for u, t, d in stops(folder / "recorded") if d] == [
+        ("connector", None),
+        ("task", 0),
+    ]
+    assert rest("GET", "/connectors/rec")[0] == 404
+    assert rest("GET", "/connectors")[1] == ["src"]
+
+    # The headrace command speaks to it over gRPC.
+    got = subprocess.run(
+        [str(HEADRACE), "--address", standalone.address, "get", "connectors", "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert got.returncode == 0, got.stderr
+    listed = json.loads(got.stdout)  # as GET /connectors?expand=info&expand=status
+    assert list(listed) == ["src"]
+    assert listed["src"]["status"]["connector"]["state"] == "RUNNING"
+
+
+def states(rest: Rest, name: str) -> tuple[str, list[str]] | None:
+    status, body = rest("GET", f"/connectors/{name}/status")
+    if status != 200:
+        return None
+    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
