@@ -144,7 +144,12 @@ def _has_jars(folder: Path) -> bool:
 
 def locations(entry: Path) -> Iterator[Path]:
     """The Java plugin locations in one plugin path entry: its jars, its folders that hold jars,
-    and the version folders (with jars and no Python manifest) of its other folders."""
+    and the version folders (with jars and no Python manifest) of its other folders. An entry
+    that is a jar is one location, as Connect takes one (its quickstart names
+    ``libs/connect-file-<version>.jar``)."""
+    if entry.is_file() and entry.suffix == ".jar":
+        yield entry
+        return
     if not entry.is_dir():
         return
     for child in sorted(entry.iterdir()):

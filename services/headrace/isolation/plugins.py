@@ -37,6 +37,7 @@ from pathlib import Path
 
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log
+from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm
 
 CONNECTOR_TYPES = ("source", "sink")
@@ -105,6 +106,11 @@ class PluginDescriptor:
     @property
     def is_java(self) -> bool:
         return self.runtime == "java"
+
+    @property
+    def ships_with_headrace(self) -> bool:
+        """One of headrace's built-in plugins."""
+        return self.folder.is_relative_to(BUILTIN_PLUGINS)
 
 
 def version_key(version: str) -> tuple[tuple[int, str], ...]:
@@ -264,6 +270,11 @@ class PluginCatalog:
         """The installed versions of the plugin named by class or alias, of one of ``types``
         (connectors unless said), oldest first."""
         matches = [p for p in self.plugins if p.type in types and p.named(name)]
+        installed = [p for p in matches if not p.ships_with_headrace]
+        if len({p.class_name for p in matches}) > 1 and len({p.class_name for p in installed}) == 1:
+            # An alias a built-in shares with one plugin the operator installed names that one:
+            # FileStreamSource is Kafka's own connector once its jar is on the plugin path.
+            matches = installed
         return sorted(matches, key=lambda p: version_key(p.version))
 
     def resolve(self, connector_class: str, version: str | None = None) -> PluginDescriptor:

@@ -75,6 +75,9 @@ def main() -> None:
         parser.exit(2, f"{PROG}: error: {exc}\n")
     security = security_or_exit(parser, settings)
     log.configure("standalone")
+    for entry in worker.plugin_path:
+        if not entry.exists():  # as Connect: said, and the rest of the plugin path is used
+            log.get().warning("plugin_path_entry_missing", entry=str(entry), file=str(args.worker))
     rest_address = f"{worker.rest_host}:{worker.rest_port}"
     runner.run(
         lambda: serve(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from headrace.core.model.errors import PluginError
+from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm
 from headrace.isolation.plugins import PluginCatalog, read_manifest
 
@@ -110,6 +111,34 @@ def test_an_alias_two_plugins_share_is_refused_and_their_full_names_resolve(
         catalog.resolve("FileStreamSource")
     java = catalog.resolve("org.apache.kafka.connect.file.FileStreamSourceConnector")
     assert (java.version, java.is_java) == ("4.3.0", True)
+
+
+def test_an_alias_a_builtin_shares_with_an_installed_plugin_names_the_installed_one(
+    tmp_path: Path,
+) -> None:
+    """Kafka's quickstart puts connect-file's jar on plugin.path and says FileStreamSource:
+    it means Kafka's connector, not the built-in of the same name."""
+    location = jar(tmp_path / "connect-file.jar")
+    manifest = tmp_path / "scan" / "manifest.json"
+    manifest.parent.mkdir()
+    java = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+    manifest.write_text(
+        json.dumps(
+            {
+                "class": java,
+                "version": "4.3.0",
+                "type": "source",
+                "runtime": "java",
+                "location": str(location),
+            }
+        )
+    )
+    builtin = read_manifest(BUILTIN_PLUGINS / "file-source" / "1.0.0" / "manifest.json")
+    catalog = PluginCatalog((builtin, read_manifest(manifest)))
+
+    assert catalog.resolve("FileStreamSource").class_name == java
+    assert catalog.resolve("FileStreamSourceConnector").class_name == java
+    assert catalog.resolve(builtin.class_name) == builtin  # its full name still names it
 
 
 PG = "io.debezium.connector.postgresql.PostgresConnector"
