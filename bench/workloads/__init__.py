@@ -11,12 +11,14 @@ from bench.workloads.javafiles import JavaFileToFile
 from bench.workloads.parquet import KafkaToDelta, KafkaToParquet
 from bench.workloads.rebalance import Rebalance
 from bench.workloads.restart import Restart
+from bench.workloads.standalone import StandaloneFileToFile
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         FileToFile(),
         JavaFileToFile(),
+        StandaloneFileToFile(),
         KafkaToParquet(),
         KafkaToDelta(),
         Flood(),

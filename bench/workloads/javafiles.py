@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 
 from bench import raw
 from bench.connect import STRING_CONVERTER, standalone
@@ -66,16 +67,25 @@ class JavaFileToFile:
             ours = Case(env, client, converters, _folder(files, env), line_bytes, JAVA_FILE)
             figures |= _prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
         figures |= _peaks(peaks)
-        worker = standalone(env.bootstrap, env.folder("connect"))
-        try:
-            worker.start()
-            with PeakMemory() as peaks:
-                peaks.track(CONNECT_RSS, worker.pid)
-                theirs = Case(env, worker, {}, _folder(files, env), line_bytes, JAVA_FILE)
-                figures |= _prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
-        finally:
-            worker.stop()
-        return figures | _peaks(peaks)
+        return figures | on_connect_standalone(env, files, input_file, (n, line_bytes), filled)
+
+
+def on_connect_standalone(
+    env: BenchEnv, files: Path, input_file: Path, size: tuple[int, int], filled: str
+) -> dict[str, float]:
+    """The figures of Kafka's FileStream connectors on a Kafka Connect standalone worker, and
+    its peak RSS: ``size`` lines of ``size[1]`` bytes from ``input_file``, or ``filled``."""
+    n, line_bytes = size
+    worker = standalone(env.bootstrap, env.folder("connect"))
+    try:
+        worker.start()
+        with PeakMemory() as peaks:
+            peaks.track(CONNECT_RSS, worker.pid)
+            theirs = Case(env, worker, {}, _folder(files, env), line_bytes, JAVA_FILE)
+            figures = _prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
+    finally:
+        worker.stop()
+    return figures | _peaks(peaks)
 
 
 async def _fill(env: BenchEnv, topic: str, data: list[bytes]) -> None:

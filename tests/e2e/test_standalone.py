@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.dataset as ds
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
@@ -80,16 +81,17 @@ class Standalone:
     def output(self) -> str:
         return (self.folder / "standalone.log").read_text(errors="replace")[-4000:]
 
-    def children(self) -> list[str]:
-        """The command lines of the processes it started."""
+    def children(self) -> dict[int, str]:
+        """The command lines of the processes it started, by pid."""
         assert self.process is not None
         found = subprocess.run(
-            ["ps", "--ppid", str(self.process.pid), "-o", "args="],
+            ["ps", "--ppid", str(self.process.pid), "-o", "pid=,args="],
             capture_output=True,
             text=True,
             check=False,
         )
-        return [line for line in found.stdout.splitlines() if line.strip()]
+        pairs = (line.strip().split(" ", 1) for line in found.stdout.splitlines() if line.strip())
+        return {int(pid): args for pid, args in pairs}
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -166,7 +168,7 @@ def test_the_quickstart_moves_every_line_in_order_with_one_control_process(
     wait_for("the later line", lambda: lines(folder / "test.sink.txt") == [*sent, "one more"])
 
     # One control process: what it starts are plugin processes, no service of distributed mode.
-    children = standalone.children()
+    children = standalone.children().values()
     assert children and all("headrace.runtime.host" in c for c in children), children
     cluster = standalone.env["HEADRACE_CLUSTER"]
     internal = [t for t in asyncio.run(topics(kafka)) if t.startswith(f"{cluster}-")]
@@ -252,6 +254,24 @@ def test_a_torn_or_foreign_offsets_file_is_refused_and_left_as_it_was(
     assert offsets.read_text() == content
 
 
+def test_a_connector_file_that_is_refused_stops_the_start_naming_it(
+    standalone: Standalone,
+) -> None:
+    (standalone.folder / "odd.properties").write_text("name=odd\nconnector.class=NoSuchThing\n")
+    done = subprocess.run(
+        [str(HEADRACE), "standalone", "connect-standalone.properties", "odd.properties"],
+        cwd=standalone.folder,
+        env=standalone.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "headrace standalone: error: odd.properties: the config of 'odd'" in done.stderr
+    assert "connector.class: no plugin named 'NoSuchThing'" in done.stderr
+
+
 def test_the_rest_api_drives_a_standalone_worker_as_connect_answers(
     standalone: Standalone,
 ) -> None:
@@ -323,3 +343,44 @@ def states(rest: Rest, name: str) -> tuple[str, list[str]] | None:
     if status != 200:
         return None
     return body["connector"]["state"], [t["state"] for t in body["tasks"]]
+
+
+@pytest.mark.spark
+def test_the_spark_executor_starts_only_for_a_connector_that_writes_through_it(
+    standalone: Standalone,
+) -> None:
+    folder = standalone.folder
+    standalone.env["HEADRACE_EXECUTOR_ADDR"] = f"127.0.0.1:{free_port()}"
+    standalone.args = ("connect-standalone.properties",)
+    rest = standalone.start().rest
+    generated = {"connector.class": "DatagenSource", "topic": "standalone-pq", "records": "300"}
+    assert rest("POST", "/connectors", {"name": "gen", "config": generated})[0] == 201
+    wait_for("the source running", lambda: states(rest, "gen") == ("RUNNING", ["RUNNING"]))
+    assert not executors(standalone)
+
+    parquet = {"connector.class": "ParquetSink", "topics": "standalone-pq", "path": "pq"}
+    assert rest("POST", "/connectors", {"name": "pq", "config": parquet})[0] == 201
+    wait_for(
+        "every row in Parquet",
+        lambda: (
+            (folder / "pq").exists()
+            and ds.dataset(folder / "pq", format="parquet").count_rows() >= 300
+        ),
+        timeout=180,
+    )
+    assert ds.dataset(folder / "pq", format="parquet").count_rows() == 300
+    (executor,) = executors(standalone)
+    standalone.stop()
+    wait_for("the executor stopped with it", lambda: not alive(executor), timeout=60)
+
+
+def executors(standalone: Standalone) -> list[int]:
+    return [pid for pid, args in standalone.children().items() if "headrace.executor" in args]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

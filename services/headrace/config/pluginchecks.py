@@ -23,7 +23,7 @@ from headrace.core.observability import log
 from headrace.core.settings import Settings
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginDescriptor
-from headrace.isolation.supervisor import PluginProcess, plugin_key
+from headrace.isolation.supervisor import BeforeStart, PluginProcess, plugin_key
 
 VALIDATE_TIMEOUT_S = 30.0
 OWNER = "config"
@@ -32,8 +32,9 @@ OWNER = "config"
 class PluginChecks:
     """Plugin processes kept to answer ``Validate``, one per plugin version."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, before_start: BeforeStart | None = None) -> None:
         self.settings = settings
+        self._before_start = before_start
         # Sockets in a folder of their own, readable by this user only, with a path short
         # enough for a Unix socket (108 bytes) wherever the var folder is.
         self._run_dir = Path(tempfile.mkdtemp(prefix="headrace-config-"))
@@ -98,6 +99,7 @@ class PluginChecks:
                 self._log_dir,
                 lambda _, event: None,  # it runs no units: nothing it says calls for action
                 self._exited,
+                before_start=self._before_start,
             )
             try:
                 await process.start()

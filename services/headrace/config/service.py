@@ -38,6 +38,7 @@ from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import task_client_id
 from headrace.isolation.plugins import JVM_PLUGINS, builtin_version, installed
+from headrace.isolation.supervisor import BeforeStart
 from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
 
 # How often the session key's age is checked: rotation lands within this of its time to live.
@@ -79,9 +80,15 @@ class ConfigParts:
     gRPC API and the REST API over them. Its session key is current once :meth:`start` returns,
     and kept so, with the automatic restarts, until :meth:`stop`."""
 
-    def __init__(self, settings: Settings, store: ConfigStore, offsets: OffsetsAdmin) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: ConfigStore,
+        offsets: OffsetsAdmin,
+        before_plugin_start: BeforeStart | None = None,
+    ) -> None:
         self.settings = settings
-        self.checks = PluginChecks(settings)
+        self.checks = PluginChecks(settings, before_plugin_start)
         self.commands = Commands(
             store,
             installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),

@@ -60,6 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--retry-after-ms", type=int, default=250, help="the retry hint sent when busy"
     )
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument(
+        "--parent-pid", type=int, help="stop when this process is gone (even after a SIGKILL)"
+    )
     metrics.add_flag(parser)
     args = parser.parse_args(argv)
     args.security = security_or_exit(parser, settings)
@@ -125,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         roots=[str(r) for r in roots.roots],
     )
     while not stopping.wait(1.0):
-        pass
+        if args.parent_pid and not _alive(args.parent_pid):
+            logger.info("executor_parent_gone", parent_pid=args.parent_pid)
+            break
     health.shutting_down()
     server.stop(STOP_GRACE_S).wait()
     service.close()
@@ -134,6 +139,16 @@ def main(argv: list[str] | None = None) -> int:
     spark.stop()
     logger.info("executor_stopped")
     return 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # there, owned by someone else
+    return True
 
 
 if __name__ == "__main__":

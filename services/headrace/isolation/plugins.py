@@ -84,6 +84,9 @@ class PluginDescriptor:
     ``folder`` is its location (a jar, or a folder of jars) and ``manifest_file`` says where
     its scan's manifest is."""
     manifest_file: Path | None = None
+    uses_executor: bool = False
+    """Whether its tasks write through the Spark executor (its manifest's ``"executor": true``):
+    standalone mode starts the executor before the first such plugin process."""
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -147,6 +150,9 @@ def read_manifest(path: Path) -> PluginDescriptor:
         raise PluginError(
             f"{path}: delivery is for sinks, one of {', '.join(DELIVERIES)}, not {delivery!r}"
         )
+    executor = raw.get("executor", False)
+    if not isinstance(executor, bool):
+        raise PluginError(f"{path}: executor must be true or false, not {executor!r}")
     return PluginDescriptor(
         class_name=raw["class"],
         version=str(raw["version"]),
@@ -156,6 +162,7 @@ def read_manifest(path: Path) -> PluginDescriptor:
         folder=path.parent,
         requirements=tuple(requirements),
         delivery=delivery,
+        uses_executor=executor,
     )
 
 

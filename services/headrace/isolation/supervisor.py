@@ -24,7 +24,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import grpc
@@ -117,6 +117,11 @@ def host_env(
     return {**kept, **settings.for_plugins().to_env(), "HEADRACE_WORKER_ID": worker_id}
 
 
+BeforeStart = Callable[[PluginDescriptor], Awaitable[None]]
+"""What is done before a plugin process starts: standalone mode starts the Spark executor for a
+plugin that writes through it. PluginError (or OSError, RuntimeError) when it cannot be done."""
+
+
 class PluginProcess:
     """One running plugin host; ``client`` is its API once :meth:`start` returned."""
 
@@ -130,8 +135,10 @@ class PluginProcess:
         on_event: Callable[[PluginProcess, HostEvent], None],
         on_exit: Callable[[PluginProcess, int, str], None],
         lease: Callable[[], tuple[float, float]] | None = None,
+        before_start: BeforeStart | None = None,
     ) -> None:
         self.plugin = plugin
+        self._before_start = before_start
         self.key = plugin_key(plugin)
         self._settings = settings
         self._worker_id = worker_id
@@ -161,7 +168,10 @@ class PluginProcess:
     async def start(self, wait_s: float = 30.0) -> None:
         """Starts the process and waits ``wait_s`` for it to serve. The environments its
         plugins' requirements call for are built first, off the event loop and outside that
-        wait: the process then finds them ready. PluginError when one cannot be built."""
+        wait: the process then finds them ready. PluginError when one cannot be built. What
+        ``before_start`` does for the plugin (start a service it needs) is done before that."""
+        if self._before_start is not None:
+            await self._before_start(self.plugin)
         await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
         private_folder(self._socket.parent.parent)
         shutil.rmtree(self._socket.parent, ignore_errors=True)  # a killed predecessor's

@@ -12,12 +12,14 @@ services' own parts over logs it keeps itself.
   speak as they do between processes, over this process's one gRPC server, which serves the public
   API beside them (Kafka Connect's REST API on its own port).
 
-Plugins run in plugin processes, as in distributed mode. The Spark executor is not started here.
+Plugins run in plugin processes, as in distributed mode. The Spark executor is started only if
+a connector needs it (``headrace.standalone.executor``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +40,7 @@ from headrace.core.settings import Settings
 from headrace.core.storage.filelog import FileTopic, file_logs
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, MemoryTopic, memory_logs
+from headrace.standalone.executor import ExecutorOnDemand
 from headrace.standalone.files import ConnectorFile, StandaloneConfigError
 from headrace.standalone.offsetlog import OffsetLogServicer
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc, internal_pb2, internal_pb2_grpc
@@ -88,7 +91,9 @@ async def serve(
     logs = Logs(FileTopic("offsets", offsets_file, flush_every_s))
     store = ConfigStore(logs("configs"), StatusStore(logs("status")))
     await store.start()
-    parts = ConfigParts(settings, store, OffsetsAdmin(settings, logs("offsets")))
+    run_dir, log_dir = settings.var_dir / "run", settings.var_dir / "log"
+    executor = ExecutorOnDemand(settings, log_dir / "executor.log")
+    parts = ConfigParts(settings, store, OffsetsAdmin(settings, logs("offsets")), executor)
     await parts.start()
     address = settings.config_addr
     coordinator = CoordinatorServicer(address, lambda: True, security.join_refusal)
@@ -123,12 +128,19 @@ async def serve(
         await leading.start()
         api, rest = await parts.serve_rest(rest_address, security, await cluster_id(settings))
         api.started = True
-        run_dir, log_dir = settings.var_dir / "run", settings.var_dir / "log"
         run_dir.mkdir(parents=True, exist_ok=True)
         log_dir.mkdir(parents=True, exist_ok=True)
-        worker = Worker(settings, rest_address, parts.commands.catalog, run_dir, log_dir, logs)
+        worker = Worker(
+            settings, rest_address, parts.commands.catalog, run_dir, log_dir, logs, executor
+        )
         working = asyncio.create_task(worker.run(), name="worker")
-        await create_connectors(parts, connectors)
+        try:
+            await create_connectors(parts, connectors)
+        except StandaloneConfigError as exc:
+            # As Connect's standalone worker: a connector file refused stops the worker.
+            logger.error("standalone_connector_refused", error=str(exc))
+            sys.stderr.write(f"headrace standalone: error: {exc}\n")
+            raise SystemExit(2) from None
         await health.ready()
         logger.info(
             "standalone_ready",
@@ -143,6 +155,7 @@ async def serve(
         if worker is not None and working is not None:
             worker.shutdown()  # its source tasks store their last offsets as they stop
             await asyncio.wait({working})
+        await executor.stop()  # once the sinks that wrote through it have stopped
         await logs.offsets.close()
         if rest is not None:
             await rest.cleanup()

@@ -69,7 +69,7 @@ from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.isolation.supervisor import PluginProcess, plugin_key
+from headrace.isolation.supervisor import BeforeStart, PluginProcess, plugin_key
 from headrace.worker import metrics
 from headrace.worker.executorlevels import ExecutorLevels
 from headrace.worker.membership import FENCE_AFTER, Membership
@@ -188,9 +188,12 @@ class Worker:
         run_dir: Path,
         log_dir: Path,
         logs: Callable[[str], LogFactory] | None = None,
+        before_plugin_start: BeforeStart | None = None,
     ) -> None:
         """``logs`` gives the log of each of the cluster's topics (status, configs): on Kafka
-        unless given (standalone mode's are in its process)."""
+        unless given (standalone mode's are in its process); ``before_plugin_start`` is done
+        before each plugin process starts (standalone mode starts the executor)."""
+        self._before_plugin_start = before_plugin_start
         logs = logs or partial(kafka_logs, settings)
         self.settings = settings
         self.worker_id = worker_id
@@ -365,6 +368,7 @@ class Worker:
             lambda _, e: self._queue.put_nowait(UnitReported(e)),
             lambda p, code, overrun: self._queue.put_nowait(ProcessExited(p, code, overrun)),
             self._host_lease,
+            self._before_plugin_start,
         )
         try:
             await process.start()

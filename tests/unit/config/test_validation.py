@@ -238,6 +238,27 @@ def test_a_sink_says_what_it_promises_of_its_records_in_its_manifest(tmp_path: P
     assert f"{said} 'exactly-once'" in reasons["Src"]
 
 
+def test_a_plugin_that_writes_through_the_executor_says_so_in_its_manifest(
+    tmp_path: Path,
+) -> None:
+    found = discover([BUILTIN_PLUGINS])
+    uses = {p.class_name.rsplit(".", 1)[-1]: p.uses_executor for p in found.plugins}
+    assert uses == {
+        "DatagenSourceConnector": False,
+        "FileStreamSourceConnector": False,
+        "FileStreamSinkConnector": False,
+        "ParquetSinkConnector": True,
+        "DeltaSinkConnector": True,
+        "JdbcSinkConnector": True,
+        "TextFilesSinkConnector": True,
+    }
+    install_manifest(tmp_path, "Odd", "1.0.0", "sink")
+    manifest = tmp_path / "Odd" / "1.0.0" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "executor": "yes"}))
+    (broken,) = discover([tmp_path]).broken
+    assert "executor must be true or false, not 'yes'" in broken.reason
+
+
 PLAIN_LOGIN = (
     'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";'
 )

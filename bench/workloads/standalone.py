@@ -1,0 +1,142 @@
+"""File to file through Kafka in standalone mode: ``headrace standalone`` against Kafka Connect
+standalone, each started as a user starts it, from a worker properties file, on the same broker
+and files, with the String converter on both.
+
+The figures are those of the ``file`` workload (end to end, steady state, source alone, sink
+alone; ``bench.workloads.files``), and peak resident memory: the standalone process with its
+plugin processes (every process it runs) against Connect's standalone worker JVM (every process
+it runs). headrace runs its own FileStream connectors; Connect, Kafka's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.connect import STRING_CONVERTER, rest_call
+from bench.env import BenchEnv
+from bench.harness import Measure
+from bench.memory import PeakMemory
+from bench.workloads.files import PYTHON_FILE, SCENARIOS, Case, _folder, _peaks, _prefixed, lines
+from bench.workloads.javafiles import CONNECT_RSS, _fill, on_connect_standalone
+from headrace.local.kafka import free_port
+
+SYSTEMS = ("headrace standalone", "Kafka Connect standalone")
+HEADRACE_RSS = "headrace standalone, every process"
+
+
+@dataclass
+class HeadraceStandalone:
+    """One ``headrace standalone`` process in ``folder``, driven over its REST API; connectors
+    may read and write files under ``files``."""
+
+    bootstrap: str
+    folder: Path
+    files: Path
+    port: int = field(default_factory=free_port)
+    _proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 90.0) -> None:
+        worker = self.folder / "worker.properties"
+        worker.write_text(
+            f"bootstrap.servers={self.bootstrap}\n"
+            f"key.converter={STRING_CONVERTER}\n"
+            f"value.converter={STRING_CONVERTER}\n"
+            f"offset.storage.file.filename={self.folder / 'offsets'}\n"
+            # As Connect's in this run: its sink flushes its file at each offset commit.
+            "offset.flush.interval.ms=1000\n"
+            f"listeners=http://127.0.0.1:{self.port}\n"
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+        env |= {
+            "HEADRACE_VAR": str(self.folder / "var"),
+            "HEADRACE_CONFIG_ADDR": f"127.0.0.1:{free_port()}",
+            "HEADRACE_FILE_ROOTS": str(self.files),
+        }
+        with (self.folder / "standalone.log").open("ab") as log:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "headrace.standalone", str(worker)],
+                cwd=self.folder,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + timeout
+        while not self._answers():
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                tail = (self.folder / "standalone.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"headrace standalone did not start:\n{tail}")
+            time.sleep(0.2)
+
+    def _answers(self) -> bool:
+        try:
+            rest_call(self.port, "GET", "/")
+        except (OSError, RuntimeError):
+            return False
+        return True
+
+    def create(self, name: str, config: Mapping[str, str]) -> None:
+        rest_call(self.port, "POST", "/connectors", {"name": name, "config": dict(config)})
+
+    def delete(self, name: str) -> None:
+        rest_call(self.port, "DELETE", f"/connectors/{name}")
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+
+class StandaloneFileToFile:
+    name = "standalone"
+    description = "file -> Kafka -> file in standalone mode, one process each"
+    measures: Mapping[str, Measure] = {
+        **{f"{s} {c}": Measure("records/s") for s in SYSTEMS for c in SCENARIOS},
+        f"{HEADRACE_RSS} peak RSS": Measure("MiB", higher_is_better=False),
+        f"{CONNECT_RSS} peak RSS": Measure("MiB", higher_is_better=False),
+    }
+    max_repeats = 2
+    ratios: tuple[tuple[str, str], ...] = (
+        *((f"{SYSTEMS[0]} {c}", f"{SYSTEMS[1]} {c}") for c in SCENARIOS),
+        (f"{HEADRACE_RSS} peak RSS", f"{CONNECT_RSS} peak RSS"),
+    )
+
+    def parameters(self, smoke: bool) -> dict[str, object]:
+        return {"lines": 2_000 if smoke else 1_000_000, "line_bytes": 100}
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        n, line_bytes = int(str(parameters["lines"])), int(str(parameters["line_bytes"]))
+        files = env.folder("standalone-files")
+        input_file = files / env.fresh("input")
+        input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
+        filled = env.fresh("filled")
+        asyncio.run(_fill(env, filled, input_file.read_bytes().splitlines()))
+        converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+        figures: dict[str, float] = {}
+        ours = HeadraceStandalone(env.bootstrap, env.folder("headrace-standalone"), files)
+        try:
+            ours.start()
+            with PeakMemory() as peaks:
+                peaks.track(HEADRACE_RSS, ours.pid)
+                case = Case(env, ours, converters, _folder(files, env), line_bytes, PYTHON_FILE)
+                figures |= _prefixed(SYSTEMS[0], case.run(input_file, n, filled))
+        finally:
+            ours.stop()
+        figures |= _peaks(peaks)
+        return figures | on_connect_standalone(env, files, input_file, (n, line_bytes), filled)
