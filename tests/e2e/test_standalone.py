@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.dataset as ds
@@ -38,6 +38,7 @@ class Standalone:
     address: str
     args: tuple[str, ...] = ()
     process: subprocess.Popen[bytes] | None = None
+    started: list[int] = field(default_factory=list)  # every process's pid
 
     @property
     def rest(self) -> Rest:
@@ -66,6 +67,7 @@ class Standalone:
                 stdout=output,
                 stderr=subprocess.STDOUT,
             )
+        self.started.append(self.process.pid)
         wait_for("the REST API answering", self._answers, timeout=60)
         return self
 
@@ -120,16 +122,18 @@ def standalone(kafka: str, tmp_path: Path) -> Iterator[Standalone]:
         yield node
     finally:
         node.stop()
-        wait_for("its plugin processes gone", lambda: not plugin_hosts(tmp_path), timeout=60)
+        wait_for("its plugin processes gone", lambda: not plugin_hosts(node), timeout=60)
 
 
-def plugin_hosts(folder: Path) -> list[str]:
-    """Plugin processes still running from a standalone worker run in ``folder``."""
+def plugin_hosts(standalone: Standalone) -> list[str]:
+    """Plugin processes still running for any process ``standalone`` started, orphans too:
+    each names the worker it serves with ``--parent-pid``."""
     found = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True, check=False)
     return [
         line
         for line in found.stdout.splitlines()
-        if "headrace.runtime.host" in line and str(folder) in line
+        if "headrace.runtime.host" in line
+        and any(f"--parent-pid {pid}" in line for pid in standalone.started)
     ]
 
 
@@ -214,7 +218,7 @@ def test_a_killed_worker_started_again_loses_no_line(standalone: Standalone) -> 
     standalone.process.send_signal(signal.SIGKILL)
     standalone.process.wait(timeout=30)
     # Its plugin processes end on their own once their worker's lease runs out.
-    wait_for("the orphaned plugin processes gone", lambda: not plugin_hosts(folder), timeout=60)
+    wait_for("the orphaned plugin processes gone", lambda: not plugin_hosts(standalone), timeout=60)
 
     standalone.start()
     wait_for(

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -149,8 +150,10 @@ class PluginProcess:
         named = f"{worker_id}-{os.getpid()}-{self.key}"
         self._socket = run_dir / named / "host.sock"
         if len(str(self._socket.resolve())) > MAX_SOCKET_PATH:
-            # A socket's path is short: in a deep run folder, the same name, digested.
+            # A socket's path is short: in a deep run folder, the same name, digested; in a
+            # deeper one, a private folder of the system's temporary ones (made at start).
             self._socket = run_dir / hashlib.sha256(named.encode()).hexdigest()[:16] / "host.sock"
+        self._in_run_dir = len(str(self._socket.resolve())) <= MAX_SOCKET_PATH
         self.log_file = log_dir / f"{worker_id}-plugin-{self.key}.log"
         self._on_event = on_event
         self._on_exit = on_exit
@@ -173,9 +176,12 @@ class PluginProcess:
         if self._before_start is not None:
             await self._before_start(self.plugin)
         await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
-        private_folder(self._socket.parent.parent)
-        shutil.rmtree(self._socket.parent, ignore_errors=True)  # a killed predecessor's
-        private_folder(self._socket.parent)
+        if self._in_run_dir:
+            private_folder(self._socket.parent.parent)
+            shutil.rmtree(self._socket.parent, ignore_errors=True)  # a killed predecessor's
+            private_folder(self._socket.parent)
+        else:
+            self._socket = Path(tempfile.mkdtemp(prefix="headrace-plugin-")) / "host.sock"
         env = host_env(self._settings, self._worker_id)
         with self.log_file.open("ab") as out:
             self._proc = await asyncio.create_subprocess_exec(
