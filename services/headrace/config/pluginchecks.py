@@ -13,7 +13,7 @@ import asyncio
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from headrace.config.validation import ConfigRejected, Problem
@@ -32,9 +32,17 @@ OWNER = "config"
 class PluginChecks:
     """Plugin processes kept to answer ``Validate``, one per plugin version."""
 
-    def __init__(self, settings: Settings, before_start: BeforeStart | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        before_start: BeforeStart | None = None,
+        processes: Callable[[PluginDescriptor], Awaitable[PluginProcess]] | None = None,
+    ) -> None:
+        """``processes``, when given, gives the process to ask (standalone mode's worker's,
+        which runs the plugin's units too): it starts, keeps and stops them, not this."""
         self.settings = settings
         self._before_start = before_start
+        self._shared = processes
         # Sockets in a folder of their own, readable by this user only, with a path short
         # enough for a Unix socket (108 bytes) wherever the var folder is.
         self._run_dir = Path(tempfile.mkdtemp(prefix="headrace-config-"))
@@ -75,7 +83,7 @@ class PluginChecks:
         self, process: PluginProcess, doing: str, exc: PluginCallError
     ) -> ConfigRejected:
         """The error of a call that failed, once a process that is gone is forgotten."""
-        if exc.gone:
+        if exc.gone and self._shared is None:  # a shared one is its owner's to forget
             await self._forget(process)
         plugin = process.plugin
         return ConfigRejected(
@@ -85,6 +93,15 @@ class PluginChecks:
         )
 
     async def _process(self, plugin: PluginDescriptor) -> PluginProcess:
+        if self._shared is not None:
+            try:
+                return await self._shared(plugin)
+            except (PluginError, OSError, RuntimeError, TimeoutError) as exc:
+                raise ConfigRejected(
+                    Problem.INVALID,
+                    f"connector.class: {plugin.class_name} {plugin.version} could not be "
+                    f"loaded: {exc}",
+                ) from None
         key = plugin_key(plugin)
         async with self._starting[key]:
             running = self._processes.get(key)

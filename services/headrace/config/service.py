@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 import grpc
 from aiohttp import web
@@ -37,8 +37,8 @@ from headrace.core.security import sessionkey, tls
 from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import task_client_id
-from headrace.isolation.plugins import JVM_PLUGINS, builtin_version, installed
-from headrace.isolation.supervisor import BeforeStart
+from headrace.isolation.plugins import JVM_PLUGINS, PluginDescriptor, builtin_version, installed
+from headrace.isolation.supervisor import BeforeStart, PluginProcess
 from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
 
 # How often the session key's age is checked: rotation lands within this of its time to live.
@@ -86,9 +86,11 @@ class ConfigParts:
         store: ConfigStore,
         offsets: OffsetsAdmin,
         before_plugin_start: BeforeStart | None = None,
+        plugin_processes: Callable[[PluginDescriptor], Awaitable[PluginProcess]] | None = None,
     ) -> None:
+        """``before_plugin_start`` and ``plugin_processes``: see ``PluginChecks``."""
         self.settings = settings
-        self.checks = PluginChecks(settings, before_plugin_start)
+        self.checks = PluginChecks(settings, before_plugin_start, plugin_processes)
         self.commands = Commands(
             store,
             installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),

@@ -40,6 +40,8 @@ from headrace.core.settings import Settings
 from headrace.core.storage.filelog import FileTopic, file_logs
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, MemoryTopic, memory_logs
+from headrace.isolation.plugins import PluginDescriptor
+from headrace.isolation.supervisor import PluginProcess
 from headrace.standalone.executor import ExecutorOnDemand
 from headrace.standalone.files import ConnectorFile, StandaloneConfigError
 from headrace.standalone.offsetlog import OffsetLogServicer
@@ -93,7 +95,23 @@ async def serve(
     await store.start()
     run_dir, log_dir = settings.var_dir / "run", settings.var_dir / "log"
     executor = ExecutorOnDemand(settings, log_dir / "executor.log")
-    parts = ConfigParts(settings, store, OffsetsAdmin(settings, logs("offsets")), executor)
+    worker: Worker | None = None
+
+    async def worker_process(plugin: PluginDescriptor) -> PluginProcess:
+        # Configs are validated in the worker's plugin processes, which then run them: one
+        # process per plugin version, not two.
+        assert worker is not None, "the worker is made before any call is served"
+        return await worker.process_for(plugin)
+
+    parts = ConfigParts(
+        settings, store, OffsetsAdmin(settings, logs("offsets")), executor, worker_process
+    )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    # Named as Connect names a standalone worker: where its REST API listens.
+    worker = Worker(
+        settings, rest_address, parts.commands.catalog, run_dir, log_dir, logs, executor
+    )
     await parts.start()
     address = settings.config_addr
     coordinator = CoordinatorServicer(address, lambda: True, security.join_refusal)
@@ -121,18 +139,12 @@ async def serve(
         ]
     )
     server = await runner.start_server(address, servicers, health, security)
-    worker: Worker | None = None
     working: asyncio.Task[None] | None = None
     rest = None
     try:
         await leading.start()
         api, rest = await parts.serve_rest(rest_address, security, await cluster_id(settings))
         api.started = True
-        run_dir.mkdir(parents=True, exist_ok=True)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        worker = Worker(
-            settings, rest_address, parts.commands.catalog, run_dir, log_dir, logs, executor
-        )
         working = asyncio.create_task(worker.run(), name="worker")
         try:
             await create_connectors(parts, connectors)
@@ -152,7 +164,7 @@ async def serve(
         await runner.until_stopped(*store.readers(), *parts.tasks, *leading.readers, working)
     finally:
         await health.shutting_down()
-        if worker is not None and working is not None:
+        if working is not None:
             worker.shutdown()  # its source tasks store their last offsets as they stop
             await asyncio.wait({working})
         await executor.stop()  # once the sinks that wrote through it have stopped

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -209,6 +210,7 @@ class Worker:
         self._deleted: dict[Instance, None] = {}  # insertion-ordered, oldest forgotten first
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
+        self._spawning: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._status = StatusStore(logs("status"))
@@ -352,10 +354,34 @@ class Worker:
         once, however many of its units start, and different plugins' start at once."""
         missing = {plugin_key(p): p for p in plugins if plugin_key(p) not in self._processes}
         spawned = dict(
-            zip(missing, await asyncio.gather(*map(self._spawn, missing.values())), strict=True)
+            zip(
+                missing, await asyncio.gather(*map(self._spawn_once, missing.values())), strict=True
+            )
         )
-        self._processes.update({k: p for k, p in spawned.items() if not isinstance(p, Exception)})
         return {**self._processes, **spawned}
+
+    async def process_for(self, plugin: PluginDescriptor) -> PluginProcess:
+        """This worker's process of the plugin version, started if it has none: standalone mode
+        validates configs in the processes that run them, rather than in processes of their
+        own. One that runs no unit is stopped once idle, as any of the worker's. What
+        :meth:`_spawn` says when it cannot start one is raised."""
+        host = await self._spawn_once(plugin)
+        if isinstance(host, Exception):
+            raise host
+        self._check_idle_later()
+        return host
+
+    async def _spawn_once(self, plugin: PluginDescriptor) -> Host:
+        """The plugin version's process, started unless it runs (or is starting) already."""
+        key = plugin_key(plugin)
+        async with self._spawning[key]:
+            running = self._processes.get(key)
+            if running is not None:
+                return running
+            host = await self._spawn(plugin)
+            if not isinstance(host, Exception):
+                self._processes[key] = host
+            return host
 
     async def _spawn(self, plugin: PluginDescriptor) -> Host:
         """A started process for the plugin, or why it did not start."""
