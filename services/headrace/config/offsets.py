@@ -12,7 +12,7 @@ Parsing an entry is pure and names the key that is wrong; the I/O is in :class:`
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,10 +113,23 @@ class OffsetsAdmin:
     """Reads and changes connectors' offsets on one cluster: source offsets on its offsets
     topic, or in ``source_logs`` when given (standalone mode's file)."""
 
-    def __init__(self, settings: Settings, source_logs: LogFactory | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        source_logs: LogFactory | None = None,
+        durable: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """``durable``, when given, is awaited after source offsets are changed, before the
+        change is answered: standalone mode's file writes them then, whatever its interval."""
         self.settings = settings
         self.groups = GroupAdmin(settings.bootstrap_servers, settings.kafka_security)
         self._source_logs = source_logs
+        self._durable = durable
+
+    async def _written(self, store: OffsetStore, pairs: Sequence[tuple[Any, Any]]) -> None:
+        await store.write(pairs)
+        if self._durable is not None:
+            await self._durable()
 
     def _group(self, name: str, config: Mapping[str, str]) -> str:
         return sink_group_id(self.settings.cluster, name, config)
@@ -168,7 +181,7 @@ class OffsetsAdmin:
         pairs = [source_entry(e) for e in entries]
         store = await self._source_store(name, config)
         try:
-            await store.write(pairs)
+            await self._written(store, pairs)
         finally:
             await store.close()
 
@@ -179,6 +192,6 @@ class OffsetsAdmin:
             return
         store = await self._source_store(name, config)
         try:
-            await store.write([(json.loads(p), None) for p in store.state])
+            await self._written(store, [(json.loads(p), None) for p in store.state])
         finally:
             await store.close()

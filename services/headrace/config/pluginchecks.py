@@ -93,16 +93,14 @@ class PluginChecks:
         )
 
     async def _process(self, plugin: PluginDescriptor) -> PluginProcess:
+        key = plugin_key(plugin)
         if self._shared is not None:
             try:
-                return await self._shared(plugin)
+                shared = await self._shared(plugin)
             except (PluginError, OSError, RuntimeError, TimeoutError) as exc:
-                raise ConfigRejected(
-                    Problem.INVALID,
-                    f"connector.class: {plugin.class_name} {plugin.version} could not be "
-                    f"loaded: {exc}",
-                ) from None
-        key = plugin_key(plugin)
+                raise self._unloadable(key, plugin, exc) from None
+            self.broken.pop(key, None)
+            return shared
         async with self._starting[key]:
             running = self._processes.get(key)
             if running is not None:
@@ -121,15 +119,19 @@ class PluginChecks:
             try:
                 await process.start()
             except (PluginError, OSError, RuntimeError, TimeoutError) as exc:
-                self.broken[key] = f"could not be loaded: {exc}"
-                raise ConfigRejected(
-                    Problem.INVALID,
-                    f"connector.class: {plugin.class_name} {plugin.version} could not be "
-                    f"loaded: {exc}",
-                ) from None
+                raise self._unloadable(key, plugin, exc) from None
             self.broken.pop(key, None)  # loads now: fixed in place, or a passing failure
             self._processes[key] = process
             return process
+
+    def _unloadable(self, key: str, plugin: PluginDescriptor, exc: Exception) -> ConfigRejected:
+        """What a config is refused with when its plugin's process cannot start, remembered
+        for the plugin list."""
+        self.broken[key] = f"could not be loaded: {exc}"
+        return ConfigRejected(
+            Problem.INVALID,
+            f"connector.class: {plugin.class_name} {plugin.version} could not be loaded: {exc}",
+        )
 
     def _exited(self, process: PluginProcess, code: int, overrun: str) -> None:
         forgetting = asyncio.ensure_future(self._forget(process))

@@ -126,6 +126,7 @@ async def lead(
         await runner.until_stopped(*leading.readers, keeping)
         return True
     finally:
+        servicer.lead(None)  # first: a replica that no longer leads serves no join
         metrics.LEADER.set(0)
         metrics.MEMBERS.set_function(lambda: 0)
         await health.not_ready()

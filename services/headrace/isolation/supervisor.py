@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -118,6 +119,8 @@ def host_env(
     return {**kept, **settings.for_plugins().to_env(), "HEADRACE_WORKER_ID": worker_id}
 
 
+_STARTED = itertools.count(1)  # the processes made in this process, numbered
+
 BeforeStart = Callable[[PluginDescriptor], Awaitable[None]]
 """What is done before a plugin process starts: standalone mode starts the Spark executor for a
 plugin that writes through it. PluginError (or OSError, RuntimeError) when it cannot be done."""
@@ -147,7 +150,9 @@ class PluginProcess:
         # may still be cleaning up.
         # A folder of its own: a confined plugin process may write there and nowhere near its
         # siblings' sockets (headrace.isolation.sandbox).
-        named = f"{worker_id}-{os.getpid()}-{self.key}"
+        # Its own number keeps it apart from an earlier process of the same plugin version
+        # that is still being cleared away (its folder removed as it goes).
+        named = f"{worker_id}-{os.getpid()}-{next(_STARTED)}-{self.key}"
         self._socket = run_dir / named / "host.sock"
         if len(str(self._socket.resolve())) > MAX_SOCKET_PATH:
             # A socket's path is short: in a deep run folder, the same name, digested; in a

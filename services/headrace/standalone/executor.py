@@ -58,7 +58,7 @@ class ExecutorOnDemand:
         )
         self._log_file.parent.mkdir(parents=True, exist_ok=True)
         with self._log_file.open("ab") as out:
-            self._process = await asyncio.create_subprocess_exec(
+            process = self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
                 "headrace.executor",
@@ -77,10 +77,10 @@ class ExecutorOnDemand:
             )
         deadline = time.monotonic() + START_S
         while not await self._serving():
-            if self._process.returncode is not None:
+            if process.returncode is not None:
                 raise PluginError(
                     f"{plugin.class_name} writes through the Spark executor, which exited with "
-                    f"{self._process.returncode} as it started: see {self._log_file}"
+                    f"{process.returncode} as it started: see {self._log_file}"
                 )
             if time.monotonic() > deadline:
                 await self.stop()

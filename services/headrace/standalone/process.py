@@ -19,6 +19,7 @@ a connector needs it (``headrace.standalone.executor``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,7 +61,9 @@ class Logs:
 
     def __init__(self, offsets: FileTopic) -> None:
         self.offsets = offsets
-        self._memory = {role: MemoryTopic(role) for role in ("configs", "status", "assignments")}
+        self._memory = {
+            role: MemoryTopic(role, compacted=True) for role in ("configs", "status", "assignments")
+        }
 
     def __call__(self, role: str) -> LogFactory:
         if role == "offsets":
@@ -103,9 +106,9 @@ async def serve(
         assert worker is not None, "the worker is made before any call is served"
         return await worker.process_for(plugin)
 
-    parts = ConfigParts(
-        settings, store, OffsetsAdmin(settings, logs("offsets")), executor, worker_process
-    )
+    # A change made through the offsets API is in the file before it is answered.
+    offsets = OffsetsAdmin(settings, logs("offsets"), logs.offsets.flush)
+    parts = ConfigParts(settings, store, offsets, executor, worker_process)
     run_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
     # Named as Connect names a standalone worker: where its REST API listens.
@@ -139,13 +142,29 @@ async def serve(
         ]
     )
     server = await runner.start_server(address, servicers, health, security)
-    working: asyncio.Task[None] | None = None
-    rest = None
-    try:
+    async with contextlib.AsyncExitStack() as stopping:
+        # Undone in the reverse order, each step whatever the one before it raised: health says
+        # so, the REST API takes no more calls, the worker stops its units (its sources store
+        # their last offsets through the gRPC server, which stays up), the executor stops, the
+        # offsets file is written, then the group, the gRPC server, the config part, the store.
+        stopping.push_async_callback(store.close)
+        stopping.push_async_callback(parts.stop)
+        stopping.push_async_callback(server.stop, 1)
+        stopping.push_async_callback(leading.stop)
+        stopping.push_async_callback(logs.offsets.close)
+        stopping.push_async_callback(executor.stop)  # once the sinks writing through it stopped
         await leading.start()
         api, rest = await parts.serve_rest(rest_address, security, await cluster_id(settings))
         api.started = True
         working = asyncio.create_task(worker.run(), name="worker")
+
+        async def stop_worker() -> None:
+            worker.shutdown()  # its source tasks store their last offsets as they stop
+            await asyncio.wait({working})
+
+        stopping.push_async_callback(stop_worker)
+        stopping.push_async_callback(rest.cleanup)
+        stopping.push_async_callback(health.shutting_down)
         try:
             await create_connectors(parts, connectors)
         except StandaloneConfigError as exc:
@@ -162,17 +181,4 @@ async def serve(
             connectors=len(connectors),
         )
         await runner.until_stopped(*store.readers(), *parts.tasks, *leading.readers, working)
-    finally:
-        await health.shutting_down()
-        if working is not None:
-            worker.shutdown()  # its source tasks store their last offsets as they stop
-            await asyncio.wait({working})
-        await executor.stop()  # once the sinks that wrote through it have stopped
-        await logs.offsets.close()
-        if rest is not None:
-            await rest.cleanup()
-        await leading.stop()
-        await server.stop(grace=1)
-        await parts.stop()
-        await store.close()
-        logger.info("standalone_stopped")
+    logger.info("standalone_stopped")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -211,6 +212,7 @@ class Worker:
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
         self._spawning: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._handed_out: dict[str, float] = {}  # when process_for last gave each out
         self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
         self._status = StatusStore(logs("status"))
@@ -368,6 +370,7 @@ class Worker:
         host = await self._spawn_once(plugin)
         if isinstance(host, Exception):
             raise host
+        self._handed_out[plugin_key(plugin)] = time.monotonic()
         self._check_idle_later()
         return host
 
@@ -656,10 +659,11 @@ class Worker:
         self.log.info("task_reconfiguration_applied", connector=unit.connector)
 
     async def _exited(self, process: PluginProcess, code: int, overrun: str) -> None:
-        if self._processes.get(process.key) is not process:
-            return
-        del self._processes[process.key]
-        await process.stop()
+        async with self._spawning[process.key]:  # no new one starts while this one is cleared
+            if self._processes.get(process.key) is not process:
+                return
+            del self._processes[process.key]
+            await process.stop()
         # What the process wrote last stays in its own log, which only the operator reads: it
         # may be anything, another connector's secret included, and every unit of the process
         # would show it to whoever may read a status. Only the watchdog's own reason is shown.
@@ -696,11 +700,16 @@ class Worker:
 
     async def _idle(self, process: PluginProcess) -> None:
         self._idle_checks.pop(process.key, None)
-        if self._processes.get(process.key) is not process or process.key in self._in_use():
+        handed = self._handed_out.get(process.key, -math.inf)
+        if time.monotonic() - handed < self.settings.plugin_idle_stop_s:
+            self._check_idle_later()  # asked for lately (a validation): not idle yet
             return
-        del self._processes[process.key]
-        self.log.info("plugin_process_idle_stopped", plugin=process.key)
-        await process.stop()
+        async with self._spawning[process.key]:
+            if self._processes.get(process.key) is not process or process.key in self._in_use():
+                return
+            del self._processes[process.key]
+            self.log.info("plugin_process_idle_stopped", plugin=process.key)
+            await process.stop()
 
     async def _stop_everything(self) -> None:
         for handle in self._idle_checks.values():

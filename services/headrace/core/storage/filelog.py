@@ -97,7 +97,9 @@ class FileTopic(MemoryTopic):
             # A caller that gives up does not stop the write: what it wrote is the log's.
             await asyncio.shield(writing)
         except asyncio.CancelledError:
-            await asyncio.wait({writing})
+            while not writing.done():  # however often it is cancelled meanwhile
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({writing})
             writing.result()
             self._wrote()
             raise
@@ -124,7 +126,9 @@ class FileTopic(MemoryTopic):
                 delay = self._flush_every_s
 
     async def close(self) -> None:
-        """Writes what is unwritten, and stops writing later."""
+        """Writes what is unwritten, and stops writing later: an append after this is written
+        before it returns."""
+        self._flush_every_s = 0.0
         if self._flushing is not None:
             self._flushing.cancel()
             await asyncio.wait({self._flushing})

@@ -38,6 +38,7 @@ Handler = Callable[["LogRecord"], None]
 # is read within this, at worst (a read_committed fetch may be held past a commit marker).
 FETCH_MAX_WAIT_MS = 20
 Record = tuple[str, bytes | None]
+COMPACT_AFTER = 1024  # records a compacted MemoryTopic holds past twice what it kept, at most
 LogFactory = Callable[[Handler], "Log"]
 """Makes a log that hands each record it reads to the given handler: how a store gets its log."""
 
@@ -370,15 +371,27 @@ def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
 @dataclass
 class MemoryTopic:
     """A topic held in this process: one ordered partition that every :class:`MemoryLog` on it
-    reads. Nothing is compacted away, which the folds must tolerate anyway."""
+    reads. With ``compacted``, it is compacted as Kafka compacts a topic, once it holds about
+    twice what it would compacted: the latest record of each key, at its offset, and no key
+    whose latest record is a tombstone (the folds tolerate that, as they must on Kafka). A
+    process that runs for months then holds its state, not its history."""
 
     name: str
     records: list[LogRecord] = field(default_factory=list)
+    compacted: bool = False
     _readers: list[MemoryLog] = field(default_factory=list, repr=False)
+    _appended: int = field(default=0, repr=False)  # the offset the next record takes
+    _kept: int = field(default=0, repr=False)  # how many the last compaction kept
 
     def append(self, key: str, value: bytes | None) -> LogRecord:
-        record = LogRecord(0, len(self.records), key, value)
+        record = LogRecord(0, max(self._appended, len(self.records)), key, value)
+        self._appended = record.offset + 1
         self.records.append(record)
+        if self.compacted and len(self.records) > 2 * self._kept + COMPACT_AFTER:
+            latest = {r.key: r for r in self.records}
+            self.records = [r for r in latest.values() if r.value is not None]
+            self.records.sort(key=lambda r: r.offset)
+            self._kept = len(self.records)
         self._deliver(record)
         return record
 

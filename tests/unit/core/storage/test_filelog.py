@@ -164,3 +164,14 @@ async def test_an_interval_that_passes_writes_what_was_appended_within_it(tmp_pa
     records = await eventually("the interval's write", written, within=30)
     assert [(r.key, r.value) for r in records] == [("a", b"2"), ("b", b"3")]
     await topic.close()
+
+
+async def test_an_append_after_close_is_written_before_it_returns(tmp_path: Path) -> None:
+    path = tmp_path / "offsets.json"
+    topic = FileTopic("offsets", path, flush_every_s=3600)
+    log = file_logs(topic)(lambda r: None)
+    await log.start()
+    await log.append_many([("a", b"1")])
+    await topic.close()
+    await log.append_many([("b", b"2")])  # a task that stores its last offsets late
+    assert [r.key for r in FileTopic("offsets", path).records] == ["a", "b"]
