@@ -299,6 +299,13 @@ def test_the_rest_api_drives_a_standalone_worker_as_connect_answers(
     created, body = rest("POST", "/connectors", {"name": "src", "config": source})
     assert created == 201, body
     assert rest("POST", "/connectors", {"name": "src", "config": source})[0] == 409
+    # What distributed mode alone has is refused at create, naming the key.
+    for key, value, said in [
+        ("offsets.storage.topic", "mine", "'mine': a standalone worker keeps"),
+        ("exactly.once.support", "required", "required, but sources run without transactions"),
+    ]:
+        status, body = rest("POST", "/connectors", {"name": "x", "config": {**source, key: value}})
+        assert status == 400 and f"{key}: {said}" in body["message"], body
     recording = {
         "connector.class": "recording_sink.RecordingSinkConnector",
         "topics": "standalone-rest",

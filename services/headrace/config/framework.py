@@ -216,6 +216,11 @@ def _own_offsets_topic(config: Mapping[str, str], cluster: str) -> None:
     """A source's own offsets topic: a name Kafka takes, none of the cluster's other topics
     (its own offsets topic is the default) and none of Kafka's."""
     topic = offsets_topic(config, cluster)
+    if topic is not None and Settings().offsets_addr:
+        raise ConfigException(
+            f"{OFFSETS_STORAGE_TOPIC}: {topic!r}: a standalone worker keeps every connector's "
+            "source offsets in its offsets file"
+        )
     if topic is not None:
         _not_internal(config, OFFSETS_STORAGE_TOPIC, cluster)
 

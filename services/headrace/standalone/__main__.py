@@ -73,6 +73,9 @@ def main() -> None:
         FileTopic("offsets", worker.offsets_file)  # a torn or foreign file stops the start
     except (StandaloneConfigError, LogFileError, ValueError) as exc:
         parser.exit(2, f"{PROG}: error: {exc}\n")
+    # Every part reads its settings as the distributed services do, from the environment (the
+    # config part's checks among them): it holds this worker's, as its plugin processes' does.
+    os.environ.update(settings.to_env())
     security = security_or_exit(parser, settings)
     log.configure("standalone")
     for entry in worker.plugin_path:
