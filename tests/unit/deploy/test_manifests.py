@@ -331,7 +331,10 @@ def test_every_kubernetes_resource_is_valid(version: str) -> None:
 def test_render_renders_what_kustomize_does(folder: str) -> None:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
-        pytest.skip("kubectl is not installed: render() is checked against its kustomize")
+        why = "kubectl is not installed: render() is checked against its kustomize"
+        if os.environ.get("HEADRACE_CI"):
+            pytest.fail(why)  # CI says what it could not check, never skips it
+        pytest.skip(why)
     command = [kubectl, "kustomize", str(DEPLOY / folder)]
     built = subprocess.run(command, capture_output=True, text=True, check=True, timeout=60)
 
