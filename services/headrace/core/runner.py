@@ -4,6 +4,8 @@ SIGINT, then shutting down in order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -113,3 +115,25 @@ async def cancel(task: asyncio.Task[object] | None) -> None:
         pass
     except Exception as exc:  # noqa: BLE001 - logged; the caller is already shutting it down
         log.get().warning("background_task_failed_on_cancel", task=task.get_name(), error=repr(exc))
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists, whoever owns it: how a child process notices that
+    the parent it serves is gone, even after a SIGKILL that gave it no word."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # there, owned by someone else
+    return True
+
+
+async def watch_parent(pid: int, stop: asyncio.Event, every_s: float) -> None:
+    """Sets ``stop`` once process ``pid`` is gone, checking every ``every_s`` until it is set."""
+    while not stop.is_set():
+        if not alive(pid):
+            stop.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every_s)

@@ -19,6 +19,7 @@ from types import FrameType
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import ThreadedHealth, full_name
 from headrace.core.rpc import split_address
+from headrace.core.runner import alive
 from headrace.core.security import secrets
 from headrace.core.security.guard import security_or_exit
 from headrace.core.settings import Settings, settings_or_exit
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         roots=[str(r) for r in roots.roots],
     )
     while not stopping.wait(1.0):
-        if args.parent_pid and not _alive(args.parent_pid):
+        if args.parent_pid and not alive(args.parent_pid):
             logger.info("executor_parent_gone", parent_pid=args.parent_pid)
             break
     health.shutting_down()
@@ -139,16 +140,6 @@ def main(argv: list[str] | None = None) -> int:
     spark.stop()
     logger.info("executor_stopped")
     return 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # there, owned by someone else
-    return True
 
 
 if __name__ == "__main__":

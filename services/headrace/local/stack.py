@@ -34,6 +34,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from headrace.core.observability.health import SERVER, SERVING, full_name
 from headrace.core.rpc import split_address
+from headrace.core.runner import alive
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.v1 import config_pb2, coordinator_pb2, executor_pb2
@@ -136,14 +137,6 @@ def _serving(settings: Settings, address: str, service: str) -> bool:
     return bool(answer.status == SERVING)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @dataclass
 class Stack:
     """Starts, watches and stops the services' processes; pid files make ``down`` work later."""
@@ -196,7 +189,7 @@ class Stack:
             pid = int((self.pid_dir / f"{name}.pid").read_text())
         except (FileNotFoundError, ValueError):
             return None
-        return pid if _alive(pid) else None
+        return pid if alive(pid) else None
 
     def start(self, name: str, timeout: float = 120.0, ready: str | None = None) -> None:
         """Starts one service (unless it already runs) and waits until it is ready, or until
@@ -260,11 +253,11 @@ class Stack:
         if pid is not None:
             os.kill(pid, sig)
             deadline = time.monotonic() + timeout
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 if proc is not None and proc.poll() is not None:
                     break
                 time.sleep(0.05)
-            if _alive(pid) and (proc is None or proc.poll() is None):
+            if alive(pid) and (proc is None or proc.poll() is None):
                 os.kill(pid, signal.SIGKILL)
             if proc is not None:
                 proc.wait()

@@ -37,6 +37,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from headrace.core.model.structs import State, WorkUnit
+from headrace.core.runner import alive
 
 GENERATION = Gauge(
     "headrace_worker_generation", "The generation of the last assignment the worker received."
@@ -86,16 +87,6 @@ def pid_of(file: Path) -> int | None:
     """The pid a multiprocess file is named for (``<kind>_<pid>.db``); None for another file."""
     _, _, pid = file.stem.rpartition("_")
     return int(pid) if file.suffix == ".db" and pid.isdecimal() else None
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    return True
 
 
 class PluginFiles:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import pytest
 from aiokafka.errors import ProducerFenced
 
-from headrace.core.runner import cancel, quiet_fenced_futures
+from headrace.core.runner import alive, cancel, quiet_fenced_futures, watch_parent
 
 
 async def test_a_task_that_fails_while_being_cancelled_does_not_fail_the_one_cancelling_it() -> (
@@ -55,3 +58,28 @@ async def test_only_a_fenced_producer_s_orphaned_futures_are_kept_out_of_the_err
     logged = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
     assert len(logged) == 1 and "never retrieved" in logged[0]
     assert caplog.records[-1].exc_info and caplog.records[-1].exc_info[0] is RuntimeError
+
+
+def _gone_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_alive_tells_a_running_process_from_one_that_is_gone() -> None:
+    assert alive(os.getpid())
+    assert alive(1)  # there, though owned by someone else
+    assert not alive(_gone_pid())
+
+
+async def test_watch_parent_stops_once_the_parent_is_gone_and_not_before() -> None:
+    gone, here = asyncio.Event(), asyncio.Event()
+    await asyncio.wait_for(watch_parent(_gone_pid(), gone, every_s=0.01), 5)
+    assert gone.is_set()
+
+    watching = asyncio.create_task(watch_parent(os.getpid(), here, every_s=0.01))
+    await asyncio.sleep(0.05)  # several checks, each finding the parent there
+    assert not here.is_set() and not watching.done()
+    here.set()  # stopped for another reason: the watch ends too
+    await asyncio.wait_for(watching, 5)

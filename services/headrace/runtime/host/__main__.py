@@ -44,7 +44,7 @@ from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS, MAX_SOCKET_PATH
-from headrace.core.runner import quiet_fenced_futures
+from headrace.core.runner import quiet_fenced_futures, watch_parent
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
 from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
@@ -88,19 +88,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the manifest of a component version the connectors use (repeatable)",
     )
     return parser.parse_args(argv)
-
-
-async def _watch_parent(pid: int, stop: asyncio.Event) -> None:
-    while not stop.is_set():
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            stop.set()
-            return
-        except PermissionError:
-            pass  # exists, owned by someone else
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), PARENT_CHECK_S)
 
 
 async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
@@ -226,7 +213,11 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    watcher = asyncio.create_task(_watch_parent(args.parent_pid, stop)) if args.parent_pid else None
+    watcher = (
+        asyncio.create_task(watch_parent(args.parent_pid, stop, PARENT_CHECK_S))
+        if args.parent_pid
+        else None
+    )
     fence = asyncio.create_task(_watch_lease(lease, stop))
     logger.info("plugin_host_ready", socket=socket_path, pid=os.getpid(), type=descriptor.type)
 
