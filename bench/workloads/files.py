@@ -193,30 +193,30 @@ class FileToFile:
                     peaks.track(name, env.stack.pid(service), own)
             # headrace's own file connectors, by their full names: Kafka's, installed for the
             # jvm-file workload, answer to the same aliases.
-            ours = Case(env, client, converters, _folder(files, env), line_bytes, PYTHON_FILE)
-            figures |= _prefixed("headrace", ours.run(input_file, n, filled))
-        figures |= _peaks(peaks)
+            ours = Case(env, client, converters, fresh_folder(files, env), line_bytes, PYTHON_FILE)
+            figures |= prefixed("headrace", ours.run(input_file, n, filled))
+        figures |= peak_figures(peaks)
         worker = standalone(env.bootstrap, env.folder("connect"))
         try:
             worker.start()
             with PeakMemory() as peaks:
                 peaks.track("Kafka Connect standalone worker", worker.pid)
-                theirs = Case(env, worker, {}, _folder(files, env), line_bytes)
-                figures |= _prefixed("Kafka Connect standalone", theirs.run(input_file, n, filled))
+                theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes)
+                figures |= prefixed("Kafka Connect standalone", theirs.run(input_file, n, filled))
         finally:
             worker.stop()
-        figures |= _peaks(peaks)
+        figures |= peak_figures(peaks)
         cluster = ConnectDistributed(env.bootstrap, env.folder("connect-distributed"))
         try:
             cluster.start()
             with PeakMemory() as peaks:
                 for pid in cluster.pids:
                     peaks.track("Kafka Connect distributed workers", pid)
-                theirs = Case(env, cluster, {}, _folder(files, env), line_bytes)
-                figures |= _prefixed("Kafka Connect distributed", theirs.run(input_file, n, filled))
+                theirs = Case(env, cluster, {}, fresh_folder(files, env), line_bytes)
+                figures |= prefixed("Kafka Connect distributed", theirs.run(input_file, n, filled))
         finally:
             cluster.stop()
-        return figures | _peaks(peaks)
+        return figures | peak_figures(peaks)
 
     async def _raw(self, env: BenchEnv, topic: str, data: list[bytes]) -> tuple[float, float]:
         """The ceiling, which also fills the topic the sinks read alone."""
@@ -226,15 +226,32 @@ class FileToFile:
         return produced, consumed
 
 
-def _folder(root: Path, env: BenchEnv) -> Path:
+def against_one_peer(
+    systems: tuple[str, str], ours_rss: str, theirs_rss: str
+) -> tuple[Mapping[str, Measure], tuple[tuple[str, str], ...]]:
+    """The measures and ratios of a workload that runs the scenarios on headrace (``systems[0]``)
+    and on one peer (``systems[1]``), with the peak memory of each beside."""
+    measures: Mapping[str, Measure] = {
+        **{f"{s} {c}": Measure("records/s") for s in systems for c in SCENARIOS},
+        f"{ours_rss} peak RSS": Measure("MiB", higher_is_better=False),
+        f"{theirs_rss} peak RSS": Measure("MiB", higher_is_better=False),
+    }
+    ratios = (
+        *((f"{systems[0]} {c}", f"{systems[1]} {c}") for c in SCENARIOS),
+        (f"{ours_rss} peak RSS", f"{theirs_rss} peak RSS"),
+    )
+    return measures, ratios
+
+
+def fresh_folder(root: Path, env: BenchEnv) -> Path:
     folder = root / env.fresh("out")
     folder.mkdir()
     return folder
 
 
-def _peaks(peaks: PeakMemory) -> dict[str, float]:
+def peak_figures(peaks: PeakMemory) -> dict[str, float]:
     return {f"{name} peak RSS": mib for name, mib in peaks.mib().items()}
 
 
-def _prefixed(system: str, figures: Mapping[str, float]) -> dict[str, float]:
+def prefixed(system: str, figures: Mapping[str, float]) -> dict[str, float]:
     return {f"{system} {name}": value for name, value in figures.items()}

@@ -17,9 +17,15 @@ from pathlib import Path
 from bench import raw
 from bench.connect import STRING_CONVERTER, standalone
 from bench.env import BenchEnv
-from bench.harness import Measure
 from bench.memory import PeakMemory, plugin_processes
-from bench.workloads.files import SCENARIOS, Case, _folder, _peaks, _prefixed, lines
+from bench.workloads.files import (
+    Case,
+    against_one_peer,
+    fresh_folder,
+    lines,
+    peak_figures,
+    prefixed,
+)
 from headrace.cli.client import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.isolation.plugins import JVM_PLUGINS
@@ -36,16 +42,8 @@ CONNECT_RSS = "Kafka Connect standalone worker"
 class JavaFileToFile:
     name = "jvm-file"
     description = "file -> Kafka -> file, Kafka's FileStream connectors on headrace's JVM host"
-    measures: Mapping[str, Measure] = {
-        **{f"{s} {c}": Measure("records/s") for s in SYSTEMS for c in SCENARIOS},
-        f"{HEADRACE_RSS} peak RSS": Measure("MiB", higher_is_better=False),
-        f"{CONNECT_RSS} peak RSS": Measure("MiB", higher_is_better=False),
-    }
+    measures, ratios = against_one_peer(SYSTEMS, HEADRACE_RSS, CONNECT_RSS)
     max_repeats = 2
-    ratios: tuple[tuple[str, str], ...] = (
-        *((f"{SYSTEMS[0]} {c}", f"{SYSTEMS[1]} {c}") for c in SCENARIOS),
-        (f"{HEADRACE_RSS} peak RSS", f"{CONNECT_RSS} peak RSS"),
-    )
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {"lines": 2_000 if smoke else 500_000, "line_bytes": 100}
@@ -57,16 +55,16 @@ class JavaFileToFile:
         input_file = files / env.fresh("input")
         input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
         filled = env.fresh("filled")
-        asyncio.run(_fill(env, filled, input_file.read_bytes().splitlines()))
+        asyncio.run(fill_topic(env, filled, input_file.read_bytes().splitlines()))
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
         figures: dict[str, float] = {}
         with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
             java = plugin_processes(f"/{JVM_PLUGINS}/")  # Kafka's connectors, not headrace's
             for service in ("worker-1", "worker-2"):
                 peaks.track(HEADRACE_RSS, env.stack.pid(service), java)
-            ours = Case(env, client, converters, _folder(files, env), line_bytes, JAVA_FILE)
-            figures |= _prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
-        figures |= _peaks(peaks)
+            ours = Case(env, client, converters, fresh_folder(files, env), line_bytes, JAVA_FILE)
+            figures |= prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
+        figures |= peak_figures(peaks)
         return figures | on_connect_standalone(env, files, input_file, (n, line_bytes), filled)
 
 
@@ -81,14 +79,14 @@ def on_connect_standalone(
         worker.start()
         with PeakMemory() as peaks:
             peaks.track(CONNECT_RSS, worker.pid)
-            theirs = Case(env, worker, {}, _folder(files, env), line_bytes, JAVA_FILE)
-            figures = _prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
+            theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes, JAVA_FILE)
+            figures = prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
     finally:
         worker.stop()
-    return figures | _peaks(peaks)
+    return figures | peak_figures(peaks)
 
 
-async def _fill(env: BenchEnv, topic: str, data: list[bytes]) -> None:
+async def fill_topic(env: BenchEnv, topic: str, data: list[bytes]) -> None:
     """The topic the sinks read alone, filled beforehand."""
     await ensure_topic(env.bootstrap, topic, 1)
     await raw.produce(env.bootstrap, topic, 1, [(None, d) for d in data])

@@ -285,9 +285,9 @@ class KafkaToParquet:
             with pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)
         del table
-        return topic, table_file, {PRODUCE: asyncio.run(self._fill(env, topic, records))}
+        return topic, table_file, {PRODUCE: asyncio.run(self.fill_topic(env, topic, records))}
 
-    async def _fill(self, env: BenchEnv, topic: str, records: list[raw.Record]) -> float:
+    async def fill_topic(self, env: BenchEnv, topic: str, records: list[raw.Record]) -> float:
         await ensure_topic(env.bootstrap, topic, PARTITIONS)
         return await raw.produce(env.bootstrap, topic, PARTITIONS, records)
 

@@ -21,10 +21,17 @@ from pathlib import Path
 
 from bench.connect import STRING_CONVERTER, rest_call
 from bench.env import BenchEnv
-from bench.harness import Measure
 from bench.memory import PeakMemory
-from bench.workloads.files import PYTHON_FILE, SCENARIOS, Case, _folder, _peaks, _prefixed, lines
-from bench.workloads.javafiles import CONNECT_RSS, _fill, on_connect_standalone
+from bench.workloads.files import (
+    PYTHON_FILE,
+    Case,
+    against_one_peer,
+    fresh_folder,
+    lines,
+    peak_figures,
+    prefixed,
+)
+from bench.workloads.javafiles import CONNECT_RSS, fill_topic, on_connect_standalone
 from headrace.local.kafka import free_port
 
 SYSTEMS = ("headrace standalone", "Kafka Connect standalone")
@@ -106,16 +113,8 @@ class HeadraceStandalone:
 class StandaloneFileToFile:
     name = "standalone"
     description = "file -> Kafka -> file in standalone mode, one process each"
-    measures: Mapping[str, Measure] = {
-        **{f"{s} {c}": Measure("records/s") for s in SYSTEMS for c in SCENARIOS},
-        f"{HEADRACE_RSS} peak RSS": Measure("MiB", higher_is_better=False),
-        f"{CONNECT_RSS} peak RSS": Measure("MiB", higher_is_better=False),
-    }
+    measures, ratios = against_one_peer(SYSTEMS, HEADRACE_RSS, CONNECT_RSS)
     max_repeats = 2
-    ratios: tuple[tuple[str, str], ...] = (
-        *((f"{SYSTEMS[0]} {c}", f"{SYSTEMS[1]} {c}") for c in SCENARIOS),
-        (f"{HEADRACE_RSS} peak RSS", f"{CONNECT_RSS} peak RSS"),
-    )
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {"lines": 2_000 if smoke else 1_000_000, "line_bytes": 100}
@@ -126,7 +125,7 @@ class StandaloneFileToFile:
         input_file = files / env.fresh("input")
         input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
         filled = env.fresh("filled")
-        asyncio.run(_fill(env, filled, input_file.read_bytes().splitlines()))
+        asyncio.run(fill_topic(env, filled, input_file.read_bytes().splitlines()))
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
         figures: dict[str, float] = {}
         ours = HeadraceStandalone(env.bootstrap, env.folder("headrace-standalone"), files)
@@ -134,9 +133,11 @@ class StandaloneFileToFile:
             ours.start()
             with PeakMemory() as peaks:
                 peaks.track(HEADRACE_RSS, ours.pid)
-                case = Case(env, ours, converters, _folder(files, env), line_bytes, PYTHON_FILE)
-                figures |= _prefixed(SYSTEMS[0], case.run(input_file, n, filled))
+                case = Case(
+                    env, ours, converters, fresh_folder(files, env), line_bytes, PYTHON_FILE
+                )
+                figures |= prefixed(SYSTEMS[0], case.run(input_file, n, filled))
         finally:
             ours.stop()
-        figures |= _peaks(peaks)
+        figures |= peak_figures(peaks)
         return figures | on_connect_standalone(env, files, input_file, (n, line_bytes), filled)
