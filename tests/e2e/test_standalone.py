@@ -18,6 +18,7 @@ import pyarrow.dataset as ds
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
+from headrace.core.runner import alive
 from headrace.local.kafka import free_port
 from tests.support import QUICKSTART_SINK, QUICKSTART_SOURCE, Rest, stops, wait_for
 
@@ -79,6 +80,19 @@ class Standalone:
             return self.rest("GET", "/connectors")[0] == 200
         except OSError:
             return False
+
+    def run_to_exit(self, *files: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """``headrace standalone`` with this folder's worker file and ``files``, run until it
+        exits: for a start that is refused."""
+        return subprocess.run(
+            [str(HEADRACE), "standalone", "connect-standalone.properties", *files],
+            cwd=self.folder,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def output(self) -> str:
         return (self.folder / "standalone.log").read_text(errors="replace")[-4000:]
@@ -255,15 +269,7 @@ def test_a_torn_or_foreign_offsets_file_is_refused_and_left_as_it_was(
 ) -> None:
     offsets = standalone.folder / "connect.offsets"
     offsets.write_text(content)
-    done = subprocess.run(
-        [str(HEADRACE), "standalone", "connect-standalone.properties"],
-        cwd=standalone.folder,
-        env=standalone.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = standalone.run_to_exit()
     assert done.returncode == 2
     assert f"{offsets}: {problem}" in done.stderr
     assert offsets.read_text() == content
@@ -273,15 +279,7 @@ def test_a_connector_file_that_is_refused_stops_the_start_naming_it(
     standalone: Standalone,
 ) -> None:
     (standalone.folder / "odd.properties").write_text("name=odd\nconnector.class=NoSuchThing\n")
-    done = subprocess.run(
-        [str(HEADRACE), "standalone", "connect-standalone.properties", "odd.properties"],
-        cwd=standalone.folder,
-        env=standalone.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = standalone.run_to_exit("odd.properties")
     assert done.returncode == 2
     assert "headrace standalone: error: odd.properties: the config of 'odd'" in done.stderr
     assert "connector.class: no plugin named 'NoSuchThing'" in done.stderr
@@ -398,11 +396,3 @@ def test_the_spark_executor_starts_only_for_a_connector_that_writes_through_it(
 
 def executors(standalone: Standalone) -> list[int]:
     return [pid for pid, args in standalone.children().items() if "headrace.executor" in args]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
