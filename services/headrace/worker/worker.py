@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -179,6 +178,17 @@ def stop_rounds(stops: Iterable[Revocation]) -> tuple[list[Revocation], list[Rev
         [s for s in ordered if not s.unit.is_connector],
         [s for s in ordered if s.unit.is_connector],
     )
+
+
+def idle(
+    key: str, in_use: Collection[str], handed_out: float | None, now: float, settings: Settings
+) -> bool:
+    """Whether the plugin process for ``key`` may be stopped as idle at ``now``: no unit runs in
+    it, and nothing asked for it (a validation, a description) in the last
+    ``plugin_idle_stop_s``. ``handed_out`` is when it was last asked for, if ever."""
+    if key in in_use:
+        return False
+    return handed_out is None or now - handed_out >= settings.plugin_idle_stop_s
 
 
 class Worker:
@@ -700,12 +710,12 @@ class Worker:
 
     async def _idle(self, process: PluginProcess) -> None:
         self._idle_checks.pop(process.key, None)
-        handed = self._handed_out.get(process.key, -math.inf)
-        if time.monotonic() - handed < self.settings.plugin_idle_stop_s:
-            self._check_idle_later()  # asked for lately (a validation): not idle yet
-            return
         async with self._spawning[process.key]:
-            if self._processes.get(process.key) is not process or process.key in self._in_use():
+            if self._processes.get(process.key) is not process:
+                return  # stopped or replaced since the check was set
+            handed = self._handed_out.get(process.key)
+            if not idle(process.key, self._in_use(), handed, time.monotonic(), self.settings):
+                self._check_idle_later()  # in use, or asked for lately: checked again later
                 return
             del self._processes[process.key]
             self.log.info("plugin_process_idle_stopped", plugin=process.key)
