@@ -11,6 +11,7 @@ from typing import Any
 import grpc
 
 from headrace.cli.shapes import info_json, status_json
+from headrace.core.rpc import close_channel
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.v1 import config_pb2, config_pb2_grpc, configdef_pb2
@@ -43,7 +44,7 @@ class ConfigClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._channel.close()
+        close_channel(self._channel)
 
     def create(
         self, name: str, config: Mapping[str, str], initial_state: str = ""

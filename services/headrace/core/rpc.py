@@ -13,6 +13,7 @@ back as INTERNAL from the client library, with the refusal lost.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -69,3 +70,15 @@ async def accepted(call: Any) -> None:
         await call.details(),
         await call.debug_error_string(),
     )
+
+
+def close_channel(channel: grpc.Channel, within_s: float = 5.0) -> bool:
+    """Closes a blocking channel, waiting at most ``within_s``: whether it closed in time.
+
+    A blocking channel's ``close`` can hang on gRPC's own locks after a failed TLS handshake,
+    and a process must not hang on its way out for a connection it has given up. The close goes
+    on, on a daemon thread that cannot keep the process alive."""
+    closing = threading.Thread(target=channel.close, name="grpc-channel-close", daemon=True)
+    closing.start()
+    closing.join(within_s)
+    return not closing.is_alive()

@@ -21,7 +21,7 @@ import grpc
 
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
-from headrace.core.rpc import GRPC_OPTIONS
+from headrace.core.rpc import GRPC_OPTIONS, close_channel
 from headrace.isolation import jvm
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.sdk.errors import ConnectError, RetriableError
@@ -165,7 +165,7 @@ class JvmHost:
         if self._channel is not None:
             await self._channel.close()
         if self._sync_channel is not None:
-            self._sync_channel.close()
+            close_channel(self._sync_channel)
 
     def call(self, method: str, request: Any) -> Any:
         """A call that plugin code answers at once (definitions, task configs): synchronous,
