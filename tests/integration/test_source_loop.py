@@ -18,11 +18,14 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from headrace.components.errorpolicy import RecordError, TaskFenced
+from headrace.core.model.offsets import Marker
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topics import ensure_topic
+from headrace.runtime import kafka as kafka_clients
 from headrace.runtime.placement import Placement
 from headrace.runtime.source.loop import SourceRunner
+from headrace.runtime.source.pending import committed as pending_outcome
 from headrace.sdk import RecordMetadata, RetriableError, SourceBatch, SourceRecord, SourceTask
 from tests.support import committed, consume, eventually
 
@@ -638,3 +641,24 @@ async def test_a_connector_s_own_offsets_topic_takes_its_offsets_and_wins_over_t
         await mine.close()
     assert await stored(kafka, cluster) == {"n": 1}  # the cluster's topic is left as it was
     assert len(await consume(kafka, own, 1)) == 1  # read committed: the transaction landed
+
+
+async def test_a_marker_reads_as_committed_only_where_its_transaction_committed(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-markers"
+    await ensure_topic(kafka, topic, 1)
+    settings = Settings(bootstrap_servers=kafka, cluster=cluster)
+    producer = kafka_clients.producer(settings, "markers", transactional_id=f"{cluster}-markers")
+    await producer.start()
+    try:
+        landed = []
+        for value, commit in ((b"kept", True), (b"dropped", False), (b"last, dropped", False)):
+            await producer.begin_transaction()
+            landed.append((await (await producer.send(topic, value))).offset)
+            await (producer.commit_transaction() if commit else producer.abort_transaction())
+    finally:
+        await producer.stop()
+
+    outcomes = [await pending_outcome(settings, "t", Marker(topic, 0, at)) for at in landed]
+    assert outcomes == [True, False, False]

@@ -12,7 +12,8 @@ The worker file's keys:
 | ``plugin.path`` | none | where plugins are, comma-separated |
 | ``listeners`` | ``http://:8083`` | the REST API's address (``rest.host.name`` and ``rest.port`` |
 | | | as Connect's older releases took it) |
-| ``exactly.once.source.support`` | disabled | ``enabled`` is refused: distributed mode's alone |
+| ``exactly.once.source.support`` | disabled | ``enabled``: sources write in transactions, and |
+| | | their offsets reach the file in two phases (``OffsetStore``) |
 | the rest | | as a distributed worker's config file (``headrace.core.model.workerconfig``) |
 
 A connector file is, as Connect 3.5 and later read one, a JSON object of string values (with
@@ -111,14 +112,8 @@ def worker_from(props: Mapping[str, str], where: str, cwd: Path) -> StandaloneWo
         cwd / entry.strip() for entry in rest.pop("plugin.path", "").split(",") if entry.strip()
     )
     host, port = _rest_address(rest, where)
-    exactly_once = rest.get(workerconfig.EXACTLY_ONCE_SOURCE, "disabled").strip().lower()
-    if exactly_once == "enabled":
-        raise StandaloneConfigError(
-            f"{where}: {workerconfig.EXACTLY_ONCE_SOURCE}: enabled is distributed mode's (KIP-618 "
-            "leaves standalone workers out): a standalone worker's sources write at least once, "
-            "with their offsets in its file"
-        )
-    rest[workerconfig.EXACTLY_ONCE_SOURCE] = "disabled"
+    # Connect's standalone worker has no exactly-once sources: off unless asked for.
+    rest.setdefault(workerconfig.EXACTLY_ONCE_SOURCE, "disabled")
     try:
         workerconfig.check(rest)
     except ConfigException as exc:

@@ -30,6 +30,8 @@ class OffsetLogServicer(internal_pb2_grpc.OffsetLogServiceServicer):
         records = [(r.key, r.value if r.HasField("value") else None) for r in request.records]
         try:
             landed = await self._topic.append_many(records)
+            if request.durable:
+                await self._topic.flush()
         except (OSError, LogFileError) as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"offsets not stored: {exc}")
         return internal_pb2.AppendOffsetsResponse(offsets=[r.offset for r in landed])

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from headrace.v1 import config_pb2 as headrace_dot_v1_dot_config__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aheadrace/v1/internal.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/config.proto\"\x14\n\x12ReadOffsetsRequest\"I\n\x0cOffsetRecord\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\x0cH\x00\x88\x01\x01\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x42\x08\n\x06_value\";\n\rOffsetRecords\x12*\n\x07records\x18\x01 \x03(\x0b\x32\x19.headrace.v1.OffsetRecord\"(\n\x15\x41ppendOffsetsResponse\x12\x0f\n\x07offsets\x18\x01 \x03(\x03\x32n\n\x11TaskConfigService\x12Y\n\x0ePutTaskConfigs\x12\".headrace.v1.PutTaskConfigsRequest\x1a#.headrace.v1.PutTaskConfigsResponse2\xaf\x01\n\x10OffsetLogService\x12J\n\x0bReadOffsets\x12\x1f.headrace.v1.ReadOffsetsRequest\x1a\x1a.headrace.v1.OffsetRecords\x12O\n\rAppendOffsets\x12\x1a.headrace.v1.OffsetRecords\x1a\".headrace.v1.AppendOffsetsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aheadrace/v1/internal.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/config.proto\"\x14\n\x12ReadOffsetsRequest\"I\n\x0cOffsetRecord\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\x0cH\x00\x88\x01\x01\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x42\x08\n\x06_value\"L\n\rOffsetRecords\x12*\n\x07records\x18\x01 \x03(\x0b\x32\x19.headrace.v1.OffsetRecord\x12\x0f\n\x07\x64urable\x18\x02 \x01(\x08\"(\n\x15\x41ppendOffsetsResponse\x12\x0f\n\x07offsets\x18\x01 \x03(\x03\x32n\n\x11TaskConfigService\x12Y\n\x0ePutTaskConfigs\x12\".headrace.v1.PutTaskConfigsRequest\x1a#.headrace.v1.PutTaskConfigsResponse2\xaf\x01\n\x10OffsetLogService\x12J\n\x0bReadOffsets\x12\x1f.headrace.v1.ReadOffsetsRequest\x1a\x1a.headrace.v1.OffsetRecords\x12O\n\rAppendOffsets\x12\x1a.headrace.v1.OffsetRecords\x1a\".headrace.v1.AppendOffsetsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,11 +37,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_OFFSETRECORD']._serialized_start=91
   _globals['_OFFSETRECORD']._serialized_end=164
   _globals['_OFFSETRECORDS']._serialized_start=166
-  _globals['_OFFSETRECORDS']._serialized_end=225
-  _globals['_APPENDOFFSETSRESPONSE']._serialized_start=227
-  _globals['_APPENDOFFSETSRESPONSE']._serialized_end=267
-  _globals['_TASKCONFIGSERVICE']._serialized_start=269
-  _globals['_TASKCONFIGSERVICE']._serialized_end=379
-  _globals['_OFFSETLOGSERVICE']._serialized_start=382
-  _globals['_OFFSETLOGSERVICE']._serialized_end=557
+  _globals['_OFFSETRECORDS']._serialized_end=242
+  _globals['_APPENDOFFSETSRESPONSE']._serialized_start=244
+  _globals['_APPENDOFFSETSRESPONSE']._serialized_end=284
+  _globals['_TASKCONFIGSERVICE']._serialized_start=286
+  _globals['_TASKCONFIGSERVICE']._serialized_end=396
+  _globals['_OFFSETLOGSERVICE']._serialized_start=399
+  _globals['_OFFSETLOGSERVICE']._serialized_end=574
 # @@protoc_insertion_point(module_scope)

@@ -22,10 +22,12 @@ class OffsetRecord(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ..., offset: _Optional[int] = ...) -> None: ...
 
 class OffsetRecords(_message.Message):
-    __slots__ = ("records",)
+    __slots__ = ("records", "durable")
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    DURABLE_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[OffsetRecord]
-    def __init__(self, records: _Optional[_Iterable[_Union[OffsetRecord, _Mapping]]] = ...) -> None: ...
+    durable: bool
+    def __init__(self, records: _Optional[_Iterable[_Union[OffsetRecord, _Mapping]]] = ..., durable: _Optional[bool] = ...) -> None: ...
 
 class AppendOffsetsResponse(_message.Message):
     __slots__ = ("offsets",)

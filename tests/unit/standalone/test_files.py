@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from headrace.core.model.workerconfig import exactly_once_source
 from headrace.standalone.files import (
     ConnectorFile,
     StandaloneConfigError,
@@ -48,17 +49,17 @@ def test_the_quickstart_worker_file_is_taken_as_connect_takes_it(tmp_path: Path)
     }
 
 
-@pytest.mark.parametrize("mode", ["disabled", "preparing", "DISABLED"])
-def test_sources_write_at_least_once_unless_exactly_once_is_asked_for(mode: str) -> None:
+@pytest.mark.parametrize("mode", ["disabled", "preparing", "DISABLED", "enabled"])
+def test_exactly_once_source_support_is_taken_as_written(mode: str) -> None:
     props = {"offset.storage.file.filename": "o", "exactly.once.source.support": mode}
-    assert worker_from(props, "w", Path("/w")).worker_config == {
-        "exactly.once.source.support": "disabled"
-    }
+    worker = worker_from(props, "w", Path("/w"))
+    assert worker.worker_config == {"exactly.once.source.support": mode}
+    assert exactly_once_source(worker.worker_config) is (mode == "enabled")
 
 
-def test_exactly_once_source_support_is_refused_as_distributed_modes() -> None:
-    props = {"offset.storage.file.filename": "o", "exactly.once.source.support": "enabled"}
-    with pytest.raises(StandaloneConfigError, match=r"^w: exactly.once.source.support: enabled"):
+def test_a_mode_that_does_not_exist_is_refused_naming_it() -> None:
+    props = {"offset.storage.file.filename": "o", "exactly.once.source.support": "always"}
+    with pytest.raises(StandaloneConfigError, match=r"^w: exactly.once.source.support"):
         worker_from(props, "w", Path("/w"))
 
 

@@ -112,3 +112,114 @@ def apply(state: OffsetMap, event: OffsetStored) -> OffsetMap:
     if event.offset is None:
         return without_item(state, partition_id)
     return with_item(state, partition_id, MappingProxyType(dict(event.offset)))
+
+
+# -- Offsets that wait for their transaction's outcome ---------------------------------------------
+#
+# Where source offsets cannot be written in the Kafka transaction of their records (standalone
+# mode keeps them in a file), a task commits in two phases: before the commit it stores the
+# transaction's offsets as pending, with where one of its records landed (the marker); after the
+# commit it stores them as offsets and drops the pending record. A task that starts and finds a
+# pending record of its own reads the marker back as a committed reader does: found, the
+# transaction committed and its offsets apply; gone, it aborted and they do not.
+
+PENDING = "headrace.pending"
+"""The first element of a pending record's key, which no connector's offset key has."""
+
+
+@dataclass(frozen=True)
+class Marker:
+    """Where one record of a transaction landed."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A transaction's source offsets, stored before its commit by the task whose transactional
+    id is ``owner``."""
+
+    connector: str
+    owner: str
+    marker: Marker
+    offsets: tuple[tuple[Mapping[str, Any], Mapping[str, Any] | None], ...]
+
+
+def pending_key(connector: str, owner: str) -> bytes:
+    return _canonical([PENDING, connector, owner]).encode()
+
+
+def pending_value(pending: Pending) -> bytes:
+    marker = pending.marker
+    return _canonical(
+        {
+            "marker": [marker.topic, marker.partition, marker.offset],
+            "offsets": [[dict(p), None if o is None else dict(o)] for p, o in pending.offsets],
+        }
+    ).encode()
+
+
+def decode_pending(key: bytes | str | None, value: bytes | None) -> tuple[str, str, Pending | None]:
+    """(connector, owner, the pending offsets or None for a tombstone) of a pending record.
+
+    Raises ValueError for a record that is not one, or is malformed: a pending record is
+    headrace's own, and one it cannot read must not be taken for no transaction at all."""
+    named = _pending_name(key)
+    if named is None:
+        raise ValueError(f"not a pending offsets key: {key!r}")
+    connector, owner = named
+    if value is None:
+        return connector, owner, None
+    try:
+        body = json.loads(value)
+        topic, partition, offset = body["marker"]
+        marker = Marker(str(topic), int(partition), int(offset))
+        offsets = tuple((dict(p), None if o is None else dict(o)) for p, o in body["offsets"])
+    except (UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:  # JSONDecodeError too
+        raise ValueError(f"a malformed pending offsets record {key!r}: {exc!r}") from None
+    return connector, owner, Pending(connector, owner, marker, offsets)
+
+
+def is_pending_key(key: bytes | str | None) -> bool:
+    return _pending_name(key) is not None
+
+
+def _pending_name(key: bytes | str | None) -> tuple[str, str] | None:
+    """(connector, owner) of a pending record's key; None for any other key."""
+    if key is None:
+        return None
+    text = key.decode(errors="replace") if isinstance(key, bytes) else key
+    if not text.startswith(f'["{PENDING}",'):  # most keys: no need to parse them
+        return None
+    try:
+        decoded = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if (
+        isinstance(decoded, list)
+        and len(decoded) == 3
+        and decoded[0] == PENDING
+        and isinstance(decoded[1], str)
+        and isinstance(decoded[2], str)
+    ):
+        return decoded[1], decoded[2]
+    return None
+
+
+def settled(
+    pending: Pending, pending_at: int, stored_at: Mapping[str, int], committed: bool
+) -> list[OffsetStored]:
+    """The offsets a pending transaction leaves once its outcome is known: none if it aborted;
+    if it committed, its offsets, but only for the source partitions nothing was stored for
+    since the pending record (``pending_at``, and ``stored_at``: the log position of each
+    partition's latest offset, by canonical partition). A later write is newer than the
+    transaction, and must not be set back."""
+    if not committed:
+        return []
+    return [
+        OffsetStored(pending.connector, partition, offset)
+        for partition, offset in pending.offsets
+        if stored_at.get(canonical_partition(partition), -1) < pending_at
+    ]

@@ -69,9 +69,12 @@ class RemoteLog:
     async def append(self, key: str, value: bytes | None) -> tuple[int, int]:
         return (await self.append_many([(key, value)]))[-1]
 
-    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
+    async def append_many(
+        self, records: list[Record], *, durable: bool = False
+    ) -> list[tuple[int, int]]:
         request = internal_pb2.OffsetRecords(
-            records=[internal_pb2.OffsetRecord(key=key, value=value) for key, value in records]
+            records=[internal_pb2.OffsetRecord(key=key, value=value) for key, value in records],
+            durable=durable,
         )
         answer = await self._client().AppendOffsets(request, timeout=CALL_TIMEOUT_S)
         if len(answer.offsets) != len(records):

@@ -6,16 +6,23 @@ tasks and the config service). The protocols and folds are ``headrace.core.model
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from headrace.core.model.offsets import EMPTY as NO_OFFSETS
 from headrace.core.model.offsets import (
+    Marker,
     OffsetMap,
     OffsetStored,
+    Pending,
     canonical_partition,
+    decode_pending,
+    is_pending_key,
     offset_key,
     offset_value,
+    pending_key,
+    pending_value,
+    settled,
 )
 from headrace.core.model.offsets import apply as apply_offset
 from headrace.core.model.offsets import decode as decode_offset
@@ -108,6 +115,10 @@ class OffsetStore:
     on Kafka unless given (a ``memory_logs`` for tests), or the log at ``settings.offsets_addr``
     when that is set (standalone mode's file); writes go through ``send`` when given (the source
     task's transactional producer, so offsets commit with the records).
+
+    Off Kafka, offsets cannot be in a transaction: a task that writes in transactions (its
+    transactional id is ``owner``) stores its offsets in two phases (``two_phase``): pending
+    before its commit, settled after (``headrace.core.model.offsets``).
     """
 
     def __init__(
@@ -118,9 +129,11 @@ class OffsetStore:
         send: Send | None = None,
         *,
         topic: str | None = None,
+        owner: str | None = None,
     ) -> None:
         self.settings = settings
         self.connector = connector
+        self.owner = owner
         if settings.offsets_addr and topic is not None:
             raise ConfigException(
                 f"offsets.storage.topic: {topic!r}: a standalone worker keeps every connector's "
@@ -145,11 +158,24 @@ class OffsetStore:
             )
             self._cluster_log = kafka_logs(settings, "offsets")(self._on_record)
         self.state: OffsetMap = NO_OFFSETS
+        self._stored_at: dict[str, int] = {}  # each source partition's latest, in the log
+        self.pending: tuple[int, Pending] | None = None  # the owner's, where in the log
 
     def _on_record(self, record: LogRecord) -> None:
+        if is_pending_key(record.key):
+            connector, owner, pending = decode_pending(record.key, record.value)
+            if (connector, owner) == (self.connector, self.owner):
+                self.pending = None if pending is None else (record.offset, pending)
+            return
         event = decode_offset(record.key, record.value)
         if event is not None and event.connector == self.connector:
             self.state = apply_offset(self.state, event)
+            self._stored_at[canonical_partition(event.partition)] = record.offset
+
+    @property
+    def two_phase(self) -> bool:
+        """Whether a transaction's offsets are stored in two phases (see the class)."""
+        return self.owner is not None and not self._on_kafka
 
     @property
     def topic(self) -> str:
@@ -196,11 +222,58 @@ class OffsetStore:
     async def write(self, latest: Sequence[tuple[Mapping[str, Any], Any]]) -> None:
         """Stores (source partition, offset) pairs and waits for Kafka to acknowledge them."""
         events = [OffsetStored(self.connector, p, o) for p, o in latest]
-        await self._log.append_many(
-            [
-                (offset_key(e.connector, e.partition).decode(), offset_value(e.offset))
-                for e in events
-            ]
-        )
-        for event in events:
+        self._stored(events, await self._log.append_many(_records(events)))
+
+    def _stored(self, events: Sequence[OffsetStored], landed: Sequence[tuple[int, int]]) -> None:
+        for event, (_, at) in zip(events, landed, strict=False):
             self.state = apply_offset(self.state, event)
+            self._stored_at[canonical_partition(event.partition)] = at
+
+    async def prepare(
+        self, latest: Sequence[tuple[Mapping[str, Any], Any]], marker: Marker | None
+    ) -> None:
+        """Stores a transaction's offsets as pending, durably, before it commits; ``marker``:
+        where one of its records landed. A transaction without records has nothing to lose or
+        repeat: its offsets are stored at once."""
+        assert self.owner is not None
+        if marker is None:
+            await self.write(latest)
+            return
+        pending = Pending(self.connector, self.owner, marker, tuple(latest))
+        key = pending_key(self.connector, self.owner).decode()
+        [(_, at)] = await self._log.append_many([(key, pending_value(pending))], durable=True)
+        self.pending = (at, pending)
+
+    async def settle(self) -> None:
+        """After the commit of the transaction it prepared: its offsets, no longer pending."""
+        await self.resolve(committed=True)
+
+    async def resolve(self, *, committed: bool) -> None:
+        """Settles the owner's pending transaction, if there is one, now that its outcome is
+        known: its offsets apply where nothing newer was stored, or, aborted, are dropped."""
+        if self.pending is None:
+            return
+        at, pending = self.pending
+        events = settled(pending, at, self._stored_at, committed)
+        dropped = (pending_key(self.connector, pending.owner).decode(), None)
+        landed = await self._log.append_many([*_records(events), dropped])
+        self._stored(events, landed)
+        self.pending = None
+
+    async def resolve_with(self, committed: Callable[[Marker], Awaitable[bool]]) -> None:
+        """Settles a transaction left pending by an earlier run of the owner (it stopped
+        between storing its offsets and settling them), asking ``committed`` of its marker.
+        The caller has fenced that run first: its transaction can no longer change."""
+        if self.pending is not None:
+            outcome = await committed(self.pending[1].marker)
+            log.get().info(
+                "pending_offsets_settled",
+                connector=self.connector,
+                owner=self.owner,
+                committed=outcome,
+            )
+            await self.resolve(committed=outcome)
+
+
+def _records(events: Iterable[OffsetStored]) -> list[tuple[str, bytes | None]]:
+    return [(offset_key(e.connector, e.partition).decode(), offset_value(e.offset)) for e in events]

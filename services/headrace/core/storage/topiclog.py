@@ -67,7 +67,9 @@ class Log(Protocol):
     ) -> None: ...
     async def close(self) -> None: ...
     async def append(self, key: str, value: bytes | None) -> tuple[int, int]: ...
-    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]: ...
+    async def append_many(
+        self, records: list[Record], *, durable: bool = False
+    ) -> list[tuple[int, int]]: ...
     async def write_and_read_back(self, records: list[Record]) -> None: ...
     async def catch_up(self) -> None: ...
 
@@ -221,8 +223,11 @@ class TopicLog:
         """Appends one record and returns its (partition, offset) once the broker has it."""
         return (await self.append_many([(key, value)]))[-1]
 
-    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
-        """Appends records in order, as one batch; returns where each one landed."""
+    async def append_many(
+        self, records: list[Record], *, durable: bool = False
+    ) -> list[tuple[int, int]]:
+        """Appends records in order, as one batch; returns where each one landed, once the
+        broker has them: as durable as the topic's replication makes them, ``durable`` or not."""
         if self._send is not None:
             return await self._send(self._topic, records)
         assert self._producer is not None, "this TopicLog was started read-only"
@@ -399,6 +404,9 @@ class MemoryTopic:
         """Appends the records in order, each read by every reader following the topic."""
         return [self.append(k, v) for k, v in records]
 
+    async def flush(self) -> None:
+        """Nothing to write: a topic in memory keeps nothing beyond its process."""
+
     def _deliver(self, record: LogRecord) -> None:
         for reader in list(self._readers):
             reader._deliver(record)
@@ -444,9 +452,15 @@ class MemoryLog:
     async def append(self, key: str, value: bytes | None) -> tuple[int, int]:
         return (await self.append_many([(key, value)]))[-1]
 
-    async def append_many(self, records: list[Record]) -> list[tuple[int, int]]:
+    async def append_many(
+        self, records: list[Record], *, durable: bool = False
+    ) -> list[tuple[int, int]]:
+        """``durable``: returns once the topic keeps them as it keeps what it flushed (a
+        ``FileTopic``'s, on disk)."""
         assert self._writer, "this MemoryLog was started read-only"
         landed = await self._memory.append_many(records)
+        if durable:
+            await self._memory.flush()
         return [(r.partition, r.offset) for r in landed]
 
     async def write_and_read_back(self, records: list[Record]) -> None:

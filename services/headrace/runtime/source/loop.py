@@ -16,6 +16,7 @@ with a retriable error is aborted and written again whole, as ``errors.retry.*``
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from itertools import repeat
@@ -49,6 +50,7 @@ from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.source.boundaries import End, Requests, is_due, plan
 from headrace.runtime.source.deliveries import SourceDeliveries
+from headrace.runtime.source.pending import committed
 from headrace.runtime.source.produce import Outgoing, TopicLayout
 from headrace.runtime.source.transactions import Landed, SourceTransactions
 from headrace.sdk.errors import ConnectError, DataError
@@ -99,10 +101,11 @@ class SourceRunner(LoopBase):
             self._key_converter = converter_for(self.connector_config, "key")
             self._value_converter = converter_for(self.connector_config, "value")
             self._header_converter = header_converter_for(self.connector_config)
-        send = None
+        send, owner = None, None
         if loop:
             client_id = kafka.task_client_id(self.settings, self.connector, self.task_id)
             transactional = self._settings.transactional
+            owner = client_id if transactional else None
             producer = kafka.producer(
                 self.settings,
                 client_id,
@@ -118,8 +121,13 @@ class SourceRunner(LoopBase):
             send = self._transactions.send
             self._metrics = metrics.SourceTaskMetrics(self.connector, self.task_id)
         own = offsets_topic(self.connector_config, self.settings.cluster)
-        self._offsets = OffsetStore(self.settings, self.connector, send=send, topic=own)
+        self._offsets = OffsetStore(
+            self.settings, self.connector, send=send, topic=own, owner=owner
+        )
         await self._offsets.load()
+        if owner is not None and self._offsets.two_phase:
+            # The producer's start fenced the earlier run, and its last transaction has ended.
+            await self._offsets.resolve_with(functools.partial(committed, self.settings, owner))
         if self._transactions is not None:
             await self._transactions.bind(self._offsets)
         if self._settings.boundary is Boundary.CONNECTOR:

@@ -50,7 +50,7 @@ class TopicLayout:
         return partition in self.partitions
 
 
-Sent = tuple["asyncio.Future[Any]", int, list[int]]
+Sent = tuple["asyncio.Future[Any]", str, int, list[int]]
 """A batch handed to the producer: its delivery, its partition, the indices of its records."""
 
 
@@ -64,9 +64,11 @@ class Delivered(NamedTuple):
 
 @dataclass(frozen=True)
 class Receipt:
-    """One acknowledged batch: its partition, its first offset, the broker's timestamp (None
-    when the topic keeps the producer's) and the indices of its records in the poll."""
+    """One acknowledged batch: its topic and partition, its first offset, the broker's
+    timestamp (None when the topic keeps the producer's) and the indices of its records in the
+    poll."""
 
+    topic: str
     partition: int
     base_offset: int
     log_time: int | None
@@ -176,12 +178,12 @@ class BatchProducer:
                     self._append(batch, records[index], stamps[index])  # empty: takes any one
                 members.append(index)
             sent.append(await self._send(batch, topic, partition, members))
-        outcomes = await acknowledged([future for future, _, _ in sent], self._stall_s)
+        outcomes = await acknowledged([future for future, *_ in sent], self._stall_s)
         receipts = []
-        for (_, partition, members), metadata in zip(sent, outcomes, strict=True):
+        for (_, topic, partition, members), metadata in zip(sent, outcomes, strict=True):
             # -1: the topic keeps the producer's timestamps (CreateTime), as sent.
             log_time = None if metadata.timestamp in (None, -1) else metadata.timestamp
-            receipts.append(Receipt(partition, metadata.offset, log_time, members))
+            receipts.append(Receipt(topic, partition, metadata.offset, log_time, members))
         return receipts, stamps
 
     @staticmethod
@@ -195,4 +197,4 @@ class BatchProducer:
         future: asyncio.Future[Any] = await self._producer.send_batch(
             batch, topic, partition=partition
         )
-        return future, partition, members
+        return future, topic, partition, members

@@ -50,7 +50,7 @@ from aiokafka.errors import KafkaError, KafkaTimeoutError, ProducerFenced, Reque
 
 from headrace.components.errorpolicy import TaskFenced, qualified_name
 from headrace.components.retry import RetryPolicy, retrying_on
-from headrace.core.model.offsets import canonical_partition
+from headrace.core.model.offsets import Marker, canonical_partition
 from headrace.core.observability import log
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topiclog import Record, send_records
@@ -58,6 +58,7 @@ from headrace.runtime.source.produce import (
     BatchProducer,
     Delivered,
     Outgoing,
+    Receipt,
     TopicLayout,
     per_record,
 )
@@ -134,13 +135,20 @@ class _Open:
     written: int = 0  # how many of the segments it holds
     stored: bool = False  # it holds the offsets (sent with the last records)
     landed: Landed = field(default_factory=list)  # of the written segments
+    marker: Marker | None = None  # where one record Kafka's transaction holds landed
 
     def unwritten(self) -> list[Segment]:
         return self.segments[self.written :]
 
+    def mark(self, receipts: Sequence[Receipt]) -> None:
+        if self.marker is None and receipts:
+            first = receipts[0]
+            self.marker = Marker(first.topic, first.partition, first.base_offset)
+
     def abort(self) -> None:
         """Kafka's transaction is aborted: it holds nothing of this one any more."""
         self.begun, self.written, self.stored, self.landed = False, 0, False, []
+        self.marker = None
 
 
 class ProducerWrites:
@@ -171,6 +179,12 @@ class ProducerWrites:
         first batch of records found no leader for its partition until it expired."""
         self._offsets = offsets
         await self._producer.partitions_for(offsets.topic)
+
+    @property
+    def _two_phase(self) -> bool:
+        """The offsets cannot be in the transaction: they are stored in two phases, pending
+        before the commit and settled after (``OffsetStore.prepare``)."""
+        return self._offsets is not None and self._offsets.two_phase
 
     async def send(self, topic: str, records: list[Record]) -> list[tuple[int, int]]:
         """How the offset store appends: with the task's producer (inside the open
@@ -238,6 +252,8 @@ class SourceTransactions(ProducerWrites):
             return None
         await self._retried(self._commit_once)
         found, self._open = self._open.landed, None
+        if self._offsets is not None and self._offsets.two_phase:
+            await self._offsets.settle()
         return found
 
     async def abort_keeping_offsets(self) -> Landed | None:
@@ -290,11 +306,15 @@ class SourceTransactions(ProducerWrites):
             [e for segment in todo for e in segment.outgoing()],
             {topic: tl for segment in todo for topic, tl in segment.layouts.items()},
         )
-        if offsets and not opened.stored:
+        if offsets and not opened.stored and not self._two_phase:
             (receipts, stamps), _ = await _both(produced, self._store_offsets())
             opened.stored = True
         else:
             receipts, stamps = await produced
+        opened.mark(receipts)
+        if offsets and not opened.stored:  # in two phases: pending, naming where a record is
+            await self._store_offsets()
+            opened.stored = True
         if any(segment.records for segment in todo):
             opened.landed += landed(todo, iter(per_record(receipts, stamps)))
         opened.written = len(opened.segments)
@@ -366,10 +386,14 @@ class SourceTransactions(ProducerWrites):
         assert self._offsets is not None and self._open is not None
         if not self._open.latest:
             return
+        latest = list(self._open.latest.values())
+        storing = (
+            self._offsets.prepare(latest, self._open.marker)
+            if self._two_phase
+            else self._offsets.write(latest)
+        )
         try:
-            await asyncio.wait_for(
-                self._offsets.write(list(self._open.latest.values())), self._stall_s
-            )
+            await asyncio.wait_for(storing, self._stall_s)
         except TimeoutError:
             raise KafkaTimeoutError(
                 f"Kafka did not take {self._name}'s source offsets within {self._stall_s:g} s"

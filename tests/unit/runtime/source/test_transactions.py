@@ -22,6 +22,7 @@ from aiokafka.errors import (
 
 from headrace.components.errorpolicy import TaskFenced
 from headrace.components.retry import RetryPolicy
+from headrace.core.model.offsets import Marker, Pending, decode_pending, is_pending_key
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
@@ -211,12 +212,16 @@ def offsets_topic() -> MemoryTopic:
 
 
 async def transactions_on(
-    producer: FakeProducer, offsets_topic: MemoryTopic, policy: RetryPolicy = RETRY
+    producer: FakeProducer,
+    offsets_topic: MemoryTopic,
+    policy: RetryPolicy = RETRY,
+    owner: str | None = None,
 ) -> tuple[SourceTransactions, Warnings]:
+    """``owner``: the task's transactional id, for offsets kept off Kafka (two phases)."""
     heard = Warnings()
     fake: Any = producer
     transactions = SourceTransactions(fake, "task 0 of 'src'", policy, heard)
-    store = OffsetStore(Settings(cluster="t"), "src", logs=memory_logs(offsets_topic))
+    store = store_on(offsets_topic, owner)
     await store.load()
     await transactions.bind(store)
     return transactions, heard
@@ -233,6 +238,10 @@ async def write(
         LAYOUTS,
         last=last,
     )
+
+
+def store_on(offsets_topic: MemoryTopic, owner: str | None = None) -> OffsetStore:
+    return OffsetStore(Settings(cluster="t"), "src", logs=memory_logs(offsets_topic), owner=owner)
 
 
 def stored(topic: MemoryTopic) -> list[bytes | None]:
@@ -370,3 +379,77 @@ async def test_a_task_that_aborts_keeps_its_offsets_also_after_a_retry(
     assert [t.state for t in producer.transactions] == ["aborted", "aborted", "committed"]
     assert producer.committed() == [] and producer.transactions[-1].records == []
     assert stored(offsets_topic)[-1] == b'{"n":1}' and len(heard.retries()) == 1
+
+
+# -- Offsets kept off Kafka: pending before the commit, settled after ---------------------------
+
+OWNER = "t-src-0"
+
+
+def pending_in(topic: MemoryTopic) -> list[Pending | None]:
+    return [decode_pending(r.key, r.value)[2] for r in topic.records if is_pending_key(r.key)]
+
+
+async def test_offsets_off_kafka_are_pending_at_the_commit_and_settled_after(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    producer.next_offset["out"] = 40
+    transactions, _ = await transactions_on(producer, offsets_topic, owner=OWNER)
+    at_commit: list[list[Pending | None]] = []
+    commit = producer.commit_transaction
+
+    async def commit_seen() -> None:
+        at_commit.append(pending_in(offsets_topic))
+        await commit()
+
+    producer.commit_transaction = commit_seen  # type: ignore[method-assign]
+    await write(transactions, 0, last=False)  # v0 at 40, in the first try
+    producer.failures = [NotEnoughReplicasError()]  # which is aborted: v0 at 41, v1 at 42
+    await write(transactions, 1)
+    await transactions.commit()
+
+    # Pending at the commit: the offsets, and where a record of the try that committed landed.
+    assert producer.committed() == [b"v0", b"v1"]
+    marker = Marker("out", 0, 41)
+    assert at_commit == [[Pending("src", OWNER, marker, ((PARTITION, {"n": 1}),))]]
+    # Settled after it: the offset stored, the pending record dropped.
+    assert pending_in(offsets_topic)[-1] is None
+    reread = store_on(offsets_topic, OWNER)
+    await reread.load()
+    assert reread.offset(PARTITION) == {"n": 1} and reread.pending is None
+
+
+@pytest.mark.parametrize("outcome", [True, False], ids=["committed", "aborted"])
+async def test_a_transaction_left_pending_is_settled_by_its_outcome_at_the_next_start(
+    offsets_topic: MemoryTopic, outcome: bool
+) -> None:
+    producer = FakeProducer()
+    transactions, _ = await transactions_on(producer, offsets_topic, owner=OWNER)
+    await write(transactions, 0)
+    await transactions.commit()
+    producer.commit_failures = [UnknownError()]  # the run stops between its two phases
+    await write(transactions, 1, 2)
+    with pytest.raises(UnknownError):
+        await transactions.commit()
+
+    asked: list[Marker] = []
+
+    async def committed(marker: Marker) -> bool:
+        asked.append(marker)
+        return outcome
+
+    other = store_on(offsets_topic, "t-src-1")  # another task's store has nothing pending
+    await other.load()
+    assert other.pending is None
+    restarted = store_on(offsets_topic, OWNER)
+    await restarted.load()
+    assert restarted.offset(PARTITION) == {"n": 0}
+    await restarted.resolve_with(committed)
+
+    assert asked == [Marker("out", 0, 1)]
+    assert restarted.offset(PARTITION) == ({"n": 2} if outcome else {"n": 0})
+    assert restarted.pending is None
+    again = store_on(offsets_topic, OWNER)
+    await again.load()
+    assert (again.offset(PARTITION), again.pending) == (restarted.offset(PARTITION), None)
