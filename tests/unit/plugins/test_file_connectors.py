@@ -324,6 +324,17 @@ async def test_a_batch_is_written_as_its_records_are_one_by_one(
     assert (root / "batch.txt").read_bytes() == (root / "records.txt").read_bytes()
 
 
+async def test_records_and_batches_land_in_the_order_they_were_put(root: Path) -> None:
+    task = await sink_task(root, "mixed.txt")
+    await task.put([sink_record("first")])
+    values = pa.array(["second", None, "third"], pa.string())
+    nothing = pa.array([None] * 3, pa.int64())
+    await task.put_batch(SinkBatch("t", 0, nothing, nothing, nothing, values))
+    await task.put([sink_record("fourth")])
+    await task.stop()
+    assert (root / "mixed.txt").read_text() == "first\nsecond\nnull\nthird\nfourth\n"
+
+
 async def test_flush_hands_the_lines_to_the_operating_system(root: Path) -> None:
     task = await sink_task(root, "out.txt")
     await task.put([sink_record("x")])

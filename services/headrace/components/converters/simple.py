@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from headrace.components.converters.base import NULL, SchemaAndValue
 from headrace.core.columns import is_arrow
+from headrace.sdk.columns import binary_column, string_column
 from headrace.sdk.data import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, Struct
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import Column
@@ -78,7 +79,7 @@ class StringConverter:
         import pyarrow as pa
 
         try:
-            return OPTIONAL_STRING_SCHEMA, pa.array(data, pa.binary()).cast(pa.string())
+            return OPTIONAL_STRING_SCHEMA, string_column(data)
         except pa.ArrowInvalid:
             return None
 
@@ -126,9 +127,7 @@ class ByteArrayConverter:
         self, topic: str, data: Sequence[bytes | None]
     ) -> tuple[Schema, pa.Array] | None:
         """The messages as a pyarrow binary column."""
-        import pyarrow as pa
-
-        return OPTIONAL_BYTES_SCHEMA, pa.array(data, pa.binary())
+        return OPTIONAL_BYTES_SCHEMA, binary_column(data)
 
     def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
         if data is None:

@@ -25,6 +25,7 @@ from headrace.components.converters import (
 from headrace.components.errorpolicy import Message, sink_record_error
 from headrace.components.java.regex import RegexTimeout, compile_java
 from headrace.core.storage.topics import internal_topic
+from headrace.sdk.columns import int64_column
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
 
@@ -168,13 +169,11 @@ def to_sink_batch(
             headers = [decode_headers(header_converter, tp.topic, m.headers) for m in messages]
         except DataError:
             return None
-    import pyarrow as pa  # only for a task with the batch API: see headrace.core.columns
-
     return SinkBatch(
         tp.topic,
         tp.partition,
-        offsets=pa.array([m.offset for m in messages], pa.int64()),
-        timestamps=pa.array([m.timestamp for m in messages], pa.int64()),
+        offsets=int64_column([m.offset for m in messages]),
+        timestamps=int64_column([m.timestamp for m in messages]),
         keys=keys[1],
         values=values[1],
         headers=headers,

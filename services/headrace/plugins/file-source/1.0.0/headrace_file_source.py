@@ -60,6 +60,7 @@ from headrace.sdk import (
     non_empty_string,
     topic_name,
 )
+from headrace.sdk.columns import string_column
 
 VERSION = "1.0.0"
 FILENAME_FIELD = "filename"
@@ -152,11 +153,12 @@ def lines_of(data: bytes | bytearray, limit: int) -> tuple[pa.Array, int]:
         parts = data.split(b"\n", limit)  # at most ``limit`` lines, then the rest
         consumed = len(data) - len(parts[-1])
         try:
-            return pa.array(parts[:-1], pa.binary()).cast(pa.string()), consumed
+            return string_column(parts[:-1]), consumed
         except pa.ArrowInvalid:
             pass  # not UTF-8: decoded line by line below, as Kafka's reader replaces
     lines = split_lines(data, limit)
-    return pa.array([text for text, _ in lines], pa.string()), lines[-1][1] if lines else 0
+    texts = [text.encode() for text, _ in lines]
+    return string_column(texts), lines[-1][1] if lines else 0
 
 
 def stored_position(offset: Mapping[str, Any] | None) -> int:
