@@ -127,7 +127,7 @@ class OffsetsAdmin:
         self._durable = durable
 
     async def _written(self, store: OffsetStore, pairs: Sequence[tuple[Any, Any]]) -> None:
-        await store.write(pairs)
+        await store.override(pairs)
         if self._durable is not None:
             await self._durable()
 

@@ -25,13 +25,17 @@ def binary_column(data: Sequence[bytes | None]) -> pa.Array:
     import pyarrow as pa
 
     count = len(data)
-    present = [d for d in data if d is not None]
+    nulls = data.count(None)
+    if nulls == count:  # keys, mostly
+        return pa.nulls(count, pa.binary())
     validity = None
-    if len(present) < count:
+    if nulls:
+        present = [d for d in data if d is not None]
         valid = np.fromiter((d is not None for d in data), np.bool_, count)
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
         lengths = np.fromiter((0 if d is None else len(d) for d in data), np.int64, count)
     else:
+        present = list(data)
         lengths = np.fromiter(map(len, present), np.int64, count)
     offsets = np.zeros(count + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -42,7 +46,7 @@ def binary_column(data: Sequence[bytes | None]) -> pa.Array:
         kind,
         count,
         [validity, pa.py_buffer(positions), pa.py_buffer(b"".join(present))],
-        null_count=count - len(present),
+        null_count=nulls,
     )
 
 

@@ -166,7 +166,7 @@ def decode_pending(key: bytes | str | None, value: bytes | None) -> tuple[str, s
 
     Raises ValueError for a record that is not one, or is malformed: a pending record is
     headrace's own, and one it cannot read must not be taken for no transaction at all."""
-    named = _pending_name(key)
+    named = pending_name(key)
     if named is None:
         raise ValueError(f"not a pending offsets key: {key!r}")
     connector, owner = named
@@ -183,11 +183,12 @@ def decode_pending(key: bytes | str | None, value: bytes | None) -> tuple[str, s
 
 
 def is_pending_key(key: bytes | str | None) -> bool:
-    return _pending_name(key) is not None
+    return pending_name(key) is not None
 
 
-def _pending_name(key: bytes | str | None) -> tuple[str, str] | None:
-    """(connector, owner) of a pending record's key; None for any other key."""
+def pending_name(key: bytes | str | None) -> tuple[str, str] | None:
+    """(connector, owner) of a pending record's key; None for any other key. Its value is not
+    read: one connector's malformed record is no other's concern."""
     if key is None:
         return None
     text = key.decode(errors="replace") if isinstance(key, bytes) else key

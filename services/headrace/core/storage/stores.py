@@ -17,10 +17,10 @@ from headrace.core.model.offsets import (
     Pending,
     canonical_partition,
     decode_pending,
-    is_pending_key,
     offset_key,
     offset_value,
     pending_key,
+    pending_name,
     pending_value,
     settled,
 )
@@ -159,18 +159,27 @@ class OffsetStore:
             self._cluster_log = kafka_logs(settings, "offsets")(self._on_record)
         self.state: OffsetMap = NO_OFFSETS
         self._stored_at: dict[str, int] = {}  # each source partition's latest, in the log
-        self.pending: tuple[int, Pending] | None = None  # the owner's, where in the log
+        self._pending: dict[str, tuple[int, Pending]] = {}  # by owner, with where in the log
 
     def _on_record(self, record: LogRecord) -> None:
-        if is_pending_key(record.key):
-            connector, owner, pending = decode_pending(record.key, record.value)
-            if (connector, owner) == (self.connector, self.owner):
-                self.pending = None if pending is None else (record.offset, pending)
+        named = pending_name(record.key)
+        if named is not None:
+            if named[0] == self.connector:
+                _, owner, pending = decode_pending(record.key, record.value)
+                if pending is None:
+                    self._pending.pop(owner, None)
+                else:
+                    self._pending[owner] = (record.offset, pending)
             return
         event = decode_offset(record.key, record.value)
         if event is not None and event.connector == self.connector:
             self.state = apply_offset(self.state, event)
             self._stored_at[canonical_partition(event.partition)] = record.offset
+
+    @property
+    def pending(self) -> tuple[int, Pending] | None:
+        """The owner's transaction whose offsets are pending, with where it is in the log."""
+        return None if self.owner is None else self._pending.get(self.owner)
 
     @property
     def two_phase(self) -> bool:
@@ -242,7 +251,7 @@ class OffsetStore:
         pending = Pending(self.connector, self.owner, marker, tuple(latest))
         key = pending_key(self.connector, self.owner).decode()
         [(_, at)] = await self._log.append_many([(key, pending_value(pending))], durable=True)
-        self.pending = (at, pending)
+        self._pending[self.owner] = (at, pending)
 
     async def settle(self) -> None:
         """After the commit of the transaction it prepared: its offsets, no longer pending."""
@@ -258,7 +267,16 @@ class OffsetStore:
         dropped = (pending_key(self.connector, pending.owner).decode(), None)
         landed = await self._log.append_many([*_records(events), dropped])
         self._stored(events, landed)
-        self.pending = None
+        self._pending.pop(pending.owner, None)
+
+    async def override(self, latest: Sequence[tuple[Mapping[str, Any], Any]]) -> None:
+        """Stores offsets an operator set (KIP-875's alter and reset), and drops every
+        transaction of the connector still pending in the same write: its offsets must not
+        set these back when its task starts."""
+        events = [OffsetStored(self.connector, p, o) for p, o in latest]
+        dropped = [(pending_key(self.connector, owner).decode(), None) for owner in self._pending]
+        self._stored(events, await self._log.append_many([*_records(events), *dropped]))
+        self._pending.clear()
 
     async def resolve_with(self, committed: Callable[[Marker], Awaitable[bool]]) -> None:
         """Settles a transaction left pending by an earlier run of the owner (it stopped

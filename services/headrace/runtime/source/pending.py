@@ -24,8 +24,8 @@ producer keeps open there holds committed readers back until it ends."""
 async def committed(settings: Settings, client_id: str, marker: Marker) -> bool:
     """Whether the record at ``marker`` is committed: a committed reader reads it there, or
     passes over its offset (an aborted transaction's records are never read). A marker the topic
-    no longer holds (deleted by retention) reads as aborted: the records are then polled and
-    written again, never lost."""
+    no longer holds (deleted by retention, or the topic made anew) reads as aborted: the records
+    are then polled and written again, never lost."""
     where = TopicPartition(marker.topic, marker.partition)
     defaults = {"client_id": f"{client_id}-pending", "auto_offset_reset": "earliest"}
     consumer = kafka.consumer(settings, {}, defaults)
@@ -40,6 +40,9 @@ async def committed(settings: Settings, client_id: str, marker: Marker) -> bool:
                 return bool(record.offset == marker.offset)
             if await consumer.position(where) > marker.offset:
                 return False
+            highwater = consumer.highwater(where)
+            if highwater is not None and highwater <= marker.offset:
+                return False  # the partition no longer holds that offset (deleted, made anew)
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError(
                     f"{marker.topic}-{marker.partition} was not readable up to offset "

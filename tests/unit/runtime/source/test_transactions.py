@@ -19,10 +19,17 @@ from aiokafka.errors import (
     TopicAuthorizationFailedError,
     UnknownError,
 )
+from structlog.testing import capture_logs
 
 from headrace.components.errorpolicy import TaskFenced
 from headrace.components.retry import RetryPolicy
-from headrace.core.model.offsets import Marker, Pending, decode_pending, is_pending_key
+from headrace.core.model.offsets import (
+    Marker,
+    Pending,
+    decode_pending,
+    is_pending_key,
+    pending_key,
+)
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
@@ -453,3 +460,45 @@ async def test_a_transaction_left_pending_is_settled_by_its_outcome_at_the_next_
     again = store_on(offsets_topic, OWNER)
     await again.load()
     assert (again.offset(PARTITION), again.pending) == (restarted.offset(PARTITION), None)
+
+
+async def test_offsets_an_operator_sets_are_not_set_back_by_a_pending_transaction(
+    offsets_topic: MemoryTopic,
+) -> None:
+    producer = FakeProducer()
+    transactions, _ = await transactions_on(producer, offsets_topic, owner=OWNER)
+    producer.commit_failures = [UnknownError()]  # left pending, though it may have committed
+    await write(transactions, 0, 1)
+    with pytest.raises(UnknownError):
+        await transactions.commit()
+
+    admin = store_on(offsets_topic)  # KIP-875's reset, on the stopped connector
+    await admin.load()
+    await admin.override([(PARTITION, None)])
+
+    restarted = store_on(offsets_topic, OWNER)
+    await restarted.load()
+    assert restarted.pending is None  # dropped with the reset, in the same write
+
+    async def committed(marker: Marker) -> bool:
+        raise AssertionError("nothing is left to ask about")
+
+    await restarted.resolve_with(committed)
+    assert restarted.offset(PARTITION) is None
+
+
+async def test_another_connector_s_malformed_pending_record_is_not_this_one_s_concern(
+    offsets_topic: MemoryTopic,
+) -> None:
+    offsets_topic.append(pending_key("other", "t-other-0").decode(), b"not json")
+    with capture_logs() as heard:
+        store = store_on(offsets_topic, OWNER)
+        await store.load()
+    assert [e for e in heard if e["event"] == "log_record_skipped"] == []
+    assert store.pending is None and store.offset(PARTITION) is None
+
+    offsets_topic.append(pending_key("src", OWNER).decode(), b"not json")  # its own: an error
+    with capture_logs() as heard:
+        await store_on(offsets_topic, OWNER).load()
+    (skipped,) = [e for e in heard if e["event"] == "log_record_skipped"]
+    assert "malformed pending offsets record" in skipped["error"]
