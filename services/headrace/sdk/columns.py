@@ -10,7 +10,7 @@ as they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,7 +35,7 @@ def binary_column(data: Sequence[bytes | None]) -> pa.Array:
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
         lengths = np.fromiter((0 if d is None else len(d) for d in data), np.int64, count)
     else:
-        present = list(data)
+        present = cast("list[bytes]", data)  # no None in it
         lengths = np.fromiter(map(len, present), np.int64, count)
     offsets = np.zeros(count + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
