@@ -19,7 +19,7 @@ MAX_OFFSET = 2**31 - 1
 """The most bytes a binary column (32-bit offsets) holds; past it, a large binary one."""
 
 
-def binary_column(data: Sequence[bytes | None]) -> pa.Array:
+def binary_column(data: Sequence[bytes | bytearray | None]) -> pa.Array:
     """``data`` as a binary column (large binary past 2 GiB), None as null."""
     import numpy as np
     import pyarrow as pa
@@ -35,7 +35,7 @@ def binary_column(data: Sequence[bytes | None]) -> pa.Array:
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
         lengths = np.fromiter((0 if d is None else len(d) for d in data), np.int64, count)
     else:
-        present = cast("list[bytes]", data)  # no None in it
+        present = cast("list[bytes | bytearray]", data)  # no None in it
         lengths = np.fromiter(map(len, present), np.int64, count)
     offsets = np.zeros(count + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -50,7 +50,7 @@ def binary_column(data: Sequence[bytes | None]) -> pa.Array:
     )
 
 
-def string_column(data: Sequence[bytes | None]) -> pa.Array:
+def string_column(data: Sequence[bytes | bytearray | None]) -> pa.Array:
     """UTF-8 ``data`` as a string column, None as null; ``pyarrow.ArrowInvalid`` for bytes that
     are not UTF-8, checked in native code."""
     import pyarrow as pa
