@@ -55,7 +55,7 @@ $(SPARK_LIB)/.resolved: deploy/spark/pom.xml
 	mvn -q -B -f deploy/spark/pom.xml dependency:copy-dependencies
 	touch $@
 
-# Kafka Connect itself, the benchmarks' peer (make bench and make bench-smoke only).
+# Kafka Connect itself: the benchmarks' peer, and the cluster the migration tests move from.
 CONNECT_LIB := deploy/kafka-connect/lib/$(KAFKA_VERSION)
 connect-jars: $(CONNECT_LIB)/.resolved
 
@@ -77,7 +77,7 @@ down: $(STAMP)
 	$(BIN)/python -m headrace.local stack down
 
 # The suite; a test that hangs past pytest's timeout ends the run and its report says where.
-test: install jvm kafka-jars spark-jars typecheck lint
+test: install jvm kafka-jars spark-jars connect-jars typecheck lint
 	$(BIN)/python -m pytest || { cat var/test-hang.txt 2>/dev/null; exit 1; }
 
 unit: install

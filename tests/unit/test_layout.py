@@ -1,13 +1,15 @@
 """The layout's boundaries, read from the code's own imports (lazy ones inside functions too).
 
 - A service (the config service, the coordinator, the worker, the executor, the ``headrace``
-  command) imports only the shared packages (``core``, ``components``, ``isolation``, ``sdk``,
-  ``v1``) and itself: never another service, never ``runtime`` (which lives inside plugin
-  processes). Standalone mode is the one composition of services: it runs the config service's,
-  the coordinator's and the worker's own parts in one process, and imports those three too.
+  command) imports only the shared packages (``core``, ``components``, ``isolation``,
+  ``migration``, ``sdk``, ``v1``) and itself: never another service, never ``runtime``
+  (which lives inside plugin processes). Standalone mode is the one composition of services:
+  it runs the config service's, the coordinator's and the worker's own parts in one process,
+  and imports those three too.
 - ``runtime`` imports only the shared packages; the shared packages import no service and no
   ``runtime``, ``core`` neither ``components`` nor ``isolation``, ``isolation`` no
-  ``components``; the SDK imports only itself.
+  ``components``, ``migration`` (Connect's REST API as a client, which the command and the
+  config service both drive) only ``core``; the SDK imports only itself.
 - Plugins, built in or not, import only ``headrace.sdk``.
 - Developer tooling (``local``) is imported by nothing in the package.
 - No folder holds more than a fifth of the package's lines, and none is flatter than about
@@ -24,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "services" / "headrace"
-SHARED = {"core", "components", "isolation", "sdk", "v1"}
+SHARED = {"core", "components", "isolation", "migration", "sdk", "v1"}
 SERVICES = {"config", "coordinator", "worker", "executor", "cli"}
 CONTROL_PLANE = {"config", "coordinator", "worker"}
 ALLOWED = {
@@ -34,6 +36,7 @@ ALLOWED = {
     "core": {"core", "sdk", "v1"},
     "components": {"components", "core", "isolation", "sdk", "v1"},
     "isolation": {"isolation", "core", "sdk", "v1"},
+    "migration": {"migration", "core", "sdk", "v1"},
     "sdk": {"sdk"},
     "v1": {"v1"},
 }

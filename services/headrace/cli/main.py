@@ -55,6 +55,10 @@ def cli() -> None:
     \b
     One worker in one process, from Kafka Connect's own files:
       headrace standalone worker.properties connector.properties...
+
+    \b
+    Moving from Kafka Connect, with offsets, and back:
+      headrace migrate --from http://connect:8083 --plan|--cutover
     """
 
 
@@ -68,6 +72,17 @@ def standalone(args: tuple[str, ...]) -> None:
     headrace standalone worker.properties [connector.properties|.json ...] (-h for more)."""
     # This process becomes the worker: signals sent to it reach the worker.
     os.execv(sys.executable, [sys.executable, "-m", "headrace.standalone", *args])
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def migrate(args: tuple[str, ...]) -> None:
+    """Move connectors between Kafka Connect and headrace with their offsets:
+    headrace migrate --from|--to URL --plan|--cutover (-h for more)."""
+    os.execv(sys.executable, [sys.executable, "-m", "headrace.migration", *args])
 
 
 for command in (
@@ -88,6 +103,7 @@ for command in (
     coordinator.coordinator,
     probe.probe,
     standalone,
+    migrate,
 ):
     cli.add_command(command)
 

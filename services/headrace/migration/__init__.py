@@ -1,0 +1,4 @@
+"""Moving connectors between Kafka Connect and headrace, and back, with their source offsets and
+sink positions: ``headrace migrate`` (``__main__``). Both sides answer Kafka Connect's REST API
+(``connect``); what would move is planned from their answers (``plan``), and each connector moves
+in steps read anew from both sides every time (``cutover``)."""

@@ -1,0 +1,177 @@
+"""Kafka Connect's REST API, as a migration calls it of either side: a Connect cluster, or
+headrace, which answers the same API.
+
+Only the calls a migration needs: a connector's config, status and offsets (KIP-875), the
+validation of a config, the plugins, and create STOPPED (KIP-980), stop, resume, alter offsets
+and delete. A call that fails raises :class:`RestError` with the side's name, the call and the
+message the side answered; a connector that does not exist reads as None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+CALL_TIMEOUT_S = 60.0
+JSON = {"Content-Type": "application/json", "Accept": "application/json"}
+REBALANCE_RETRY_S = 60.0
+"""How long a call answered 409 is tried again: a distributed Connect worker answers so while
+its group rebalances, and its own clients are told to retry."""
+
+
+class RestError(Exception):
+    """A call one side refused, or could not answer."""
+
+    def __init__(self, side: str, call: str, status: int | None, message: str) -> None:
+        answered = f"answered {status}: " if status is not None else ""
+        super().__init__(f"{side}: {call}: {answered}{message}")
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a migration: ``name`` says which in every message."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    ssl: ssl.SSLContext | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """A connector's state and its tasks' (Connect's ``/status``)."""
+
+    state: str
+    tasks: tuple[str, ...]
+    trace: str = ""
+
+    @property
+    def stopped(self) -> bool:
+        """STOPPED, with no task left (a stop is over once its tasks are gone)."""
+        return self.state == "STOPPED" and not self.tasks
+
+    @property
+    def running(self) -> bool:
+        """RUNNING with every task RUNNING, and at least one."""
+        return self.state == "RUNNING" and bool(self.tasks) and set(self.tasks) == {"RUNNING"}
+
+
+def _status(body: Mapping[str, Any]) -> Status:
+    connector = body.get("connector", {})
+    tasks = body.get("tasks", [])
+    traces = [str(t["trace"]) for t in [connector, *tasks] if t.get("trace")]
+    return Status(
+        str(connector.get("state", "")),
+        tuple(str(t.get("state", "")) for t in tasks),
+        traces[0] if traces else "",
+    )
+
+
+class ConnectApi:
+    """The calls of a migration to one side, over ``session``."""
+
+    def __init__(self, side: Side, session: aiohttp.ClientSession) -> None:
+        self.side = side
+        self._session = session
+
+    @property
+    def name(self) -> str:
+        return self.side.name
+
+    async def _call(
+        self, method: str, path: str, body: object = None, *, missing_ok: bool = False
+    ) -> Any:
+        call = f"{method} {path}"
+        deadline = asyncio.get_running_loop().time() + REBALANCE_RETRY_S
+        while True:
+            try:
+                async with self._session.request(
+                    method,
+                    self.side.url.rstrip("/") + path,
+                    json=body,
+                    # Connect's Jersey answers 415 to a PUT without a content type, body or not.
+                    headers={**JSON, **self.side.headers},
+                    ssl=self.side.ssl if self.side.ssl is not None else True,
+                    timeout=aiohttp.ClientTimeout(total=CALL_TIMEOUT_S),
+                ) as answer:
+                    text = await answer.text()
+                    status = answer.status
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                why = str(exc) or type(exc).__name__
+                raise RestError(self.name, call, None, f"no answer: {why}") from None
+            if status == 409 and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.25)  # a rebalance under way
+                continue
+            if status == 404 and missing_ok:
+                return None
+            payload = _json(text)
+            if status >= 400:
+                message = payload.get("message") if isinstance(payload, dict) else None
+                raise RestError(self.name, call, status, str(message or text.strip()))
+            return payload
+
+    async def names(self) -> list[str]:
+        found = await self._call("GET", "/connectors")
+        return sorted(str(n) for n in found)
+
+    async def config(self, name: str) -> dict[str, str] | None:
+        found = await self._call("GET", f"/connectors/{_path(name)}/config", missing_ok=True)
+        return None if found is None else {str(k): str(v) for k, v in found.items()}
+
+    async def kind(self, name: str) -> str | None:
+        """``source`` or ``sink``; None for a connector that does not exist."""
+        found = await self._call("GET", f"/connectors/{_path(name)}", missing_ok=True)
+        return None if found is None else str(found.get("type", ""))
+
+    async def status(self, name: str) -> Status | None:
+        found = await self._call("GET", f"/connectors/{_path(name)}/status", missing_ok=True)
+        return None if found is None else _status(found)
+
+    async def offsets(self, name: str) -> list[dict[str, Any]]:
+        """KIP-875's entries: ``partition`` and ``offset`` each."""
+        found = await self._call("GET", f"/connectors/{_path(name)}/offsets")
+        return list(found.get("offsets", []))
+
+    async def plugins(self) -> list[dict[str, Any]]:
+        """Each connector plugin: ``class``, ``type``, ``version``."""
+        return list(await self._call("GET", "/connector-plugins?connectorsOnly=true"))
+
+    async def validate(self, plugin: str, config: Mapping[str, str]) -> dict[str, Any]:
+        path = f"/connector-plugins/{_path(plugin)}/config/validate"
+        found: dict[str, Any] = await self._call("PUT", path, dict(config))
+        return found
+
+    async def create_stopped(self, name: str, config: Mapping[str, str]) -> None:
+        body = {"name": name, "config": dict(config), "initial_state": "STOPPED"}
+        await self._call("POST", "/connectors", body)
+
+    async def stop(self, name: str) -> None:
+        await self._call("PUT", f"/connectors/{_path(name)}/stop")
+
+    async def resume(self, name: str) -> None:
+        await self._call("PUT", f"/connectors/{_path(name)}/resume")
+
+    async def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> None:
+        await self._call("PATCH", f"/connectors/{_path(name)}/offsets", {"offsets": offsets})
+
+    async def delete(self, name: str) -> None:
+        await self._call("DELETE", f"/connectors/{_path(name)}")
+
+
+def _path(segment: str) -> str:
+    return quote(segment, safe="")
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text) if text.strip() else None
+    except json.JSONDecodeError:
+        return None

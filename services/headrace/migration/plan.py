@@ -1,0 +1,162 @@
+"""What a migration would do with each connector, and whether it can: pure, from what the two
+sides answered.
+
+A connector can move when the side it goes to validates its config and runs its plugin, when
+no connector of that name is already there doing something else, and when every value the side
+it comes from hid (``[hidden]``) is supplied with ``--set``. A config provider's reference
+(``${file:...}``) is a value like any other: it moves as written, and the side it goes to
+resolves it.
+
+Nothing here ever holds a secret for printing: a row names keys, never their values, and any
+message a side answered is cleaned of every value given with ``--set`` before it is shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+HIDDEN = "[hidden]"
+VERSION_KEY = "connector.plugin.version"
+
+
+@dataclass(frozen=True)
+class Move:
+    """One connector's move: its config as it will be created (with ``--set`` applied), its
+    offsets where the side it comes from stands now, and why it cannot move, if it cannot."""
+
+    name: str
+    kind: str
+    plugin: str
+    version: str
+    config: Mapping[str, str]
+    offsets: Sequence[Mapping[str, Any]]
+    blockers: Sequence[str] = field(default_factory=tuple)
+    next: str = ""  # what a cutover does first
+
+    @property
+    def movable(self) -> bool:
+        return not self.blockers
+
+
+def hidden_keys(config: Mapping[str, str]) -> list[str]:
+    return sorted(k for k, v in config.items() if v == HIDDEN)
+
+
+def with_supplied(
+    config: Mapping[str, str], supplied: Mapping[str, str]
+) -> tuple[dict[str, str], list[str]]:
+    """The config with ``supplied`` values set, and the hidden keys still missing a value."""
+    merged = {**config, **supplied}
+    return merged, hidden_keys(merged)
+
+
+def validation_problems(answer: Mapping[str, Any]) -> list[str]:
+    """``key: error`` for each error of a validation answer (Connect's ``ConfigInfos``)."""
+    problems = []
+    for entry in answer.get("configs", []):
+        value = entry.get("value", {})
+        for error in value.get("errors", []):
+            problems.append(f"{value.get('name', '?')}: {error}")
+    if not problems and answer.get("error_count"):
+        problems.append(f"{answer['error_count']} error(s) in its config")
+    return problems
+
+
+def version_to_run(plugins: Sequence[Mapping[str, Any]], config: Mapping[str, str]) -> str:
+    """The version of the connector's plugin the side it goes to will run: the one the config
+    pins (KIP-891), else the latest installed; empty when the side has no such plugin."""
+    cls = config.get("connector.class", "")
+    versions = [str(p.get("version", "")) for p in plugins if cls and _names(cls, p)]
+    pinned = config.get(VERSION_KEY, "").strip()
+    if pinned:
+        return pinned if pinned in versions else ""
+    return max(versions, key=_version_order) if versions else ""
+
+
+def _names(cls: str, plugin: Mapping[str, Any]) -> bool:
+    """Whether ``cls`` names ``plugin``: its class, or an alias as Connect takes them (the
+    simple name, with or without its ``Connector`` suffix)."""
+    full = str(plugin.get("class", ""))
+    simple = full.rsplit(".", 1)[-1]
+    return cls in (full, simple, simple.removesuffix("Connector"))
+
+
+def _version_order(version: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in version.split("."))
+
+
+def plan_move(
+    name: str,
+    kind: str,
+    config: Mapping[str, str],
+    offsets: Sequence[Mapping[str, Any]],
+    *,
+    supplied: Mapping[str, str],
+    plugins: Sequence[Mapping[str, Any]],
+    validation: Mapping[str, Any] | None,
+    refused: str | None,
+    target: str,
+    next_step: str,
+    conflict: str | None = None,
+) -> Move:
+    """A connector's move to ``target``, from what both sides answered: ``validation`` is the
+    target's answer to its config (None when it was not asked: a hidden value is missing, or
+    an earlier cutover created it there already), ``refused`` the message the target refused
+    the validation with, if it did; ``next_step`` what a cutover does first, or ``conflict``
+    why it would not start."""
+    merged, missing = with_supplied(config, supplied)
+    blockers = [
+        f"{key}: hidden by the side it comes from; supply it with --set {key}=..."
+        for key in missing
+    ]
+    version = version_to_run(plugins, merged)
+    problems = [] if validation is None else validation_problems(validation)
+    if refused is not None:
+        blockers.append(clean(refused, supplied))
+    blockers += [clean(p, supplied) for p in problems]
+    if not version and refused is None and not problems:
+        plugin = merged.get("connector.class", "?")
+        blockers.append(f"{target} has no plugin {plugin!r} at the version the config asks for")
+    if conflict is not None:
+        blockers.append(conflict)
+    return Move(
+        name,
+        kind,
+        merged.get("connector.class", ""),
+        version,
+        merged,
+        list(offsets),
+        tuple(blockers),
+        next_step,
+    )
+
+
+def clean(message: str, supplied: Mapping[str, str]) -> str:
+    """``message`` without any value the operator supplied (those are secrets, as a rule)."""
+    for value in sorted(supplied.values(), key=len, reverse=True):
+        if value:
+            message = message.replace(value, HIDDEN)
+    return message
+
+
+def offsets_summary(kind: str, offsets: Sequence[Mapping[str, Any]]) -> str:
+    """A short line for a table: a sink's positions by topic-partition, a source's offsets."""
+    if not offsets:
+        return "none"
+    if kind == "sink":
+        parts = [
+            f"{e['partition'].get('kafka_topic')}-{e['partition'].get('kafka_partition')}"
+            f"@{e['offset'].get('kafka_offset') if e.get('offset') else None}"
+            for e in offsets
+        ]
+    else:
+        parts = [f"{_compact(e.get('partition'))}: {_compact(e.get('offset'))}" for e in offsets]
+    shown = ", ".join(parts[:3])
+    return shown if len(parts) <= 3 else f"{shown} (+{len(parts) - 3} more)"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
