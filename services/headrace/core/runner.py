@@ -48,11 +48,15 @@ async def until_signalled() -> None:
     await stop.wait()
 
 
-async def until_stopped(*tasks: asyncio.Task[Any] | None) -> None:
-    """Returns on SIGTERM or SIGINT; raises if one of the service's own tasks ends first, since
-    a service whose state stopped changing must not go on answering as if it were current."""
+async def until_stopped(
+    *tasks: asyncio.Task[Any] | None, signalled: asyncio.Task[None] | None = None
+) -> None:
+    """Returns on SIGTERM or SIGINT (``signalled``, when the service listens from its start);
+    raises if one of the service's own tasks ends first, since a service whose state stopped
+    changing must not go on answering as if it were current."""
     watched = {t for t in tasks if t is not None}
-    signalled = asyncio.create_task(until_signalled())
+    if signalled is None:
+        signalled = asyncio.create_task(until_signalled())
     done, _ = await asyncio.wait({signalled, *watched}, return_when=asyncio.FIRST_COMPLETED)
     if signalled in done:
         return

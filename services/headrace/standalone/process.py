@@ -93,6 +93,8 @@ async def serve(
     """Runs the standalone worker until SIGTERM or SIGINT; ``settings.config_addr`` is where
     its gRPC server listens, and its parts and plugin processes reach it there."""
     logger = log.get()
+    # Listening from the start: a stop asked for while it starts is a clean stop too.
+    signalled = asyncio.create_task(runner.until_signalled(), name="signalled")
     logs = Logs(FileTopic("offsets", offsets_file, flush_every_s))
     store = ConfigStore(logs("configs"), StatusStore(logs("status")))
     await store.start()
@@ -165,8 +167,14 @@ async def serve(
         stopping.push_async_callback(stop_worker)
         stopping.push_async_callback(rest.cleanup)
         stopping.push_async_callback(health.shutting_down)
+        creating = asyncio.create_task(create_connectors(parts, connectors))
+        await asyncio.wait({creating, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        if not creating.done():
+            await runner.cancel(creating)
+            logger.info("standalone_stopped_while_starting")
+            return
         try:
-            await create_connectors(parts, connectors)
+            creating.result()
         except StandaloneConfigError as exc:
             # As Connect's standalone worker: a connector file refused stops the worker.
             logger.error("standalone_connector_refused", error=str(exc))
@@ -180,5 +188,7 @@ async def serve(
             offsets_file=str(offsets_file),
             connectors=len(connectors),
         )
-        await runner.until_stopped(*store.readers(), *parts.tasks, *leading.readers, working)
+        await runner.until_stopped(
+            *store.readers(), *parts.tasks, *leading.readers, working, signalled=signalled
+        )
     logger.info("standalone_stopped")
