@@ -28,7 +28,7 @@ from headrace.core.security.tls import SecurityError
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.migration.connect import ConnectApi, RestError, Side
 from headrace.migration.cutover import WAIT_S, Cutover, MoveError, Step, next_step
-from headrace.migration.plan import HIDDEN, Move, offsets_summary, plan_move
+from headrace.migration.plan import HIDDEN, Move, offsets_summary, plan_move, version_to_run
 
 CONNECT = "Kafka Connect"
 HEADRACE = "headrace"
@@ -72,7 +72,8 @@ def supplied_values(sets: Sequence[str]) -> dict[str | None, dict[str, str]]:
     for entry in sets:
         target, sep, value = entry.partition("=")
         if not sep or not target:
-            raise ValueError(f"--set {target or '?'}: expected [CONNECTOR:]KEY=VALUE")
+            # Not shown: what was typed may be a secret with a wrong separator.
+            raise ValueError("--set: an entry is not [CONNECTOR:]KEY=VALUE (it is not shown)")
         connector, colon, key = target.rpartition(":")
         if value.startswith("@"):
             try:
@@ -101,17 +102,15 @@ async def plan(
     keep: bool = False,
 ) -> list[Move]:
     """Each connector's move, from what both sides answer now; changes nothing."""
-    plugins = await target.plugins()
+    plugins, theirs = await target.plugins(), await source.plugins()
     moves = []
     for name in names or await source.names():
-        config = await source.config(name)
-        if config is None:
-            raise RestError(source.name, f"GET /connectors/{name}", 404, "no such connector")
+        here, there = await source.status(name), await target.status(name)
+        # Gone from where it comes from, a connector an earlier run moved is read where it is.
+        side = source if here is not None else target
+        config = await side.config(name) or {}
         try:
-            step, conflict = (
-                next_step(await source.status(name), await target.status(name), keep=keep),
-                None,
-            )
+            step, conflict = next_step(here, there, keep=keep), None
         except MoveError as exc:
             step, conflict = None, str(exc)
         values = {**supplied.get(None, {}), **supplied.get(name, {})}
@@ -122,22 +121,44 @@ async def plan(
                 validation = await target.validate(merged.get("connector.class", ""), merged)
             except RestError as exc:
                 refused = str(exc)
+        if step in (Step.STOP, Step.MOVE_OFFSETS):
+            conflict = differs(merged, await target.config(name) or {}, target.name)
         moves.append(
             plan_move(
                 name,
-                await source.kind(name) or "",
+                await side.kind(name) or "",
                 config,
-                await source.offsets(name),
+                await source.offsets(name) if here is not None else [],
                 supplied=values,
                 plugins=plugins,
                 validation=validation,
                 refused=refused,
                 target=target.name,
-                next_step=step.value if step is not None else "",
+                next_step=step.said(source.name, target.name) if step is not None else "",
+                creating=step is Step.CREATE,
                 conflict=conflict,
+                from_version=version_to_run(theirs, config) if here is not None else "",
             )
         )
     return moves
+
+
+def differs(wanted: Mapping[str, str], there: Mapping[str, str], target: str) -> str | None:
+    """Why a STOPPED connector of that name on the side it goes to is not the one a move
+    created (keys whose values differ, a hidden value on either side aside); None if it is."""
+    keys = sorted(
+        k
+        for k in set(wanted) | set(there)
+        if k != "name"
+        and HIDDEN not in (wanted.get(k), there.get(k))
+        and wanted.get(k) != there.get(k)
+    )
+    if not keys:
+        return None
+    return (
+        f"a STOPPED connector of that name on {target} has another config ({', '.join(keys)}): "
+        "delete it there first, or move it from there"
+    )
 
 
 def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
@@ -148,6 +169,7 @@ def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
                 "type": m.kind,
                 "plugin": m.plugin,
                 "version": m.version,
+                "from_version": m.from_version,
                 "offsets": list(m.offsets),
                 "movable": m.movable,
                 "next": m.next,
@@ -161,7 +183,8 @@ def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
     for m in moves:
         verdict = f"yes: {m.next}" if m.movable else "no: " + "; ".join(m.blockers)
         summary = offsets_summary(m.kind, m.offsets)
-        table.add_row(m.name, m.kind, m.plugin, m.version or "-", summary, verdict)
+        version = f"{m.from_version or '?'} -> {m.version or '-'}"
+        table.add_row(m.name, m.kind, m.plugin, version, summary, verdict)
     console.print(table)
 
 
@@ -183,8 +206,13 @@ async def run(args: argparse.Namespace, settings: Settings, console: Console) ->
             wait_s=args.timeout,
             report=lambda name, line: console.print(f"{name}: {line}", highlight=False),
         )
-        for move in moves:
-            await cutover.move(move)
+        for done, move in enumerate(moves):
+            try:
+                await cutover.move(move)
+            except MoveError as exc:
+                rest = [m.name for m in moves[done + 1 :]]
+                untouched = f"; not tried: {', '.join(rest)}" if rest else ""
+                raise MoveError(f"{exc}{untouched}") from None
         return 0
 
 

@@ -107,46 +107,58 @@ class ConnectApi:
             except (aiohttp.ClientError, TimeoutError) as exc:
                 why = str(exc) or type(exc).__name__
                 raise RestError(self.name, call, None, f"no answer: {why}") from None
-            if status == 409 and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.25)  # a rebalance under way
-                continue
             if status == 404 and missing_ok:
                 return None
             payload = _json(text)
+            message = payload.get("message") if isinstance(payload, dict) else None
+            message = str(message or text.strip())
+            rebalancing = status == 409 and _rebalancing(message)
+            if rebalancing and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.25)
+                continue
             if status >= 400:
-                message = payload.get("message") if isinstance(payload, dict) else None
-                raise RestError(self.name, call, status, str(message or text.strip()))
+                raise RestError(self.name, call, status, message)
             return payload
 
+    async def _read(self, kind: type, method: str, path: str, **options: Any) -> Any:
+        """A call whose answer must be a JSON ``kind`` (None where ``missing_ok`` allows)."""
+        found = await self._call(method, path, **options)
+        if found is None and options.get("missing_ok"):
+            return None
+        if not isinstance(found, kind):
+            raise RestError(self.name, f"{method} {path}", None, "answered something not JSON")
+        return found
+
     async def names(self) -> list[str]:
-        found = await self._call("GET", "/connectors")
-        return sorted(str(n) for n in found)
+        return sorted(str(n) for n in await self._read(list, "GET", "/connectors"))
 
     async def config(self, name: str) -> dict[str, str] | None:
-        found = await self._call("GET", f"/connectors/{_path(name)}/config", missing_ok=True)
+        path = f"/connectors/{_path(name)}/config"
+        found = await self._read(dict, "GET", path, missing_ok=True)
         return None if found is None else {str(k): str(v) for k, v in found.items()}
 
     async def kind(self, name: str) -> str | None:
         """``source`` or ``sink``; None for a connector that does not exist."""
-        found = await self._call("GET", f"/connectors/{_path(name)}", missing_ok=True)
+        found = await self._read(dict, "GET", f"/connectors/{_path(name)}", missing_ok=True)
         return None if found is None else str(found.get("type", ""))
 
     async def status(self, name: str) -> Status | None:
-        found = await self._call("GET", f"/connectors/{_path(name)}/status", missing_ok=True)
+        path = f"/connectors/{_path(name)}/status"
+        found = await self._read(dict, "GET", path, missing_ok=True)
         return None if found is None else _status(found)
 
     async def offsets(self, name: str) -> list[dict[str, Any]]:
         """KIP-875's entries: ``partition`` and ``offset`` each."""
-        found = await self._call("GET", f"/connectors/{_path(name)}/offsets")
+        found = await self._read(dict, "GET", f"/connectors/{_path(name)}/offsets")
         return list(found.get("offsets", []))
 
     async def plugins(self) -> list[dict[str, Any]]:
         """Each connector plugin: ``class``, ``type``, ``version``."""
-        return list(await self._call("GET", "/connector-plugins?connectorsOnly=true"))
+        return list(await self._read(list, "GET", "/connector-plugins?connectorsOnly=true"))
 
     async def validate(self, plugin: str, config: Mapping[str, str]) -> dict[str, Any]:
         path = f"/connector-plugins/{_path(plugin)}/config/validate"
-        found: dict[str, Any] = await self._call("PUT", path, dict(config))
+        found: dict[str, Any] = await self._read(dict, "PUT", path, body=dict(config))
         return found
 
     async def create_stopped(self, name: str, config: Mapping[str, str]) -> None:
@@ -159,11 +171,25 @@ class ConnectApi:
     async def resume(self, name: str) -> None:
         await self._call("PUT", f"/connectors/{_path(name)}/resume")
 
+    async def pause(self, name: str) -> None:
+        await self._call("PUT", f"/connectors/{_path(name)}/pause")
+
+    async def reset_offsets(self, name: str) -> None:
+        """KIP-875's reset, on a STOPPED connector: every offset it had is forgotten."""
+        await self._call("DELETE", f"/connectors/{_path(name)}/offsets")
+
     async def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> None:
         await self._call("PATCH", f"/connectors/{_path(name)}/offsets", {"offsets": offsets})
 
     async def delete(self, name: str) -> None:
         await self._call("DELETE", f"/connectors/{_path(name)}")
+
+
+def _rebalancing(message: str) -> bool:
+    """Whether a 409 says the group is rebalancing (to try again), not a conflict such as a
+    connector that already exists."""
+    said = message.lower()
+    return any(m in said for m in ("rebalance", "stale configuration", "momentarily"))
 
 
 def _path(segment: str) -> str:

@@ -21,23 +21,27 @@ goes to was told to resume, the move is not undone: records may have been writte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from headrace.migration.connect import ConnectApi, RestError, Status
-from headrace.migration.plan import Move
+from headrace.migration.plan import Move, clean
 
 WAIT_S = 120.0
 POLL_S = 0.5
 
 
 class Step(enum.Enum):
-    CREATE = "create it STOPPED on the side it goes to"
-    STOP = "stop it on the side it comes from"
-    MOVE_OFFSETS = "move its offsets and resume it on the side it goes to"
-    DELETE = "delete it on the side it comes from"
+    CREATE = "create it STOPPED on {target}"
+    STOP = "stop it on {source}"
+    MOVE_OFFSETS = "move its offsets and resume it on {target}"
+    DELETE = "delete it on {source}"
     DONE = "nothing: it has moved"
+
+    def said(self, source: str, target: str) -> str:
+        return self.value.format(source=source, target=target)
 
 
 class MoveError(Exception):
@@ -64,6 +68,12 @@ def next_step(here: Status | None, there: Status | None, *, keep: bool) -> Step:
         return Step.MOVE_OFFSETS if here.stopped else Step.STOP
     if there.running and here.stopped:
         return Step.DONE if keep else Step.DELETE
+    if here.stopped:
+        raise MoveError(
+            f"it is {_shown(there)} on the side it goes to, which was told to resume it, and "
+            "STOPPED on the side it comes from: restart it there until it runs, then run the "
+            "same command again to finish; or move it back"
+        )
     raise MoveError(
         f"it is {_shown(here)} on the side it comes from and {_shown(there)} on the side it "
         "goes to: a move leaves it running on one side only; stop it on one side first"
@@ -87,9 +97,10 @@ class Cutover:
 
     async def move(self, move: Move) -> None:
         """Takes ``move`` as far as it goes: to DONE, or to a MoveError saying where it stands
-        and how to go on (after undoing what this run did, where it may)."""
+        and how to go on (after undoing what this run did, where it may). Nothing it says
+        holds a value of ``move.secrets``."""
         name = move.name
-        created = stopped = False
+        undo = _Undo()
         step: Step | None = None
         while True:
             try:
@@ -99,33 +110,53 @@ class Cutover:
                 if step is Step.DONE:
                     self.report(name, f"on {self.target.name}: RUNNING")
                     return
-                if step is Step.CREATE and not move.movable:
+                if step not in (Step.DELETE,) and not move.movable:
                     raise MoveError(f"{name}: cannot move: {'; '.join(move.blockers)}")
-                self.report(name, step.value)
-                if step is Step.CREATE:
-                    await self.target.create_stopped(name, move.config)
-                    created = True
-                    await self._until(self.target, name, "STOPPED", _stopped)
-                elif step is Step.STOP:
-                    await self.source.stop(name)
-                    stopped = True
-                    await self._until(self.source, name, "STOPPED, its tasks gone", _stopped)
-                elif step is Step.MOVE_OFFSETS:
-                    offsets = await self.source.offsets(name)
-                    if offsets:
-                        await self.target.alter_offsets(name, offsets)
-                    self.report(name, f"{len(offsets)} offset(s) moved")
-                    await self.target.resume(name)
-                    created = stopped = False  # resumed there: no longer undone
-                    await self._until(self.target, name, "RUNNING, every task", _running)
-                elif step is Step.DELETE:
-                    await _gone(self.source.delete(name))
-                    await self._until(self.source, name, "gone", lambda status: status is None)
+                self.report(name, self._said(step))
+                if undo.state is None and here is not None:
+                    undo.state = here.state  # as it was before this run changed anything
+                await self._take(step, move, undo)
             except (RestError, MoveError, TimeoutError) as exc:
-                if step is None or (not (created or stopped) and isinstance(exc, MoveError)):
-                    raise  # refused before anything changed: said as it is
-                left = await self._undo(name, created, stopped)
-                raise MoveError(self._where(name, step, exc, created or stopped, left)) from None
+                if step is None or (not undo.anything and isinstance(exc, MoveError)):
+                    raise MoveError(clean(str(exc), move.secrets)) from None
+                await self._committed_meanwhile(name, undo)
+                left = await self._undo(name, undo)
+                said = self._where(name, step, exc, undo.anything, left)
+                raise MoveError(clean(said, move.secrets)) from None
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                # Interrupted (Ctrl-C): put back what may be, then stop as asked.
+                await self._committed_meanwhile(name, undo)
+                await self._undo(name, undo)
+                raise
+
+    def _said(self, step: Step) -> str:
+        return step.said(self.source.name, self.target.name)
+
+    async def _take(self, step: Step, move: Move, undo: _Undo) -> None:
+        name = move.name
+        if step is Step.CREATE:
+            await self.target.create_stopped(name, move.config)
+            undo.created = True
+            await self._until(self.target, name, "STOPPED", _stopped)
+        elif step is Step.STOP:
+            await self.source.stop(name)
+            undo.stopped = True
+            await self._until(self.source, name, "STOPPED, its tasks gone", _stopped)
+        elif step is Step.MOVE_OFFSETS:
+            offsets = await self.source.offsets(name)
+            # What the side it goes to holds already (an earlier connector of that name's
+            # offsets, a sink group's old positions) must not outlive the move.
+            await self.target.reset_offsets(name)
+            if offsets:
+                await self.target.alter_offsets(name, offsets)
+            self.report(name, f"{len(offsets)} offset(s) moved")
+            undo.resuming = True
+            await self.target.resume(name)
+            undo.created = undo.stopped = undo.resuming = False  # committed: not undone
+            await self._until(self.target, name, "RUNNING, every task", _running)
+        elif step is Step.DELETE:
+            await _gone(self.source.delete(name))
+            await self._until(self.source, name, "gone", lambda status: status is None)
 
     async def _until(
         self, side: ConnectApi, name: str, what: str, holds: Callable[[Status | None], bool]
@@ -140,24 +171,51 @@ class Cutover:
                 )
             await asyncio.sleep(POLL_S)
 
-    async def _undo(self, name: str, created: bool, stopped: bool) -> list[str]:
-        """Puts back what this run changed before the move was committed: the connector runs
-        where it came from, and no copy of it waits on the side it goes to. What could not be
-        put back, said."""
+    async def _committed_meanwhile(self, name: str, undo: _Undo) -> None:
+        """A resume whose answer was lost may have been applied: if the side it goes to runs
+        it (or tries to), the move is committed and nothing is undone."""
+        if not undo.resuming:
+            return
+        with contextlib.suppress(RestError):
+            there = await self.target.status(name)
+            if there is None or there.stopped:
+                return
+        undo.created = undo.stopped = False
+
+    async def _undo(self, name: str, undo: _Undo) -> list[str]:
+        """Puts back what this run changed before the move was committed: the connector is
+        where it came from in the state it had, and no copy of it waits on the side it goes
+        to. What could not be put back, said."""
         left = []
-        if stopped and (error := await _quietly(self.source.resume(name))):
-            left.append(f"it stays STOPPED on {self.source.name} ({error})")
-        if created and (error := await _quietly(self.target.delete(name))):
+        if undo.stopped:
+            back = self.source.pause if undo.state == "PAUSED" else self.source.resume
+            if error := await _quietly(back(name)):
+                left.append(f"it stays STOPPED on {self.source.name} ({error})")
+        if undo.created and (error := await _quietly(self.target.delete(name))):
             left.append(f"its STOPPED copy stays on {self.target.name} ({error})")
         return left
 
     def _where(
         self, name: str, step: Step, error: Exception, undoing: bool, left: list[str]
     ) -> str:
-        said = f"{name}: could not {step.value}: {error}"
+        said = f"{name}: could not {self._said(step)}: {error}"
         if undoing and not left:
-            return f"{said}; undone: it runs on {self.source.name} as before"
+            return f"{said}; undone: it is on {self.source.name} as it was"
         return "; ".join([said, *left, "run the same command again to go on from here"])
+
+
+@dataclass
+class _Undo:
+    """What one run changed that it may still put back, and the state it found."""
+
+    state: str | None = None
+    created: bool = False  # the STOPPED copy on the side it goes to
+    stopped: bool = False  # the connector, on the side it comes from
+    resuming: bool = False  # a resume was sent; its answer has not come
+
+    @property
+    def anything(self) -> bool:
+        return self.created or self.stopped
 
 
 def _stopped(status: Status | None) -> bool:

@@ -35,6 +35,8 @@ class Move:
     offsets: Sequence[Mapping[str, Any]]
     blockers: Sequence[str] = field(default_factory=tuple)
     next: str = ""  # what a cutover does first
+    secrets: Sequence[str] = field(default_factory=tuple, repr=False)  # never to be shown
+    from_version: str = ""  # what the side it comes from runs
 
     @property
     def movable(self) -> bool:
@@ -71,7 +73,9 @@ def version_to_run(plugins: Sequence[Mapping[str, Any]], config: Mapping[str, st
     cls = config.get("connector.class", "")
     versions = [str(p.get("version", "")) for p in plugins if cls and _names(cls, p)]
     pinned = config.get(VERSION_KEY, "").strip()
-    if pinned:
+    if pinned and pinned != "latest":
+        if pinned[0] in "[(":  # a Maven range (KIP-891): the side's validation judges it
+            return pinned if versions else ""
         return pinned if pinned in versions else ""
     return max(versions, key=_version_order) if versions else ""
 
@@ -100,26 +104,31 @@ def plan_move(
     refused: str | None,
     target: str,
     next_step: str,
+    creating: bool = True,
     conflict: str | None = None,
+    from_version: str = "",
 ) -> Move:
     """A connector's move to ``target``, from what both sides answered: ``validation`` is the
     target's answer to its config (None when it was not asked: a hidden value is missing, or
-    an earlier cutover created it there already), ``refused`` the message the target refused
-    the validation with, if it did; ``next_step`` what a cutover does first, or ``conflict``
-    why it would not start."""
+    an earlier cutover created it there already, ``creating`` False), ``refused`` the message
+    the target refused the validation with, if it did; ``next_step`` what a cutover does
+    first, or ``conflict`` why it would not go on."""
     merged, missing = with_supplied(config, supplied)
-    blockers = [
-        f"{key}: hidden by the side it comes from; supply it with --set {key}=..."
-        for key in missing
-    ]
+    secrets = secret_values(merged, supplied, validation)
+    blockers = []
     version = version_to_run(plugins, merged)
-    problems = [] if validation is None else validation_problems(validation)
-    if refused is not None:
-        blockers.append(clean(refused, supplied))
-    blockers += [clean(p, supplied) for p in problems]
-    if not version and refused is None and not problems:
-        plugin = merged.get("connector.class", "?")
-        blockers.append(f"{target} has no plugin {plugin!r} at the version the config asks for")
+    if creating:
+        blockers += [
+            f"{key}: hidden by the side it comes from; supply it with --set {key}=..."
+            for key in missing
+        ]
+        problems = [] if validation is None else validation_problems(validation)
+        if refused is not None:
+            blockers.append(refused)
+        blockers += problems
+        if not version and refused is None and not problems:
+            plugin = merged.get("connector.class", "?")
+            blockers.append(f"{target} has no plugin {plugin!r} at the version the config asks for")
     if conflict is not None:
         blockers.append(conflict)
     return Move(
@@ -129,15 +138,38 @@ def plan_move(
         version,
         merged,
         list(offsets),
-        tuple(blockers),
+        tuple(clean(b, secrets) for b in blockers),
         next_step,
+        secrets,
+        from_version,
     )
 
 
-def clean(message: str, supplied: Mapping[str, str]) -> str:
-    """``message`` without any value the operator supplied (those are secrets, as a rule)."""
-    for value in sorted(supplied.values(), key=len, reverse=True):
-        if value:
+def secret_values(
+    config: Mapping[str, str], supplied: Mapping[str, str], validation: Mapping[str, Any] | None
+) -> tuple[str, ...]:
+    """The values never to show: every one the operator supplied, and every value of a key the
+    side it goes to defines as a PASSWORD (the side it comes from may show them in clear)."""
+    passwords = {
+        str(entry.get("definition", {}).get("name", ""))
+        for entry in (validation or {}).get("configs", [])
+        if str(entry.get("definition", {}).get("type", "")).upper() == "PASSWORD"
+    }
+    found = [*supplied.values(), *(config[k] for k in passwords if k in config)]
+    return tuple(v for v in found if v and v != HIDDEN)
+
+
+MIN_MASKED = 4
+"""Shorter values are not looked for in messages, nor numbers and words any config is full of:
+masking every "1" or "true" would mangle them, and such a value is no secret."""
+PLAIN_WORDS = frozenset({"true", "false", "none", "null", "all"})
+
+
+def clean(message: str, secrets: Sequence[str] | Mapping[str, str]) -> str:
+    """``message`` without any of ``secrets`` (a mapping: its values)."""
+    values = secrets.values() if isinstance(secrets, Mapping) else secrets
+    for value in sorted(values, key=len, reverse=True):
+        if len(value) >= MIN_MASKED and not value.isdigit() and value not in PLAIN_WORDS:
             message = message.replace(value, HIDDEN)
     return message
 

@@ -48,7 +48,7 @@ def test_kept_where_it_came_from_a_move_is_done_once_it_runs_there() -> None:
     [
         (None, None, "neither side"),
         (RUNNING, RUNNING, "running on one side only"),
-        (STOPPED, FAILED, "running on one side only"),
+        (STOPPED, FAILED, "restart it there until it runs, then run the same command again"),
         (None, STOPPED, "its offsets cannot be read any more"),
     ],
 )
@@ -90,6 +90,14 @@ class Memory:
         self._call("resume")
         self.connectors[name] = self.resumed_state
 
+    async def pause(self, name: str) -> None:
+        self._call("pause")
+        self.connectors[name] = PAUSED
+
+    async def reset_offsets(self, name: str) -> None:
+        self._call("reset_offsets")
+        self.offsets_of.pop(name, None)
+
     async def offsets(self, name: str) -> list[dict[str, Any]]:
         return self.offsets_of.get(name, [])
 
@@ -120,7 +128,7 @@ def cutover(source: Memory, target: Memory, **options: Any) -> Cutover:
 async def test_a_move_takes_every_step_in_order() -> None:
     connect, headrace = sides()
     await cutover(connect, headrace).move(MOVE)
-    assert headrace.calls == ["create", "alter_offsets", "resume"]
+    assert headrace.calls == ["create", "reset_offsets", "alter_offsets", "resume"]
     assert connect.calls == ["stop", "delete"]
     assert headrace.offsets_of["files"] == OFFSETS and headrace.connectors["files"] == RUNNING
     assert "files" not in connect.connectors
@@ -129,7 +137,7 @@ async def test_a_move_takes_every_step_in_order() -> None:
 async def test_a_move_that_fails_before_the_resume_is_undone() -> None:
     connect, headrace = sides()
     headrace.fail = {"alter_offsets"}
-    with pytest.raises(MoveError, match="undone: it runs on Kafka Connect as before"):
+    with pytest.raises(MoveError, match="undone: it is on Kafka Connect as it was"):
         await cutover(connect, headrace).move(MOVE)
     assert connect.connectors == {"files": RUNNING} and headrace.connectors == {}
 
@@ -170,3 +178,47 @@ async def test_kept_where_it_came_from_it_stays_stopped_there() -> None:
     connect, headrace = sides()
     await cutover(connect, headrace, keep=True).move(MOVE)
     assert connect.connectors == {"files": STOPPED} and "delete" not in connect.calls
+
+
+async def test_a_paused_connector_is_paused_again_when_its_move_is_undone() -> None:
+    connect, headrace = sides()
+    connect.connectors["files"] = PAUSED
+    headrace.fail = {"alter_offsets"}
+    with pytest.raises(MoveError, match="undone"):
+        await cutover(connect, headrace).move(MOVE)
+    assert connect.connectors == {"files": PAUSED} and connect.calls == ["stop", "pause"]
+
+
+async def test_a_resume_whose_answer_was_lost_but_which_was_applied_is_not_undone() -> None:
+    connect, headrace = sides()
+    resume = headrace.resume
+
+    async def applied_then_lost(name: str) -> None:
+        await resume(name)
+        raise RestError("headrace", "resume", None, "no answer: timed out")
+
+    headrace.resume = applied_then_lost  # type: ignore[method-assign]
+    with pytest.raises(MoveError, match="run the same command again"):
+        await cutover(connect, headrace).move(MOVE)
+    # Running on the side it goes to: resuming it where it came from too would repeat records.
+    assert connect.connectors == {"files": STOPPED} and headrace.connectors == {"files": RUNNING}
+    await cutover(connect, headrace).move(MOVE)  # again: it finishes
+    assert connect.connectors == {}
+
+
+async def test_old_offsets_on_the_side_it_goes_to_do_not_outlive_the_move() -> None:
+    connect, headrace = sides()
+    connect.offsets_of["files"] = []  # nothing stored yet where it comes from
+    headrace.offsets_of["files"] = [{"partition": {"filename": "old"}, "offset": {"x": 1}}]
+    await cutover(connect, headrace).move(MOVE)
+    assert "files" not in headrace.offsets_of
+
+
+async def test_a_failure_message_never_holds_a_secret() -> None:
+    connect, headrace = sides()
+    headrace.fail = {"create"}
+    secret = Move("files", "source", "F", "1", {"password": "hunter22"}, [], secrets=("hunter22",))
+    headrace.name = "headrace refused 'hunter22', and"
+    with pytest.raises(MoveError) as failed:
+        await cutover(connect, headrace).move(secret)
+    assert "hunter22" not in str(failed.value) and "[hidden]" in str(failed.value)

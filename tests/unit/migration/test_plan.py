@@ -91,7 +91,7 @@ def test_a_hidden_value_is_asked_for_and_a_supplied_one_never_shown() -> None:
     planned = move(hidden, supplied={"db.password": "s3cret-value"}, refused=refusal)
     assert planned.config["db.password"] == "s3cret-value"  # what will be created
     assert planned.blockers == (f"db.password: '{HIDDEN}' is too short",)
-    assert clean("a b", {"k": ""}) == "a b"
+    assert clean("a b true", {"k": "", "t": "true"}) == "a b true"  # too short to be a secret
 
 
 def test_a_conflict_between_the_sides_blocks_the_move() -> None:
@@ -118,8 +118,28 @@ def test_set_values_go_to_every_connector_or_to_one(tmp_path: Any) -> None:
     }
 
 
-@pytest.mark.parametrize("entry", ["novalue", "=1"])
-def test_a_set_value_without_a_key_is_refused_without_showing_it(entry: str) -> None:
-    with pytest.raises(ValueError, match=r"expected \[CONNECTOR:\]KEY=VALUE") as refused:
+@pytest.mark.parametrize("entry", ["db.password:s3cret-value", "=s3cret-value"])
+def test_a_set_entry_that_is_not_key_value_is_refused_without_showing_it(entry: str) -> None:
+    with pytest.raises(ValueError, match=r"is not \[CONNECTOR:\]KEY=VALUE") as refused:
         supplied_values([entry])
-    assert "1" not in str(refused.value).replace("[CONNECTOR:]KEY=VALUE", "")
+    assert "s3cret" not in str(refused.value)
+
+
+def test_a_password_the_side_it_comes_from_shows_in_clear_is_never_shown_either() -> None:
+    answer = {
+        "error_count": 1,
+        "configs": [
+            {
+                "definition": {"name": "connection.password", "type": "PASSWORD"},
+                "value": {"name": "connection.password", "errors": ["'hunter22' is refused"]},
+            }
+        ],
+    }
+    planned = move({**SINK, "connection.password": "hunter22"}, validation=answer)
+    assert planned.blockers == (f"connection.password: '{HIDDEN}' is refused",)
+    assert "hunter22" in planned.secrets
+
+
+@pytest.mark.parametrize("pin", ["latest", "[1.0,2.0)"])
+def test_a_version_pin_kip_891_allows_is_not_taken_for_a_missing_version(pin: str) -> None:
+    assert move({**SINK, "connector.plugin.version": pin}).movable
