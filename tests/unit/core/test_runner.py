@@ -10,7 +10,9 @@ import sys
 import pytest
 from aiokafka.errors import ProducerFenced
 
+from headrace.core import runner
 from headrace.core.runner import alive, cancel, quiet_fenced_futures, watch_parent
+from tests.support import eventually
 
 
 async def test_a_task_that_fails_while_being_cancelled_does_not_fail_the_one_cancelling_it() -> (
@@ -73,13 +75,23 @@ def test_alive_tells_a_running_process_from_one_that_is_gone() -> None:
     assert not alive(_gone_pid())
 
 
-async def test_watch_parent_stops_once_the_parent_is_gone_and_not_before() -> None:
+async def test_watch_parent_stops_once_the_parent_is_gone_and_not_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     gone, here = asyncio.Event(), asyncio.Event()
     await asyncio.wait_for(watch_parent(_gone_pid(), gone, every_s=0.01), 5)
     assert gone.is_set()
 
+    checks = 0
+
+    def counted(pid: int) -> bool:
+        nonlocal checks
+        checks += 1
+        return alive(pid)
+
+    monkeypatch.setattr(runner, "alive", counted)
     watching = asyncio.create_task(watch_parent(os.getpid(), here, every_s=0.01))
-    await asyncio.sleep(0.05)  # several checks, each finding the parent there
+    await eventually("several checks", lambda: checks >= 3, 5)  # each finding the parent there
     assert not here.is_set() and not watching.done()
     here.set()  # stopped for another reason: the watch ends too
     await asyncio.wait_for(watching, 5)

@@ -23,7 +23,7 @@ from headrace.sdk import (
     TopicPartition,
 )
 from headrace.sdk.paths import Paths
-from tests.support import builtin_plugin_module
+from tests.support import builtin_plugin_module, eventually
 
 parquet = builtin_plugin_module("parquet", "1.0.0")
 
@@ -322,10 +322,7 @@ async def gated_task(tmp_path: Path) -> tuple[Any, GatedExecutor]:
 
 async def until(done: Any, within: float = 10.0) -> None:
     """Lets the background writes run until ``done()`` holds."""
-    deadline = asyncio.get_running_loop().time() + within
-    while not done():
-        assert asyncio.get_running_loop().time() < deadline, "the writes did not get there"
-        await asyncio.sleep(0.005)
+    await eventually("the background writes", done, within)
 
 
 async def test_only_written_offsets_are_committable_while_a_write_runs(tmp_path: Path) -> None:
