@@ -1,16 +1,19 @@
 """Apache Kafka Connect itself, as a peer, on the run's broker, from Maven's jars: standalone,
 or distributed with two workers.
 
-``make bench`` resolves ``deploy/kafka-connect/pom.xml`` (connect-runtime, connect-file and
-connect-json at the broker's version) into ``deploy/kafka-connect/lib/<version>``. Each worker is
+``make bench`` resolves ``deploy/kafka-connect/pom.xml`` (connect-runtime, connect-file,
+connect-json and the basic auth extension at the broker's version) into
+``deploy/kafka-connect/lib/<version>``. Each worker is
 a JVM with a heap of 512 MiB, its REST listener on a free loopback port and the String converter
 (the file connectors move text); connectors are created, watched and deleted over the REST API,
 as a user would, so the clock starts at the create call as it does for headrace. Connect's own
-defaults stay as they are unless a workload passes worker overrides.
+defaults stay as they are unless a workload passes worker overrides. With ``credentials``, the
+REST API takes only requests with that user and password (basic auth, Connect's own extension).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 import subprocess
@@ -55,19 +58,21 @@ def rest_call(
     *,
     retry_pause_s: float = REST_RETRY_PAUSE_S,
     retrying: Callable[[], None] | None = None,
+    credentials: tuple[str, str] | None = None,
 ) -> object:
     """One call to a REST API in Connect's shape on a loopback ``port``, on a connection of its
     own; retried every ``retry_pause_s`` while a distributed group rebalances (409), as Connect's
-    own clients are told to, with ``retrying`` called before each retry. Its JSON answer, None
-    for an empty one."""
+    own clients are told to, with ``retrying`` called before each retry; with basic auth's
+    ``credentials``, if given. Its JSON answer, None for an empty one."""
     data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json", **basic_auth(credentials)}
     deadline = time.monotonic() + REST_RETRIES_S
     while True:
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}{path}",
             data=data,
             method=method,
-            headers={"Content-Type": "application/json"},
+            headers=headers,
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
@@ -82,6 +87,17 @@ def rest_call(
         return json.loads(payload) if payload else None
 
 
+def basic_auth(credentials: tuple[str, str] | None) -> dict[str, str]:
+    """The header that carries ``credentials`` (user, password); none without."""
+    if credentials is None:
+        return {}
+    user, password = credentials
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension"
+
+
 @dataclass
 class ConnectWorker:
     """One Connect worker JVM (``mode`` standalone or distributed), driven over its REST API."""
@@ -91,6 +107,7 @@ class ConnectWorker:
     mode: str = "standalone"
     worker_overrides: Mapping[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
+    credentials: tuple[str, str] | None = None
     _proc: subprocess.Popen[bytes] | None = None
 
     def _config(self) -> dict[str, str]:
@@ -107,7 +124,25 @@ class ConnectWorker:
         }
         if self.mode == "standalone":
             worker["offset.storage.file.filename"] = str(self.folder / "offsets")
+        if self.credentials is not None:
+            worker["rest.extension.classes"] = (
+                f"{BASIC_AUTH_EXTENSION}.BasicAuthSecurityRestExtension"
+            )
         return {**worker, **self.worker_overrides}
+
+    def _login_config(self) -> list[str]:
+        """The JVM flag that points basic auth's login module at the one user's password."""
+        if self.credentials is None:
+            return []
+        user, password = self.credentials
+        users = _properties(self.folder / "rest-users.properties", {user: password})
+        jaas = self.folder / "rest-jaas.conf"
+        jaas.write_text(
+            "KafkaConnect {\n"
+            f'  {BASIC_AUTH_EXTENSION}.PropertyFileLoginModule required file="{users}";\n'
+            "};\n"
+        )
+        return [f"-Djava.security.auth.login.config={jaas}"]
 
     def launch(self) -> None:
         """Starts the JVM; :meth:`wait_ready` waits for its REST API."""
@@ -124,6 +159,7 @@ class ConnectWorker:
                     # Kafka 3 logs through log4j 1, Kafka 4 through log4j 2: each reads its own.
                     f"-Dlog4j.configuration=file:{logging / 'log4j.properties'}",
                     f"-Dlog4j2.configurationFile=file:{logging / 'log4j2.properties'}",
+                    *self._login_config(),
                     "-cp",
                     f"{_lib()}/*",
                     main,
@@ -162,7 +198,7 @@ class ConnectWorker:
     def call(self, method: str, path: str, body: object = None) -> object:
         """One REST call; retried while a distributed group rebalances (409), as Connect's own
         clients are told to."""
-        return rest_call(self.port, method, path, body)
+        return rest_call(self.port, method, path, body, credentials=self.credentials)
 
     def create(self, name: str, config: Mapping[str, str]) -> None:
         self.call("POST", "/connectors", {"name": name, "config": dict(config)})
@@ -217,6 +253,7 @@ class ConnectDistributed:
     folder: Path
     workers: int = 2
     worker_overrides: Mapping[str, str] = field(default_factory=dict)
+    credentials: tuple[str, str] | None = None
     members: list[ConnectWorker] = field(default_factory=list)
 
     group: str = field(default_factory=lambda: f"connect-{uuid.uuid4().hex[:8]}")
@@ -237,7 +274,13 @@ class ConnectDistributed:
             **self.worker_overrides,
         }
         self.members = [
-            ConnectWorker(self.bootstrap, self.folder / f"worker-{i}", "distributed", shared)
+            ConnectWorker(
+                self.bootstrap,
+                self.folder / f"worker-{i}",
+                "distributed",
+                shared,
+                credentials=self.credentials,
+            )
             for i in range(1, self.workers + 1)
         ]
         try:

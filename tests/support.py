@@ -448,8 +448,9 @@ def value(samples: Samples, name: str, **labels: str) -> float | None:
 class Rest:
     """Plain HTTP, as curl or any Connect client speaks it."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, sent: Mapping[str, str] | None = None) -> None:
         self.base = base
+        self.sent = dict(sent or {})  # headers every request carries (credentials)
         self.headers: Mapping[str, str] = {}  # the last answer's
 
     def __call__(
@@ -462,7 +463,10 @@ class Rest:
     ) -> tuple[int, Any]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         request = urllib.request.Request(
-            self.base + path, data=data, method=method, headers={"Content-Type": content_type}
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": content_type, **self.sent},
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:

@@ -1,6 +1,7 @@
 """``headrace migrate`` against a real Kafka Connect cluster (distributed, one worker, Kafka's
-own FileStream connectors from Maven's jars) and the suite's headrace stack: a running pipeline
-moves over with its offsets while lines keep coming, and back, each line arriving once."""
+own FileStream connectors from Maven's jars, its REST API behind basic auth) and the suite's
+headrace stack: a running pipeline moves over with its offsets while lines keep coming, and
+back, each line arriving once; and the same, driven by automation over gRPC and REST."""
 
 from __future__ import annotations
 
@@ -18,19 +19,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
-from bench.connect import STRING_CONVERTER, ConnectDistributed
+from bench.connect import STRING_CONVERTER, ConnectDistributed, basic_auth
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
+from headrace.v1 import migration_pb2, migration_pb2_grpc
 from tests.support import CONNECT_FILE_VERSIONS, Rest, wait_for
 
 STRING = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
+CREDENTIALS = ("operator", uuid.uuid4().hex)
 
 
 @pytest.fixture(scope="module")
 def connect(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectDistributed]:
-    cluster = ConnectDistributed(kafka, tmp_path_factory.mktemp("connect"), workers=1)
+    folder = tmp_path_factory.mktemp("connect")
+    cluster = ConnectDistributed(kafka, folder, workers=1, credentials=CREDENTIALS)
+    (folder / "password").write_text(CREDENTIALS[1] + "\n")
     cluster.start()
     try:
         yield cluster
@@ -42,10 +48,23 @@ def url(cluster: ConnectDistributed) -> str:
     return f"http://127.0.0.1:{cluster.members[0].port}"
 
 
-def migrate(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    """``headrace migrate`` as an operator runs it, against the stack's REST API."""
+def connect_rest(cluster: ConnectDistributed) -> Rest:
+    return Rest(url(cluster), basic_auth(CREDENTIALS))
+
+
+def reaching(cluster: ConnectDistributed) -> list[str]:
+    """The options that reach Connect behind its basic auth, its password read from a file."""
+    password = cluster.folder / "password"
+    return ["--connect-user", CREDENTIALS[0], "--connect-password", f"@{password}"]
+
+
+def migrate(
+    stack: Stack, cluster: ConnectDistributed, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``headrace migrate`` as an operator runs it, against the stack's REST API and
+    ``cluster``, with its credentials."""
     return subprocess.run(
-        [sys.executable, "-m", "headrace.cli.main", "migrate", *args],
+        [sys.executable, "-m", "headrace.cli.main", "migrate", *reaching(cluster), *args],
         env={**os.environ, "HEADRACE_REST_ADDR": stack.settings.rest_addr},
         capture_output=True,
         text=True,
@@ -89,6 +108,25 @@ class Appender:
 
 def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
+
+
+def runs_only_on(running: Rest, gone: Rest, *names: str) -> None:
+    for name in names:
+        assert states(gone, name) is None
+        assert states(running, name) == ("RUNNING", ["RUNNING"])
+
+
+def flowing(what: str, appender: Appender, out_file: Path) -> None:
+    """Waits for 200 lines more than were written when called."""
+    now = appender.written
+    wait_for(what, lambda: len(lines(out_file)) >= now + 200)
+
+
+def each_line_once(appender: Appender, out_file: Path) -> None:
+    """Once everything written has arrived: in order, none lost, none twice."""
+    sent = [f"line {i}" for i in range(appender.written)]
+    wait_for("every line", lambda: len(lines(out_file)) >= len(sent), timeout=120)
+    assert lines(out_file) == sent
 
 
 class HeldProxy:
@@ -166,12 +204,12 @@ def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
 ) -> None:
     source, sink = pipeline_in_connect(connect, kafka, tmp_path)
     in_file, out_file = tmp_path / "in.txt", tmp_path / "out.txt"
-    theirs, ours = Rest(url(connect)), Rest(f"http://{stack.settings.rest_addr}")
+    theirs, ours = connect_rest(connect), Rest(f"http://{stack.settings.rest_addr}")
     names = ("--connector", source, "--connector", sink)
 
     with Appender(in_file) as appender:
         wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
-        planned = migrate(stack, "--from", url(connect), *names, "--plan", "-o", "json")
+        planned = migrate(stack, connect, "--from", url(connect), *names, "--plan", "-o", "json")
         assert planned.returncode == 0, planned.stderr
         rows = json.loads(planned.stdout)
         assert [row["movable"] for row in rows] == [True, True], rows
@@ -179,25 +217,17 @@ def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
         # classes on its JVM plugin host, at the latest installed version, as Connect did.
         assert {row["version"] for row in rows} == {CONNECT_FILE_VERSIONS[-1]}
 
-        over = migrate(stack, "--from", url(connect), *names, "--cutover")
+        over = migrate(stack, connect, "--from", url(connect), *names, "--cutover")
         assert over.returncode == 0, over.stdout + over.stderr
-        for name in (source, sink):
-            assert states(theirs, name) is None  # deleted from Connect once running here
-            assert states(ours, name) == ("RUNNING", ["RUNNING"])
-        moved_at = appender.written
-        wait_for("lines through headrace", lambda: len(lines(out_file)) >= moved_at + 200)
+        runs_only_on(ours, theirs, source, sink)  # deleted from Connect once running here
+        flowing("lines through headrace", appender, out_file)
 
-        back = migrate(stack, "--to", url(connect), *names, "--cutover")
+        back = migrate(stack, connect, "--to", url(connect), *names, "--cutover")
         assert back.returncode == 0, back.stdout + back.stderr
-        for name in (source, sink):
-            assert states(ours, name) is None
-            assert states(theirs, name) == ("RUNNING", ["RUNNING"])
-        back_at = appender.written
-        wait_for("lines through Connect again", lambda: len(lines(out_file)) >= back_at + 200)
+        runs_only_on(theirs, ours, source, sink)
+        flowing("lines through Connect again", appender, out_file)
 
-    sent = [f"line {i}" for i in range(appender.written)]
-    wait_for("every line", lambda: len(lines(out_file)) >= len(sent), timeout=120)
-    assert lines(out_file) == sent  # in order, none lost, none twice, across both handovers
+    each_line_once(appender, out_file)  # across both handovers
     for name in (source, sink):
         connect.delete(name)
 
@@ -215,17 +245,17 @@ def test_a_plan_for_a_connector_headrace_cannot_run_says_why_and_changes_nothing
         "consumer.override.max.poll.records": "100",
     }
     connect.create(name, {**config, **STRING})
-    theirs, ours = Rest(url(connect)), Rest(f"http://{stack.settings.rest_addr}")
+    theirs, ours = connect_rest(connect), Rest(f"http://{stack.settings.rest_addr}")
     try:
         wait_for("it running in Connect", lambda: states(theirs, name) == ("RUNNING", ["RUNNING"]))
         asked = ("--connector", name, "--plan", "-o", "json")
-        planned = migrate(stack, "--from", url(connect), *asked)
+        planned = migrate(stack, connect, "--from", url(connect), *asked)
         assert planned.returncode == 0, planned.stderr
         (row,) = json.loads(planned.stdout)
         assert row["movable"] is False
         assert any(b.startswith("consumer.override.max.poll.records: ") for b in row["blockers"])
 
-        cutover = migrate(stack, "--from", url(connect), "--connector", name, "--cutover")
+        cutover = migrate(stack, connect, "--from", url(connect), "--connector", name, "--cutover")
         assert cutover.returncode == 1
         assert f"{name}: cannot move: consumer.override.max.poll.records: " in cutover.stderr
         assert states(theirs, name) == ("RUNNING", ["RUNNING"]) and states(ours, name) is None
@@ -238,14 +268,14 @@ def test_a_cutover_cut_short_after_connect_stopped_goes_on_when_run_again(
 ) -> None:
     source, sink = pipeline_in_connect(connect, kafka, tmp_path)
     out_file = tmp_path / "out.txt"
-    theirs, ours = Rest(url(connect)), Rest(f"http://{stack.settings.rest_addr}")
+    theirs, ours = connect_rest(connect), Rest(f"http://{stack.settings.rest_addr}")
     names = ("--connector", source, "--connector", sink)
     with Appender(tmp_path / "in.txt") as appender:
         wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
         with HeldProxy(f"http://{stack.settings.rest_addr}") as proxy:
             command = [sys.executable, "-m", "headrace.cli.main", "migrate"]
             cut_short = subprocess.Popen(
-                [*command, "--from", url(connect), *names, "--cutover"],
+                [*command, *reaching(connect), "--from", url(connect), *names, "--cutover"],
                 env={**os.environ, "HEADRACE_REST_ADDR": proxy.address},
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -260,17 +290,84 @@ def test_a_cutover_cut_short_after_connect_stopped_goes_on_when_run_again(
         assert states(theirs, source) == ("STOPPED", [])
         assert states(ours, source) == ("STOPPED", [])
 
-        again = migrate(stack, "--from", url(connect), *names, "--cutover")
+        again = migrate(stack, connect, "--from", url(connect), *names, "--cutover")
         assert again.returncode == 0, again.stdout + again.stderr
         assert f"{source}: move its offsets and resume it" in again.stdout
-        for name in (source, sink):
-            assert states(theirs, name) is None
-            assert states(ours, name) == ("RUNNING", ["RUNNING"])
-        moved_at = appender.written
-        wait_for("lines through headrace", lambda: len(lines(out_file)) >= moved_at + 200)
+        runs_only_on(ours, theirs, source, sink)
+        flowing("lines through headrace", appender, out_file)
 
-    sent = [f"line {i}" for i in range(appender.written)]
-    wait_for("every line", lambda: len(lines(out_file)) >= len(sent), timeout=120)
-    assert lines(out_file) == sent
+    each_line_once(appender, out_file)
     for name in (source, sink):
         ours("DELETE", f"/connectors/{name}")
+
+
+def test_automation_plans_over_grpc_and_moves_a_running_pipeline_over_rest(
+    stack: Stack, connect: ConnectDistributed, kafka: str, tmp_path: Path
+) -> None:
+    source, sink = pipeline_in_connect(connect, kafka, tmp_path)
+    out_file = tmp_path / "out.txt"
+    theirs, ours = connect_rest(connect), Rest(f"http://{stack.settings.rest_addr}")
+    user, password = CREDENTIALS
+    asked = {"from_url": url(connect), "connectors": [source, sink]}
+    with Appender(tmp_path / "in.txt") as appender:
+        wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
+        with grpc.insecure_channel(stack.settings.config_addr) as channel:
+            stub = migration_pb2_grpc.MigrationServiceStub(channel)
+            planned = stub.StartMigration(
+                migration_pb2.StartMigrationRequest(
+                    from_url=url(connect),
+                    connectors=[source, sink],
+                    connect=migration_pb2.ConnectAccess(username=user, password=password),
+                ),
+                timeout=120,
+            )
+            with pytest.raises(grpc.RpcError) as unknown:
+                stub.GetMigration(migration_pb2.MigrationRequest(id="nope"), timeout=30)
+        assert planned.state == "SUCCEEDED", planned.error
+        assert [(m.name, m.movable, m.state) for m in planned.moves] == [
+            (source, True, "PLANNED"),
+            (sink, True, "PLANNED"),
+        ]
+        assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+
+        # Connect refuses a wrong password: the migration ends FAILED, saying so, and nothing
+        # has changed on either side.
+        wrong = {"username": user, "password": "not-the-password"}
+        status, failing = ours("POST", "/migrations", {**asked, "cutover": True, "connect": wrong})
+        assert status == 202, failing
+        failed = until_ended(ours, failing["id"])
+        assert failed["state"] == "FAILED" and "answered 401" in failed["error"], failed
+        assert "not-the-password" not in json.dumps(failed)
+        assert states(ours, source) is None and states(theirs, source) == ("RUNNING", ["RUNNING"])
+
+        access = {"username": user, "password": password}
+        status, started = ours("POST", "/migrations", {**asked, "cutover": True, "connect": access})
+        assert status == 202 and started["state"] == "RUNNING", started
+        assert ours.headers["Location"] == f"/migrations/{started['id']}"
+        ended = until_ended(ours, started["id"])
+        assert ended["state"] == "SUCCEEDED", ended
+        assert [(m["name"], m["state"]) for m in ended["moves"]] == [
+            (source, "MOVED"),
+            (sink, "MOVED"),
+        ]
+        assert password not in json.dumps(ended) and ended["url"] == url(connect)
+        runs_only_on(ours, theirs, source, sink)
+        flowing("lines through headrace", appender, out_file)
+
+    each_line_once(appender, out_file)
+    status, listed = ours("GET", "/migrations")
+    assert status == 200 and listed[0]["id"] == started["id"] and listed[1]["id"] == failing["id"]
+    for name in (source, sink):
+        ours("DELETE", f"/connectors/{name}")
+
+
+def until_ended(rest: Rest, migration: str) -> dict[str, Any]:
+    """The migration once it is no longer RUNNING."""
+
+    def read() -> dict[str, Any]:
+        status, body = rest("GET", f"/migrations/{migration}")
+        assert status == 200, body
+        return dict(body)
+
+    wait_for("the migration to end", lambda: read()["state"] != "RUNNING", timeout=300)
+    return read()

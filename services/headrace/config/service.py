@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hmac
+import secrets
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 
 import grpc
 from aiohttp import web
@@ -26,7 +31,7 @@ from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
-from headrace.config.rest import ConnectApi, app
+from headrace.config.rest import ConnectApi, Handler, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import runner
@@ -39,13 +44,25 @@ from headrace.core.settings import Settings
 from headrace.core.storage.topics import task_client_id
 from headrace.isolation.plugins import JVM_PLUGINS, PluginDescriptor, builtin_version, installed
 from headrace.isolation.supervisor import BeforeStart, PluginProcess
-from headrace.v1 import config_pb2, config_pb2_grpc, internal_pb2, internal_pb2_grpc
+from headrace.migration import api as migration_api
+from headrace.migration.connect import Side
+from headrace.migration.moving import HEADRACE
+from headrace.migration.operations import Migrations
+from headrace.v1 import (
+    config_pb2,
+    config_pb2_grpc,
+    internal_pb2,
+    internal_pb2_grpc,
+    migration_pb2,
+    migration_pb2_grpc,
+)
 
 # How often the session key's age is checked: rotation lands within this of its time to live.
 SESSION_KEY_CHECK_S = 60.0
 SERVICE_NAMES = (
     full_name(config_pb2, "ConfigService"),
     full_name(internal_pb2, "TaskConfigService"),
+    full_name(migration_pb2, "MigrationService"),
 )
 
 
@@ -105,11 +122,16 @@ class ConfigParts:
         self.restarter = AutoRestarter(self.commands)
         self.commands.restarts_shown = self.restarter.shown
         self.tasks: list[asyncio.Task[None]] = []
+        self.migrations = Migrations()
+        self._own_rest: tuple[web.AppRunner, Path] | None = None
 
     def add_servicers(self, server: grpc.aio.Server) -> None:
         config_pb2_grpc.add_ConfigServiceServicer_to_server(ConfigServicer(self.calls), server)
         internal_pb2_grpc.add_TaskConfigServiceServicer_to_server(
             TaskConfigServicer(self.commands), server
+        )
+        migration_pb2_grpc.add_MigrationServiceServicer_to_server(
+            migration_api.MigrationServicer(self.migrations), server
         )
 
     async def start(self) -> None:
@@ -137,16 +159,51 @@ class ConfigParts:
             return info
 
         api = ConnectApi(self.commands, server_info)
-        rest = web.AppRunner(app(api, security.policy), access_log=None)
+        served = app(api, security.policy)
+        served.add_routes(migration_api.routes(self.migrations))
+        rest = web.AppRunner(served, access_log=None)
         await rest.setup()
         host, port = split_address(rest_address)
         https = (
             None if security.tls is None else tls.server_ssl_context(self.settings, security.tls)
         )
         await web.TCPSite(rest, host, port, ssl_context=https).start()
+        self.migrations.ours = await self._serve_own_rest(api)
         return api, rest
 
+    async def _serve_own_rest(self, api: ConnectApi) -> Side:
+        """The same API for this process's own migrations, on a Unix socket in a folder only
+        its user reaches, answering only requests with a key that never leaves the process: a
+        migration acts on headrace with what its caller was allowed to start it with (admin),
+        whatever the caller proved that with."""
+        key = secrets.token_urlsafe(32)
+        expected = f"Bearer {key}".encode()
+
+        @web.middleware
+        async def own(request: web.Request, handler: Handler) -> web.StreamResponse:
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return web.json_response({"error_code": 401, "message": "no"}, status=401)
+            return await handler(request)
+
+        served = app(api)
+        served.middlewares.append(own)
+        folder = Path(tempfile.mkdtemp(prefix="headrace-config-"))  # 0700
+        socket = folder / "rest.sock"
+        rest = web.AppRunner(served, access_log=None)
+        await rest.setup()
+        await web.UnixSite(rest, str(socket)).start()
+        self._own_rest = (rest, folder)
+        return Side(
+            HEADRACE, "http://headrace", {"Authorization": f"Bearer {key}"}, None, str(socket)
+        )
+
     async def stop(self) -> None:
+        await self.migrations.close()  # a cutover under way puts back what it may, first
+        if self._own_rest is not None:
+            rest, folder = self._own_rest
+            await rest.cleanup()
+            shutil.rmtree(folder, ignore_errors=True)
         for task in self.tasks:
             await runner.cancel(task)
         await self.checks.close()

@@ -6,8 +6,8 @@ source offsets and sink positions.
     headrace migrate --to http://connect:8083 ...            (and back)
 
 headrace's side is the REST API at ``HEADRACE_REST_ADDR``, with the process's TLS and token
-(``headrace.core.settings``). Exit codes: 0 done (or planned), 1 a connector could not move, 2
-bad arguments or settings.
+(``headrace.core.settings``); Kafka Connect's is reached with the ``--connect-*`` options.
+Exit codes: 0 done (or planned), 1 a connector could not move, 2 bad arguments or settings.
 """
 
 from __future__ import annotations
@@ -16,22 +16,29 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import aiohttp
 from rich.console import Console
 from rich.table import Table
 
 from headrace.core.security import tls
 from headrace.core.security.tls import SecurityError
 from headrace.core.settings import Settings, settings_or_exit
-from headrace.migration.connect import ConnectApi, RestError, Side
-from headrace.migration.cutover import WAIT_S, Cutover, MoveError, Step, next_step
-from headrace.migration.plan import HIDDEN, Move, offsets_summary, plan_move, version_to_run
-
-CONNECT = "Kafka Connect"
-HEADRACE = "headrace"
+from headrace.migration.connect import RestError, Side
+from headrace.migration.cutover import WAIT_S, MoveError
+from headrace.migration.moving import (
+    FROM,
+    HEADRACE,
+    TO,
+    Access,
+    BadRequest,
+    Listener,
+    Request,
+    by_connector,
+    migrate,
+)
+from headrace.migration.plan import Move, move_json, offsets_summary
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -62,26 +69,79 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--timeout", type=float, default=WAIT_S, help="seconds to wait for each state change"
     )
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    connect = parser.add_argument_group("reaching Kafka Connect (VALUE @path reads a file)")
+    connect.add_argument("--connect-user", default="", metavar="USER", help="basic auth's user")
+    connect.add_argument("--connect-password", default="", metavar="VALUE", help="its password")
+    connect.add_argument("--connect-token", default="", metavar="VALUE", help="a bearer token")
+    connect.add_argument("--connect-ca", metavar="FILE", help="the CA its certificate is from")
+    connect.add_argument("--connect-cert", metavar="FILE", help="a client certificate (PEM)")
+    connect.add_argument("--connect-key", metavar="FILE", help="the client certificate's key")
     return parser.parse_args(argv)
 
 
 def supplied_values(sets: Sequence[str]) -> dict[str | None, dict[str, str]]:
     """``--set`` values by connector (None: for every connector); ValueError, naming the entry
     but never its value, for one that is not ``[CONNECTOR:]KEY=VALUE``."""
-    found: dict[str | None, dict[str, str]] = {}
+    found: dict[str, str] = {}
     for entry in sets:
         target, sep, value = entry.partition("=")
-        if not sep or not target:
+        if not sep or not target or target.endswith(":"):
             # Not shown: what was typed may be a secret with a wrong separator.
             raise ValueError("--set: an entry is not [CONNECTOR:]KEY=VALUE (it is not shown)")
-        connector, colon, key = target.rpartition(":")
-        if value.startswith("@"):
-            try:
-                value = Path(value[1:]).read_text().rstrip("\n")
-            except OSError as exc:
-                raise ValueError(f"--set {target}: cannot read {value[1:]}: {exc}") from None
-        found.setdefault(connector if colon else None, {})[key] = value
-    return found
+        found[target] = _value(f"--set {target}", value)
+    return by_connector(found)
+
+
+OPTIONS = {
+    "url": "--from/--to",
+    "timeout_s": "--timeout",
+    "connect": "--connect-ca/--connect-cert",
+    "connect.password": "--connect-password",
+    "connect.token": "--connect-token",
+    "connect.key_pem": "--connect-cert/--connect-key",
+}
+"""The options the request's settings come from, for its messages."""
+
+
+def _value(option: str, value: str) -> str:
+    """``value``, or with ``@path`` the file's text (its last newline dropped)."""
+    if not value.startswith("@"):
+        return value
+    return _read(option, value[1:]).rstrip("\n")
+
+
+def _read(option: str, path: str | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise ValueError(f"{option}: cannot read {path}: {exc}") from None
+
+
+def request_of(args: argparse.Namespace) -> Request:
+    """The migration the arguments ask for; ValueError naming the option that is wrong."""
+    access = Access(
+        username=args.connect_user,
+        password=_value("--connect-password", args.connect_password),
+        token=_value("--connect-token", args.connect_token),
+        ca_pem=_read("--connect-ca", args.connect_ca),
+        cert_pem=_read("--connect-cert", args.connect_cert),
+        key_pem=_read("--connect-key", args.connect_key),
+    )
+    try:
+        return Request(
+            FROM if args.from_url else TO,
+            args.from_url or args.to_url,
+            tuple(args.connector),
+            cutover=args.cutover,
+            keep=args.keep,
+            timeout_s=args.timeout,
+            supplied=supplied_values(args.set),
+            access=access,
+        )
+    except BadRequest as exc:
+        raise ValueError(f"{OPTIONS.get(exc.key, exc.key)}: {exc.problem}") from None
 
 
 def headrace_side(settings: Settings) -> Side:
@@ -93,91 +153,9 @@ def headrace_side(settings: Settings) -> Side:
     return Side(HEADRACE, f"{scheme}://{settings.rest_addr}", headers, context)
 
 
-async def plan(
-    source: ConnectApi,
-    target: ConnectApi,
-    names: Sequence[str],
-    supplied: Mapping[str | None, Mapping[str, str]],
-    *,
-    keep: bool = False,
-) -> list[Move]:
-    """Each connector's move, from what both sides answer now; changes nothing."""
-    plugins, theirs = await target.plugins(), await source.plugins()
-    moves = []
-    for name in names or await source.names():
-        here, there = await source.status(name), await target.status(name)
-        # Gone from where it comes from, a connector an earlier run moved is read where it is.
-        side = source if here is not None else target
-        config = await side.config(name) or {}
-        try:
-            step, conflict = next_step(here, there, keep=keep), None
-        except MoveError as exc:
-            step, conflict = None, str(exc)
-        values = {**supplied.get(None, {}), **supplied.get(name, {})}
-        merged = {**config, **values}
-        validation, refused = None, None
-        if step is Step.CREATE and HIDDEN not in merged.values():
-            try:
-                validation = await target.validate(merged.get("connector.class", ""), merged)
-            except RestError as exc:
-                refused = str(exc)
-        if step in (Step.STOP, Step.MOVE_OFFSETS):
-            conflict = differs(merged, await target.config(name) or {}, target.name)
-        moves.append(
-            plan_move(
-                name,
-                await side.kind(name) or "",
-                config,
-                await source.offsets(name) if here is not None else [],
-                supplied=values,
-                plugins=plugins,
-                validation=validation,
-                refused=refused,
-                target=target.name,
-                next_step=step.said(source.name, target.name) if step is not None else "",
-                creating=step is Step.CREATE,
-                conflict=conflict,
-                from_version=version_to_run(theirs, config) if here is not None else "",
-            )
-        )
-    return moves
-
-
-def differs(wanted: Mapping[str, str], there: Mapping[str, str], target: str) -> str | None:
-    """Why a STOPPED connector of that name on the side it goes to is not the one a move
-    created (keys whose values differ, a hidden value on either side aside); None if it is."""
-    keys = sorted(
-        k
-        for k in set(wanted) | set(there)
-        if k != "name"
-        and HIDDEN not in (wanted.get(k), there.get(k))
-        and wanted.get(k) != there.get(k)
-    )
-    if not keys:
-        return None
-    return (
-        f"a STOPPED connector of that name on {target} has another config ({', '.join(keys)}): "
-        "delete it there first, or move it from there"
-    )
-
-
 def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
     if output == "json":
-        rows = [
-            {
-                "name": m.name,
-                "type": m.kind,
-                "plugin": m.plugin,
-                "version": m.version,
-                "from_version": m.from_version,
-                "offsets": list(m.offsets),
-                "movable": m.movable,
-                "next": m.next,
-                "blockers": list(m.blockers),
-            }
-            for m in moves
-        ]
-        console.print_json(json.dumps(rows))
+        console.print_json(json.dumps([move_json(m) for m in moves]))
         return
     table = Table("CONNECTOR", "TYPE", "PLUGIN", "VERSION", "OFFSETS", "MOVES", box=None)
     for m in moves:
@@ -189,31 +167,12 @@ def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
 
 
 async def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
-    ours = headrace_side(settings)
-    connect = Side(CONNECT, args.from_url or args.to_url)
-    supplied = supplied_values(args.set)
-    async with aiohttp.ClientSession() as session:
-        theirs, here = ConnectApi(connect, session), ConnectApi(ours, session)
-        source, target = (theirs, here) if args.from_url else (here, theirs)
-        moves = await plan(source, target, args.connector, supplied, keep=args.keep)
-        if args.plan:
-            show_plan(moves, args.output, console)
-            return 0
-        cutover = Cutover(
-            source,
-            target,
-            keep=args.keep,
-            wait_s=args.timeout,
-            report=lambda name, line: console.print(f"{name}: {line}", highlight=False),
-        )
-        for done, move in enumerate(moves):
-            try:
-                await cutover.move(move)
-            except MoveError as exc:
-                rest = [m.name for m in moves[done + 1 :]]
-                untouched = f"; not tried: {', '.join(rest)}" if rest else ""
-                raise MoveError(f"{exc}{untouched}") from None
-        return 0
+    request = request_of(args)
+    listener = Listener(said=lambda name, line: console.print(f"{name}: {line}"))
+    moves = await migrate(request, headrace_side(settings), listener)
+    if not request.cutover:
+        show_plan(moves, args.output, console)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

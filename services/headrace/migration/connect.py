@@ -13,7 +13,7 @@ import asyncio
 import json
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -40,9 +40,10 @@ class Side:
     """One side of a migration: ``name`` says which in every message."""
 
     name: str
-    url: str
-    headers: Mapping[str, str] = field(default_factory=dict)
+    url: str = field(repr=False)  # may hold credentials
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     ssl: ssl.SSLContext | None = None
+    socket: str | None = None  # a Unix socket to reach ``url`` through
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Status:
     state: str
     tasks: tuple[str, ...]
     trace: str = ""
+    taskless: bool = False  # RUNNING, with no task to run (its task configs are none)
 
     @property
     def stopped(self) -> bool:
@@ -60,8 +62,11 @@ class Status:
 
     @property
     def running(self) -> bool:
-        """RUNNING with every task RUNNING, and at least one."""
-        return self.state == "RUNNING" and bool(self.tasks) and set(self.tasks) == {"RUNNING"}
+        """RUNNING with every task RUNNING, and at least one unless it has none to run (a
+        MirrorMaker connector with nothing to mirror)."""
+        if self.state != "RUNNING":
+            return False
+        return set(self.tasks) == {"RUNNING"} if self.tasks else self.taskless
 
 
 def _status(body: Mapping[str, Any]) -> Status:
@@ -145,7 +150,14 @@ class ConnectApi:
     async def status(self, name: str) -> Status | None:
         path = f"/connectors/{_path(name)}/status"
         found = await self._read(dict, "GET", path, missing_ok=True)
-        return None if found is None else _status(found)
+        if found is None:
+            return None
+        status = _status(found)
+        if status.state == "RUNNING" and not status.tasks:
+            # Tasks not started yet, or none to start: its task configs tell which.
+            configs = await self._read(list, "GET", path.removesuffix("/status") + "/tasks")
+            status = replace(status, taskless=not configs)
+        return status
 
     async def offsets(self, name: str) -> list[dict[str, Any]]:
         """KIP-875's entries: ``partition`` and ``offset`` each."""

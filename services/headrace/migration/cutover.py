@@ -31,6 +31,9 @@ from headrace.migration.plan import Move, clean
 
 WAIT_S = 120.0
 POLL_S = 0.5
+TASKLESS_SETTLE_S = 5.0
+"""How long a connector that runs with no task must stay so before it counts as RUNNING: just
+resumed, it may not have written its task configs yet."""
 
 
 class Step(enum.Enum):
@@ -161,9 +164,19 @@ class Cutover:
     async def _until(
         self, side: ConnectApi, name: str, what: str, holds: Callable[[Status | None], bool]
     ) -> None:
-        deadline = asyncio.get_running_loop().time() + self.wait_s
-        while not holds(status := await side.status(name)):
-            if asyncio.get_running_loop().time() > deadline:
+        clock = asyncio.get_running_loop().time
+        deadline, since = clock() + self.wait_s, None
+        while True:
+            status = await side.status(name)
+            if not holds(status):
+                since = None
+            elif status is None or not status.taskless:
+                return
+            elif since is None:
+                since = clock()
+            elif clock() - since >= TASKLESS_SETTLE_S:
+                return
+            if clock() > deadline:
                 now = "gone" if status is None else _shown(status)
                 trace = f"; {status.trace.splitlines()[0]}" if status and status.trace else ""
                 raise TimeoutError(

@@ -119,7 +119,8 @@ def plan_move(
     version = version_to_run(plugins, merged)
     if creating:
         blockers += [
-            f"{key}: hidden by the side it comes from; supply it with --set {key}=..."
+            f"{key}: hidden by the side it comes from; supply it with --set {key}=... "
+            '(over the API, in "set")'
             for key in missing
         ]
         problems = [] if validation is None else validation_problems(validation)
@@ -172,6 +173,21 @@ def clean(message: str, secrets: Sequence[str] | Mapping[str, str]) -> str:
         if len(value) >= MIN_MASKED and not value.isdigit() and value not in PLAIN_WORDS:
             message = message.replace(value, HIDDEN)
     return message
+
+
+def move_json(move: Move) -> dict[str, Any]:
+    """A move as JSON, as ``--plan -o json`` and the API show it: no secret in it."""
+    return {
+        "name": move.name,
+        "type": move.kind,
+        "plugin": move.plugin,
+        "version": move.version,
+        "from_version": move.from_version,
+        "offsets": [dict(entry) for entry in move.offsets],
+        "movable": move.movable,
+        "next": move.next,
+        "blockers": list(move.blockers),
+    }
 
 
 def offsets_summary(kind: str, offsets: Sequence[Mapping[str, Any]]) -> str:

@@ -18,6 +18,7 @@ STOPPED = Status("STOPPED", ())
 STOPPING = Status("STOPPED", ("RUNNING",))
 PAUSED = Status("PAUSED", ("PAUSED",))
 FAILED = Status("RUNNING", ("FAILED",), "java.lang.RuntimeException: boom")
+TASKLESS = Status("RUNNING", (), taskless=True)  # no task configs: nothing to mirror, say
 
 
 @pytest.mark.parametrize(
@@ -30,7 +31,9 @@ FAILED = Status("RUNNING", ("FAILED",), "java.lang.RuntimeException: boom")
         (STOPPING, STOPPED, Step.STOP),  # its tasks not gone yet: stopped again, waited for
         (STOPPED, STOPPED, Step.MOVE_OFFSETS),
         (STOPPED, RUNNING, Step.DELETE),
+        (STOPPED, TASKLESS, Step.DELETE),
         (None, RUNNING, Step.DONE),
+        (None, TASKLESS, Step.DONE),
     ],
 )
 def test_the_next_step_is_read_from_both_sides(
@@ -49,6 +52,7 @@ def test_kept_where_it_came_from_a_move_is_done_once_it_runs_there() -> None:
         (None, None, "neither side"),
         (RUNNING, RUNNING, "running on one side only"),
         (STOPPED, FAILED, "restart it there until it runs, then run the same command again"),
+        (STOPPED, STARTING, "restart it there until it runs"),  # its tasks not started yet
         (None, STOPPED, "its offsets cannot be read any more"),
     ],
 )
@@ -132,6 +136,24 @@ async def test_a_move_takes_every_step_in_order() -> None:
     assert connect.calls == ["stop", "delete"]
     assert headrace.offsets_of["files"] == OFFSETS and headrace.connectors["files"] == RUNNING
     assert "files" not in connect.connectors
+
+
+async def test_a_connector_with_no_task_to_run_moves_once_it_stays_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("headrace.migration.cutover.TASKLESS_SETTLE_S", 0.2)
+    connect, headrace = sides()
+    headrace.resumed_state = TASKLESS
+    await cutover(connect, headrace).move(MOVE)
+    assert headrace.connectors["files"] == TASKLESS and "files" not in connect.connectors
+
+
+async def test_a_connector_whose_tasks_never_start_does_not_count_as_running() -> None:
+    connect, headrace = sides()
+    headrace.resumed_state = STARTING
+    with pytest.raises(MoveError, match="not RUNNING, every task on headrace within 1 s"):
+        await cutover(connect, headrace).move(MOVE)
+    assert "files" in connect.connectors  # committed once resumed: not deleted, nor undone
 
 
 async def test_a_move_that_fails_before_the_resume_is_undone() -> None:

@@ -85,7 +85,8 @@ def test_each_key_the_target_refuses_is_named() -> None:
 def test_a_hidden_value_is_asked_for_and_a_supplied_one_never_shown() -> None:
     hidden = {**SINK, "db.password": HIDDEN}
     assert move(hidden, validation=None).blockers == (
-        "db.password: hidden by the side it comes from; supply it with --set db.password=...",
+        "db.password: hidden by the side it comes from; supply it with --set db.password=... "
+        '(over the API, in "set")',
     )
     refusal = "db.password: 's3cret-value' is too short"
     planned = move(hidden, supplied={"db.password": "s3cret-value"}, refused=refusal)

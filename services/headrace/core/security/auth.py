@@ -110,6 +110,11 @@ METHODS: Mapping[str, Need] = {
             "ResetConnectorTopics",
         )
     },
+    # Migrations: starting or cancelling one changes connectors on both sides.
+    "/headrace.v1.MigrationService/StartMigration": Need.ADMIN,
+    "/headrace.v1.MigrationService/CancelMigration": Need.ADMIN,
+    "/headrace.v1.MigrationService/GetMigration": Need.READ,
+    "/headrace.v1.MigrationService/ListMigrations": Need.READ,
     "/headrace.v1.TaskConfigService/PutTaskConfigs": Need.SIGNED,
     "/headrace.v1.Coordinator/Join": Need.INTERNAL,
     "/headrace.v1.Coordinator/History": Need.READ,
