@@ -8,7 +8,8 @@ a JVM with a heap of 512 MiB, its REST listener on a free loopback port and the 
 (the file connectors move text); connectors are created, watched and deleted over the REST API,
 as a user would, so the clock starts at the create call as it does for headrace. Connect's own
 defaults stay as they are unless a workload passes worker overrides. With ``credentials``, the
-REST API takes only requests with that user and password (basic auth, Connect's own extension).
+REST API takes only requests with that user and password (basic auth, Connect's own extension);
+with ``tls``, it listens on HTTPS and takes only clients with a certificate its CA signed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import signal
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -59,23 +61,26 @@ def rest_call(
     retry_pause_s: float = REST_RETRY_PAUSE_S,
     retrying: Callable[[], None] | None = None,
     credentials: tuple[str, str] | None = None,
+    context: ssl.SSLContext | None = None,
 ) -> object:
     """One call to a REST API in Connect's shape on a loopback ``port``, on a connection of its
     own; retried every ``retry_pause_s`` while a distributed group rebalances (409), as Connect's
     own clients are told to, with ``retrying`` called before each retry; with basic auth's
-    ``credentials``, if given. Its JSON answer, None for an empty one."""
+    ``credentials``, if given, and over HTTPS with ``context``, if given. Its JSON answer, None
+    for an empty one."""
+    scheme = "https" if context is not None else "http"
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Content-Type": "application/json", **basic_auth(credentials)}
     deadline = time.monotonic() + REST_RETRIES_S
     while True:
         request = urllib.request.Request(
-            f"http://127.0.0.1:{port}{path}",
+            f"{scheme}://127.0.0.1:{port}{path}",
             data=data,
             method=method,
             headers=headers,
         )
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30, context=context) as response:
                 payload = response.read()
         except urllib.error.HTTPError as e:
             if e.code != 409 or time.monotonic() > deadline:
@@ -98,6 +103,33 @@ def basic_auth(credentials: tuple[str, str] | None) -> dict[str, str]:
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension"
 
 
+@dataclass(frozen=True)
+class RestTls:
+    """HTTPS for Connect's REST API, every client asked for a certificate: its own key and
+    certificate (``keystore``) and the CA its clients' come from (``truststore``), both PKCS12
+    under ``password``; ``client`` is how the calls made here present themselves."""
+
+    keystore: Path
+    truststore: Path
+    password: str
+    client: ssl.SSLContext
+
+    def listener(self, port: int) -> dict[str, str]:
+        https = "listeners.https."
+        return {
+            "listeners": f"https://127.0.0.1:{port}",
+            "rest.advertised.listener": "https",
+            https + "ssl.keystore.type": "PKCS12",
+            https + "ssl.keystore.location": str(self.keystore),
+            https + "ssl.keystore.password": self.password,
+            https + "ssl.key.password": self.password,
+            https + "ssl.truststore.type": "PKCS12",
+            https + "ssl.truststore.location": str(self.truststore),
+            https + "ssl.truststore.password": self.password,
+            https + "ssl.client.auth": "required",
+        }
+
+
 @dataclass
 class ConnectWorker:
     """One Connect worker JVM (``mode`` standalone or distributed), driven over its REST API."""
@@ -108,6 +140,7 @@ class ConnectWorker:
     worker_overrides: Mapping[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     credentials: tuple[str, str] | None = None
+    tls: RestTls | None = None
     _proc: subprocess.Popen[bytes] | None = None
 
     def _config(self) -> dict[str, str]:
@@ -124,6 +157,8 @@ class ConnectWorker:
         }
         if self.mode == "standalone":
             worker["offset.storage.file.filename"] = str(self.folder / "offsets")
+        if self.tls is not None:
+            worker.update(self.tls.listener(self.port))
         if self.credentials is not None:
             worker["rest.extension.classes"] = (
                 f"{BASIC_AUTH_EXTENSION}.BasicAuthSecurityRestExtension"
@@ -198,7 +233,10 @@ class ConnectWorker:
     def call(self, method: str, path: str, body: object = None) -> object:
         """One REST call; retried while a distributed group rebalances (409), as Connect's own
         clients are told to."""
-        return rest_call(self.port, method, path, body, credentials=self.credentials)
+        context = self.tls.client if self.tls is not None else None
+        return rest_call(
+            self.port, method, path, body, credentials=self.credentials, context=context
+        )
 
     def create(self, name: str, config: Mapping[str, str]) -> None:
         self.call("POST", "/connectors", {"name": name, "config": dict(config)})
@@ -254,6 +292,7 @@ class ConnectDistributed:
     workers: int = 2
     worker_overrides: Mapping[str, str] = field(default_factory=dict)
     credentials: tuple[str, str] | None = None
+    tls: RestTls | None = None
     members: list[ConnectWorker] = field(default_factory=list)
 
     group: str = field(default_factory=lambda: f"connect-{uuid.uuid4().hex[:8]}")
@@ -280,6 +319,7 @@ class ConnectDistributed:
                 "distributed",
                 shared,
                 credentials=self.credentials,
+                tls=self.tls,
             )
             for i in range(1, self.workers + 1)
         ]

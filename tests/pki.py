@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trustme
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
 
 
 @dataclass(frozen=True)
@@ -44,3 +47,29 @@ def make_pki(folder: Path) -> Pki:
     pki = Pki(trustme.CA(), folder)
     pki.authority.cert_pem.write_to_path(str(pki.ca))
     return pki
+
+
+def keystore(identity: Identity, path: Path, password: str) -> Path:
+    """``identity`` as a PKCS12 keystore, as a JVM server takes its key and certificate."""
+    chain = x509.load_pem_x509_certificates(identity.cert.read_bytes())
+    key = serialization.load_pem_private_key(identity.key.read_bytes(), None)
+    sealed = serialization.BestAvailableEncryption(password.encode())
+    path.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"server",
+            key,  # type: ignore[arg-type]
+            chain[0],
+            chain[1:],
+            sealed,
+        )
+    )
+    return path
+
+
+def truststore(pki: Pki, path: Path, password: str) -> Path:
+    """``pki``'s CA as a PKCS12 truststore, as a JVM trusts it."""
+    ca = x509.load_pem_x509_certificate(pki.ca.read_bytes())
+    entry = pkcs12.PKCS12Certificate(ca, b"ca")
+    sealed = serialization.BestAvailableEncryption(password.encode())
+    path.write_bytes(pkcs12.serialize_java_truststore([entry], sealed))
+    return path

@@ -9,6 +9,7 @@ import asyncio
 import http.server
 import json
 import os
+import ssl
 import subprocess
 import sys
 import threading
@@ -22,10 +23,11 @@ from typing import Any
 import grpc
 import pytest
 
-from bench.connect import STRING_CONVERTER, ConnectDistributed, basic_auth
+from bench.connect import STRING_CONVERTER, ConnectDistributed, RestTls, basic_auth
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from headrace.v1 import migration_pb2, migration_pb2_grpc
+from tests.pki import keystore, make_pki, truststore
 from tests.support import CONNECT_FILE_VERSIONS, Rest, wait_for
 
 STRING = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
@@ -59,12 +61,13 @@ def reaching(cluster: ConnectDistributed) -> list[str]:
 
 
 def migrate(
-    stack: Stack, cluster: ConnectDistributed, *args: str
+    stack: Stack, cluster: ConnectDistributed | None, *args: str
 ) -> subprocess.CompletedProcess[str]:
     """``headrace migrate`` as an operator runs it, against the stack's REST API and
-    ``cluster``, with its credentials."""
+    ``cluster`` with its credentials (with ``args`` alone, without)."""
+    reach = reaching(cluster) if cluster is not None else []
     return subprocess.run(
-        [sys.executable, "-m", "headrace.cli.main", "migrate", *reaching(cluster), *args],
+        [sys.executable, "-m", "headrace.cli.main", "migrate", *reach, *args],
         env={**os.environ, "HEADRACE_REST_ADDR": stack.settings.rest_addr},
         capture_output=True,
         text=True,
@@ -371,3 +374,40 @@ def until_ended(rest: Rest, migration: str) -> dict[str, Any]:
 
     wait_for("the migration to end", lambda: read()["state"] != "RUNNING", timeout=300)
     return read()
+
+
+def test_a_connect_cluster_that_asks_for_a_client_certificate_is_reached_with_one(
+    stack: Stack, kafka: str, tmp_path: Path
+) -> None:
+    pki = make_pki(tmp_path / "pki")
+    server, client = pki.issue("connect"), pki.issue("migrator")
+    password = uuid.uuid4().hex
+    calls = ssl.create_default_context(cafile=pki.ca)
+    calls.load_cert_chain(client.cert, client.key)
+    tls = RestTls(
+        keystore(server, tmp_path / "connect.p12", password),
+        truststore(pki, tmp_path / "trust.p12", password),
+        password,
+        calls,
+    )
+    cluster = ConnectDistributed(kafka, tmp_path / "connect", workers=1, tls=tls)
+    cluster.start()
+    try:
+        name = f"over-tls-{uuid.uuid4().hex[:8]}"
+        config = {"connector.class": "FileStreamSink", "file": str(tmp_path / "out.txt")}
+        cluster.create(name, {**config, "topics": name, **STRING})
+        https = f"https://127.0.0.1:{cluster.members[0].port}"
+        asked = ("--from", https, "--connector", name, "--plan", "-o", "json")
+
+        trusted = ("--connect-ca", str(pki.ca))
+        refused = migrate(stack, None, *asked, *trusted)
+        assert refused.returncode == 1
+        assert "Kafka Connect: GET /connector-plugins" in refused.stderr, refused.stderr
+
+        identified = ("--connect-cert", str(client.cert), "--connect-key", str(client.key))
+        planned = migrate(stack, None, *asked, *trusted, *identified)
+        assert planned.returncode == 0, planned.stderr
+        (row,) = json.loads(planned.stdout)
+        assert row["name"] == name and row["movable"] is True, row
+    finally:
+        cluster.stop()
