@@ -29,6 +29,7 @@ from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.converted import Converted
 from headrace.runtime.host.jvm import JavaError, JvmHost
+from headrace.runtime.sink.fetch import Consumed, Fetched
 from headrace.runtime.sink.records import as_consumed, to_sink_record
 from headrace.sdk.config import ConfigDef, ConfigKey, ConfigValue, Type
 from headrace.sdk.connector import (
@@ -281,7 +282,12 @@ class JavaSinkTask(_JavaTask, Converted, SinkTask):
 
     async def put_consumed(self, messages: Sequence[Message]) -> None:
         request = pb.PutRequest(connector=self.context.connector, task=self.context.task)
-        if any(m.headers for m in messages):
+        headers = (
+            messages.has_headers()
+            if isinstance(messages, Consumed)
+            else any(m.headers for m in messages)
+        )
+        if headers:
             request.records.extend(consumed_record(m) for m in messages)
         else:
             request.batches.extend(consumed_batches(messages))
@@ -419,24 +425,71 @@ def consumed_record(message: Message) -> pb.ConsumedRecord:
 def consumed_batches(messages: Sequence[Message]) -> list[pb.ConsumedBatch]:
     """Consumed messages without headers as the JVM takes them: each run of one
     topic-partition (and timestamp type) as columns, in order."""
+    if isinstance(messages, Consumed):
+        return [batch for piece in messages.pieces for batch in _fetched_batches(piece)]
     batches = []
     for (topic, partition, kind), run in groupby(messages, _run_of):
         group = list(run)
-        keys = [m.key for m in group]
-        values = [m.value for m in group]
-        batch = pb.ConsumedBatch(
-            topic=topic,
-            partition=partition,
-            offsets=[m.offset for m in group],
-            timestamps=[-1 if m.timestamp is None else m.timestamp for m in group],
-            timestamp_type=TIMESTAMP_TYPES.get(kind, "CreateTime"),
+        batches.append(
+            _batch(
+                topic,
+                partition,
+                kind,
+                [m.offset for m in group],
+                [-1 if m.timestamp is None else m.timestamp for m in group],
+                [m.key for m in group],
+                [m.value for m in group],
+            )
         )
-        batch.keys, lengths = _column(keys)
-        batch.key_lengths.extend(lengths)
-        batch.values, lengths = _column(values)
-        batch.value_lengths.extend(lengths)
-        batches.append(batch)
     return batches
+
+
+def _fetched_batches(piece: Fetched) -> list[pb.ConsumedBatch]:
+    """One partition's fetch, from its columns: a batch per run of one timestamp type."""
+    kinds = piece.timestamp_types
+    if kinds.count(kinds[0]) == len(kinds):  # one run: no step per message
+        runs = [(kinds[0], 0, len(kinds))]
+    else:
+        runs, start = [], 0
+        for kind, run in groupby(kinds):
+            end = start + sum(1 for _ in run)
+            runs.append((kind, start, end))
+            start = end
+    return [
+        _batch(
+            piece.topic,
+            piece.partition,
+            kind,
+            piece.offsets[start:end],
+            piece.timestamps[start:end],
+            piece.keys[start:end],
+            piece.values[start:end],
+        )
+        for kind, start, end in runs
+    ]
+
+
+def _batch(
+    topic: str,
+    partition: int,
+    kind: int,
+    offsets: list[int],
+    timestamps: list[int],
+    keys: list[bytes | None],
+    values: list[bytes | None],
+) -> pb.ConsumedBatch:
+    batch = pb.ConsumedBatch(
+        topic=topic,
+        partition=partition,
+        offsets=offsets,
+        timestamps=timestamps,
+        timestamp_type=TIMESTAMP_TYPES.get(kind, "CreateTime"),
+    )
+    batch.keys, lengths = _column(keys)
+    batch.key_lengths.extend(lengths)
+    batch.values, lengths = _column(values)
+    batch.value_lengths.extend(lengths)
+    return batch
 
 
 _run_of = attrgetter("topic", "partition", "timestamp_type")

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection, Mapping, Set
+from collections.abc import Collection, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -68,6 +68,7 @@ from headrace.runtime.deadletter import DeadLetterQueue, acknowledgement, open_d
 from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
+from headrace.runtime.sink.fetch import Consumed, Fetched, getmany
 from headrace.runtime.sink.offsets import SinkOffsets
 from headrace.runtime.sink.records import (
     FlushPolicy,
@@ -269,7 +270,7 @@ class SinkRunner(LoopBase):
             # Before the fetch: a rebalance or a task's request during it makes the fetch stale.
             epoch, changes = self._epoch, self._offsets.changes
             batch = await unless_stopped(
-                self.stop_requested, self._consumer.getmany(timeout_ms=FETCH_TIMEOUT_MS)
+                self.stop_requested, getmany(self._consumer, FETCH_TIMEOUT_MS)
             )
             if self._listener_error is not None:
                 raise self._listener_error
@@ -393,7 +394,7 @@ class SinkRunner(LoopBase):
             self._executor = None
 
     def _prepare(
-        self, batch: dict[KafkaTopicPartition, list[Message]], epoch: int, changes: int
+        self, batch: dict[KafkaTopicPartition, Fetched], epoch: int, changes: int
     ) -> Prepared:
         """A fetch converted for the task: columns where its converters allow, records
         otherwise. A record they refuse fails the task here, or is kept aside to be skipped
@@ -406,15 +407,15 @@ class SinkRunner(LoopBase):
                 continue  # revoked since the fetch: its new owner reads these again
             self._convert(prepared, ours, messages)
             prepared.messages[ours] = messages
-            prepared.positions[ours] = messages[-1].offset + 1
+            prepared.positions[ours] = messages.offsets[-1] + 1
             prepared.fetched += len(messages)
         return prepared
 
-    def _convert(self, prepared: Prepared, tp: TopicPartition, messages: list[Message]) -> None:
+    def _convert(self, prepared: Prepared, tp: TopicPartition, messages: Fetched) -> None:
         """One partition's messages, as the task takes them: as consumed for a task converted
         where it runs; else columns where the converters make them, or records."""
         if isinstance(self.task, Converted):
-            prepared.consumed.extend(messages)
+            prepared.consumed.pieces.append(messages)
             return
         columns = to_sink_batch(tp, messages, *self._converters) if self._wants_batches else None
         if columns is not None:
@@ -619,11 +620,11 @@ class Prepared:
     fetched_at: float
     columns: list[SinkBatch] = field(default_factory=list)
     records: list[SinkRecord] = field(default_factory=list)
-    consumed: list[Message] = field(default_factory=list)  # a converted task's, as they came
+    consumed: Consumed = field(default_factory=Consumed)  # a converted task's, as they came
     positions: dict[TopicPartition, int] = field(default_factory=dict)
     fetched: int = 0
     refused: list[tuple[Message, RecordError]] = field(default_factory=list)
-    messages: dict[TopicPartition, list[Message]] = field(default_factory=dict)
+    messages: dict[TopicPartition, Sequence[Message]] = field(default_factory=dict)
     moved: dict[Where, Message] = field(default_factory=dict)
 
 

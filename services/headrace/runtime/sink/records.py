@@ -25,6 +25,7 @@ from headrace.components.converters import (
 from headrace.components.errorpolicy import Message, sink_record_error
 from headrace.components.java.regex import RegexTimeout, compile_java
 from headrace.core.storage.topics import internal_topic
+from headrace.runtime.sink.fetch import Fetched
 from headrace.sdk.columns import int64_column
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
@@ -159,21 +160,24 @@ def to_sink_batch(
     """One partition's messages as a SinkBatch, when both converters make whole columns of them
     and the header converter takes every header; None otherwise (then they go record by record,
     and a bad one is named)."""
-    keys = decode_column(key_converter, tp.topic, [m.key for m in messages])
-    values = decode_column(value_converter, tp.topic, [m.value for m in messages])
+    fetched = (
+        messages if isinstance(messages, Fetched) else Fetched.of(tp.topic, tp.partition, messages)
+    )
+    keys = decode_column(key_converter, tp.topic, fetched.keys)
+    values = decode_column(value_converter, tp.topic, fetched.values)
     if keys is None or values is None:
         return None
     headers = None
-    if any(m.headers for m in messages):
+    if any(fetched.headers):
         try:
-            headers = [decode_headers(header_converter, tp.topic, m.headers) for m in messages]
+            headers = [decode_headers(header_converter, tp.topic, h) for h in fetched.headers]
         except DataError:
             return None
     return SinkBatch(
         tp.topic,
         tp.partition,
-        offsets=int64_column([m.offset for m in messages]),
-        timestamps=int64_column([m.timestamp for m in messages]),
+        offsets=int64_column(fetched.offsets),
+        timestamps=int64_column(fetched.timestamps),
         keys=keys[1],
         values=values[1],
         headers=headers,

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import itertools
+import operator
+
 from aiokafka import ConsumerRecord
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,6 +20,7 @@ from headrace.runtime.host.java import (
     source_batch,
     source_record,
 )
+from headrace.runtime.sink.fetch import Consumed, Fetched
 from headrace.sdk.config import Type
 from headrace.sdk.records import RecordMetadata
 from headrace.v1 import jvm_pb2 as pb
@@ -240,6 +244,20 @@ def test_consumed_messages_cross_as_columns_in_their_order(messages: list) -> No
     # one batch per run of one topic-partition and timestamp type
     runs = [(m.topic, m.partition, m.timestamp_type) for m in messages]
     assert len(batches) == sum(1 for i, r in enumerate(runs) if i == 0 or runs[i - 1] != r)
+
+
+@given(messages=consumed_messages)
+def test_fetches_handed_over_as_columns_cross_as_the_same_batches(messages: list) -> None:
+    consumed = Consumed()
+    for (topic, partition), run in itertools.groupby(messages, lambda m: (m.topic, m.partition)):
+        consumed.pieces.append(Fetched.of(topic, partition, run))
+    fields = operator.attrgetter(
+        "topic", "partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"
+    )
+    assert list(map(fields, consumed)) == list(map(fields, messages))
+    indexed = [consumed[i] for i in range(-len(messages), len(messages))]
+    assert list(map(fields, indexed)) == list(map(fields, messages * 2))
+    assert consumed_batches(consumed) == consumed_batches(messages)
 
 
 def test_the_java_config_def_gives_each_key_its_type() -> None:

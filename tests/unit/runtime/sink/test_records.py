@@ -21,6 +21,7 @@ from headrace.core.settings import Settings
 from headrace.runtime import kafka
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import loop as sink
+from headrace.runtime.sink.fetch import Fetched
 from headrace.runtime.sink.records import (
     FlushPolicy,
     as_consumed,
@@ -237,7 +238,8 @@ async def test_a_bad_header_is_skipped_under_errors_tolerance_all(
 ) -> None:
     runner = await started(monkeypatch, "all")
     fetch = [message(b"1", headers=[("h", b"\xff")]), message(b"2", offset=43)]
-    await runner._hand_over(runner._prepare({KafkaTopicPartition("orders", 3): fetch}, 0, 0))
+    fetched = {KafkaTopicPartition("orders", 3): Fetched.of("orders", 3, fetch)}
+    await runner._hand_over(runner._prepare(fetched, 0, 0))
     assert runner.skipped == 1
     assert isinstance(runner.task, Recording)
     assert [(r.offset, r.headers) for r in runner.task.records] == [(43, (("h", "v"),))]
@@ -250,5 +252,5 @@ async def test_a_bad_header_fails_the_task_under_errors_tolerance_none(
     runner = await started(monkeypatch, "none")
     fetch = [message(b"1", headers=[("h", b"\xff")])]
     with pytest.raises(RecordError, match=r"^header converter failed .* header 'h' is not utf-8"):
-        runner._prepare({KafkaTopicPartition("orders", 3): fetch}, 0, 0)
+        runner._prepare({KafkaTopicPartition("orders", 3): Fetched.of("orders", 3, fetch)}, 0, 0)
     await runner.close()

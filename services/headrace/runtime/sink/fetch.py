@@ -1,0 +1,269 @@
+"""A sink consumer's fetches as columns: aiokafka's ``getmany`` without a Python object for
+each record.
+
+aiokafka hands each record over as a ``ConsumerRecord``, built in Python through a generator,
+a method call and a dataclass of eleven fields. Profiled under the sink-alone benchmark, that was
+most of a sink's plugin process (56% of its samples; headrace's own work 13%), and a sink then
+reads every record's key, value, offset and timestamp back out of those objects to make its
+columns. :func:`getmany` takes the same fetched batches from the consumer's fetcher and unpacks
+them in one pass into one list per field (:class:`Fetched`); a record becomes a
+``ConsumerRecord`` only when something asks for one (a conversion record by record, the dead
+letter queue).
+
+It does what ``AIOKafkaConsumer.getmany``, ``Fetcher.fetched_records``, ``FetchResult.getall``
+and ``PartitionRecords._unpack_records`` do, over their state, in aiokafka 0.14 (pinned): the
+fetch waiters and position updates, CRC checks, control batches skipped, and, reading committed,
+the batches of aborted transactions skipped. A unit test holds it to aiokafka's own path over
+the same batches, transactional ones included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from aiokafka import errors as kafka_errors
+from aiokafka.consumer.fetcher import READ_COMMITTED, FetchResult, PartitionRecords
+from aiokafka.structs import TopicPartition as KafkaTopicPartition
+
+from headrace.components.errorpolicy import Message
+
+_BATCH = "_headrace_batch"  # the batch a take stopped inside, on its PartitionRecords
+
+
+class _Messages(Sequence[Message]):
+    """Messages made only when asked for, one by one (:meth:`_message`)."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [self._message(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("message index out of range")
+        return self._message(index)
+
+    def _message(self, index: int) -> Message:
+        raise NotImplementedError
+
+
+class Fetched(_Messages):
+    """One partition's records from one fetch, in offset order: a list per field. Indexing
+    makes the ``ConsumerRecord`` aiokafka would have."""
+
+    __slots__ = (
+        "headers",
+        "keys",
+        "offsets",
+        "partition",
+        "timestamp_types",
+        "timestamps",
+        "topic",
+        "values",
+    )
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic, self.partition = topic, partition
+        self.offsets: list[int] = []
+        self.timestamps: list[int] = []
+        self.timestamp_types: list[int] = []
+        self.keys: list[bytes | None] = []
+        self.values: list[bytes | None] = []
+        self.headers: list[Sequence[tuple[str, bytes]]] = []
+
+    @classmethod
+    def of(cls, topic: str, partition: int, messages: Iterable[Message]) -> Fetched:
+        """``messages`` (of that partition, in offset order) as columns."""
+        fetched = cls(topic, partition)
+        for m in messages:
+            fetched.offsets.append(m.offset)
+            fetched.timestamps.append(m.timestamp)
+            fetched.timestamp_types.append(m.timestamp_type)
+            fetched.keys.append(m.key)
+            fetched.values.append(m.value)
+            fetched.headers.append(m.headers)
+        return fetched
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __iter__(self) -> Iterator[Message]:
+        return (self._message(i) for i in range(len(self)))
+
+    def _message(self, index: int) -> Message:
+        key, value = self.keys[index], self.values[index]
+        return ConsumerRecord(
+            self.topic,
+            self.partition,
+            self.offsets[index],
+            self.timestamps[index],
+            self.timestamp_types[index],
+            key,
+            value,
+            None,  # no checksum per record since Kafka's message format v2
+            -1 if key is None else len(key),
+            -1 if value is None else len(value),
+            tuple(self.headers[index]),
+        )
+
+
+class Consumed(_Messages):
+    """Fetches handed over together (to a task converted where it runs), as one sequence of
+    messages: ``pieces`` keep their columns."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self) -> None:
+        self.pieces: list[Fetched] = []
+
+    def __len__(self) -> int:
+        return sum(map(len, self.pieces))
+
+    def _message(self, index: int) -> Message:
+        for piece in self.pieces:
+            if index < len(piece):
+                return piece[index]
+            index -= len(piece)
+        raise IndexError("message index out of range")
+
+    def __iter__(self) -> Iterator[Message]:
+        return itertools.chain.from_iterable(self.pieces)
+
+    def has_headers(self) -> bool:
+        return any(any(piece.headers) for piece in self.pieces)
+
+
+async def getmany(
+    consumer: AIOKafkaConsumer, timeout_ms: int
+) -> dict[KafkaTopicPartition, Fetched]:
+    """What ``consumer.getmany(timeout_ms=...)`` returns, as columns: at most the consumer's
+    ``max_poll_records`` records in all, waiting up to ``timeout_ms`` for the first."""
+    if consumer._closed:
+        raise kafka_errors.ConsumerStoppedError()
+    consumer._coordinator.check_errors()
+    with consumer._subscription.fetch_context():
+        return await _fetched(consumer._fetcher, timeout_ms / 1000, consumer._max_poll_records)
+
+
+async def _fetched(fetcher: Any, wait_s: float, limit: int) -> dict[KafkaTopicPartition, Fetched]:
+    while True:
+        if fetcher._subscriptions.reassignment_in_progress:
+            await fetcher._subscriptions.wait_for_assignment()
+        start = time.monotonic()
+        drained: dict[KafkaTopicPartition, Fetched] = {}
+        for tp in list(fetcher._records):
+            result = fetcher._records[tp]
+            if type(result) is FetchResult:
+                taken = _take(result, limit)
+                if not result.has_more():  # all handed over: fetch more
+                    del fetcher._records[tp]
+                    fetcher._notify(fetcher._wait_consume_future)
+                if taken:
+                    drained[tp] = taken
+                    limit -= len(taken)
+                    if limit == 0:
+                        break
+            elif drained:
+                return drained  # the error is raised by the next call
+            else:
+                del fetcher._records[tp]
+                fetcher._notify(fetcher._wait_consume_future)
+                result.check_raise()
+        if drained or not wait_s:
+            return drained
+        waiter = fetcher._create_fetch_waiter()
+        done, pending = await asyncio.wait([waiter], timeout=wait_s)
+        if not done or fetcher._closed:
+            for each in pending:
+                each.cancel()
+            return {}
+        waiter.result()  # an authorization error, say
+        wait_s = max(0.0, wait_s - (time.monotonic() - start))
+
+
+def _take(result: FetchResult, limit: int) -> Fetched | None:
+    """Up to ``limit`` records of one partition's fetch, moving its position past them."""
+    tp = result._topic_partition
+    if not result.check_assignment(tp) or not result.has_more():
+        return None
+    records = result._partition_records
+    taken = Fetched(tp.topic, tp.partition)
+    left = unpack(records, limit, taken)
+    result._update_position()
+    if not left:
+        result._partition_records = None
+    return taken
+
+
+def unpack(records: PartitionRecords, limit: int, into: Fetched) -> bool:
+    """Appends up to ``limit`` of ``records`` to ``into``, from where an earlier call stopped;
+    whether any may be left."""
+    offsets, timestamps, types = into.offsets, into.timestamps, into.timestamp_types
+    keys, values, headers = into.keys, into.values, into.headers
+    batch = getattr(records, _BATCH, None)
+    while True:
+        if batch is not None:
+            rest: Iterator[Any] = _rest(batch)  # begun: iterating it again would start over
+        elif (batch := _next_batch(records)) is None:
+            return False
+        else:
+            rest = batch
+        floor = records.next_fetch_offset
+        for record in rest:
+            offset = record.offset
+            if offset < floor:
+                continue  # before the offset fetched from, in a compressed set
+            offsets.append(offset)
+            timestamps.append(record.timestamp)
+            types.append(record.timestamp_type)
+            keys.append(record.key)
+            values.append(record.value)
+            headers.append(record.headers)
+            if len(offsets) >= limit:
+                records.next_fetch_offset = offset + 1
+                setattr(records, _BATCH, batch)
+                return True
+        # Past a batch's last offset even where compaction removed its last records.
+        records.next_fetch_offset = batch.next_offset
+        batch = None
+        setattr(records, _BATCH, None)
+
+
+def _rest(batch: Any) -> Iterator[Any]:
+    """The records of a batch already begun, from where it stopped."""
+    while (record := next(batch, None)) is not None:
+        yield record
+
+
+def _next_batch(records: PartitionRecords) -> Any:
+    """The next batch of data to hand over: control batches, and reading committed, those of
+    aborted transactions, skipped."""
+    source = records._records
+    while source.has_next():
+        batch = source.next_batch()
+        if records._check_crcs and not batch.validate_crc():
+            raise kafka_errors.CorruptRecordException(f"Invalid CRC - {records._tp}")
+        if records._isolation_level == READ_COMMITTED and batch.producer_id is not None:
+            records._consume_aborted_up_to(batch.base_offset)
+            if batch.is_control_batch and records._contains_abort_marker(batch):
+                records._aborted_producers.discard(batch.producer_id)
+            if batch.is_transactional and batch.producer_id in records._aborted_producers:
+                records.next_fetch_offset = batch.next_offset
+                continue
+        if batch.is_control_batch:
+            records.next_fetch_offset = batch.next_offset
+            continue
+        return batch
+    return None
