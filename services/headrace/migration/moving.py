@@ -122,9 +122,10 @@ def _url(raw: str) -> URL:
     return url
 
 
-def connect_side(request: Request, tls_folder: Path) -> Side:
-    """Kafka Connect's side, as ``request`` reaches it; a client certificate is written into
-    ``tls_folder`` (private, and the caller's to remove) for the TLS library to load."""
+def connect_side(request: Request) -> Side:
+    """Kafka Connect's side, as ``request`` reaches it. A client certificate and its key are
+    on disk only while the TLS library loads them, which reads only files: in a folder of
+    this user's own, removed at once."""
     access, url = request.access, _url(request.url)
     headers = {}
     if url.user is not None:  # basic auth's user and password, in the URL
@@ -138,15 +139,20 @@ def connect_side(request: Request, tls_folder: Path) -> Side:
         try:
             context = ssl.create_default_context(cadata=access.ca_pem or None)
             if access.cert_pem:
-                cert, key = tls_folder / "client.pem", tls_folder / "client.key"
-                cert.write_text(access.cert_pem)
-                key.touch(mode=0o600)
-                key.write_text(access.key_pem)
-                context.load_cert_chain(cert, key)
+                _load_client_certificate(context, access)
         except (ssl.SSLError, ValueError) as exc:
             problem = f"its CA or client certificate cannot be used: {exc}"
             raise BadRequest("connect", problem) from None
     return Side(CONNECT, str(url.with_user(None)), headers, context)
+
+
+def _load_client_certificate(context: ssl.SSLContext, access: Access) -> None:
+    with tempfile.TemporaryDirectory(prefix="headrace-migrate-") as folder:  # 0700
+        cert, key = Path(folder) / "client.pem", Path(folder) / "client.key"
+        cert.write_text(access.cert_pem)
+        key.touch(mode=0o600)
+        key.write_text(access.key_pem)
+        context.load_cert_chain(cert, key)
 
 
 @contextlib.asynccontextmanager
@@ -173,29 +179,25 @@ async def migrate(request: Request, ours: Side, listener: Listener | None = None
     names none) and, for a cutover, moves each in turn, until one cannot move: MoveError
     saying where it stands and which were not tried. RestError when a side cannot be read."""
     told = listener or Listener()
-    with tempfile.TemporaryDirectory(prefix="headrace-migrate-") as folder:
-        theirs = connect_side(request, Path(folder))
-        async with session(theirs) as connect, session(ours) as here:
-            source, target = (connect, here) if request.direction == FROM else (here, connect)
-            moves = await plan(
-                source, target, request.connectors, request.supplied, keep=request.keep
-            )
-            told.planned(moves)
-            if not request.cutover:
-                return moves
-            cutover = Cutover(
-                source, target, keep=request.keep, wait_s=request.timeout_s, report=told.said
-            )
-            for done, move in enumerate(moves):
-                try:
-                    await cutover.move(move)
-                except MoveError as exc:
-                    told.failed(move.name, str(exc))
-                    rest = [m.name for m in moves[done + 1 :]]
-                    untouched = f"; not tried: {', '.join(rest)}" if rest else ""
-                    raise MoveError(f"{exc}{untouched}") from None
-                told.moved(move.name)
+    async with session(connect_side(request)) as connect, session(ours) as here:
+        source, target = (connect, here) if request.direction == FROM else (here, connect)
+        moves = await plan(source, target, request.connectors, request.supplied, keep=request.keep)
+        told.planned(moves)
+        if not request.cutover:
             return moves
+        cutover = Cutover(
+            source, target, keep=request.keep, wait_s=request.timeout_s, report=told.said
+        )
+        for done, move in enumerate(moves):
+            try:
+                await cutover.move(move)
+            except MoveError as exc:
+                told.failed(move.name, str(exc))
+                rest = [m.name for m in moves[done + 1 :]]
+                untouched = f"; not tried: {', '.join(rest)}" if rest else ""
+                raise MoveError(f"{exc}{untouched}") from None
+            told.moved(move.name)
+        return moves
 
 
 async def plan(

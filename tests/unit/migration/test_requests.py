@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from headrace.migration.operations import (
     request_of,
 )
 from headrace.migration.plan import Move
+from tests.pki import make_pki
 
 URL = "http://connect:8083"
 
@@ -105,23 +108,42 @@ def test_nothing_secret_shows_in_what_a_request_shows() -> None:
         assert secret not in json.dumps(Operation(request).json())
 
 
-def test_kafka_connect_is_reached_with_the_credentials_given(tmp_path: Path) -> None:
-    basic = connect_side(request_of({"from_url": URL, "connect": {"username": "ops"}}), tmp_path)
+def test_kafka_connect_is_reached_with_the_credentials_given() -> None:
+    basic = connect_side(request_of({"from_url": URL, "connect": {"username": "ops"}}))
     assert basic.headers["Authorization"] == "Basic " + base64.b64encode(b"ops:").decode()
     token = request_of({"from_url": URL, "connect": {"token": "t0ken"}})
-    assert connect_side(token, tmp_path).headers["Authorization"] == "Bearer t0ken"
-    in_url = connect_side(request_of({"from_url": "http://ops:pw@connect:8083"}), tmp_path)
+    assert connect_side(token).headers["Authorization"] == "Bearer t0ken"
+    in_url = connect_side(request_of({"from_url": "http://ops:pw@connect:8083"}))
     assert in_url.headers["Authorization"] == "Basic " + base64.b64encode(b"ops:pw").decode()
     assert in_url.url == URL
-    plain = connect_side(request_of({"from_url": URL}), tmp_path)
+    plain = connect_side(request_of({"from_url": URL}))
     assert plain.headers == {} and plain.ssl is None
 
 
-def test_a_ca_that_is_not_one_is_refused_naming_it(tmp_path: Path) -> None:
+def test_a_ca_that_is_not_one_is_refused_naming_it() -> None:
     request = request_of({"from_url": URL, "connect": {"ca_pem": "not a certificate"}})
     with pytest.raises(BadRequest) as refused:
-        connect_side(request, tmp_path)
+        connect_side(request)
     assert refused.value.key == "connect"
+
+
+def test_a_client_certificate_is_loaded_and_leaves_nothing_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pki = make_pki(tmp_path / "pki")
+    me = pki.issue("migrator")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    access = {
+        "ca_pem": pki.ca.read_text(),
+        "cert_pem": me.cert.read_text(),
+        "key_pem": me.key.read_text(),
+    }
+    side = connect_side(request_of({"from_url": "https://connect:8443", "connect": access}))
+    assert side.ssl is not None and side.ssl.verify_mode == ssl.CERT_REQUIRED
+    assert len(side.ssl.get_ca_certs()) == 1  # the CA given, beside the client certificate
+    assert list(temp.iterdir()) == []  # the key was on disk only while it was loaded
 
 
 def test_an_operation_says_where_each_move_stands() -> None:
