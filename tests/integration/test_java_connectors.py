@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
+from aiokafka import AIOKafkaProducer
 
+from headrace.core.storage.topics import ensure_topic
 from headrace.isolation.plugins import discover
 from headrace.runtime.host.jvm import JVM_LOST
 from headrace.v1 import plugin_pb2 as pb
@@ -100,6 +103,72 @@ async def test_filestream_source_then_sink_move_every_line_in_order(
             return found if len(found) >= len(lines) else None
 
         assert await eventually("every line in the sink's file", written) == lines
+
+
+async def test_a_java_sink_is_given_what_a_read_committed_consumer_reads(
+    kafka: str, cluster: str, tmp_path: Path, java_plugins: dict[tuple[str, str], Path]
+) -> None:
+    """Compressed batches with keys and headers, a transaction aborted and one committed: the
+    task gets every committed record once, in order, with its own offset; a record its
+    converter refuses goes to the dead letter queue as it was consumed."""
+    topic, dlq, sink_file = f"{cluster}-batches", f"{cluster}-batches-dlq", tmp_path / "out.txt"
+    await ensure_topic(kafka, topic, 1)
+    plain = AIOKafkaProducer(bootstrap_servers=kafka, compression_type="gzip", linger_ms=20)
+    await plain.start()
+    try:
+        for i in range(300):
+            value = b"{not json" if i == 7 else json.dumps({"n": i}).encode()
+            await plain.send(topic, value, key=b"k%d" % i, headers=[("h", b"%d" % i)])
+        await plain.flush()
+    finally:
+        await plain.stop()
+    transactional = AIOKafkaProducer(bootstrap_servers=kafka, transactional_id=f"{cluster}-tx")
+    await transactional.start()
+    try:
+        await transactional.begin_transaction()
+        for _ in range(5):
+            await transactional.send(topic, json.dumps({"n": "aborted"}).encode())
+        await transactional.abort_transaction()
+        async with transactional.transaction():
+            for i in range(300, 305):
+                await transactional.send(topic, json.dumps({"n": i}).encode())
+    finally:
+        await transactional.stop()
+    committed = await consume(kafka, topic, 304)
+    expected = [
+        (json.loads(r.value or b"")["n"], r.offset) for r in committed if r.value != b"{not json"
+    ]
+    sink = {
+        "name": "batches-out",
+        "connector.class": SINK,
+        "tasks.max": "1",
+        "file": str(sink_file),
+        "topics": topic,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "transforms": "where",
+        "transforms.where.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+        "transforms.where.offset.field": "at",
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+    }
+    async with plugin_host(java_plugins[(SINK, "4.3.0")], kafka, cluster, tmp_path) as host:
+        await start_all(host, "batches-out", sink)
+
+        def written() -> list[str] | None:
+            found = sink_file.read_text().splitlines() if sink_file.exists() else []
+            return found if len(found) >= len(expected) else None
+
+        lines = await eventually("every committed record in the sink's file", written)
+        [dead] = await consume(kafka, dlq, 1)
+    # FileStreamSink writes each value as Java prints a map: {n=0, at=0}, in either order.
+    got = [
+        (int(re.search(r"n=(\d+)", line)[1]), int(re.search(r"at=(\d+)", line)[1]))  # type: ignore[index]
+        for line in lines
+    ]
+    assert got == expected
+    assert (dead.key, dead.value, dict(dead.headers)["h"]) == (b"k7", b"{not json", b"7")
 
 
 @pytest.fixture

@@ -359,17 +359,29 @@ class ConsumedBatch(_message.Message):
     value_lengths: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., offsets: _Optional[_Iterable[int]] = ..., timestamps: _Optional[_Iterable[int]] = ..., timestamp_type: _Optional[str] = ..., keys: _Optional[bytes] = ..., key_lengths: _Optional[_Iterable[int]] = ..., values: _Optional[bytes] = ..., value_lengths: _Optional[_Iterable[int]] = ...) -> None: ...
 
+class RecordSet(_message.Message):
+    __slots__ = ("topic", "partition", "batches")
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    topic: str
+    partition: int
+    batches: bytes
+    def __init__(self, topic: _Optional[str] = ..., partition: _Optional[int] = ..., batches: _Optional[bytes] = ...) -> None: ...
+
 class PutRequest(_message.Message):
-    __slots__ = ("connector", "task", "records", "batches")
+    __slots__ = ("connector", "task", "records", "batches", "record_sets")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     BATCHES_FIELD_NUMBER: _ClassVar[int]
+    RECORD_SETS_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task: int
     records: _containers.RepeatedCompositeFieldContainer[ConsumedRecord]
     batches: _containers.RepeatedCompositeFieldContainer[ConsumedBatch]
-    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., records: _Optional[_Iterable[_Union[ConsumedRecord, _Mapping]]] = ..., batches: _Optional[_Iterable[_Union[ConsumedBatch, _Mapping]]] = ...) -> None: ...
+    record_sets: _containers.RepeatedCompositeFieldContainer[RecordSet]
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., records: _Optional[_Iterable[_Union[ConsumedRecord, _Mapping]]] = ..., batches: _Optional[_Iterable[_Union[ConsumedBatch, _Mapping]]] = ..., record_sets: _Optional[_Iterable[_Union[RecordSet, _Mapping]]] = ...) -> None: ...
 
 class PutResponse(_message.Message):
     __slots__ = ("skipped", "requests")

@@ -29,7 +29,7 @@ from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.converted import Converted
 from headrace.runtime.host.jvm import JavaError, JvmHost
-from headrace.runtime.sink.fetch import Consumed, Fetched
+from headrace.runtime.sink.fetch import Batches, Consumed, Fetched
 from headrace.runtime.sink.records import as_consumed, to_sink_record
 from headrace.sdk.config import ConfigDef, ConfigKey, ConfigValue, Type
 from headrace.sdk.connector import (
@@ -282,15 +282,23 @@ class JavaSinkTask(_JavaTask, Converted, SinkTask):
 
     async def put_consumed(self, messages: Sequence[Message]) -> None:
         request = pb.PutRequest(connector=self.context.connector, task=self.context.task)
-        headers = (
-            messages.has_headers()
-            if isinstance(messages, Consumed)
-            else any(m.headers for m in messages)
-        )
-        if headers:
-            request.records.extend(consumed_record(m) for m in messages)
+        record_sets: list[Batches] = []
+        columns: Sequence[Message] = messages
+        if isinstance(messages, Consumed):
+            # The JVM takes the record sets last: the failures it names count them so.
+            record_sets = [p for p in messages.pieces if isinstance(p, Batches)]
+            columns = Consumed(p for p in messages.pieces if not isinstance(p, Batches))
+            messages = Consumed([*columns.pieces, *record_sets])
+            headers = columns.has_headers()
         else:
-            request.batches.extend(consumed_batches(messages))
+            headers = any(m.headers for m in messages)
+        if headers:
+            request.records.extend(consumed_record(m) for m in columns)
+        else:
+            request.batches.extend(consumed_batches(columns))
+        request.record_sets.extend(
+            pb.RecordSet(topic=s.topic, partition=s.partition, batches=s.data) for s in record_sets
+        )
         answer = await self.host.acall("Put", request)
         self._follow(answer.requests)
         for failure in answer.skipped:
@@ -426,7 +434,8 @@ def consumed_batches(messages: Sequence[Message]) -> list[pb.ConsumedBatch]:
     """Consumed messages without headers as the JVM takes them: each run of one
     topic-partition (and timestamp type) as columns, in order."""
     if isinstance(messages, Consumed):
-        return [batch for piece in messages.pieces for batch in _fetched_batches(piece)]
+        pieces = (p for p in messages.pieces if isinstance(p, Fetched))
+        return [batch for piece in pieces for batch in _fetched_batches(piece)]
     batches = []
     for (topic, partition, kind), run in groupby(messages, _run_of):
         group = list(run)

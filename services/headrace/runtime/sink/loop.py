@@ -68,7 +68,7 @@ from headrace.runtime.deadletter import DeadLetterQueue, acknowledgement, open_d
 from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
-from headrace.runtime.sink.fetch import Consumed, Fetched, getmany
+from headrace.runtime.sink.fetch import Batches, Consumed, Fetched, getmany
 from headrace.runtime.sink.offsets import SinkOffsets
 from headrace.runtime.sink.records import (
     FlushPolicy,
@@ -118,6 +118,7 @@ class SinkRunner(LoopBase):
         self._broken = False  # the loop failed: nothing more may be committed
         self._log = log.get(connector=self.connector, task=self.task_id)
         self._chain = TransformChain()
+        self._whole = False  # fetches as record batches, for a task converted where it runs
         self._metrics: metrics.SinkTaskMetrics | None = None  # once its loop may run
 
     async def start(self, loop: bool = True) -> None:
@@ -129,6 +130,8 @@ class SinkRunner(LoopBase):
         if self._policy.dlq_topic and self._policy.dlq_topic in topics:
             raise ConfigException("errors.deadletterqueue.topic.name must not be a consumed topic")
         self._flush_policy = FlushPolicy.from_config(config)
+        # A task converted where it runs takes the record batches as the broker sent them.
+        self._whole = isinstance(self.task, Converted)
         # Key, value and header converters, in the order sinkrecords' functions take them.
         if isinstance(self.task, Converted):  # by the JVM: bytes here
             self._converters = (
@@ -270,7 +273,7 @@ class SinkRunner(LoopBase):
             # Before the fetch: a rebalance or a task's request during it makes the fetch stale.
             epoch, changes = self._epoch, self._offsets.changes
             batch = await unless_stopped(
-                self.stop_requested, getmany(self._consumer, FETCH_TIMEOUT_MS)
+                self.stop_requested, getmany(self._consumer, FETCH_TIMEOUT_MS, self._whole)
             )
             if self._listener_error is not None:
                 raise self._listener_error
@@ -394,7 +397,7 @@ class SinkRunner(LoopBase):
             self._executor = None
 
     def _prepare(
-        self, batch: dict[KafkaTopicPartition, Fetched], epoch: int, changes: int
+        self, batch: Mapping[KafkaTopicPartition, Fetched | Batches], epoch: int, changes: int
     ) -> Prepared:
         """A fetch converted for the task: columns where its converters allow, records
         otherwise. A record they refuse fails the task here, or is kept aside to be skipped
@@ -407,11 +410,11 @@ class SinkRunner(LoopBase):
                 continue  # revoked since the fetch: its new owner reads these again
             self._convert(prepared, ours, messages)
             prepared.messages[ours] = messages
-            prepared.positions[ours] = messages.offsets[-1] + 1
+            prepared.positions[ours] = messages.following
             prepared.fetched += len(messages)
         return prepared
 
-    def _convert(self, prepared: Prepared, tp: TopicPartition, messages: Fetched) -> None:
+    def _convert(self, prepared: Prepared, tp: TopicPartition, messages: Fetched | Batches) -> None:
         """One partition's messages, as the task takes them: as consumed for a task converted
         where it runs; else columns where the converters make them, or records."""
         if isinstance(self.task, Converted):

@@ -1,13 +1,17 @@
-"""A sink's fetches taken as columns hold what aiokafka's own path hands over, record for
-record, over the same batches: compressed ones, transactional ones with their commit and abort
-markers, read committed or not, from an offset inside a batch, taken in pieces of any size."""
+"""A sink's fetches taken as columns, or as whole batches where they can be, hold what aiokafka's
+own path hands over, record for record, over the same batches: compressed ones, transactional
+ones with their commit and abort markers, read committed or not, from an offset inside a batch,
+taken in pieces of any size."""
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import struct
 from dataclasses import dataclass
 
+import pytest
+from aiokafka.consumer import fetcher
 from aiokafka.consumer.fetcher import READ_COMMITTED, PartitionRecords
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from aiokafka.record.memory_records import MemoryRecords
@@ -16,7 +20,7 @@ from aiokafka.structs import TopicPartition
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.runtime.sink.fetch import Fetched, unpack
+from headrace.runtime.sink.fetch import Batches, Fetched, KeptRecords, take, unpack
 
 TP = TopicPartition("lines", 3)
 GZIP, NONE = 1, 0
@@ -80,10 +84,11 @@ def build(layout: list[Batch]) -> tuple[bytes, list[tuple[int, int]]]:
 
 
 def partition(
-    data: bytes, aborted: list[tuple[int, int]], start: int, committed: bool
+    data: bytes, aborted: list[tuple[int, int]], start: int, committed: bool, kept: bool = False
 ) -> PartitionRecords:
     isolation = READ_COMMITTED if committed else 0
-    return PartitionRecords(TP, MemoryRecords(data), aborted, start, None, None, True, isolation)
+    records = (KeptRecords if kept else MemoryRecords)(data)
+    return PartitionRecords(TP, records, aborted, start, None, None, True, isolation)
 
 
 batches = st.one_of(
@@ -103,30 +108,6 @@ def layouts(draw: st.DrawFn) -> list[Batch]:
     return layout
 
 
-@given(layouts(), st.lists(st.integers(1, 60), min_size=1, max_size=30), st.booleans(), st.data())
-def test_columns_hold_what_aiokafka_hands_over(
-    layout: list[Batch], limits: list[int], committed: bool, data: st.DataObject
-) -> None:
-    raw, aborted = build(layout)
-    start = data.draw(st.integers(0, max(0, sum(max(b.records, 1) for b in layout) - 1)))
-    theirs = partition(raw, aborted, start, committed)
-    expected = list(theirs)
-
-    ours = partition(raw, aborted, start, committed)
-    taken: list[Fetched] = []
-    left = True
-    for limit in itertools.islice(itertools.cycle(limits), 2_000):
-        if not left:
-            break
-        piece = Fetched(TP.topic, TP.partition)
-        left = unpack(ours, limit, piece)
-        assert len(piece) <= limit
-        taken.append(piece)
-    assert not left, "every record was taken"
-    assert [r for piece in taken for r in piece] == expected
-    assert ours.next_fetch_offset == theirs.next_fetch_offset
-
-
 def test_a_record_is_made_only_when_asked_for_and_slices_make_lists() -> None:
     raw, _ = build([Batch(5, headers=True)])
     piece = Fetched(TP.topic, TP.partition)
@@ -136,3 +117,53 @@ def test_a_record_is_made_only_when_asked_for_and_slices_make_lists() -> None:
     assert [r.offset for r in piece[1:3]] == [1, 2]
     assert piece[0].key is None and piece[0].serialized_key_size == -1
     assert piece[1].serialized_value_size == 6
+
+
+@pytest.mark.parametrize("whole_batches", [False, True], ids=["columns", "whole batches"])
+@given(layouts(), st.lists(st.integers(1, 60), min_size=1, max_size=30), st.booleans(), st.data())
+def test_what_is_taken_holds_what_aiokafka_hands_over(
+    whole_batches: bool,
+    layout: list[Batch],
+    limits: list[int],
+    committed: bool,
+    data: st.DataObject,
+) -> None:
+    raw, aborted = build(layout)
+    start = data.draw(st.integers(0, max(0, sum(max(b.records, 1) for b in layout) - 1)))
+    theirs = partition(raw, aborted, start, committed)
+    expected = list(theirs)
+
+    ours = partition(raw, aborted, start, committed, kept=whole_batches)
+    taken: list[Fetched | Batches] = []
+    left = True
+    for limit in itertools.islice(itertools.cycle(limits), 2_000):
+        if not left:
+            break
+        piece, left = take(ours, limit, whole_batches)
+        assert len(piece) <= limit
+        if isinstance(piece, Batches):
+            assert piece.following == ours.next_fetch_offset
+            assert len(list(piece)) == len(piece)
+        taken.append(piece)
+    assert not left, "every record was taken"
+    assert [r for piece in taken for r in piece] == expected
+    assert ours.next_fetch_offset == theirs.next_fetch_offset
+
+
+def test_batches_that_fit_are_handed_over_as_the_bytes_that_came() -> None:
+    raw, _ = build([Batch(5), Batch(3, compressed=True), Batch(4, headers=True)])
+    piece, left = take(partition(raw, [], 0, False, kept=True), 12, whole_batches=True)
+    assert isinstance(piece, Batches) and not left
+    assert (piece.data, len(piece), piece.following) == (raw, 12, 12)
+    assert piece[5].value == b"line 5" and piece[9].headers == (("h", b"9"),)
+
+
+def test_a_batch_begun_before_the_offset_fetched_from_comes_as_columns() -> None:
+    raw, _ = build([Batch(5), Batch(3)])
+    first, left = take(partition(raw, [], 2, False, kept=True), 10, whole_batches=True)
+    assert isinstance(first, Fetched) and first.offsets == [2, 3, 4, 5, 6, 7] and not left
+
+
+def test_the_fetcher_still_makes_its_record_sets_by_the_name_replaced() -> None:
+    assert fetcher.MemoryRecords is KeptRecords
+    assert "MemoryRecords(" in inspect.getsource(fetcher.Fetcher._proc_fetch_request)

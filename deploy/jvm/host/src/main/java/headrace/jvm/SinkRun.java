@@ -7,6 +7,7 @@ import headrace.v1.Jvm.ConsumedRecord;
 import headrace.v1.Jvm.Header;
 import headrace.v1.Jvm.JvmStartTaskRequest;
 import headrace.v1.Jvm.PutRequest;
+import headrace.v1.Jvm.RecordSet;
 import headrace.v1.Jvm.PutResponse;
 import headrace.v1.Jvm.RecordFailure;
 import headrace.v1.Jvm.SinkRequests;
@@ -15,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,7 +26,13 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.CloseableIterator;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
 import org.apache.kafka.connect.runtime.isolation.Plugins;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
@@ -45,7 +51,10 @@ final class SinkRun {
     private final ClassLoader loader;
     private final TaskParts parts;
     private final Set<TopicPartition> assignment = new HashSet<>();
-    private final Map<SinkRecord, Integer> putting = new IdentityHashMap<>();
+    // The records of the put under way, and each one's index in its request: what the task
+    // reports errant is looked up there (by identity: a rare path, not a map per put).
+    private List<SinkRecord> putting = List.of();
+    private int[] putIndexes = new int[0];
     private final List<RecordFailure> reported = new ArrayList<>();
     private SinkRequests.Builder requests = SinkRequests.newBuilder();
 
@@ -142,9 +151,15 @@ final class SinkRun {
 
     /** A record the task reports errant: back to the Python loop, which skips it or fails. */
     private synchronized Future<Void> report(SinkRecord record, Throwable error) {
-        Integer index = putting.get(record);
+        int index = -1;
+        for (int i = 0; i < putting.size(); i++) {
+            if (putting.get(i) == record) {
+                index = putIndexes[i];
+                break;
+            }
+        }
         reported.add(Failures.record(
-                index == null ? -1 : index,
+                index,
                 new Pipeline.StageFailure("TASK_PUT", task, error),
                 record.topic()));
         return CompletableFuture.completedFuture(null);
@@ -154,6 +169,7 @@ final class SinkRun {
         List<Consumed> consumed = Consumed.of(request);
         PutResponse.Builder response = PutResponse.newBuilder();
         List<SinkRecord> records = new ArrayList<>(consumed.size());
+        int[] indexes = new int[consumed.size()];
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             for (int i = 0; i < consumed.size(); i++) {
                 Consumed in = consumed.get(i);
@@ -162,21 +178,22 @@ final class SinkRun {
                             in.topic(), in.partition(), in.offset(), in.key(), in.value(),
                             in.headers(), in.timestamp(), in.timestampType()));
                     if (record != null) {
+                        indexes[records.size()] = i;
                         records.add(record);
-                        putting.put(record, i);
                     }
                 } catch (Pipeline.StageFailure failure) {
                     response.addSkipped(Failures.record(i, failure, in.topic()));
                     if (!pipeline.tolerateAll) {
-                        putting.clear();
                         return response.setRequests(takeRequests()).build();
                     }
                 }
             }
+            putting = records;
+            putIndexes = indexes;
             try {
                 task.put(records);
             } finally {
-                putting.clear();
+                putting = List.of();
             }
         }
         response.addAllSkipped(reported);
@@ -189,7 +206,8 @@ final class SinkRun {
             String topic, int partition, long offset, byte[] key, byte[] value,
             RecordHeaders headers, long timestamp, TimestampType timestampType) {
 
-        /** A put's records in the request's order: one by one, then batch after batch. */
+        /** A put's records in the request's order: one by one, then batch after batch, then
+         * record set after record set. */
         static List<Consumed> of(PutRequest request) {
             List<Consumed> all = new ArrayList<>(request.getRecordsCount());
             for (ConsumedRecord in : request.getRecordsList()) {
@@ -217,7 +235,31 @@ final class SinkRun {
                             timestamp < 0 ? TimestampType.NO_TIMESTAMP_TYPE : stamped));
                 }
             }
+            for (RecordSet set : request.getRecordSetsList()) {
+                addRecordSet(all, set);
+            }
             return all;
+        }
+
+        /** Record batches as the broker sent them, read as Kafka's consumer reads them. */
+        private static void addRecordSet(List<Consumed> all, RecordSet set) {
+            MemoryRecords records = MemoryRecords.readableRecords(set.getBatches().asReadOnlyByteBuffer());
+            for (RecordBatch batch : records.batches()) {
+                TimestampType stamped = batch.timestampType();
+                try (CloseableIterator<Record> each = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+                    while (each.hasNext()) {
+                        Record record = each.next();
+                        long timestamp = record.timestamp();
+                        all.add(new Consumed(
+                                set.getTopic(), set.getPartition(), record.offset(),
+                                record.hasKey() ? Utils.toArray(record.key()) : null,
+                                record.hasValue() ? Utils.toArray(record.value()) : null,
+                                new RecordHeaders(record.headers()),
+                                timestamp < 0 ? -1 : timestamp,
+                                timestamp < 0 ? TimestampType.NO_TIMESTAMP_TYPE : stamped));
+                    }
+                }
+            }
         }
     }
 
