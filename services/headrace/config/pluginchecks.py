@@ -2,9 +2,11 @@
 
 That is plugin code, and plugin code runs only in plugin processes. The config service starts
 one per plugin version the first time it needs it, the way a worker does, and keeps it for the
-next call: validating a config then costs one call on a Unix socket. A process that exits is
-started again when next needed; a plugin that cannot be loaded, or raises, is an error naming
-``connector.class``.
+next call: validating a config then costs one call on a Unix socket. One not asked for in
+``HEADRACE_PLUGIN_IDLE_STOP`` seconds is stopped, as a worker stops one that runs none of its
+units, so that every plugin version ever validated does not hold a process (and a Java plugin's
+JVM) for good. A process that exits, or was stopped, is started again when next needed; a
+plugin that cannot be loaded, or raises, is an error naming ``connector.class``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping
+import time
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from headrace.config.validation import ConfigRejected, Problem
@@ -23,7 +27,7 @@ from headrace.core.observability import log
 from headrace.core.settings import Settings
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginDescriptor
-from headrace.isolation.supervisor import BeforeStart, PluginProcess, plugin_key
+from headrace.isolation.supervisor import BeforeStart, PluginProcess, idle, plugin_key
 
 VALIDATE_TIMEOUT_S = 30.0
 OWNER = "config"
@@ -49,7 +53,10 @@ class PluginChecks:
         self._log_dir = settings.var_dir / "log"
         self._processes: dict[str, PluginProcess] = {}
         self._starting: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._gone: set[asyncio.Future[None]] = set()  # forgetting a process that exited
+        self._gone: set[asyncio.Future[None]] = set()  # forgetting a process, or stopping it
+        self._asked: dict[str, float] = {}  # when each process was last asked for, monotonic
+        self._calls: Counter[str] = Counter()  # calls under way, per process
+        self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self.broken: dict[str, str] = {}  # per plugin version that failed to load, why
 
     async def validate(
@@ -60,24 +67,67 @@ class PluginChecks:
         definition_only: bool = False,
     ) -> ConfigInfos:
         """The plugin's keys, with each one's verdict on ``config`` unless ``definition_only``."""
-        process = await self._process(plugin)
-        assert process.client is not None
-        try:
-            return await process.client.validate(
-                config, definition_only=definition_only, deadline_s=VALIDATE_TIMEOUT_S
-            )
-        except PluginCallError as exc:
-            raise await self._failed(process, "validate the config", exc) from None
+        async with self._calling(plugin) as process:
+            assert process.client is not None
+            try:
+                return await process.client.validate(
+                    config, definition_only=definition_only, deadline_s=VALIDATE_TIMEOUT_S
+                )
+            except PluginCallError as exc:
+                raise await self._failed(process, "validate the config", exc) from None
 
     async def describe(self, plugin: PluginDescriptor) -> list[ComponentKeys]:
         """The components from the plugin path that ``plugin``'s process loads beside it,
         each with the keys of its definition."""
+        async with self._calling(plugin) as process:
+            assert process.client is not None
+            try:
+                return await process.client.describe(deadline_s=VALIDATE_TIMEOUT_S)
+            except PluginCallError as exc:
+                raise await self._failed(process, "describe its components", exc) from None
+
+    @asynccontextmanager
+    async def _calling(self, plugin: PluginDescriptor) -> AsyncIterator[PluginProcess]:
+        """The process to call, counted as in use while the call runs, and as asked for when
+        it ends."""
         process = await self._process(plugin)
-        assert process.client is not None
+        key = process.key
+        self._calls[key] += 1
         try:
-            return await process.client.describe(deadline_s=VALIDATE_TIMEOUT_S)
-        except PluginCallError as exc:
-            raise await self._failed(process, "describe its components", exc) from None
+            yield process
+        finally:
+            self._calls[key] -= 1
+            self._asked[key] = time.monotonic()
+            if self._shared is None:
+                self._check_idle_later(key)
+
+    def _check_idle_later(self, key: str) -> None:
+        """Checks, ``plugin_idle_stop_s`` from now, whether ``key``'s process was asked for
+        since; one that was not is stopped."""
+        if key in self._idle_checks:
+            return
+        self._idle_checks[key] = asyncio.get_running_loop().call_later(
+            self.settings.plugin_idle_stop_s, lambda: self._in_background(self._stop_if_idle(key))
+        )
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        running = asyncio.ensure_future(work)
+        self._gone.add(running)
+        running.add_done_callback(self._gone.discard)
+
+    async def _stop_if_idle(self, key: str) -> None:
+        self._idle_checks.pop(key, None)
+        async with self._starting[key]:
+            process = self._processes.get(key)
+            if process is None:
+                return  # gone meanwhile: started again when next needed
+            in_use = {k for k, n in self._calls.items() if n}
+            if not idle(key, in_use, self._asked.get(key), time.monotonic(), self.settings):
+                self._check_idle_later(key)
+                return
+            del self._processes[key]
+            log.get().info("validation_plugin_process_idle_stopped", plugin=key)
+        await process.stop(wait_s=2.0)
 
     async def _failed(
         self, process: PluginProcess, doing: str, exc: PluginCallError
@@ -134,9 +184,7 @@ class PluginChecks:
         )
 
     def _exited(self, process: PluginProcess, code: int, overrun: str) -> None:
-        forgetting = asyncio.ensure_future(self._forget(process))
-        self._gone.add(forgetting)
-        forgetting.add_done_callback(self._gone.discard)
+        self._in_background(self._forget(process))
 
     async def _forget(self, process: PluginProcess) -> None:
         if self._processes.get(process.key) is process:
@@ -145,6 +193,9 @@ class PluginChecks:
         await process.stop(wait_s=2.0)
 
     async def close(self) -> None:
+        for check in self._idle_checks.values():
+            check.cancel()
+        self._idle_checks.clear()
         processes, self._processes = list(self._processes.values()), {}
         await asyncio.gather(*(p.stop(wait_s=5.0) for p in processes))
         shutil.rmtree(self._run_dir, ignore_errors=True)

@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 
 import grpc
@@ -54,6 +54,18 @@ def private_folder(folder: Path) -> Path:
     folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     folder.chmod(PRIVATE_FOLDER)  # made earlier, or under a umask: mkdir's mode is not enough
     return folder
+
+
+def idle(
+    key: str, in_use: Collection[str], asked: float | None, now: float, settings: Settings
+) -> bool:
+    """Whether the plugin process for ``key`` may be stopped as idle at ``now``: nothing runs
+    in it (``in_use``: a worker's units, the config service's calls under way), and nothing
+    asked for it (a validation, a description) in the last ``plugin_idle_stop_s``. ``asked``
+    is when it was last asked for, if ever."""
+    if key in in_use:
+        return False
+    return asked is None or now - asked >= settings.plugin_idle_stop_s
 
 
 def plugin_key(plugin: PluginDescriptor) -> str:

@@ -34,7 +34,7 @@ import asyncio
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -70,7 +70,7 @@ from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.isolation.supervisor import BeforeStart, PluginProcess, plugin_key
+from headrace.isolation.supervisor import BeforeStart, PluginProcess, idle, plugin_key
 from headrace.worker import metrics
 from headrace.worker.executorlevels import ExecutorLevels
 from headrace.worker.membership import FENCE_AFTER, Membership
@@ -178,17 +178,6 @@ def stop_rounds(stops: Iterable[Revocation]) -> tuple[list[Revocation], list[Rev
         [s for s in ordered if not s.unit.is_connector],
         [s for s in ordered if s.unit.is_connector],
     )
-
-
-def idle(
-    key: str, in_use: Collection[str], handed_out: float | None, now: float, settings: Settings
-) -> bool:
-    """Whether the plugin process for ``key`` may be stopped as idle at ``now``: no unit runs in
-    it, and nothing asked for it (a validation, a description) in the last
-    ``plugin_idle_stop_s``. ``handed_out`` is when it was last asked for, if ever."""
-    if key in in_use:
-        return False
-    return handed_out is None or now - handed_out >= settings.plugin_idle_stop_s
 
 
 class Worker:

@@ -1,11 +1,12 @@
-"""When the worker stops a plugin process as idle: the rule alone, without processes."""
+"""When a worker, or the config service, stops a plugin process as idle: the rule alone,
+without processes."""
 
 from __future__ import annotations
 
 import pytest
 
 from headrace.core.settings import Settings
-from headrace.worker.worker import idle
+from headrace.isolation.supervisor import idle
 
 AFTER_30S = Settings(plugin_idle_stop_s=30.0)
 
