@@ -33,7 +33,7 @@ import grpc
 
 from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
-from headrace.core.rpc import GRPC_OPTIONS, MAX_SOCKET_PATH
+from headrace.core.rpc import CHILD_GRPC_OPTIONS, MAX_SOCKET_PATH
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
 from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
@@ -219,7 +219,9 @@ class PluginProcess:
                 stdout=out,
                 stderr=out,
             )
-        self._channel = grpc.aio.insecure_channel(f"unix:{self._socket}", options=GRPC_OPTIONS)
+        self._channel = grpc.aio.insecure_channel(
+            f"unix:{self._socket}", options=CHILD_GRPC_OPTIONS
+        )
         deadline = time.monotonic() + wait_s
         while True:
             if self._proc.returncode is not None:

@@ -21,7 +21,7 @@ import grpc
 
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
-from headrace.core.rpc import GRPC_OPTIONS, close_channel
+from headrace.core.rpc import CHILD_GRPC_OPTIONS, close_channel
 from headrace.isolation import jvm
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.sdk.errors import ConnectError, RetriableError
@@ -86,7 +86,7 @@ class JvmHost:
             stderr=sys.stderr.fileno(),
         )
         target = f"unix:{self._socket}"
-        self._channel = grpc.aio.insecure_channel(target, options=GRPC_OPTIONS)
+        self._channel = grpc.aio.insecure_channel(target, options=CHILD_GRPC_OPTIONS)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
         while True:
@@ -98,7 +98,7 @@ class JvmHost:
             except TimeoutError:
                 if loop.time() > deadline:
                     raise PluginError(f"the JVM host did not serve in {wait_s:.0f}s") from None
-        self._sync_channel = grpc.insecure_channel(target, options=GRPC_OPTIONS)
+        self._sync_channel = grpc.insecure_channel(target, options=CHILD_GRPC_OPTIONS)
         self.stub = pb_grpc.JvmPluginHostStub(self._channel)
         self.sync = pb_grpc.JvmPluginHostStub(self._sync_channel)
         self._tasks = [
