@@ -14,7 +14,7 @@ from headrace.config import pluginchecks
 from headrace.config.pluginchecks import PluginChecks
 from headrace.core.settings import Settings
 from headrace.isolation.plugins import PluginDescriptor
-from headrace.isolation.supervisor import plugin_key
+from headrace.isolation.supervisor import idle, plugin_key
 from tests.support import eventually
 
 PLUGIN = PluginDescriptor("example.CheckedSource", "1.0.0", "source", "", "", Path("/nowhere"))
@@ -69,13 +69,23 @@ async def test_a_validation_process_not_asked_for_is_stopped_and_started_again_w
     assert len(FakeProcess.started) == 2 and not FakeProcess.started[1].stopped
 
 
-async def test_a_process_with_a_call_under_way_is_not_stopped(checks: PluginChecks) -> None:
+async def test_a_process_with_a_call_under_way_is_not_stopped(
+    checks: PluginChecks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked: list[bool] = []  # each idle check's verdict
+
+    def judged(*args: Any) -> bool:
+        checked.append(idle(*args))
+        return checked[-1]
+
+    monkeypatch.setattr(pluginchecks, "idle", judged)
     FakeProcess.release.set()
     await checks.describe(PLUGIN)  # its idle check is now due in 0.05 s
     FakeProcess.release.clear()
     call = asyncio.create_task(checks.describe(PLUGIN))
     [process] = FakeProcess.started
-    await asyncio.sleep(0.2)  # four idle periods, with the second call under way throughout
+    await eventually("two idle checks during the call", lambda: len(checked) >= 2)
+    assert checked[:2] == [False, False]
     assert not process.stopped and not call.done()
     FakeProcess.release.set()
     await call

@@ -281,24 +281,7 @@ class JavaSinkTask(_JavaTask, Converted, SinkTask):
         return self.key_converter, self.value_converter, self.header_converter
 
     async def put_consumed(self, messages: Sequence[Message]) -> None:
-        request = pb.PutRequest(connector=self.context.connector, task=self.context.task)
-        record_sets: list[Batches] = []
-        columns: Sequence[Message] = messages
-        if isinstance(messages, Consumed):
-            # The JVM takes the record sets last: the failures it names count them so.
-            record_sets = [p for p in messages.pieces if isinstance(p, Batches)]
-            columns = Consumed(p for p in messages.pieces if not isinstance(p, Batches))
-            messages = Consumed([*columns.pieces, *record_sets])
-            headers = columns.has_headers()
-        else:
-            headers = any(m.headers for m in messages)
-        if headers:
-            request.records.extend(consumed_record(m) for m in columns)
-        else:
-            request.batches.extend(consumed_batches(columns))
-        request.record_sets.extend(
-            pb.RecordSet(topic=s.topic, partition=s.partition, batches=s.data) for s in record_sets
-        )
+        request, messages = put_request(self.context.connector, self.context.task, messages)
         answer = await self.host.acall("Put", request)
         self._follow(answer.requests)
         for failure in answer.skipped:
@@ -428,6 +411,32 @@ def consumed_record(message: Message) -> pb.ConsumedRecord:
             for k, v in message.headers
         )
     return consumed
+
+
+def put_request(
+    connector: str, task: int, messages: Sequence[Message]
+) -> tuple[pb.PutRequest, Sequence[Message]]:
+    """A put of consumed messages as the JVM takes it, and the messages in the order the JVM
+    counts them (a failure it names is an index in that order): those unpacked as columns first,
+    one by one if any has headers, else as batches; then the record sets, whole."""
+    request = pb.PutRequest(connector=connector, task=task)
+    record_sets: list[Batches] = []
+    columns = messages
+    if isinstance(messages, Consumed):
+        record_sets = [p for p in messages.pieces if isinstance(p, Batches)]
+        unpacked = Consumed(p for p in messages.pieces if isinstance(p, Fetched))
+        columns, messages = unpacked, Consumed([*unpacked.pieces, *record_sets])
+        headers = unpacked.has_headers()
+    else:
+        headers = any(m.headers for m in messages)
+    if headers:
+        request.records.extend(consumed_record(m) for m in columns)
+    else:
+        request.batches.extend(consumed_batches(columns))
+    request.record_sets.extend(
+        pb.RecordSet(topic=s.topic, partition=s.partition, batches=s.data) for s in record_sets
+    )
+    return request, messages
 
 
 def consumed_batches(messages: Sequence[Message]) -> list[pb.ConsumedBatch]:

@@ -118,7 +118,6 @@ class SinkRunner(LoopBase):
         self._broken = False  # the loop failed: nothing more may be committed
         self._log = log.get(connector=self.connector, task=self.task_id)
         self._chain = TransformChain()
-        self._whole = False  # fetches as record batches, for a task converted where it runs
         self._metrics: metrics.SinkTaskMetrics | None = None  # once its loop may run
 
     async def start(self, loop: bool = True) -> None:
@@ -130,8 +129,6 @@ class SinkRunner(LoopBase):
         if self._policy.dlq_topic and self._policy.dlq_topic in topics:
             raise ConfigException("errors.deadletterqueue.topic.name must not be a consumed topic")
         self._flush_policy = FlushPolicy.from_config(config)
-        # A task converted where it runs takes the record batches as the broker sent them.
-        self._whole = isinstance(self.task, Converted)
         # Key, value and header converters, in the order sinkrecords' functions take them.
         if isinstance(self.task, Converted):  # by the JVM: bytes here
             self._converters = (
@@ -272,8 +269,10 @@ class SinkRunner(LoopBase):
             await self._seek_requested_offsets()
             # Before the fetch: a rebalance or a task's request during it makes the fetch stale.
             epoch, changes = self._epoch, self._offsets.changes
+            # A task converted where it runs takes the record batches as the broker sent them.
+            whole = isinstance(self.task, Converted)
             batch = await unless_stopped(
-                self.stop_requested, getmany(self._consumer, FETCH_TIMEOUT_MS, self._whole)
+                self.stop_requested, getmany(self._consumer, FETCH_TIMEOUT_MS, whole)
             )
             if self._listener_error is not None:
                 raise self._listener_error

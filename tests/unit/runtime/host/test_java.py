@@ -7,6 +7,7 @@ import itertools
 import operator
 
 from aiokafka import ConsumerRecord
+from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,10 +18,11 @@ from headrace.runtime.host.java import (
     consumed_batches,
     consumed_record,
     failure_error,
+    put_request,
     source_batch,
     source_record,
 )
-from headrace.runtime.sink.fetch import Consumed, Fetched
+from headrace.runtime.sink.fetch import Batches, Consumed, Fetched
 from headrace.sdk.config import Type
 from headrace.sdk.records import RecordMetadata
 from headrace.v1 import jvm_pb2 as pb
@@ -270,3 +272,35 @@ def test_the_java_config_def_gives_each_key_its_type() -> None:
     assert definition.keys["batch.size"].type is Type.INT
     assert definition.keys["secret"].type is Type.PASSWORD
     assert definition.keys["n"].type is Type.STRING  # a Java type the SDK lacks reads as text
+
+
+def test_record_sets_cross_last_and_failures_count_them_so() -> None:
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=0,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
+    for i in range(3):
+        builder.append(i, timestamp=1_700_000_000_000, key=None, value=b"set %d" % i, headers=[])
+    data = bytes(builder.build())
+    whole = Batches("b", 0, data, 3, 3)
+    first = Fetched.of("a", 0, [ConsumerRecord("a", 0, 7, 1, 0, None, b"a7", None, -1, 2, ())])
+    last = Fetched.of("c", 1, [ConsumerRecord("c", 1, 9, 1, 0, None, b"c9", None, -1, 2, ())])
+
+    request, order = put_request("conn", 2, Consumed([first, whole, last]))
+
+    assert (request.connector, request.task, list(request.records)) == ("conn", 2, [])
+    assert [(b.topic, list(b.offsets)) for b in request.batches] == [("a", [7]), ("c", [9])]
+    assert [(s.topic, s.partition, s.batches) for s in request.record_sets] == [("b", 0, data)]
+    # The JVM counts the columns first, then the record sets' records.
+    assert [(m.topic, m.offset, m.value) for m in order] == [
+        ("a", 7, b"a7"),
+        ("c", 9, b"c9"),
+        ("b", 0, b"set 0"),
+        ("b", 1, b"set 1"),
+        ("b", 2, b"set 2"),
+    ]
