@@ -100,7 +100,8 @@ def perimeter(
 
 def test_a_prying_plugin_reaches_nothing_it_was_not_given(perimeter: Perimeter) -> None:
     settings = perimeter.settings
-    perimeter.files.mkdir(parents=True, exist_ok=True)
+    # The file root is not made here: a plugin process makes its file roots before it is
+    # confined to them (once confined, it could not).
     report = perimeter.files / "report.json"
     config = {
         "connector.class": "prying_source.PryingSourceConnector",

@@ -144,6 +144,8 @@ def _confine(
         logger.warning("plugin_sandbox_off")
         return
     writable = [own, *(Path(p) for p in [os.environ.get("PROMETHEUS_MULTIPROC_DIR")] if p)]
+    for root in settings.file_roots:  # made now: once confined, a missing one never could be
+        root.mkdir(parents=True, exist_ok=True)
     folders = [descriptor.folder, *(read_manifest(c).folder for c in args.component)]
     if descriptor.is_java:
         folders += jvm.readable()
