@@ -11,7 +11,7 @@ KAFKA_LIB := deploy/kafka/lib/$(KAFKA_VERSION)
 KAFKA_PROFILE := $(if $(filter 4.%,$(KAFKA_VERSION)),-Pkafka4,-Pkafka3)
 STAMP := $(VENV)/.installed
 
-.PHONY: all install jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test unit lint typecheck bench bench-smoke clean
+.PHONY: all install jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test browser unit lint typecheck bench bench-smoke clean
 
 # `make`: the Python environment and the Java parts.
 all: install jvm
@@ -77,8 +77,15 @@ down: $(STAMP)
 	$(BIN)/python -m headrace.local stack down
 
 # The suite; a test that hangs past pytest's timeout ends the run and its report says where.
-test: install jvm kafka-jars spark-jars connect-jars typecheck lint
+test: install jvm kafka-jars spark-jars connect-jars typecheck lint browser
 	$(BIN)/python -m pytest || { cat var/test-hang.txt 2>/dev/null; exit 1; }
+
+# The console's browser tests drive Debian's Chromium; said before the suite starts when it is
+# missing (under CI its tests then fail; elsewhere they are skipped).
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || echo "*** no Chromium at $(CHROMIUM): the console's browser tests" \
+		"need Debian's packages: apt-get install chromium chromium-driver"
 
 unit: install
 	$(BIN)/python -m pytest tests/unit

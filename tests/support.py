@@ -30,6 +30,7 @@ from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import read_manifest
 from headrace.local.kafka import free_port
+from headrace.local.stack import Stack
 from headrace.runtime.host.loader import load_module
 from headrace.v1 import plugin_pb2 as pb
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
@@ -476,3 +477,11 @@ class Rest:
             status, text = error.code, error.read()
             self.headers = dict(error.headers)
         return status, json.loads(text) if text else None
+
+
+def crash(stack: Stack, name: str) -> None:
+    """Kills a service and every process of its group at once, as a machine that dies."""
+    pid = stack.pid(name)
+    assert pid is not None, f"{name} is not running"
+    os.killpg(pid, signal.SIGKILL)
+    stack.stop(name)  # reaps it and clears its pid file

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bench.harness import Workload
 from bench.workloads.coldstart import ColdStart
 from bench.workloads.configapi import ConfigApi
+from bench.workloads.console import Console
 from bench.workloads.files import FileToFile
 from bench.workloads.flood import Flood
 from bench.workloads.javafiles import JavaFileToFile
@@ -26,5 +27,6 @@ WORKLOADS: dict[str, Workload] = {
         Restart(),
         ColdStart(),
         ConfigApi(),
+        Console(),
     )
 }

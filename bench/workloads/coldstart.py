@@ -142,6 +142,19 @@ def status_records(n: int, tasks: int, partitions: int) -> dict[int, list[Raw]]:
     return out
 
 
+def own_cluster(env: BenchEnv, label: str) -> Settings:
+    """Settings of a cluster of its own (fresh topics) on the run's broker, on free ports."""
+    return Settings(
+        bootstrap_servers=env.bootstrap,
+        cluster=env.fresh(label),
+        config_addr=f"127.0.0.1:{free_port()}",
+        rest_addr=f"127.0.0.1:{free_port()}",
+        coordinator_addr=f"127.0.0.1:{free_port()}",
+        executor_addr=f"127.0.0.1:{free_port()}",
+        var_dir=env.folder(label),
+    )
+
+
 async def seed(settings: Settings, n: int, tasks: int) -> None:
     """Creates the cluster's topics as the services would, and fills configs and status."""
     partitions = {role: await ensure_cluster_topic(settings, role) for role in TOPICS}
@@ -214,15 +227,7 @@ class ColdStart:
 
     def _start_both(self, env: BenchEnv, n: int, tasks: int, deadline_s: float) -> dict[str, float]:
         """Seeds a cluster of ``n`` connectors, then times each service's start on it."""
-        settings = Settings(
-            bootstrap_servers=env.bootstrap,
-            cluster=env.fresh(f"coldstart{n}"),
-            config_addr=f"127.0.0.1:{free_port()}",
-            rest_addr=f"127.0.0.1:{free_port()}",
-            coordinator_addr=f"127.0.0.1:{free_port()}",
-            executor_addr=f"127.0.0.1:{free_port()}",
-            var_dir=env.folder(f"coldstart{n}"),
-        )
+        settings = own_cluster(env, f"coldstart{n}")
         asyncio.run(seed(settings, n, tasks))
         stack = Stack(settings)
         seconds: dict[str, float] = {}

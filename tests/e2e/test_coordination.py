@@ -31,7 +31,7 @@ import pytest
 from headrace.cli.client import ConfigClient, status_json
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
-from tests.support import committed, json_lines, lifecycle, log_events, stops, wait_for
+from tests.support import committed, crash, json_lines, lifecycle, log_events, stops, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -103,14 +103,6 @@ def active_coordinator(stack: Stack) -> str:
         for s in stack.specs()
         if s.module == "headrace.coordinator" and ready["address"] in s.args
     )
-
-
-def crash(stack: Stack, name: str) -> None:
-    """Kills a service and every process of its group at once, as a machine that dies."""
-    pid = stack.pid(name)
-    assert pid is not None, f"{name} is not running"
-    os.killpg(pid, signal.SIGKILL)
-    stack.stop(name)  # reaps it and clears its pid file
 
 
 @contextmanager

@@ -11,6 +11,7 @@ and knows their names' roles.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import secrets
@@ -19,6 +20,7 @@ import stat
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -247,6 +249,98 @@ def test_a_read_token_reads_but_creates_nothing_and_admin_creates(secured: Secur
         assert "by-reader" not in reader.names()
     status, body = secured.rest("GET", "/connectors", READ)
     assert status == 200 and "by-reader" not in body
+
+
+class Browser:
+    """HTTPS as a browser speaks it to the console: forms, the cookie it was given, headers
+    of its own; redirects are answers, not followed."""
+
+    def __init__(self, secured: Secured) -> None:
+        settings = secured.as_client()
+        loaded = tls.load(settings)
+        assert loaded is not None
+        self.context = tls.client_ssl_context(settings, loaded)
+        self.host, _, port = secured.settings.rest_addr.rpartition(":")
+        self.port = int(port)
+        self.cookie = ""
+
+    def __call__(
+        self, method: str, path: str, body: bytes | None = None, **headers: str
+    ) -> tuple[int, dict[str, str], str]:
+        connection = http.client.HTTPSConnection(self.host, self.port, context=self.context)
+        sent = {k.replace("_", "-"): v for k, v in headers.items()}
+        if self.cookie:
+            sent["Cookie"] = self.cookie
+        try:
+            connection.request(method, path, body=body, headers=sent)
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read().decode()
+        finally:
+            connection.close()
+
+    def log_in(self, token: str, **headers: str) -> tuple[int, dict[str, str], str]:
+        form = urllib.parse.urlencode({"token": token}).encode()
+        answer = self("POST", "/ui/login", form, Content_Type=FORM, **headers)
+        given = answer[1].get("Set-Cookie", "")
+        if given:
+            self.cookie = given.split(";")[0]
+        return answer
+
+
+FORM = "application/x-www-form-urlencoded"
+
+
+def test_the_console_takes_a_login_and_acts_with_its_role_and_csrf_header(
+    secured: Secured,
+) -> None:
+    browser = Browser(secured)
+    status, _, page = browser("GET", "/ui/")
+    assert status == 401 and 'action="/ui/login"' in page
+    assert browser.log_in("not-a-token-anyone-was-given")[0] == 401
+    status, _, page = browser.log_in(INTERNAL)
+    assert status == 403 and "read or admin" in page
+    assert browser.log_in(ADMIN, Origin="https://elsewhere.example")[0] == 403
+    assert not browser.cookie
+
+    status, headers, _ = browser.log_in(READ)
+    assert (status, headers["Location"]) == (303, "/ui/")
+    assert {"HttpOnly", "Secure", "SameSite=Strict"} <= {
+        part.strip() for part in headers["Set-Cookie"].split(";")
+    }
+    status, _, page = browser("GET", "/ui/")
+    assert status == 200 and READ not in page
+    status, _, text = browser("GET", "/ui/api/session")
+    session = json.loads(text)
+    assert status == 200 and session["role"] == "read" and READ not in text
+    status, _, text = browser("GET", "/ui/api/cluster")
+    assert status == 200 and [r["role"] for r in json.loads(text)["replicas"]] == ["leader"]
+    config = json.dumps({"name": "by-console", "config": {**GEN, "topic": "by-console"}})
+    status, _, text = browser(
+        "POST",
+        "/connectors",
+        config.encode(),
+        Content_Type="application/json",
+        X_Headrace_Csrf=session["csrf"],
+    )
+    assert status == 403 and "needs the role admin, not read" in text
+
+    assert browser.log_in(ADMIN)[0] == 303
+    status, _, text = browser(
+        "POST", "/connectors", config.encode(), Content_Type="application/json"
+    )
+    assert status == 403 and "X-Headrace-Csrf" in text  # another site's form could send this
+    csrf = json.loads(browser("GET", "/ui/api/session")[2])["csrf"]
+    status, _, text = browser(
+        "POST",
+        "/connectors",
+        config.encode(),
+        Content_Type="application/json",
+        X_Headrace_Csrf=csrf,
+    )
+    assert status == 201, text
+    assert browser("DELETE", "/connectors/by-console", X_Headrace_Csrf=csrf)[0] == 204
+    status, headers, _ = browser("POST", "/ui/logout", X_Headrace_Csrf=csrf)
+    assert status == 303 and "Max-Age=0" in headers["Set-Cookie"]
 
 
 def task_running(client: ConfigClient, name: str) -> bool:

@@ -154,7 +154,8 @@ class Commands:
         self.tracks_topics = tracks_topics
         self.topic_reset_allowed = tracks_topics and topic_reset_allowed
 
-    def _type_of(self, config: Mapping[str, str]) -> str:
+    def type_of(self, config: Mapping[str, str]) -> str:
+        """``source``, ``sink``, or ``unknown`` for a class no installed plugin has."""
         versions = self.catalog.versions_of(config.get("connector.class", ""))
         return versions[-1].type if versions else "unknown"
 
@@ -162,7 +163,7 @@ class Commands:
         check_exists(name, state)
         config = state.connectors[name]
         return ConnectorView(
-            name, config, state.tasks_of(name), self._type_of(config), state.target_of(name)
+            name, config, state.tasks_of(name), self.type_of(config), state.target_of(name)
         )
 
     async def create(
@@ -196,7 +197,7 @@ class Commands:
         self, name: str, config: Mapping[str, str], entries: Sequence[ConnectorOffset]
     ) -> None:
         check_free(name, await self.store.current())
-        kind = self._type_of(config)
+        kind = self.type_of(config)
         await self._on_group(self.offsets.check(kind, entries))
         await self._on_group(self.offsets.reset(name, kind, config))
         if entries:
@@ -386,6 +387,11 @@ class Commands:
         """The keys of ``config`` whose values are hidden (``HiddenKeys.of``)."""
         return await self.hidden.of(config)
 
+    async def secret_values(self, config: Mapping[str, str]) -> list[str]:
+        """The values of ``config`` that every answer hides (to mask them in a trace)."""
+        keys = await self._hidden_keys(config)
+        return [v for k, v in config.items() if k in keys]
+
     async def _shown(self, view: ConnectorView) -> ConnectorView:
         """The view as answered: the values of secret keys hidden in its config and its task
         configs (references alone are shown as written), and remembered, so that this
@@ -533,7 +539,7 @@ class Commands:
         made_from = TaskSetOrigin(config_version, sessionkey.signed_at(signed.metadata))
         written = False
         dropped = range(len(tasks), len(state.tasks_of(name)))
-        if dropped and self._type_of(state.connectors.get(name, {})) == "source":
+        if dropped and self.type_of(state.connectors.get(name, {})) == "source":
             # Before the smaller set is written, as Connect's leader does: a dropped task
             # still running somewhere can commit nothing after it.
             await self.fence(name, dropped)
@@ -564,8 +570,7 @@ class Commands:
     async def _with_hidden(self, name: str) -> tuple[ConnectorView, Sequence[str]]:
         """The view as answered, and the secret values of its stored config."""
         stored = self._view(name, await self.store.current())
-        keys = await self._hidden_keys(stored.config)
-        return await self._shown(stored), [v for k, v in stored.config.items() if k in keys]
+        return await self._shown(stored), await self.secret_values(stored.config)
 
     def auto_restarts(self, name: str, statuses: StatusState) -> Mapping[int, Shown]:
         """What the connector's status says of its units' automatic restarts."""

@@ -24,6 +24,8 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from headrace.config.commands import Commands, ConnectorView, RestartPlan
+from headrace.config.console import app as console
+from headrace.config.console import session
 from headrace.config.offsets import ConnectorOffset
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.autorestart import Shown
@@ -487,24 +489,33 @@ class ConnectApi:
 
 def guarded(policy: auth.Policy) -> Middleware:
     """The role check (``headrace.core.security.auth``): 401 without credentials this service knows
-    (a bearer token, or under mTLS a certificate with a role), 403 with too low a role; in
-    Connect's error body, and before the request reaches a handler."""
+    (a bearer token, the console's login cookie, or under mTLS a certificate with a role), 403
+    with too low a role or a change from the console without its CSRF header; in Connect's
+    error body, and before the request reaches a handler. The console's page, asked for without
+    credentials, is its login form."""
 
     @web.middleware
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         need = auth.rest_need(request.method, request.path)
+        given = session.credential(request)
+        # What needs no role takes no credential, so nothing can be forged with the cookie.
+        forged = None if need is auth.Need.OPEN else session.csrf_refusal(request, given)
+        if forged is not None:
+            return _error(403, forged)
         transport = request.transport
         peer = transport.get_extra_info("peercert") if transport is not None else None
         refused = policy.refusal(
             f"{request.method} {request.path}",
             need,
-            request.headers.get("Authorization"),
+            given.authorization,
             tls.peer_common_name(peer),
         )
         if refused is None:
             return await handler(request)
         if refused.authenticated:
             return _error(403, refused.message)
+        if console.wants_page(request):
+            return console.login_page(refused.message, 401)
         response = _error(401, refused.message)
         response.headers["WWW-Authenticate"] = "Bearer"
         return response

@@ -28,6 +28,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.config.commands import Commands
+from headrace.config.console.app import Console
 from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
@@ -94,8 +95,8 @@ async def cluster_id(settings: Settings) -> str:
 
 class ConfigParts:
     """The commands over ``store``, with the plugins the settings name, and the calls of the
-    gRPC API and the REST API over them. Its session key is current once :meth:`start` returns,
-    and kept so, with the automatic restarts, until :meth:`stop`."""
+    gRPC API, the REST API and the console over them. Its session key is current once
+    :meth:`start` returns, and kept so, with the automatic restarts, until :meth:`stop`."""
 
     def __init__(
         self,
@@ -123,6 +124,7 @@ class ConfigParts:
         self.commands.restarts_shown = self.restarter.shown
         self.tasks: list[asyncio.Task[None]] = []
         self.migrations = Migrations()
+        self.console = Console(self.commands, store, settings)
         self._own_rest: tuple[web.AppRunner, Path] | None = None
 
     def add_servicers(self, server: grpc.aio.Server) -> None:
@@ -161,6 +163,9 @@ class ConfigParts:
         api = ConnectApi(self.commands, server_info)
         served = app(api, security.policy)
         served.add_routes(migration_api.routes(self.migrations))
+        self.console.policy = security.policy
+        served.add_routes(self.console.routes())
+        served.on_shutdown.append(self.console.shutdown)
         rest = web.AppRunner(served, access_log=None)
         await rest.setup()
         host, port = split_address(rest_address)
@@ -206,4 +211,5 @@ class ConfigParts:
             shutil.rmtree(folder, ignore_errors=True)
         for task in self.tasks:
             await runner.cancel(task)
+        await self.console.close()
         await self.checks.close()

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from headrace.core.model import configlog
 from headrace.core.model.configstate import (
     AppliedRequest,
+    ConfigEvent,
     ConfigState,
     LoggerLevelSet,
     apply,
@@ -77,6 +78,8 @@ class ConfigStore:
 
     def __init__(self, config_logs: LogFactory, statuses: StatusStore) -> None:
         self.configs = ConfigState()
+        self.watchers: list[Callable[[ConfigEvent], None]] = []
+        """Told of each configs event once it is folded (the console's updates)."""
         self._config_log = config_logs(self._on_config)
         self._statuses = statuses
         self._wake = asyncio.Event()
@@ -95,6 +98,8 @@ class ConfigStore:
             self.configs = apply(self.configs, event)
             if isinstance(event, LoggerLevelSet):  # KIP-976: this process's too
                 log.cluster_levels.apply(level_pairs(self.configs.log_levels))
+            for watcher in self.watchers:
+                watcher(event)
 
     async def start(self) -> None:
         """Replays the configs and status topics, timing each (``headrace_replay_seconds``),
@@ -128,6 +133,11 @@ class ConfigStore:
 
     async def current_status(self) -> StatusState:
         return await self._statuses.current()
+
+    @property
+    def statuses(self) -> StatusStore:
+        """The status fold as read so far (no read to the topic's end: see ``current_status``)."""
+        return self._statuses
 
     async def connector_topics(self, name: str) -> list[str]:
         """The topics the connector's tasks recorded as used (KIP-558), by name."""

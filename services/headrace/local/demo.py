@@ -110,6 +110,8 @@ def up(settings: Settings, run_demo: bool) -> None:
         metrics = stack.metrics_address(spec.name)
         where = f"http://{metrics}/metrics" if metrics else "(none)"
         _say(f"  {spec.name:<14} {where:<40} log {stack.log_file(spec.name)}")
+    scheme = "https" if settings.tls_cert else "http"
+    _say(f"the console: {scheme}://{settings.rest_addr}/ui/")
     if run_demo:
         run_pipeline(settings)
     _say("the stack keeps running; stop it with `make down`")

@@ -189,9 +189,10 @@ def need_of(method: str) -> Need | None:
 
 
 def rest_need(method: str, path: str) -> Need:
-    """What a call of the REST API needs: ``GET /health`` nothing, reads and the validate PUT
-    the read role, the rest admin."""
-    if path.rstrip("/") == "/health":
+    """What a call of the REST API needs: ``GET /health``, the console's assets and its login
+    and logout nothing, reads (the console's page among them) and the validate PUT the read
+    role, the rest admin."""
+    if path.rstrip("/") in ("/health", "/ui/login", "/ui/logout") or path.startswith("/ui/static/"):
         return Need.OPEN
     if method in ("GET", "HEAD", "OPTIONS"):
         return Need.READ

@@ -29,6 +29,7 @@ from headrace.core.model.offsets import decode as decode_offset
 from headrace.core.model.status import EMPTY as NO_STATUS
 from headrace.core.model.status import (
     NO_TOPICS,
+    StatusEvent,
     StatusRemoved,
     StatusReported,
     StatusState,
@@ -61,11 +62,16 @@ class StatusStore:
     def __init__(self, logs: LogFactory) -> None:
         self.state: StatusState = NO_STATUS
         self.topics: TopicState = NO_TOPICS
+        self.watchers: list[Callable[[StatusEvent, LogRecord], None]] = []
+        """Told of each status event just before it is folded (the console's history and
+        updates): ``state`` is still the one before it."""
         self._log = logs(self._on_record)
 
     def _on_record(self, record: LogRecord) -> None:
         event = decode_status(record.key, record.value)
         if event is not None:
+            for watcher in self.watchers:
+                watcher(event, record)
             self.state = apply_status(self.state, event)
         else:
             self.topics = apply_topic(self.topics, record.key, record.value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -51,6 +52,7 @@ class LogRecord:
     offset: int
     key: str
     value: bytes | None
+    timestamp_ms: int = 0  # when it was written; 0 where the log keeps no time
 
 
 class Log(Protocol):
@@ -370,7 +372,7 @@ class TopicLog:
 
 def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
     key = record.key.decode() if record.key is not None else ""
-    return LogRecord(record.partition, record.offset, key, record.value)
+    return LogRecord(record.partition, record.offset, key, record.value, record.timestamp)
 
 
 @dataclass
@@ -389,7 +391,8 @@ class MemoryTopic:
     _kept: int = field(default=0, repr=False)  # how many the last compaction kept
 
     def append(self, key: str, value: bytes | None) -> LogRecord:
-        record = LogRecord(0, max(self._appended, len(self.records)), key, value)
+        offset = max(self._appended, len(self.records))
+        record = LogRecord(0, offset, key, value, int(time.time() * 1000))
         self._appended = record.offset + 1
         self.records.append(record)
         if self.compacted and len(self.records) > 2 * self._kept + COMPACT_AFTER:

@@ -1,0 +1,55 @@
+"""The console's login cookie and its CSRF header, on requests made without a server."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import make_mocked_request
+
+from headrace.config.console import session
+from headrace.core.security import auth
+
+TOKEN = "an-admin-token-of-length"
+
+
+def cookie(token: str) -> dict[str, str]:
+    return {"Cookie": f"{session.COOKIE}={token}"}
+
+
+def test_a_header_wins_over_the_cookie_and_needs_no_csrf_header() -> None:
+    request = make_mocked_request(
+        "DELETE", "/connectors/a", headers={"Authorization": "Bearer other", **cookie(TOKEN)}
+    )
+    given = session.credential(request)
+    assert given == session.Credential("Bearer other")
+    assert session.csrf_refusal(request, given) is None
+
+
+def test_a_change_with_the_cookie_needs_the_token_s_own_csrf_value() -> None:
+    reading = make_mocked_request("GET", "/connectors", headers=cookie(TOKEN))
+    assert session.credential(reading) == session.Credential(f"Bearer {TOKEN}", True)
+    assert session.csrf_refusal(reading, session.credential(reading)) is None
+    for sent in ({}, {session.CSRF_HEADER: session.csrf_token("another-token-entirely")}):
+        change = make_mocked_request(
+            "PUT", "/connectors/a/pause", headers={**cookie(TOKEN), **sent}
+        )
+        refusal = session.csrf_refusal(change, session.credential(change))
+        assert refusal is not None and session.CSRF_HEADER in refusal
+    mine = {session.CSRF_HEADER: session.csrf_token(TOKEN)}
+    change = make_mocked_request("PUT", "/connectors/a/pause", headers={**cookie(TOKEN), **mine})
+    assert session.csrf_refusal(change, session.credential(change)) is None
+    assert TOKEN not in session.csrf_token(TOKEN)
+
+
+def test_a_page_of_another_site_is_told_apart_by_its_origin() -> None:
+    def origin(value: str | None) -> bool:
+        headers = {"Host": "console:8083", **({"Origin": value} if value else {})}
+        return session.cross_site(make_mocked_request("POST", "/ui/login", headers=headers))
+
+    assert not origin(None) and not origin("https://console:8083")
+    assert origin("https://evil.example") and origin("null")
+
+
+def test_the_console_s_assets_and_login_need_no_role_and_its_documents_the_read_role() -> None:
+    for path in ("/ui/login", "/ui/logout", "/ui/static/console.js"):
+        assert auth.rest_need("POST" if "log" in path else "GET", path) is auth.Need.OPEN
+    for path in ("/ui/", "/ui/api/board", "/ui/api/events", "/ui/api/cluster"):
+        assert auth.rest_need("GET", path) is auth.Need.READ
