@@ -160,14 +160,17 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
 
 
-def markdown(results: list[Result]) -> str:
-    """The report as markdown tables: figures with their spread, then the ratios."""
+def markdown(results: list[Result], charts: Mapping[str, Path] | None = None) -> str:
+    """The report as markdown tables: figures with their spread, then the ratios; each
+    workload's chart under its heading when ``charts`` has one (a path beside the report)."""
     lines = [f"Machine: {machine()}.", ""]
     for result in results:
         params = ", ".join(f"{k}={v}" for k, v in result.parameters.items())
+        drawn = (charts or {}).get(result.workload)
         lines += [
             f"### {result.workload}: {result.description}",
             "",
+            *([f"![{result.workload}]({drawn.name})", ""] if drawn else []),
             f"{result.repeats} measured run(s) after {result.warmups} warm-up(s); {params}.",
             "",
             "| figure | median | spread (low - high) | unit |",
@@ -207,7 +210,8 @@ def memory_table(results: list[Result]) -> list[str]:
 
 
 def save(results: list[Result], folder: Path, failed: list[str] | None = None) -> tuple[Path, Path]:
-    """Writes the run as JSON and as markdown under ``folder``; also ``latest.md``."""
+    """Writes the run as JSON and as markdown under ``folder``, and a chart per workload
+    (``<workload>.png``, which the markdown shows); also ``latest.md``."""
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     as_json = folder / f"bench-{stamp}.json"
@@ -220,7 +224,9 @@ def save(results: list[Result], folder: Path, failed: list[str] | None = None) -
         ],
     }
     as_json.write_text(json.dumps(payload, indent=2, default=str) + "\n")
-    text = markdown(results)
+    from bench.charts import charts  # drawing needs matplotlib, which the arithmetic does not
+
+    text = markdown(results, charts(results, folder))
     if failed:  # a partial report must say so, since it also becomes latest.md
         text += f"\nFailed, so not in this report: {', '.join(failed)}.\n"
     as_md.write_text(text)

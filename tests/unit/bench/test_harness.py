@@ -4,12 +4,14 @@ and for times, the cap on measured runs, warm-ups at smoke size, and the memory 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from PIL import Image
 
 from bench.env import BenchEnv
-from bench.harness import Measure, Result, markdown, run
+from bench.harness import Measure, Result, markdown, run, save
 
 
 class Scripted:
@@ -100,3 +102,19 @@ def test_a_smoke_run_uses_smoke_parameters(smoke: bool) -> None:
     run(workload, NO_ENV, repeats=1, warmups=0, smoke=smoke)
 
     assert workload.asked == [{"records": 10 if smoke else 1_000}]
+
+
+def test_the_report_has_a_chart_per_workload_beside_it(tmp_path: Path) -> None:
+    workload = Scripted([figures(10, 20, 2, 1), figures(30, 20, 4, 1)])
+    result = run(workload, NO_ENV, repeats=2, warmups=0, smoke=False)
+    empty = Result("idle", "measures nothing", 1, 0, (), ())
+
+    save([result, empty], tmp_path)
+
+    chart = tmp_path / "scripted.png"
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with Image.open(chart) as image:  # a panel per unit: rates, times, memory side by side
+        assert image.width > 2 * image.height
+    assert not (tmp_path / "idle.png").exists()
+    latest = (tmp_path / "latest.md").read_text()
+    assert "![scripted](scripted.png)" in latest and "![idle]" not in latest
