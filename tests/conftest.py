@@ -99,6 +99,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     executor = Stack(settings, extra_args={"executor": limits})
     executor.start("executor", timeout=sparkprocs.STARTUP_DEADLINE_S)
     try:
+        sparkprocs.start_spark_on_demand(executor)
         yield executor
     finally:
         executor.stop("executor", timeout=sparkprocs.STOP_DEADLINE_S)

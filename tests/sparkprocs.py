@@ -15,10 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+import psutil
 import pyspark
 
 from headrace.executor.session import DELTA_CONF, jar_folder, jars
 from headrace.local.kafka import free_port
+from headrace.local.stack import Stack
+from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests.support import wait_for
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -97,6 +100,7 @@ def executor(
     port = free_port()
     address, log = f"127.0.0.1:{port}", folder / "executor.log"
     command = [sys.executable, "-m", "headrace.executor", "--port", str(port), "--master", master]
+    command += ["--spark-start", "eager"]  # a master it cannot reach fails the start, at once
     env = _env(HEADRACE_FILE_ROOTS=str(roots))
     with _process([*command, *args], log, env) as proc:
         wait_answering(proc, address, log)
@@ -104,6 +108,28 @@ def executor(
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=STOP_DEADLINE_S)
         assert proc.returncode == 0, log.read_text()
+
+
+def jvms_under(pid: int) -> list[int]:
+    """The Java processes among ``pid``'s descendants."""
+    return [
+        child.pid
+        for child in psutil.Process(pid).children(recursive=True)
+        if child.name() == "java"
+    ]
+
+
+def start_spark_on_demand(stack: Stack) -> None:
+    """Checks that the executor serves with no Spark until a call needs it, then has the first
+    call start it: a sql check, which waits for Spark as long as the start takes."""
+    pid = stack.pid("executor")
+    assert pid is not None, "the executor is not running"
+    assert jvms_under(pid) == [], "the executor started Spark before any call needed it"
+    with grpc.insecure_channel(stack.settings.executor_addr) as channel:
+        executor_pb2_grpc.ExecutorStub(channel).CheckSql(
+            executor_pb2.CheckSqlRequest(sql="SELECT 1"), timeout=STARTUP_DEADLINE_S
+        )
+    assert jvms_under(pid), "a sql check did not start Spark"
 
 
 def _master_state(web_port: int) -> dict[str, object] | None:

@@ -44,13 +44,14 @@ The security ones are read and checked by ``headrace.core.security.tls`` and
 process gets none of the process's own credentials: only what :meth:`Settings.for_plugins`
 gives it (the ``HEADRACE_PLUGIN_*`` and ``KAFKA_PLUGIN_*`` ones, as its own).
 
-Two more are read by one process each, as its flag's default, and are not fields here: a field is
+Three more are read by one process each, as its flag's default, and are not fields here: a field is
 handed to child processes (``to_env``), and two processes cannot listen on one address.
 
 | variable | flag | default | meaning |
 | --- | --- | --- | --- |
 | HEADRACE_METRICS_ADDR | ``--metrics-addr`` | empty: none | where a service serves its metrics |
 | HEADRACE_WORKER_ADDR | worker's ``--address`` | 127.0.0.1:0 | where a worker serves gRPC health |
+| HEADRACE_SPARK_START | executor's ``--spark-start`` | on-demand | ``eager``: with the process |
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """``python -m headrace.executor``: start the Spark executor and serve until SIGTERM or SIGINT.
 
-Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls. It
+Logs JSON lines to stderr; ``executor_ready`` (with the bound port) once it accepts calls. Spark
+starts at the first call that needs it (``headrace.executor.ondemand``), or with the process
+under ``--spark-start eager`` (``HEADRACE_SPARK_START``); ``spark_started`` says when. It
 writes only under the folders in ``HEADRACE_FILE_ROOTS`` (``HEADRACE_VAR/files`` when unset).
 Prometheus metrics on ``--metrics-addr`` (``headrace.core.observability.metrics``,
 ``headrace.executor.metrics``).
@@ -14,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from types import FrameType
 
 from headrace.core.observability import log, metrics
@@ -25,13 +28,15 @@ from headrace.core.security.guard import security_or_exit
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.executor import sql
 from headrace.executor.admission import Limits
-from headrace.executor.service import ExecutorService, build_server
+from headrace.executor.ondemand import OnDemand
+from headrace.executor.service import ExecutorService, build_server, set_jvm_level
 from headrace.executor.session import create_session, is_local
 from headrace.sdk.paths import Paths
-from headrace.v1 import executor_pb2
+from headrace.v1 import executor_pb2, executor_pb2_grpc
 
 # Long enough for a batch in flight to finish writing; a retry would be harmless anyway.
 STOP_GRACE_S = 30.0
+ON_DEMAND, EAGER = "on-demand", "eager"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,6 +64,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--retry-after-ms", type=int, default=250, help="the retry hint sent when busy"
+    )
+    parser.add_argument(
+        "--spark-start",
+        choices=(ON_DEMAND, EAGER),
+        default=os.environ.get("HEADRACE_SPARK_START", ON_DEMAND),
+        help="start Spark at the first call that needs it (on-demand), or with the process",
     )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument(
@@ -89,25 +100,28 @@ def main(argv: list[str] | None = None) -> int:
         # Spark looks up the host's address before reading its conf, and warns when the name
         # resolves to loopback; local mode never leaves loopback anyway.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    logger.info("spark_starting", master=args.master)
+    roots = Paths(Settings().file_roots)
+
+    def start() -> ExecutorService:
+        return started_service(args, limits, roots)
+
+    servicer: executor_pb2_grpc.ExecutorServicer
+    if args.spark_start == EAGER:
+        try:
+            servicer = start()
+        except Exception:
+            # Typically no Java, a bad master URL, or an unreachable Spark Connect server.
+            logger.exception("spark_start_failed", master=args.master)
+            return 1
+    else:
+        servicer = OnDemand(start)
     try:
-        spark = create_session(args.master)
-        # A session's first plan takes seconds (on Spark Connect, ten or more): made now, so
-        # that the first config validated (CheckSql) is answered within its short bound.
-        sql.check(spark, "SELECT 1")
-    except Exception:
-        # Typically no Java, a bad master URL, or an unreachable Spark Connect server.
-        logger.exception("spark_start_failed", master=args.master)
-        return 1
-    try:
-        roots = Paths(Settings().file_roots)
-        service = ExecutorService(spark, limits, roots, retry_after_ms=args.retry_after_ms)
-        server, port = build_server(service, args.host, args.port, limits, args.security)
+        server, port = build_server(servicer, args.host, args.port, limits, args.security)
         health = ThreadedHealth([full_name(executor_pb2, "Executor")])
         health.register(server)
     except RuntimeError:
         logger.exception("executor_bind_failed", host=args.host, port=args.port)
-        spark.stop()
+        stop_spark(servicer)
         return 1
     stopping = threading.Event()
 
@@ -120,12 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     exporter = metrics.serve(args.metrics_addr)
     server.start()
-    health.ready()  # the SparkSession is up: batches can be written
+    health.ready()  # calls are taken (on demand, the first that needs Spark starts it)
     logger.info(
         "executor_ready",
         host=args.host,
         port=port,
         master=args.master,
+        spark_start=args.spark_start,
         roots=[str(r) for r in roots.roots],
     )
     while not stopping.wait(1.0):
@@ -134,12 +149,34 @@ def main(argv: list[str] | None = None) -> int:
             break
     health.shutting_down()
     server.stop(STOP_GRACE_S).wait()
-    service.close()
+    stop_spark(servicer)
     if exporter is not None:
         exporter.close()
-    spark.stop()
     logger.info("executor_stopped")
     return 0
+
+
+def started_service(args: argparse.Namespace, limits: Limits, roots: Paths) -> ExecutorService:
+    """Starts Spark and the service over it; blocks until Spark is usable."""
+    logger = log.get("headrace.executor")
+    logger.info("spark_starting", master=args.master)
+    began = time.monotonic()
+    spark = create_session(args.master)
+    # A session's first plan takes seconds (on Spark Connect, ten or more): made now, so
+    # that the first config validated (CheckSql) is answered within its short bound.
+    sql.check(spark, "SELECT 1")
+    for name, (level, _) in log.cluster_levels.applied.items():  # set before Spark ran
+        set_jvm_level(spark, name, level)
+    logger.info("spark_started", master=args.master, seconds=round(time.monotonic() - began, 2))
+    return ExecutorService(spark, limits, roots, retry_after_ms=args.retry_after_ms)
+
+
+def stop_spark(servicer: executor_pb2_grpc.ExecutorServicer) -> None:
+    """Lets go of the service's threads and stops its Spark, if it started one."""
+    service = servicer.started if isinstance(servicer, OnDemand) else servicer
+    if isinstance(service, ExecutorService):
+        service.close()
+        service.spark.stop()
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         # Bound here, not at import, so it picks up the logging set up by the entry point.
         self._log = log.get("headrace.executor.service")
 
+    @property
+    def spark(self) -> SparkSession:
+        return self._spark
+
     def close(self) -> None:
         """Lets go of the threads that read streams, once the server has stopped."""
         self._pulls.shutdown(wait=False, cancel_futures=True)
@@ -390,7 +394,7 @@ def _detail(what: str, exc: BaseException) -> str:
 
 
 def build_server(
-    service: ExecutorService,
+    service: executor_pb2_grpc.ExecutorServicer,
     host: str,
     port: int,
     limits: Limits,
