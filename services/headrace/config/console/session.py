@@ -3,8 +3,8 @@
 With auth on, the login form takes a token (``read`` or ``admin``, as the tokens file gives
 it) and sets it as a cookie the page's script cannot read (``HttpOnly``), sent only over TLS
 (auth needs TLS) and only with requests from the console's own pages (``SameSite=Strict``).
-Every request then proves the token's role as its ``authorization`` header would; the file is
-read for each, so a token taken out of the file no longer works, cookie or not.
+Every request then proves the token's role as its ``authorization`` header would: the cookie
+holds no session of its own, so what the service's tokens say of the token, the cookie says.
 
 A change (any method but GET, HEAD and OPTIONS) made with the cookie must also carry the
 :data:`CSRF_HEADER` header, whose value the console's own page asks for: a digest of the token,
