@@ -126,9 +126,17 @@ def start_spark_on_demand(stack: Stack) -> None:
     assert pid is not None, "the executor is not running"
     assert jvms_under(pid) == [], "the executor started Spark before any call needed it"
     with grpc.insecure_channel(stack.settings.executor_addr) as channel:
-        executor_pb2_grpc.ExecutorStub(channel).CheckSql(
-            executor_pb2.CheckSqlRequest(sql="SELECT 1"), timeout=STARTUP_DEADLINE_S
-        )
+        try:
+            executor_pb2_grpc.ExecutorStub(channel).CheckSql(
+                executor_pb2.CheckSqlRequest(sql="SELECT 1"), timeout=STARTUP_DEADLINE_S
+            )
+        except grpc.RpcError as error:
+            # Spark's own reason (its JVM's stderr) is in the executor's log, not in the answer.
+            run = stack.log_file("executor").read_bytes()[stack.log_offsets.get("executor", 0) :]
+            tail = run.decode(errors="replace")[-6000:]
+            raise AssertionError(
+                f"Spark did not start: {error}\nthe executor's log:\n{tail}"
+            ) from None
     assert jvms_under(pid), "a sql check did not start Spark"
 
 
