@@ -11,7 +11,7 @@ KAFKA_LIB := deploy/kafka/lib/$(KAFKA_VERSION)
 KAFKA_PROFILE := $(if $(filter 4.%,$(KAFKA_VERSION)),-Pkafka4,-Pkafka3)
 STAMP := $(VENV)/.installed
 
-.PHONY: all install jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test browser unit lint typecheck bench bench-smoke clean
+.PHONY: all install jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test browser unit lint typecheck bench bench-smoke chaos clean
 
 # `make`: the Python environment and the Java parts.
 all: install jvm
@@ -108,6 +108,13 @@ bench: install jvm kafka-jars spark-jars connect-jars
 # so outside make test; tests/unit/bench checks the harness's logic).
 bench-smoke: install jvm kafka-jars spark-jars connect-jars
 	$(BIN)/python -m bench --smoke
+
+# The nemesis: DURATION seconds of random, overlapping faults across every process while
+# pipelines and connector changes run, then a check of everything written (tests/chaos).
+# SEED replays a run's faults; unset, a random one is drawn and printed.
+DURATION ?= 600
+chaos: install kafka-jars spark-jars
+	$(BIN)/python -m tests.chaos --duration $(DURATION) $(if $(SEED),--seed $(SEED))
 
 clean:
 	rm -rf var .pytest_cache

@@ -461,6 +461,7 @@ class Rest:
         body: Any = None,
         raw: bytes | None = None,
         content_type: str = "application/json",
+        timeout: float = 30.0,
     ) -> tuple[int, Any]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         request = urllib.request.Request(
@@ -470,7 +471,7 @@ class Rest:
             headers={"Content-Type": content_type, **self.sent},
         )
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 status, text = response.status, response.read()
                 self.headers = dict(response.headers)
         except urllib.error.HTTPError as error:

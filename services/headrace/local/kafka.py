@@ -196,6 +196,9 @@ class EmbeddedKafka:
     controller_port: int = 0
     heap: str = "512m"
     secure: SecureListeners | None = None
+    # Where clients are told to find the plaintext listener, when they must go through
+    # something in front of it (a proxy on this port); the broker's own port when unset.
+    advertised_port: int | None = None
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -216,12 +219,15 @@ class EmbeddedKafka:
         if self.secure is not None:
             clients |= self.secure.listeners()
             protocols |= {"SASL_SSL": "SASL_SSL", "MTLS": "SSL"}
+        listening = ",".join(f"{name}://{address}" for name, address in clients.items())
+        if self.advertised_port is not None:
+            clients["PLAINTEXT"] = f"127.0.0.1:{self.advertised_port}"
         advertised = ",".join(f"{name}://{address}" for name, address in clients.items())
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": f"{advertised},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "listeners": f"{listening},CONTROLLER://127.0.0.1:{self.controller_port}",
             "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",

@@ -146,6 +146,7 @@ class Stack:
     # Services someone else runs at the addresses the settings name (an executor already serving
     # a Spark cluster, or the one the test suite shares): ``up`` and ``down`` leave them alone.
     external: frozenset[str] = frozenset()
+    workers: int = 2
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     # Where each service's log was when this Stack last started it: what it logged since is
     # this run's.
@@ -163,7 +164,7 @@ class Stack:
         return self.log_dir / f"{name}.log"
 
     def specs(self) -> list[ServiceSpec]:
-        return service_specs(self.settings)
+        return service_specs(self.settings, self.workers)
 
     def spec(self, name: str) -> ServiceSpec:
         return next(s for s in self.specs() if s.name == name)

@@ -1,13 +1,17 @@
 """recording sink 1.0.0: writes what it receives and every lifecycle call to JSON lines files.
 
-``<path>/records.jsonl``: one line per record (topic, partition, offset, key, value).
-``<path>/lifecycle.jsonl``: one line per call (unit connector|task, event, deleted, version).
+``<path>/records.jsonl``: one line per record (topic, partition, offset, key, value, task), with
+the pid of the process that got it and the time (``at_ms``).
+``<path>/lifecycle.jsonl``: one line per call (unit connector|task, event, deleted, version, pid,
+at_ms). ``<path>/task_configs.jsonl``: the task count of each ``task_configs`` answer (pid, at_ms).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +37,10 @@ def _append(path: Path, entries: list[dict[str, Any]]) -> None:
 
 
 def _lifecycle(folder: str, **entry: Any) -> None:
-    _append(Path(folder) / "lifecycle.jsonl", [{**entry, "version": VERSION}])
+    # The process and the time of each call: who ran a unit when (a unit on two processes at
+    # once is what a nemesis looks for).
+    where = {"pid": os.getpid(), "at_ms": time.time_ns() // 1_000_000}
+    _append(Path(folder) / "lifecycle.jsonl", [{**entry, "version": VERSION, **where}])
 
 
 class RecordingSinkConnector(SinkConnector):
@@ -49,6 +56,9 @@ class RecordingSinkConnector(SinkConnector):
         return RecordingSinkTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        # How many tasks it asked for, and when: the units a later deletion must stop.
+        entry = {"tasks": max_tasks, "pid": os.getpid(), "at_ms": time.time_ns() // 1_000_000}
+        _append(Path(self.path) / "task_configs.jsonl", [entry])
         return [dict(self._config) for _ in range(max_tasks)]
 
     async def stop(self, deleted: bool = False) -> None:
@@ -76,6 +86,7 @@ class RecordingSinkTask(SinkTask):
     async def put(self, records: list[SinkRecord]) -> None:
         if self.fail_put:
             raise RuntimeError("failing on purpose in put")
+        pid, at_ms = os.getpid(), time.time_ns() // 1_000_000
         lines = [
             {
                 "topic": r.topic,
@@ -84,6 +95,8 @@ class RecordingSinkTask(SinkTask):
                 "key": r.key,
                 "value": r.value,
                 "task": self.context.task,
+                "pid": pid,
+                "at_ms": at_ms,
                 **({"version": VERSION} if TAG_RECORDS else {}),
             }
             for r in records

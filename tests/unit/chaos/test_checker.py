@@ -1,0 +1,110 @@
+"""The nemesis's checker over made-up outputs: each promise it checks, kept and broken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.chaos import checker
+
+
+def kinds(violations: list[checker.Violation]) -> list[str]:
+    return [v.kind for v in violations]
+
+
+def test_delivery_counts_missing_invented_and_twice() -> None:
+    found, violations = checker.delivery("p", [1, 2, 3], [1, 1, 3, 4], exactly_once=False)
+    assert (found.missing, found.invented, found.twice) == (1, 1, 1)
+    assert kinds(violations) == ["missing", "invented"]
+    _, violations = checker.delivery("p", [1, 2], [1, 2, 2], exactly_once=True)
+    assert kinds(violations) == ["duplicated"]
+    _, violations = checker.delivery("p", [1, 2], [2, 1], exactly_once=True)
+    assert violations == []
+
+
+def test_source_order_wants_each_task_s_ids_in_order_and_without_gaps() -> None:
+    # Two tasks: task 0 makes 0, 2, 4..., task 1 makes 1, 3, 5...
+    ordered = [(0, 0, 0), (0, 1, 1), (0, 2, 2), (1, 0, 3), (0, 3, 4)]
+    assert checker.source_order("g", ordered, tasks=2, exactly_once=True) == []
+    swapped = [(0, 0, 2), (0, 1, 0), (1, 0, 1)]
+    assert kinds(checker.source_order("g", swapped, tasks=2, exactly_once=True)) == ["out of order"]
+    gap = [(0, 0, 0), (0, 1, 4), (0, 2, 1)]  # task 0 skipped 2
+    assert kinds(checker.source_order("g", gap, tasks=2, exactly_once=True)) == ["gap in a source"]
+    again = [(0, 0, 0), (0, 1, 2), (0, 2, 2), (0, 3, 1)]  # written twice: at least once
+    assert checker.source_order("g", again, tasks=2, exactly_once=False) == []
+    assert kinds(checker.source_order("g", again, tasks=2, exactly_once=True)) == ["out of order"]
+
+
+def test_sink_order_allows_a_range_again_but_not_a_later_record_first() -> None:
+    assert checker.sink_order("s", [(0, 0), (0, 1), (0, 2), (0, 1), (0, 2), (0, 3)]) == []
+    assert checker.sink_order("s", [(0, 0), (1, 5), (0, 2), (1, 6)]) == []
+    assert kinds(checker.sink_order("s", [(0, 0), (0, 2), (0, 1)])) == ["out of order"]
+
+
+def line(event: str, at: int, pid: int, task: int | None = 0, **more: Any) -> dict[str, Any]:
+    unit = {"unit": "connector"} if task is None else {"unit": "task", "task": task}
+    return {**unit, "event": event, "at_ms": at, "pid": pid, **more}
+
+
+def test_a_unit_in_two_processes_at_once_is_found() -> None:
+    moved = [line("start", 0, 1), line("stop", 100, 1), line("start", 150, 2)]
+    runs = checker.runs({"c": moved}, {}, end_ms=1000)
+    assert checker.overlaps(runs, {}) == []
+    both = [line("start", 0, 1), line("start", 150, 2)]
+    runs = checker.runs({"c": both}, {}, end_ms=1000)
+    assert kinds(checker.overlaps(runs, {})) == ["one unit on two processes"]
+    # The first process died at 120 (noticed then): the second's start at 600 is no overlap.
+    runs = checker.runs({"c": [line("start", 0, 1), line("start", 600, 2)]}, {1: 120}, 1000)
+    assert checker.overlaps(runs, {}) == []
+
+
+def test_records_put_by_a_process_not_running_the_task_are_found() -> None:
+    runs = checker.runs({"c": [line("start", 0, 1), line("stop", 100, 1)]}, {}, end_ms=1000)
+    inside = {"c": [{"task": 0, "pid": 1, "at_ms": 50}]}
+    assert checker.overlaps(runs, inside) == []
+    after = {"c": [{"task": 0, "pid": 1, "at_ms": 150}]}
+    assert kinds(checker.overlaps(runs, after)) == ["records put outside a run"]
+
+
+def stop(at: int, pid: int, task: int | None = 0, deleted: bool = True) -> dict[str, Any]:
+    return line("stop", at, pid, task, deleted=deleted)
+
+
+def answers(*counts: tuple[int, int]) -> list[dict[str, Any]]:
+    return [{"tasks": tasks, "at_ms": at} for at, tasks in counts]
+
+
+def test_each_deleted_unit_hears_of_its_deletion_exactly_once() -> None:
+    once = [line("start", 0, 1, None), line("start", 1, 1), stop(50, 1), stop(51, 1, None)]
+    assert checker.deletion_stops({"c": once}, {"c": answers((0, 1))}, ["c"]) == []
+    twice = [*once, line("start", 60, 2), stop(61, 2)]
+    assert kinds(checker.deletion_stops({"c": twice}, {"c": answers((0, 1))}, ["c"])) == [
+        "started after its deletion stop",
+        "deletion stop more than once",
+    ]
+    unheard = [line("start", 0, 1, None), line("start", 1, 1), stop(51, 1, None)]
+    assert kinds(checker.deletion_stops({"c": unheard}, {"c": answers((0, 1))}, ["c"])) == [
+        "no deletion stop"
+    ]
+    assert kinds(checker.deletion_stops({"c": once}, {"c": answers((0, 1))}, [])) == [
+        "deletion stop but never deleted"
+    ]
+
+
+def test_the_deleted_units_are_those_its_last_task_configs_before_the_deletion_made() -> None:
+    # Two tasks; reconfigured to one while paused (so never applied); deleted: both tasks hear
+    # of it, and the connector, started once more to hear of it, answers one task then.
+    life = [
+        line("start", 0, 1, None),
+        *(line("start", 1, 1, t) for t in (0, 1)),
+        *(stop(10 + t, 1, t, deleted=False) for t in (0, 1)),
+        stop(12, 1, None, deleted=False),
+        *(line("start", 50, 1, t) for t in (0, 1)),
+        *(stop(51, 1, t) for t in (0, 1)),
+        line("start", 52, 1, None),
+        stop(53, 1, None),
+    ]
+    told = answers((0, 2), (52, 1))
+    assert checker.deletion_stops({"c": life}, {"c": told}, ["c"]) == []
+    assert kinds(checker.deletion_stops({"c": life}, {"c": answers((0, 1))}, ["c"])) == [
+        "deletion stop of a unit it no longer had"
+    ]
