@@ -72,6 +72,7 @@ from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import BeforeStart, PluginProcess, idle, plugin_key
 from headrace.worker import metrics
+from headrace.worker.delivered import Delivered
 from headrace.worker.executorlevels import ExecutorLevels
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
@@ -147,7 +148,6 @@ MAX_CONCURRENT_UNIT_CALLS = 32
 # or the plugin process or the config service refused or did not answer.
 START_ERRORS = (PluginError, PluginCallError, OSError, RuntimeError, TimeoutError)
 # Deletions done, remembered so that one sent again is acknowledged without a second call.
-REMEMBERED_DELETIONS = 100_000
 
 T = TypeVar("T")
 
@@ -207,7 +207,10 @@ class Worker:
         self.states: Mapping[WorkUnit, State] = immutables.Map()
         self.generation = 0
         self.ready = asyncio.Event()  # joined, and the first assignment applied
-        self._deleted: dict[Instance, None] = {}  # insertion-ordered, oldest forgotten first
+        # The deletions delivered here, across restarts (an acknowledgement may be lost).
+        self._deleted = Delivered(run_dir / f"deletions-{worker_id}.jsonl")
+        self._fences = 0  # how often this worker was cut off and gave its units up
+        self._fences_at_apply = 0  # how often, when the assignment being applied arrived
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
         self._spawning: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -275,6 +278,7 @@ class Worker:
             return
         if update.generation > self.generation:
             metrics.REBALANCES.inc()
+        self._fences_at_apply = self._fences
         self.generation = update.generation
         metrics.GENERATION.set(update.generation)
         structlog.contextvars.bind_contextvars(generation=update.generation)
@@ -410,8 +414,8 @@ class Worker:
             await self._start_failed(unit, host)
             return
         running = self.running.get(unit)
-        if running is None:
-            return  # given up meanwhile (the worker fenced itself)
+        if running is None or self._cut_off_since_assigned():
+            return  # given up meanwhile (the worker fenced itself), or about to be
         try:
             await self._launch(host, unit, running)
         except START_ERRORS as exc:
@@ -491,7 +495,7 @@ class Worker:
                 unit, assigned.incarnation, assigned.connector_config, assigned.task_config
             )
             if halted or await self._deliver(cleanup):
-                self._remember(instance)
+                self._deleted.add(instance)
                 done.append(instance)
             self.states = without_item(self.states, unit)
             await self._write_status(unit, self._status.remove(unit))
@@ -513,16 +517,11 @@ class Worker:
             return False
         return True
 
-    def _remember(self, instance: Instance) -> None:
-        self._deleted[instance] = None
-        while len(self._deleted) > REMEMBERED_DELETIONS:
-            del self._deleted[next(iter(self._deleted))]
-
     async def _clean_up(self, cleanup: Cleanup) -> None:
         """Delivers a deletion the coordinator handed out, unless this worker already has."""
         if cleanup.instance not in self._deleted and not await self._deliver(cleanup):
             return  # not acknowledged: the coordinator keeps it pending and sends it again
-        self._remember(cleanup.instance)
+        self._deleted.add(cleanup.instance)
         self.membership.deletions_done([cleanup.instance])
 
     async def _deliver(self, cleanup: Cleanup) -> bool:
@@ -539,9 +538,15 @@ class Worker:
                 error=str(plugin),
             )
             return True
+        if self._cut_off_since_assigned():
+            self._abandoned(unit)
+            return False
         host = (await self._processes_for([plugin]))[plugin_key(plugin)]
         if isinstance(host, Exception) or host.client is None:
             self.log.error("deletion_cleanup_failed", connector=unit.connector, error=str(host))
+            return False
+        if self._cut_off_since_assigned():
+            self._abandoned(unit)
             return False
         try:
             await host.client.clean_up(cleanup, deadline_s=CALL_TIMEOUT_S)
@@ -556,6 +561,16 @@ class Worker:
         self.log.info("deletion_cleaned_up", connector=unit.connector, task=unit.task)
         return True
 
+    def _cut_off_since_assigned(self) -> bool:
+        """Whether this worker was cut off from the group since the assignment it is applying
+        arrived: the coordinator may have handed that assignment's units and deletions to
+        other workers meanwhile, so this one starts and delivers none of them."""
+        return self._fences != self._fences_at_apply
+
+    def _abandoned(self, unit: WorkUnit) -> None:
+        # Not acknowledged: the coordinator hands it to a live worker, or back to this one.
+        self.log.warning("deletion_cleanup_abandoned", connector=unit.connector, task=unit.task)
+
     def _host_lease(self) -> tuple[float, float]:
         """How long a plugin process may run on without hearing from this worker, and how long
         it then has to stop: what the worker itself would have (see ``membership``)."""
@@ -563,6 +578,7 @@ class Worker:
         return session * FENCE_AFTER, session * (1 - FENCE_AFTER) / 2
 
     def _on_fence(self) -> None:
+        self._fences += 1
         self._fencing = asyncio.ensure_future(self._fence())
 
     async def _fence(self) -> None:

@@ -1,0 +1,119 @@
+"""A deletion a worker delivered is not delivered again by that worker once restarted, even
+when its acknowledgement was lost with it (found by the nemesis: a worker stopped right after
+delivering; the coordinator handed the deletion back, and the plugin heard it twice).
+
+The plugin processes are fakes that count the deletions they were told of."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headrace.core.model.structs import (
+    AssignedUnit,
+    AssignmentUpdate,
+    Cleanup,
+    Instance,
+    WorkUnit,
+)
+from headrace.core.settings import Settings
+from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.worker import worker as worker_module
+from headrace.worker.worker import Worker
+
+REC = PluginDescriptor("rec.RecConnector", "1.0.0", "sink", "rec", "RecConnector", Path("/rec"))
+CLEANUP = Cleanup(WorkUnit("gone", 0), "inc-1", {"connector.class": "rec.RecConnector"}, {})
+
+
+class Told:
+    def __init__(self) -> None:
+        self.deletions: Counter[Instance] = Counter()
+        self.on_task_start: Callable[[], None] = lambda: None  # what a task's start brings
+
+
+def fake_process(told: Told) -> Any:
+    class Host:
+        async def start_task(self, *_: object, **__: object) -> None:
+            told.on_task_start()
+
+        async def clean_up(self, cleanup: Cleanup, **_: object) -> None:
+            told.deletions[cleanup.instance] += 1
+
+    class Process:
+        def __init__(self, plugin: PluginDescriptor, *_: object) -> None:
+            self.key = worker_module.plugin_key(plugin)
+            self.plugin = plugin
+            self.client: Host | None = None
+
+        async def start(self) -> None:
+            self.client = Host()
+
+        async def stop(self, **_: object) -> None:
+            self.client = None
+
+    return Process
+
+
+async def a_worker(
+    worker_id: str, run_dir: Path, told: Told, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Worker, list[Instance]]:
+    """A worker whose acknowledgements are only recorded (none reaches a coordinator)."""
+    monkeypatch.setattr(worker_module, "PluginProcess", fake_process(told))
+    settings = Settings(config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1")
+    worker = Worker(settings, worker_id, PluginCatalog((REC,)), run_dir, run_dir)
+    status = StatusStore(memory_logs(MemoryTopic("status")))
+    await status.start(reader=False)
+    monkeypatch.setattr(worker, "_status", status)
+    acknowledged: list[Instance] = []
+    monkeypatch.setattr(worker.membership, "deletions_done", acknowledged.extend)
+    return worker, acknowledged
+
+
+async def test_a_restarted_worker_acknowledges_a_deletion_it_delivered_without_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told = Told()
+    handed = AssignmentUpdate(1, (), cleanups=(CLEANUP,))
+    first, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    await first._apply(handed)
+    assert told.deletions == {CLEANUP.instance: 1} and acknowledged == [CLEANUP.instance]
+    # Its acknowledgement is lost with it; the coordinator hands the deletion back to it.
+    again, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    await again._apply(AssignmentUpdate(2, (), cleanups=(CLEANUP,)))
+    assert told.deletions == {CLEANUP.instance: 1}  # the plugin heard it once
+    assert acknowledged == [CLEANUP.instance]  # and the coordinator hears it is done
+
+
+async def test_another_worker_id_keeps_its_own_deliveries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told = Told()
+    first, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+    await first._apply(AssignmentUpdate(1, (), cleanups=(CLEANUP,)))
+    other, acknowledged = await a_worker("w2", tmp_path, told, monkeypatch)
+    other_cleanup = Cleanup(WorkUnit("other", 0), "inc-9", CLEANUP.connector_config, {})
+    await other._apply(AssignmentUpdate(1, (), cleanups=(other_cleanup,)))
+    assert told.deletions == {CLEANUP.instance: 1, other_cleanup.instance: 1}
+    assert acknowledged == [other_cleanup.instance]
+
+
+async def test_a_worker_cut_off_while_applying_an_assignment_delivers_none_of_its_deletions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis: a worker slow to start its units was cut off meanwhile, and
+    minutes later delivered a deletion that the coordinator had given another worker since."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    told.on_task_start = worker._on_fence  # cut off while it starts a task
+    task = AssignedUnit(WorkUnit("live", 0), {"connector.class": "rec.RecConnector"}, {})
+    await worker._apply(AssignmentUpdate(1, (task,), cleanups=(CLEANUP,)))
+    assert told.deletions == {} and acknowledged == []
+    told.on_task_start = lambda: None
+    await worker._apply(AssignmentUpdate(2, (), cleanups=(CLEANUP,)))  # handed back after
+    assert told.deletions == {CLEANUP.instance: 1} and acknowledged == [CLEANUP.instance]
