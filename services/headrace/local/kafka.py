@@ -199,6 +199,7 @@ class EmbeddedKafka:
     # Where clients are told to find the plaintext listener, when they must go through
     # something in front of it (a proxy on this port); the broker's own port when unset.
     advertised_port: int | None = None
+    internal_port: int = 0  # the broker's own listener, when clients are sent elsewhere
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -219,6 +220,15 @@ class EmbeddedKafka:
         if self.secure is not None:
             clients |= self.secure.listeners()
             protocols |= {"SASL_SSL": "SASL_SSL", "MTLS": "SSL"}
+        internal = "PLAINTEXT"
+        if self.advertised_port is not None:
+            # The broker speaks to itself (transaction markers, say) on a listener of its own,
+            # so that what stands in front of the clients' listener is between it and them only.
+            if not self.internal_port:
+                self.internal_port = free_port()
+            internal = "INTERNAL"
+            clients["INTERNAL"] = f"127.0.0.1:{self.internal_port}"
+            protocols["INTERNAL"] = "PLAINTEXT"
         listening = ",".join(f"{name}://{address}" for name, address in clients.items())
         if self.advertised_port is not None:
             clients["PLAINTEXT"] = f"127.0.0.1:{self.advertised_port}"
@@ -230,7 +240,7 @@ class EmbeddedKafka:
             "listeners": f"{listening},CONTROLLER://127.0.0.1:{self.controller_port}",
             "advertised.listeners": advertised,
             "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
+            "inter.broker.listener.name": internal,
             "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
             "log.dirs": str(self.data_dir / "logs"),
             "num.partitions": "1",

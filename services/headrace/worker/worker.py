@@ -414,8 +414,13 @@ class Worker:
             await self._start_failed(unit, host)
             return
         running = self.running.get(unit)
-        if running is None or self._cut_off_since_assigned():
-            return  # given up meanwhile (the worker fenced itself), or about to be
+        if running is None:
+            return  # given up meanwhile (the worker fenced itself)
+        if self._cut_off_since_assigned():
+            # The assignment may be stale: the unit may run elsewhere by now.
+            del self.running[unit]
+            await self._report(unit, State.UNASSIGNED, running=running)
+            return
         try:
             await self._launch(host, unit, running)
         except START_ERRORS as exc:
@@ -482,9 +487,14 @@ class Worker:
         unit, deleted = stop.unit, stop.deleted
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
         halted = False
+        # Cut off, the deletion may be another worker's to deliver by now: the unit stops
+        # without the marker, unacknowledged, and the coordinator hands it to whom it picks.
+        tell = deleted and not self._cut_off_since_assigned()
+        if deleted and not tell:
+            self._abandoned(unit)
         if process is not None and process.client is not None and not running.held:
-            halted = await self._halt(process, unit, deleted=deleted)
-        self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=deleted)
+            halted = await self._halt(process, unit, deleted=tell)
+        self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=tell)
         if deleted:
             instance = (unit, running.incarnation)
             # Its process is gone (it crashed), did not answer, or the unit was held (paused or
@@ -494,7 +504,7 @@ class Worker:
             cleanup = Cleanup(
                 unit, assigned.incarnation, assigned.connector_config, assigned.task_config
             )
-            if halted or await self._deliver(cleanup):
+            if tell and (halted or await self._deliver(cleanup)):
                 self._deleted.add(instance)
                 done.append(instance)
             self.states = without_item(self.states, unit)
@@ -562,10 +572,15 @@ class Worker:
         return True
 
     def _cut_off_since_assigned(self) -> bool:
-        """Whether this worker was cut off from the group since the assignment it is applying
-        arrived: the coordinator may have handed that assignment's units and deletions to
-        other workers meanwhile, so this one starts and delivers none of them."""
-        return self._fences != self._fences_at_apply
+        """Whether this worker is cut off from the group, or was since the assignment it is
+        applying arrived (an assignment read after a freeze may be long stale): the coordinator
+        may have handed that assignment's units and deletions to other workers meanwhile, so
+        this one starts and delivers none of them."""
+        membership = self.membership
+        return (
+            self._fences != self._fences_at_apply
+            or membership.cut_off_for() >= FENCE_AFTER * membership.session_timeout
+        )
 
     def _abandoned(self, unit: WorkUnit) -> None:
         # Not acknowledged: the coordinator hands it to a live worker, or back to this one.

@@ -18,6 +18,7 @@ from headrace.core.model.structs import (
     AssignmentUpdate,
     Cleanup,
     Instance,
+    Revocation,
     WorkUnit,
 )
 from headrace.core.settings import Settings
@@ -34,6 +35,7 @@ CLEANUP = Cleanup(WorkUnit("gone", 0), "inc-1", {"connector.class": "rec.RecConn
 class Told:
     def __init__(self) -> None:
         self.deletions: Counter[Instance] = Counter()
+        self.stopped: list[tuple[WorkUnit, bool]] = []  # (unit, deleted) of each stop
         self.on_task_start: Callable[[], None] = lambda: None  # what a task's start brings
 
 
@@ -41,6 +43,9 @@ def fake_process(told: Told) -> Any:
     class Host:
         async def start_task(self, *_: object, **__: object) -> None:
             told.on_task_start()
+
+        async def stop(self, unit: WorkUnit, *, deleted: bool, **_: object) -> None:
+            told.stopped.append((unit, deleted))
 
         async def clean_up(self, cleanup: Cleanup, **_: object) -> None:
             told.deletions[cleanup.instance] += 1
@@ -117,3 +122,22 @@ async def test_a_worker_cut_off_while_applying_an_assignment_delivers_none_of_it
     told.on_task_start = lambda: None
     await worker._apply(AssignmentUpdate(2, (), cleanups=(CLEANUP,)))  # handed back after
     assert told.deletions == {CLEANUP.instance: 1} and acknowledged == [CLEANUP.instance]
+
+
+async def test_a_stale_deletion_read_after_a_freeze_is_left_to_the_coordinator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis: a worker frozen past its session read, once thawed, a revocation
+    with the deletion marker sent before it froze, and told its plugin, while the coordinator
+    had handed the deletion to another worker, which told it too."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    unit = WorkUnit("gone", 0)
+    task = AssignedUnit(unit, dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (task,)))
+    assert unit in worker.running
+    membership = worker.membership
+    membership.last_contact -= membership.session_timeout  # frozen that long since
+    await worker._apply(AssignmentUpdate(2, (), revoked=(Revocation(unit, deleted=True),)))
+    assert unit not in worker.running  # stopped all the same
+    assert told.deletions == {} and told.stopped == [(unit, False)] and acknowledged == []
