@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import signal
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.folder or Path("var") / "chaos" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed-{seed}"
     folder = folder.resolve()
     print(f"nemesis run: seed {seed}, {args.duration:.0f} s of faults, in {folder}", flush=True)
+    # Stopped (Ctrl-C, SIGTERM), the run still stops every process it started.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     return ChaosRun(folder, seed, args.duration).main()
 
 

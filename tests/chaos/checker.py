@@ -22,10 +22,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-DEATH_SLACK_MS = 250
-"""How late the runner may notice a process's death (it looks every 100 ms): an interval that
-ended with its process is taken to have ended this much earlier than noticed."""
-
 
 @dataclass(frozen=True)
 class Violation:
@@ -189,7 +185,8 @@ def runs(
         for (unit, pid), start in open_runs.items():
             death = deaths.get(pid)
             if death is not None:
-                found.append(Run(unit, pid, start, max(start, death - DEATH_SLACK_MS), "death"))
+                # When it was seen gone (the runner looks every 100 ms): no later than that.
+                found.append(Run(unit, pid, start, death, "death"))
             else:
                 found.append(Run(unit, pid, start, end_ms, "end"))
     return found

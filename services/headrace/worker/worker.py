@@ -85,6 +85,9 @@ class Running:
 
     plugin: PluginDescriptor | None
     assigned: AssignedUnit
+    # The plugin process it was started in: only that one can stop it. One started since for
+    # the same plugin (after the first died) never heard of it.
+    host: PluginProcess | None = None
 
     @property
     def incarnation(self) -> str:
@@ -115,7 +118,10 @@ class ProcessExited:
 
 @dataclass(frozen=True)
 class Fenced:
-    """The plugin processes were stopped because the worker was cut off."""
+    """The plugin processes were stopped because the worker was cut off; these units, which
+    it no longer claims, are to be reported given up."""
+
+    units: Mapping[WorkUnit, Running]
 
 
 @dataclass(frozen=True)
@@ -261,8 +267,8 @@ class Worker:
                 await self._reported(host_event)
             case ProcessExited(process, code, overrun):
                 await self._exited(process, code, overrun)
-            case Fenced():
-                await self._given_up()
+            case Fenced(units):
+                await self._given_up(units)
             case IdleCheck(process):
                 await self._idle(process)
             case TopicsForgotten(connector):
@@ -426,6 +432,8 @@ class Worker:
         except START_ERRORS as exc:
             await self._start_failed(unit, exc)
             return
+        if self.running.get(unit) is running:
+            self.running[unit] = dataclasses.replace(running, host=host)
         self.log.info(
             "unit_started", connector=unit.connector, task=unit.task, version=host.plugin.version
         )
@@ -486,6 +494,8 @@ class Worker:
     ) -> None:
         unit, deleted = stop.unit, stop.deleted
         process = self._processes.get(plugin_key(running.plugin)) if running.plugin else None
+        if process is not running.host:
+            process = None  # the process that ran it is gone; it runs in none of the others
         halted = False
         # Cut off, the deletion may be another worker's to deliver by now: the unit stops
         # without the marker, unacknowledged, and the coordinator hands it to whom it picks.
@@ -594,21 +604,25 @@ class Worker:
 
     def _on_fence(self) -> None:
         self._fences += 1
-        self._fencing = asyncio.ensure_future(self._fence())
+        # Given up at once, not once the main task gets to it (it may be busy for long): a
+        # Join sent meanwhile, as the worker rejoins, must not claim units it no longer runs,
+        # or the coordinator would have their deletions delivered here a second time.
+        units, self.running = self.running, {}
+        self._fencing = asyncio.ensure_future(self._fence(units))
 
-    async def _fence(self) -> None:
+    async def _fence(self, units: Mapping[WorkUnit, Running]) -> None:
         """Stops every plugin process at once, bounded in time: the worker is cut off, and its
-        units may soon run elsewhere. The main task then gives the units up (``Fenced``)."""
+        units may soon run elsewhere. The main task then reports them given up (``Fenced``)."""
         _, budget = self._host_lease()
         processes, self._processes = list(self._processes.values()), {}
         await asyncio.gather(*(p.stop(wait_s=budget) for p in processes))
-        self._queue.put_nowait(Fenced())
+        self._queue.put_nowait(Fenced(units))
 
-    async def _given_up(self) -> None:
-        units, self.running = self.running, {}
+    async def _given_up(self, units: Mapping[WorkUnit, Running]) -> None:
+        gone = {u: r for u, r in units.items() if u not in self.running}  # not run here again
         await for_each(
             lambda item: self._report(item[0], State.UNASSIGNED, running=item[1]),
-            units.items(),
+            gone.items(),
             MAX_CONCURRENT_UNIT_CALLS,
         )
         self.log.warning("worker_units_given_up", units=len(units))

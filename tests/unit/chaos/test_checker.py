@@ -63,6 +63,9 @@ def test_records_put_by_a_process_not_running_the_task_are_found() -> None:
     assert checker.overlaps(runs, inside) == []
     after = {"c": [{"task": 0, "pid": 1, "at_ms": 150}]}
     assert kinds(checker.overlaps(runs, after)) == ["records put outside a run"]
+    # Killed at 200 without a stop: what it put until then was inside its run.
+    killed = checker.runs({"c": [line("start", 0, 1)]}, {1: 200}, end_ms=1000)
+    assert checker.overlaps(killed, {"c": [{"task": 0, "pid": 1, "at_ms": 199}]}) == []
 
 
 def stop(at: int, pid: int, task: int | None = 0, deleted: bool = True) -> dict[str, Any]:

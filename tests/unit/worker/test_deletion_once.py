@@ -55,6 +55,7 @@ def fake_process(told: Told) -> Any:
             self.key = worker_module.plugin_key(plugin)
             self.plugin = plugin
             self.client: Host | None = None
+            self.log_file = Path(f"{self.key}.log")
 
         async def start(self) -> None:
             self.client = Host()
@@ -141,3 +142,41 @@ async def test_a_stale_deletion_read_after_a_freeze_is_left_to_the_coordinator(
     await worker._apply(AssignmentUpdate(2, (), revoked=(Revocation(unit, deleted=True),)))
     assert unit not in worker.running  # stopped all the same
     assert told.deletions == {} and told.stopped == [(unit, False)] and acknowledged == []
+
+
+async def test_a_unit_whose_process_died_hears_of_its_deletion_in_a_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis: a task's plugin process was killed, another process of the same
+    plugin was started for other units, and the task's deletion was sent to that one, which
+    had never run it, and counted as delivered: the plugin never heard of it."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    config = dict(CLEANUP.connector_config)
+    gone, other = WorkUnit("gone", 0), WorkUnit("other", 0)
+    await worker._apply(AssignmentUpdate(1, (AssignedUnit(gone, config, {}),)))
+    [first] = worker._processes.values()
+    await worker._exited(first, -9, "")  # killed: its units FAILED
+    both = (AssignedUnit(gone, config, {}), AssignedUnit(other, config, {}))
+    await worker._apply(AssignmentUpdate(2, both))  # another process, for the other unit
+    assert worker._processes and first not in worker._processes.values()
+    revoked = (Revocation(gone, deleted=True),)
+    await worker._apply(AssignmentUpdate(3, (both[1],), revoked=revoked))
+    assert (gone, True) not in told.stopped  # not to a process that never ran it
+    instance = (gone, both[0].incarnation)
+    assert told.deletions == {instance: 1} and acknowledged == [instance]
+
+
+async def test_a_worker_cut_off_claims_none_of_its_units_when_it_rejoins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis: a worker cut off while busy rejoined claiming the units it had
+    given up; one of them had been deleted meanwhile, and delivered its deletion elsewhere, so
+    the coordinator had this worker deliver it a second time."""
+    told = Told()
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+    task = AssignedUnit(WorkUnit("live", 0), dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (task,)))
+    assert worker.membership._running() == {task.unit: task.incarnation}
+    worker._on_fence()
+    assert worker.membership._running() == {}  # what its next Join says it runs
