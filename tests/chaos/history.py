@@ -24,9 +24,11 @@ class History:
         with self._lock, self.path.open("a") as out:
             out.write(line)
 
-
-def read(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry so far (read under the writers' lock: a line is never read half written)."""
+        with self._lock:
+            text = self.path.read_text()
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 class Repeating:

@@ -27,7 +27,8 @@ def generated(kafka: str, name: str) -> list[tuple[int, int, int]]:
 
 
 def delta_ids(path: Path) -> list[int]:
-    if not (path / "_delta_log").exists():
+    """The table's ids; none before its first commit (its log may exist, empty, before it)."""
+    if not any((path / "_delta_log").glob("*.json")):
         return []
     return [
         int(i) for i in DeltaTable(str(path)).to_pyarrow_table(columns=["id"])["id"].to_pylist()

@@ -52,6 +52,7 @@ def text(value: bytes | None) -> str:
 SIGNALS = {"kill": signal.SIGKILL, "term": signal.SIGTERM}
 DRAIN_S = 300.0  # how long the sinks get to catch up once every fault is healed
 SETTLE_S = 120.0
+READ_ATTEMPTS = 5
 
 
 def wait(what: str, check: Callable[[], Any], timeout: float, every_s: float = 1.0) -> Any:
@@ -306,7 +307,7 @@ class ChaosRun:
 
         def drained() -> bool:
             self._restart_failed(api, names)
-            return not [v for v in self._deliveries()[1] if v.kind == "missing"]
+            return not [v for v in self._read_back()[1] if v.kind == "missing"]
 
         try:
             wait("every sink caught up", drained, DRAIN_S, every_s=5.0)
@@ -314,6 +315,19 @@ class ChaosRun:
             self.history.write("note", what=str(error))
         # What a deletion stop still in flight needs, and what a last put does.
         time.sleep(5.0)
+
+    def _read_back(self) -> tuple[list[checker.Delivery], list[checker.Violation]]:
+        """:meth:`_deliveries`, read again when a read fails: a sink may be committing as it is
+        read (a Delta commit, say), and what a reader trips on is said in the history."""
+        for attempt in range(READ_ATTEMPTS):
+            try:
+                return self._deliveries()
+            except Exception as error:  # read again; the last failure is raised
+                self.history.write("note", what="an output could not be read", error=repr(error))
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
+                time.sleep(2.0)
+        raise AssertionError("unreachable")
 
     def _deliveries(self) -> tuple[list[checker.Delivery], list[checker.Violation]]:
         cluster = self.cluster
@@ -366,7 +380,7 @@ class ChaosRun:
         return figures, violations
 
     def _check(self, deaths: Deaths, appended: int) -> dict[str, Any]:
-        figures, violations = self._deliveries()
+        figures, violations = self._read_back()
         out = self.cluster.outputs
         audit, audit_life, _ = outputs.recorded(out / "audit")
         violations += checker.sink_order("audit", [(r["partition"], r["offset"]) for r in audit])
@@ -387,9 +401,7 @@ class ChaosRun:
         violations += checker.overlaps(runs, puts)
         deleted = [name for name in lifecycles if name.startswith("churn-")]
         violations += checker.deletion_stops(lifecycles, answers, deleted)
-        history = [
-            json.loads(line) for line in (self.folder / "history.jsonl").read_text().splitlines()
-        ]
+        history = self.history.entries()
         faults = [e for e in history if e["type"] == "fault"]
         return {
             "seed": self.seed,
