@@ -74,6 +74,9 @@ class Membership:
         self._clock = clock
         self.session_timeout = DEFAULT_SESSION_TIMEOUT
         self.coordinator = ""  # the address of the coordinator this worker is joined to
+        # Which Join stream this is, counted from 1 as each is welcomed: what arrived on an
+        # earlier one is from a coordinator this worker has left since.
+        self.session = 0
         self.last_contact = clock()
         self._fenced = False
         self._sent: dict[int, float] = {}
@@ -174,6 +177,7 @@ class Membership:
                         case "welcome":
                             self.session_timeout = message.welcome.session_timeout_ms / 1000
                             self.coordinator = address
+                            self.session += 1
                             self._contact(joined_at)
                             log.get().info("coordinator_joined", address=address)
                             beat = asyncio.create_task(self._beat())

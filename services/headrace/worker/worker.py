@@ -102,6 +102,7 @@ class Running:
 @dataclass(frozen=True)
 class Assigned:
     update: AssignmentUpdate
+    session: int  # the membership's stream it arrived on
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ class Worker:
             settings.coordinator_addrs,
             worker_id,
             lambda: {u: r.incarnation for u, r in self.running.items()},
-            lambda update: self._queue.put_nowait(Assigned(update)),
+            lambda update: self._queue.put_nowait(Assigned(update, self.membership.session)),
             self._on_fence,
             connect=partial(tls.aio_channel, settings=settings),
             on_levels=lambda: self._executor_levels.changed(),
@@ -258,7 +259,13 @@ class Worker:
 
     async def _handle(self, event: Event) -> None:
         match event:
-            case Assigned(update):
+            case Assigned(update, session):
+                if session != self.membership.session:
+                    # Read from a stream that has ended since (a worker frozen with it
+                    # unread, say): its coordinator may no longer lead, and the one this worker
+                    # joined since has sent what it is to run now.
+                    self.log.warning("assignment_of_an_ended_session", generation=update.generation)
+                    return
                 await self._apply(update)
                 # Only an assignment changes which units run here: checked once per update, not
                 # at every report (a cold start reports each of its units).

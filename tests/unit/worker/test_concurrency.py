@@ -228,7 +228,7 @@ async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_othe
 ) -> None:
     monkeypatch.setattr(worker, "settings", Settings(plugin_idle_stop_s=0.0))
     await worker._handle(
-        worker_module.Assigned(assignment(1, {"g": "GenConnector", "s": "out.OutConnector"}))
+        worker_module.Assigned(assignment(1, {"g": "GenConnector", "s": "out.OutConnector"}), 0)
     )
     gen, sink = worker._processes["GenConnector-1.0.0"], worker._processes["OutConnector-2.0.0"]
     # The sink connector moves away: its process runs nothing here now.
@@ -237,7 +237,7 @@ async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_othe
         assignment(2, {"g": "GenConnector"}).units,
         revoked=tuple(Revocation(u) for u in units_of("s")),
     )
-    await worker._handle(worker_module.Assigned(revoked))
+    await worker._handle(worker_module.Assigned(revoked, 0))
     check = await asyncio.wait_for(worker._queue.get(), timeout=5)
     assert check == worker_module.IdleCheck(sink)
     await worker._handle(check)
@@ -245,7 +245,7 @@ async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_othe
     assert sink.client is None and gen.client is not None
     # It comes back when a unit needs it again.
     await worker._handle(
-        worker_module.Assigned(assignment(3, {"g": "GenConnector", "s": "out.OutConnector"}))
+        worker_module.Assigned(assignment(3, {"g": "GenConnector", "s": "out.OutConnector"}), 0)
     )
     assert spawned == {"GenConnector-1.0.0": 1, "OutConnector-2.0.0": 2}
     assert worker._queue.empty()

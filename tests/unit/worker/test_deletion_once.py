@@ -36,12 +36,14 @@ class Told:
     def __init__(self) -> None:
         self.deletions: Counter[Instance] = Counter()
         self.stopped: list[tuple[WorkUnit, bool]] = []  # (unit, deleted) of each stop
+        self.started: list[WorkUnit] = []
         self.on_task_start: Callable[[], None] = lambda: None  # what a task's start brings
 
 
 def fake_process(told: Told) -> Any:
     class Host:
-        async def start_task(self, *_: object, **__: object) -> None:
+        async def start_task(self, unit: WorkUnit, *_: object, **__: object) -> None:
+            told.started.append(unit)
             told.on_task_start()
 
         async def stop(self, unit: WorkUnit, *, deleted: bool, **_: object) -> None:
@@ -180,3 +182,22 @@ async def test_a_worker_cut_off_claims_none_of_its_units_when_it_rejoins(
     assert worker.membership._running() == {task.unit: task.incarnation}
     worker._on_fence()
     assert worker.membership._running() == {}  # what its next Join says it runs
+
+
+async def test_an_assignment_read_from_an_ended_stream_is_not_acted_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 101): a worker frozen with an old leader's assignments unread
+    in its stream joined the new leader once thawed, then acted on them, and started a task the
+    new leader had given another worker meanwhile: one task on two workers for 42 s."""
+    told = Told()
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+    task = AssignedUnit(WorkUnit("live", 0), dict(CLEANUP.connector_config), {})
+    stale = worker_module.Assigned(AssignmentUpdate(7, (task,)), worker.membership.session)
+    worker.membership.session += 1  # welcomed by another coordinator since
+    await worker._handle(stale)
+    assert worker.running == {} and told.started == []
+    await worker._handle(
+        worker_module.Assigned(AssignmentUpdate(8, (task,)), worker.membership.session)
+    )
+    assert told.started == [task.unit]
