@@ -313,8 +313,19 @@ class ChaosRun:
             wait("every sink caught up", drained, DRAIN_S, every_s=5.0)
         except TimeoutError as error:
             self.history.write("note", what=str(error))
-        # What a deletion stop still in flight needs, and what a last put does.
-        time.sleep(5.0)
+        # A deletion stop still in flight, and a last put, land before anything is read.
+        sizes: list[int] = []
+
+        def quiet() -> bool:
+            sizes.append(self._recorded_bytes())
+            return len(sizes) >= 3 and sizes[-1] == sizes[-3]  # unchanged for two looks
+
+        wait("the recording plugin's logs quiet", quiet, SETTLE_S)
+
+    def _recorded_bytes(self) -> int:
+        """How much the recording plugin has written, every connector's files together."""
+        out = self.cluster.outputs
+        return sum(f.stat().st_size for f in [*out.glob("audit/*"), *out.glob("churn/*/*")])
 
     def _read_back(self) -> tuple[list[checker.Delivery], list[checker.Violation]]:
         """:meth:`_deliveries`, read again when a read fails: a sink may be committing as it is
