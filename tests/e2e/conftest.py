@@ -5,11 +5,13 @@ stops a process starts it again before it ends, so the next finds the stack whol
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pluggy
 import pytest
 
 from headrace.core.settings import BUILTIN_PLUGINS
@@ -17,6 +19,9 @@ from headrace.local.stack import Stack
 from tests.support import local_settings
 
 TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
+NOTABLE_LEVELS = frozenset({"warning", "error", "critical"})
+NOTABLE_LINES = 6
+"""How many of each service's warnings and errors a failed test shows: the last ones."""
 
 
 # Short enough to keep the waits of the tests that lose a worker short; long enough that a
@@ -98,3 +103,38 @@ def stack(
             yield stack
         finally:
             stack.down()
+
+
+def _log_sizes(stacks: list[Stack]) -> dict[Path, int]:
+    return {
+        f: f.stat().st_size for s in stacks if s.log_dir.is_dir() for f in s.log_dir.glob("*.log")
+    }
+
+
+def _notable(line: str) -> bool:
+    """Whether a service's log line is a warning, an error or not JSON (a traceback)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return bool(line.strip())
+    return not isinstance(entry, dict) or entry.get("level") in NOTABLE_LEVELS
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Function) -> Generator[None, pluggy.Result[None]]:
+    """A failed test shows the warnings and errors its services logged while it ran (their logs
+    are files a CI run does not keep): the last ``NOTABLE_LINES`` of each log, with its name."""
+    stacks = [s for n in ("stack", "spark") if isinstance(s := item.funcargs.get(n), Stack)]
+    before = _log_sizes(stacks)
+    outcome = yield
+    if outcome.excinfo is None:
+        return
+    lines = []
+    for path, size in _log_sizes(stacks).items():
+        with path.open("rb") as log:
+            log.seek(before.get(path, 0) if before.get(path, 0) <= size else 0)
+            text = log.read().decode(errors="replace")
+        notable = [line[:300] for line in text.splitlines() if _notable(line)]
+        lines += [f"{path.stem}: {line}" for line in notable[-NOTABLE_LINES:]]
+    if lines:
+        item.add_report_section("call", "service warnings and errors", "\n".join(lines))
