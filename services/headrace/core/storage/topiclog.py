@@ -168,11 +168,33 @@ class TopicLog:
         await self._consumer.seek_to_beginning(*self._partitions)
         self._positions = {tp.partition: 0 for tp in self._partitions}
         # The end to replay to, asked before the reader's first fetch can hold the connection.
-        ends = await self._consumer.end_offsets(self._partitions)
+        # A one-off replay (a source task's offsets) reads to the high watermark, not to where
+        # a committed read stands now: another writer's open transaction (one of a task that
+        # died mid-transaction, until it times out) holds that back, and every transaction
+        # committed after it (this task's own last ones among them) would go unread, and be
+        # produced again.
+        ends = await (
+            self._consumer.end_offsets(self._partitions) if follow else self._high_watermarks()
+        )
         self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
         await self.wait_for({tp.partition: off for tp, off in ends.items()})
         if not follow:
             await self._stop_reading()
+
+    async def _high_watermarks(self) -> dict[TopicPartition, int]:
+        """Each partition's end, committed or not: what a committed read reaches once every
+        transaction before it has ended."""
+        ends = AIOKafkaConsumer(
+            **self._security.client_kwargs(self._bootstrap),
+            enable_auto_commit=False,
+            group_id=None,
+            isolation_level="read_uncommitted",
+        )
+        await ends.start()
+        try:
+            return dict(await ends.end_offsets(self._partitions))
+        finally:
+            await ends.stop()
 
     async def _stop_reading(self) -> None:
         reader, self._reader = self._reader, None
