@@ -8,7 +8,9 @@
 Each generation is its own record: the live members with what each runs and must stop, the
 members in their grace period with the units kept for them, and every pending deletion. The
 coordinator appends a generation *before* it tells any worker about it, so what a crash
-interrupts is found again on replay. Only the active coordinator writes.
+interrupts is found again on replay. A deletion acknowledged while a hand-over waits has the
+last generation written again under its key, without it: what resumes from the log never
+delivers an acknowledged deletion again. Only the active coordinator writes.
 
 With generation n it tombstones generation n - :data:`HISTORY`, so the topic holds the last
 :data:`HISTORY` generations and compaction never removes the latest: a pending deletion, being

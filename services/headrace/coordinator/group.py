@@ -33,7 +33,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import structlog
@@ -209,6 +209,9 @@ class Group:
     retired: dict[tuple[str, str], tuple[Config, tuple[Config, ...]]] = field(default_factory=dict)
     handover: Handover | None = None
     dirty: bool = False
+    # A deletion was acknowledged since the last generation was recorded: its absence from the
+    # pending deletions must be written before anything else happens (``_amend``).
+    acknowledged: bool = False
     # What the last generation recorded, and what each member was last told to run (a
     # revocation forgets it): a plan that would change neither is not recorded nor sent.
     recorded: Generation | None = None
@@ -269,6 +272,8 @@ class Group:
             await self._rebalance()
             if self.handover is not None and not self.handover.waiting:
                 self._finish(self.handover)  # nothing to revoke: hand out at once
+        if self.acknowledged:
+            await self._amend()
 
     def _handle(self, event: Event) -> None:
         now = self.clock()
@@ -340,6 +345,7 @@ class Group:
     def _deleted(self, worker_id: str, instances: frozenset[Instance]) -> None:
         for unit, incarnation in instances:
             if self.pending.pop((unit, incarnation), None) is not None:
+                self.acknowledged = True
                 log.get().info("deletion_acknowledged", worker=worker_id, unit=str(unit))
             running = self.current.get(worker_id, {})
             if running.get(unit) == incarnation:
@@ -415,6 +421,7 @@ class Group:
         revocations = generation.revocations
         if not revocations and self._unchanged(generation, planned.cleanups, configs):
             return
+        self.acknowledged = False  # the generation records what is still pending
         structlog.contextvars.bind_contextvars(generation=generation.number)
         # Written before anyone hears of it: a revocation with the deletion marker that a crash
         # interrupts is found again on replay.
@@ -440,6 +447,19 @@ class Group:
         for worker_id, revoked in revocations.items():
             keep = _without(self.current.get(worker_id, {}), (r.unit for r in revoked))
             self._send(worker_id, self._revocation(keep, revoked, handover))
+
+    async def _amend(self) -> None:
+        """Records the last generation again, less the deletions acknowledged since: while a
+        hand-over waits no generation follows, and a coordinator that took over meanwhile would
+        resume with them pending, and have them told again, elsewhere if their worker is gone."""
+        self.acknowledged = False
+        if self.recorded is None:
+            return
+        still = tuple(p for p in self.recorded.pending if p.instance in self.pending)
+        if still != self.recorded.pending:
+            amended = replace(self.recorded, pending=still)
+            await self.append(amended)
+            self.recorded = amended
 
     def _revocation(
         self, keep: Placement, revoked: frozenset[Revocation], handover: Handover

@@ -387,3 +387,31 @@ async def test_a_deletion_whose_owner_never_returns_is_cleaned_up_elsewhere_once
     assert h.group.pending == {}
     await h.tick(1, "w2")
     assert all(not m.cleanups for m in h.received("w2"))
+
+
+async def test_a_deletion_acknowledged_mid_hand_over_stays_acknowledged_after_a_failover() -> None:
+    """Seen in a nemesis run: a deletion acknowledged while a hand-over waited went unrecorded
+    until the next generation; the coordinator lost its lease first, and the next one, resuming
+    from the log, had the deletion told again by another worker."""
+    h = Harness(session_timeout=10.0, grace=5.0)
+    state = configs(a=1, b=1)
+    await h.send(ConfigsChanged(state))
+    await h.join("w1")
+    h.received("w1")
+    await h.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
+    (revocation,) = h.received("w1")
+    # w1's plugin returned from stop(deleted=True); its acknowledgement of the revocation as a
+    # whole has not arrived, so the hand-over still waits.
+    await h.send(DeletionsDone("w1", frozenset({(A, "a-1"), (A0, "a-1")})))
+    assert h.group.handover is not None
+    assert h.log[-1].pending == ()  # recorded at once, in the generation it amends
+    assert h.log[-1].number == revocation.generation
+
+    # The coordinator fails over; w1 never comes back, w2 joins the new leader.
+    after = Harness(session_timeout=10.0, grace=5.0)
+    after.group.resume(h.log[-1])
+    await after.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
+    await after.join("w2")
+    await after.tick(16, "w2")
+    assert after.group.pending == {}
+    assert all(not m.cleanups for m in after.received("w2"))
