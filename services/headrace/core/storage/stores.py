@@ -47,9 +47,17 @@ from headrace.core.model.structs import WorkUnit
 from headrace.core.observability import log
 from headrace.core.settings import Settings
 from headrace.core.storage.remotelog import remote_logs
-from headrace.core.storage.topiclog import Log, LogFactory, LogRecord, Send, TopicLog, kafka_logs
+from headrace.core.storage.topiclog import (
+    HELD_BACK_WAIT_S,
+    Log,
+    LogFactory,
+    LogRecord,
+    Send,
+    TopicLog,
+    kafka_logs,
+)
 from headrace.core.storage.topics import TOPICS, ensure_cluster_topic, ensure_topic
-from headrace.sdk.errors import ConfigException
+from headrace.sdk.errors import ConfigException, ConnectError
 
 
 class StatusStore:
@@ -149,8 +157,12 @@ class OffsetStore:
             logs = remote_logs(settings, settings.offsets_addr, "offsets")
         self._on_kafka = logs is None
         self._own_topic = topic
+        # Waiting for another task's open transaction is part of this task's start, which the
+        # worker gives the plugin call's time: a third of it, at most HELD_BACK_WAIT_S.
+        wait_s = min(HELD_BACK_WAIT_S, settings.plugin_call_timeout_s / 3)
         if topic is None:
-            self._log = (logs or kafka_logs(settings, "offsets", send))(self._on_record)
+            cluster_logs = kafka_logs(settings, "offsets", send, held_back_wait_s=wait_s)
+            self._log = (logs or cluster_logs)(self._on_record)
             self._cluster_log: Log | None = None
         else:
             # KIP-618: the connector's own topic is where its offsets go, and is read last, so
@@ -161,8 +173,11 @@ class OffsetStore:
                 self._on_record,
                 send,
                 security=settings.kafka_security,
+                held_back_wait_s=wait_s,
             )
-            self._cluster_log = kafka_logs(settings, "offsets")(self._on_record)
+            self._cluster_log = kafka_logs(settings, "offsets", held_back_wait_s=wait_s)(
+                self._on_record
+            )
         self.state: OffsetMap = NO_OFFSETS
         self._stored_at: dict[str, int] = {}  # each source partition's latest, in the log
         self._pending: dict[str, tuple[int, Pending]] = {}  # by owner, with where in the log
@@ -214,10 +229,40 @@ class OffsetStore:
         if self._cluster_log is not None:
             await self._cluster_log.start(writer=False, follow=False)
             await self._cluster_log.close()
+            self._check_read_whole(self._cluster_log)
         # Read once: this task is the only writer of its source partitions from now on.
         await self._log.start(follow=False)
+        try:
+            self._check_read_whole(self._log)
+        except ConnectError:
+            await self._log.close()
+            raise
         log.get().info(
             "source_offsets_loaded", connector=self.connector, partitions=len(self.state)
+        )
+
+    def _check_read_whole(self, read: Log) -> None:
+        """Refuses to go on, for a task that writes exactly once, when another writer's open
+        transaction kept part of the offsets unread (what it holds back may be this task's own
+        last commits, and reading short would have it produce them again); says so otherwise,
+        where a record produced twice is allowed."""
+        held = getattr(read, "held_back", {})
+        if not held:
+            return
+        where = "; ".join(
+            f"{read.topic} partition {p} from offset {at} (its end is {end})"
+            for p, (at, end) in held.items()
+        )
+        if self.owner is None:
+            log.get().warning(
+                "source_offsets_read_held_back", connector=self.connector, held_back=where
+            )
+            return
+        raise ConnectError(
+            f"the source offsets of {self.connector!r} cannot be read whole: a transaction "
+            f"left open holds back {where}. One that outlives its producer's "
+            "transaction.timeout.ms is hanging: kafka-transactions.sh find-hanging lists it, "
+            "and its abort command ends it; then restart the task"
         )
 
     async def close(self) -> None:

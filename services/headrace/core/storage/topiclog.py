@@ -91,6 +91,10 @@ async def send_records(
     return [(m.partition, m.offset) for m in metas]
 
 
+HELD_BACK_WAIT_S = 20.0
+"""How long a one-off replay waits for open transactions to end (see ``TopicLog._replay_once``)."""
+
+
 class TopicLog:
     """Appends to and reads one topic; ``on_record`` is called for each record read, in order.
 
@@ -114,8 +118,13 @@ class TopicLog:
         *,
         writer_id: str | None = None,
         security: KafkaSecurity | None = None,
+        held_back_wait_s: float = HELD_BACK_WAIT_S,
     ) -> None:
         self._bootstrap = bootstrap_servers
+        self._held_back_wait_s = held_back_wait_s
+        # Where a one-off replay stopped short of the high watermark, by partition: (where it
+        # stopped, the high watermark); empty when it read everything.
+        self.held_back: dict[int, tuple[int, int]] = {}
         self._security = security or KafkaSecurity.from_env()
         self._topic = topic
         self._on_record = on_record
@@ -167,19 +176,35 @@ class TopicLog:
         self._consumer.assign(self._partitions)
         await self._consumer.seek_to_beginning(*self._partitions)
         self._positions = {tp.partition: 0 for tp in self._partitions}
+        if not follow:
+            await self._replay_once()
+            return
         # The end to replay to, asked before the reader's first fetch can hold the connection.
-        # A one-off replay (a source task's offsets) reads to the high watermark, not to where
-        # a committed read stands now: another writer's open transaction (one of a task that
-        # died mid-transaction, until it times out) holds that back, and every transaction
-        # committed after it (this task's own last ones among them) would go unread, and be
-        # produced again.
-        ends = await (
-            self._consumer.end_offsets(self._partitions) if follow else self._high_watermarks()
-        )
+        ends = await self._consumer.end_offsets(self._partitions)
         self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
         await self.wait_for({tp.partition: off for tp, off in ends.items()})
-        if not follow:
-            await self._stop_reading()
+
+    async def _replay_once(self) -> None:
+        """Reads to the high watermark, not to where a committed read stands now: another
+        writer's open transaction (one of a task that died mid-transaction, until it times out)
+        holds that back, and every transaction committed after it (this task's own last ones
+        among them) would go unread, and be produced again. A transaction still open after
+        ``held_back_wait_s`` may be hanging (Kafka leaves one when its markers are lost): the
+        read then stops where a committed read stands, and :attr:`held_back` says where."""
+        assert self._consumer is not None
+        high = {tp.partition: o for tp, o in (await self._high_watermarks()).items()}
+        self._reader = asyncio.create_task(self._read_forever(), name=f"tail-{self._topic}")
+        try:
+            await asyncio.wait_for(self.wait_for(high), self._held_back_wait_s)
+        except TimeoutError:
+            committed = await self._consumer.end_offsets(self._partitions)
+            await self.wait_for({tp.partition: off for tp, off in committed.items()})
+            self.held_back = {
+                p: (self._positions[p], end)
+                for p, end in sorted(high.items())
+                if self._positions[p] < end
+            }
+        await self._stop_reading()
 
     async def _high_watermarks(self) -> dict[TopicPartition, int]:
         """Each partition's end, committed or not: what a committed read reaches once every
@@ -497,7 +522,12 @@ class MemoryLog:
 
 
 def kafka_logs(
-    settings: Settings, role: str, send: Send | None = None, *, writer_id: str | None = None
+    settings: Settings,
+    role: str,
+    send: Send | None = None,
+    *,
+    writer_id: str | None = None,
+    held_back_wait_s: float = HELD_BACK_WAIT_S,
 ) -> LogFactory:
     """Logs on the cluster's topic for ``role`` (configs, offsets, status, assignments),
     appending through ``send`` when one is given, taking turns with ``writer_id``."""
@@ -508,6 +538,7 @@ def kafka_logs(
         send,
         writer_id=writer_id,
         security=settings.kafka_security,
+        held_back_wait_s=held_back_wait_s,
     )
 
 
