@@ -121,16 +121,26 @@ class Membership:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(min(0.2, self.session_timeout / 20))
-            if self._fenced or self.cut_off_for() < FENCE_AFTER * self.session_timeout:
-                continue
-            if self._running():
-                self._fenced = True
-                log.get().warning(
-                    "worker_fenced",
-                    cut_off_s=round(self.cut_off_for(), 1),
-                    units=len(self._running()),
-                )
-                self._on_fence()
+            self._fence_if_cut_off()
+
+    def _fence_if_cut_off(self) -> None:
+        if self._fenced or self.cut_off_for() < FENCE_AFTER * self.session_timeout:
+            return
+        if self._running():
+            self._fenced = True
+            log.get().warning(
+                "worker_fenced", cut_off_s=round(self.cut_off_for(), 1), units=len(self._running())
+            )
+            self._on_fence()
+
+    def join_message(self) -> coordinator_pb2.Join:
+        """The Join, saying what this worker runs. One cut off past its fencing time fences
+        first, whether or not the watchdog got to it (a worker thawed after a long freeze
+        rejoins at once): the coordinator may have given its units, and their deletions, to
+        others meanwhile, and claiming them would have those deletions delivered here again."""
+        self._fence_if_cut_off()
+        running = [wire.instance_to_pb(i) for i in sorted(self._running().items())]
+        return coordinator_pb2.Join(worker_id=self._worker_id, running=running)
 
     def _contact(self, at: float) -> None:
         self.last_contact = max(self.last_contact, at)
@@ -162,9 +172,8 @@ class Membership:
         async with self._connect(address) as channel:
             call = coordinator_pb2_grpc.CoordinatorStub(channel).Join()
             await accepted(call)  # a refusal or a standby arrives whole, before Join is sent
-            running = [wire.instance_to_pb(i) for i in sorted(self._running().items())]
             joined_at = self._clock()
-            join = coordinator_pb2.Join(worker_id=self._worker_id, running=running)
+            join = self.join_message()
             await call.write(coordinator_pb2.WorkerMessage(join=join))
             writer = asyncio.create_task(self._write(call))
             beat: asyncio.Task[None] | None = None

@@ -218,6 +218,7 @@ class Worker:
         self._deleted = Delivered(run_dir / f"deletions-{worker_id}.jsonl")
         self._fences = 0  # how often this worker was cut off and gave its units up
         self._fences_at_apply = 0  # how often, when the assignment being applied arrived
+        self._session_at_apply = 0  # the Join stream it arrived on
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
         self._spawning: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -292,6 +293,7 @@ class Worker:
         if update.generation > self.generation:
             metrics.REBALANCES.inc()
         self._fences_at_apply = self._fences
+        self._session_at_apply = self.membership.session
         self.generation = update.generation
         metrics.GENERATION.set(update.generation)
         structlog.contextvars.bind_contextvars(generation=update.generation)
@@ -590,12 +592,14 @@ class Worker:
 
     def _cut_off_since_assigned(self) -> bool:
         """Whether this worker is cut off from the group, or was since the assignment it is
-        applying arrived (an assignment read after a freeze may be long stale): the coordinator
-        may have handed that assignment's units and deletions to other workers meanwhile, so
-        this one starts and delivers none of them."""
+        applying arrived (an assignment read after a freeze may be long stale), or has joined
+        anew since (a worker thawed in the middle of applying one rejoins at once): the
+        coordinator may have handed that assignment's units and deletions to other workers
+        meanwhile, so this one starts and delivers none of them, and hears again what to run."""
         membership = self.membership
         return (
             self._fences != self._fences_at_apply
+            or membership.session != self._session_at_apply
             or membership.cut_off_for() >= FENCE_AFTER * membership.session_timeout
         )
 

@@ -201,3 +201,42 @@ async def test_an_assignment_read_from_an_ended_stream_is_not_acted_on(
         worker_module.Assigned(AssignmentUpdate(8, (task,)), worker.membership.session)
     )
     assert told.started == [task.unit]
+
+
+async def test_a_worker_thawed_after_its_session_fences_before_it_rejoins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 303): a worker frozen for minutes rejoined the moment it was
+    thawed, before its watchdog had fenced it, claiming its units; one had been deleted and its
+    deletion told elsewhere, and the coordinator had this worker tell it again."""
+    told = Told()
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+    task = AssignedUnit(WorkUnit("live", 0), dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (task,)))
+    membership = worker.membership
+    assert list(membership.join_message().running) != []
+    membership.last_contact -= 10 * membership.session_timeout  # frozen since
+    assert list(membership.join_message().running) == []  # fenced first
+    assert worker.running == {}
+
+
+async def test_an_assignment_being_applied_when_the_worker_rejoins_starts_nothing_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 303): a worker frozen for minutes in the middle of applying an
+    assignment rejoined once thawed, then went on applying it, and started units deleted and
+    told so elsewhere meanwhile."""
+    told = Told()
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+
+    def rejoined() -> None:
+        worker.membership.session += 1
+
+    told.on_task_start = rejoined  # thawed, and welcomed by a coordinator, while it starts one
+    config = dict(CLEANUP.connector_config)
+    tasks = tuple(AssignedUnit(WorkUnit("live", n), config, {}) for n in range(3))
+    await worker._apply(AssignmentUpdate(1, tasks))
+    assert len(told.started) == 1  # the one under way; none after it
+    told.on_task_start = lambda: None
+    await worker._apply(AssignmentUpdate(2, tasks))  # what the coordinator sends it now
+    assert set(told.started) == set(worker.running) == {t.unit for t in tasks}
