@@ -247,45 +247,84 @@ def deletion_stops(
     lifecycles: Mapping[str, Sequence[Mapping[str, Any]]],
     task_configs: Mapping[str, Sequence[Mapping[str, Any]]],
     deleted: Iterable[str],
+    recreatable: Iterable[str] = (),
 ) -> list[Violation]:
     """Deletion stops as promised: ``task_configs`` is each connector's ``task_configs``
     answers (tasks, at_ms), ``deleted`` the connectors deleted. Every unit of a deleted connector
     that ever started gets exactly one ``stop(deleted=True)`` (a unit that never started, at most
-    one) and no start after it; a connector not deleted gets none."""
+    one) and no start after it; a connector not deleted gets none.
+
+    A connector in ``recreatable`` had a config written with no answer (it may have taken
+    effect at any time after, a deletion's included): a start of its connector after the
+    connector's deletion stop begins a new incarnation, checked as a connector of its own."""
     violations = []
-    gone = set(deleted)
+    gone, again = set(deleted), set(recreatable)
     for connector, lines in sorted(lifecycles.items()):
         ordered = sorted(lines, key=lambda e: e["at_ms"])
-        started = {unit_of(e, connector) for e in ordered if e["event"] == "start"}
-        first_deletion = min(
-            (e["at_ms"] for e in ordered if e["event"] == "stop" and e.get("deleted")),
-            default=float("inf"),
-        )
-        tasks = task_count(task_configs.get(connector, ()), first_deletion)
-        final = {(connector, "connector")} | {(connector, f"task-{n}") for n in range(tasks)}
-        stops: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for entry in ordered:
-            unit = unit_of(entry, connector)
-            if entry["event"] == "stop" and entry.get("deleted"):
-                stops[unit].append(entry["at_ms"])
-            elif entry["event"] == "start" and stops.get(unit):
-                violations.append(Violation(connector, "started after its deletion stop", unit[1]))
-        if connector not in gone:
-            if stops:
-                violations.append(
-                    Violation(connector, "deletion stop but never deleted", _sample(stops))
-                )
-            continue
-        for unit in sorted(final | set(stops)):
-            count = len(stops.get(unit, []))
-            if count > 1:
-                violations.append(
-                    Violation(connector, "deletion stop more than once", f"{unit[1]}: {count}")
-                )
-            elif count == 0 and unit in started and unit in final:
-                violations.append(Violation(connector, "no deletion stop", unit[1]))
-            elif count and unit not in final:
-                violations.append(
-                    Violation(connector, "deletion stop of a unit it no longer had", unit[1])
-                )
+        parts = incarnations(ordered, connector) if connector in again else [ordered]
+        for n, part in enumerate(parts):
+            last = n == len(parts) - 1
+            answers = task_configs.get(connector, ())
+            was_deleted = connector in gone or not last
+            violations += _incarnation_stops(connector, part, answers, was_deleted)
+    return violations
+
+
+def incarnations(
+    ordered: Sequence[Mapping[str, Any]], connector: str
+) -> list[list[Mapping[str, Any]]]:
+    """A connector's lifecycle lines, split where its connector starts again after its
+    deletion stop."""
+    parts: list[list[Mapping[str, Any]]] = [[]]
+    told = False
+    for entry in ordered:
+        is_connector = unit_of(entry, connector)[1] == "connector"
+        if is_connector and entry["event"] == "start" and told:
+            parts.append([])
+            told = False
+        if is_connector and entry["event"] == "stop" and entry.get("deleted"):
+            told = True
+        parts[-1].append(entry)
+    return parts
+
+
+def _incarnation_stops(
+    connector: str,
+    ordered: Sequence[Mapping[str, Any]],
+    answers: Sequence[Mapping[str, Any]],
+    deleted: bool,
+) -> list[Violation]:
+    violations = []
+    started = {unit_of(e, connector) for e in ordered if e["event"] == "start"}
+    first_deletion = min(
+        (e["at_ms"] for e in ordered if e["event"] == "stop" and e.get("deleted")),
+        default=float("inf"),
+    )
+    tasks = task_count(answers, first_deletion)
+    final = {(connector, "connector")} | {(connector, f"task-{n}") for n in range(tasks)}
+    stops: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for entry in ordered:
+        unit = unit_of(entry, connector)
+        if entry["event"] == "stop" and entry.get("deleted"):
+            stops[unit].append(entry["at_ms"])
+        elif entry["event"] == "start" and stops.get(unit):
+            violations.append(Violation(connector, "started after its deletion stop", unit[1]))
+    if not deleted:
+        if stops:
+            violations.append(
+                Violation(connector, "deletion stop but never deleted", _sample(stops))
+            )
+        return violations
+    for unit in sorted(final | set(stops)):
+        count = len(stops.get(unit, []))
+        if count > 1:
+            violations.append(
+                Violation(connector, "deletion stop more than once", f"{unit[1]}: {count}")
+            )
+        elif count == 0 and unit in started and unit in final:
+            violations.append(Violation(connector, "no deletion stop", unit[1]))
+        elif count and unit not in final:
+            violations.append(
+                Violation(connector, "deletion stop of a unit it no longer had", unit[1])
+            )
     return violations

@@ -53,6 +53,7 @@ SIGNALS = {"kill": signal.SIGKILL, "term": signal.SIGTERM}
 DRAIN_S = 300.0  # how long the sinks get to catch up once every fault is healed
 SETTLE_S = 120.0
 READ_ATTEMPTS = 5
+WRITES_CONFIG = frozenset({"create", "reconfigure"})
 
 
 def wait(what: str, check: Callable[[], Any], timeout: float, every_s: float = 1.0) -> Any:
@@ -411,8 +412,15 @@ class ChaosRun:
         runs = checker.runs(lifecycles, deaths.gone, end_ms)
         violations += checker.overlaps(runs, puts)
         deleted = [name for name in lifecycles if name.startswith("churn-")]
-        violations += checker.deletion_stops(lifecycles, answers, deleted)
         history = self.history.entries()
+        # A config written with no answer may take effect after a later deletion: a PUT
+        # creates the connector again, as a new incarnation.
+        unanswered = {
+            e["connector"]
+            for e in history
+            if e["type"] == "op" and e["op"] in WRITES_CONFIG and e["outcome"] == "unknown"
+        }
+        violations += checker.deletion_stops(lifecycles, answers, deleted, unanswered)
         faults = [e for e in history if e["type"] == "fault"]
         return {
             "seed": self.seed,

@@ -111,3 +111,19 @@ def test_the_deleted_units_are_those_its_last_task_configs_before_the_deletion_m
     assert kinds(checker.deletion_stops({"c": life}, {"c": answers((0, 1))}, ["c"])) == [
         "deletion stop of a unit it no longer had"
     ]
+
+
+def test_a_connector_created_again_by_an_unanswered_put_is_a_new_incarnation() -> None:
+    """Seen in a run (seed 303): a PUT of a connector's config timed out, the connector was
+    deleted, and the PUT took effect after: the connector came back, and was deleted again."""
+    first = [line("start", 0, 1, None), line("start", 1, 1), stop(50, 1), stop(51, 1, None)]
+    second = [line("start", 60, 2, None), line("start", 61, 2), stop(90, 2), stop(91, 2, None)]
+    told = answers((0, 1), (60, 1))
+    both = {"c": [*first, *second]}
+    assert checker.deletion_stops(both, {"c": told}, ["c"], recreatable=["c"]) == []
+    assert "deletion stop more than once" in kinds(checker.deletion_stops(both, {"c": told}, ["c"]))
+    # Within one incarnation a second deletion stop is still one too many.
+    again = {"c": [*first, stop(52, 1, None)]}
+    assert kinds(checker.deletion_stops(again, {"c": told}, ["c"], recreatable=["c"])) == [
+        "deletion stop more than once"
+    ]
