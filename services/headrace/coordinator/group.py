@@ -339,8 +339,13 @@ class Group:
             return
         if worker_id in handover.waiting:
             handover.waiting.discard(worker_id)
-            stopped = (r.unit for r in handover.revocations.get(worker_id, ()))
-            self.current[worker_id] = _without(self.current.get(worker_id, {}), stopped)
+            revoked = handover.revocations.get(worker_id, ())
+            self.current[worker_id] = _without(
+                self.current.get(worker_id, {}), (r.unit for r in revoked)
+            )
+            # Stopped, and nobody's until the hand-over finishes: no one's if it is abandoned,
+            # and a deletion meanwhile must still find them. (A deleted one was told already.)
+            self.unassigned.update({r.unit: r.incarnation for r in revoked if not r.deleted})
 
     def _deleted(self, worker_id: str, instances: frozenset[Instance]) -> None:
         for unit, incarnation in instances:
@@ -479,6 +484,8 @@ class Group:
                 self.dirty = True  # gone, or back with a new session: the next plan sees it
                 continue
             self.current[worker_id] = dict(units)
+            for unit in units:
+                self.unassigned.pop(unit, None)
             cleanups = handover.cleanups.get(worker_id, ())
             update = AssignmentUpdate(
                 handover.generation, assigned_units(units, handover.configs), (), cleanups

@@ -415,3 +415,30 @@ async def test_a_deletion_acknowledged_mid_hand_over_stays_acknowledged_after_a_
     await after.tick(16, "w2")
     assert after.group.pending == {}
     assert all(not m.cleanups for m in after.received("w2"))
+
+
+async def test_a_unit_given_up_in_a_hand_over_that_was_abandoned_still_hears_of_its_deletion() -> (
+    None
+):
+    """Found by the nemesis (seed 20261128, on 362a078): a worker stopped a connector as asked,
+    the hand-over waited on another worker that was then lost, and the connector was deleted
+    before the next generation; the unit was in no one's placement any more, and its deletion
+    was never told."""
+    h = Harness(session_timeout=10.0, grace=60.0)
+    state = configs(a=5, b=1)
+    await h.send(ConfigsChanged(state))
+    await h.join("w1")
+    await h.join("w2")
+    await h.send(RevocationsDone("w1", h.group.generation))
+    h.received("w1"), h.received("w2")
+    await h.join("w3")  # both must give some up
+    given_up = {r.unit for r in revoked(h.received("w1")[-1])}
+    assert given_up and h.group.handover is not None and "w2" in h.group.handover.waiting
+    await h.send(RevocationsDone("w1", h.group.generation))
+    gone = apply(apply(state, ConnectorRemoved("a")), ConnectorRemoved("b"))
+    await h.send(ConfigsChanged(gone))  # planned for once the hand-over is over
+    await h.lose("w2")  # before it acknowledged: the hand-over is abandoned
+    told = set(h.group.pending) | {
+        c.instance for w in ("w1", "w3") for m in h.received(w) for c in m.cleanups
+    }
+    assert {(u, f"{u.connector}-1") for u in given_up} <= told
