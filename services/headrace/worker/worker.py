@@ -31,6 +31,7 @@ and ``TopicUsed``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from collections import defaultdict
@@ -472,6 +473,12 @@ class Worker:
                 # A newer config or task set is the connector's now: the assignment that
                 # carries it restarts this connector with it.
                 self.log.info("task_configs_stale", connector=unit.connector, reason=str(exc))
+            except START_ERRORS:
+                # The unit fails here (the connector deleted meanwhile, or the config service
+                # away), yet its plugin runs it: stopped there, or it would run on unseen.
+                with contextlib.suppress(*START_ERRORS):
+                    await process.client.stop(unit, deleted=False, deadline_s=CALL_TIMEOUT_S)
+                raise
             return
         await process.client.start_task(
             unit, assigned.connector_config, assigned.task_config, deadline_s=CALL_TIMEOUT_S

@@ -26,6 +26,7 @@ from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.worker import worker as worker_module
+from headrace.worker.taskconfigs import TaskConfigsFailed
 from headrace.worker.worker import Worker
 
 REC = PluginDescriptor("rec.RecConnector", "1.0.0", "sink", "rec", "RecConnector", Path("/rec"))
@@ -45,6 +46,10 @@ def fake_process(told: Told) -> Any:
         async def start_task(self, unit: WorkUnit, *_: object, **__: object) -> None:
             told.started.append(unit)
             told.on_task_start()
+
+        async def start_connector(self, name: str, *_: object, **__: object) -> list[Any]:
+            told.started.append(WorkUnit.of(name))
+            return [{}]
 
         async def stop(self, unit: WorkUnit, *, deleted: bool, **_: object) -> None:
             told.stopped.append((unit, deleted))
@@ -240,3 +245,23 @@ async def test_an_assignment_being_applied_when_the_worker_rejoins_starts_nothin
     told.on_task_start = lambda: None
     await worker._apply(AssignmentUpdate(2, tasks))  # what the coordinator sends it now
     assert set(told.started) == set(worker.running) == {t.unit for t in tasks}
+
+
+async def test_a_connector_whose_task_configs_are_refused_is_stopped_in_its_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 20261128, on 362a078): a connector deleted while a worker
+    started it ran in its plugin process, but the config service refused its task configs
+    (NOT_FOUND); the unit failed on the worker and was never stopped in the plugin, which ran
+    it on, unseen, while its deletion was told elsewhere: one unit in two processes."""
+    told = Told()
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+
+    async def refused(*_: object) -> None:
+        raise TaskConfigsFailed("the config service refused the task configs (NOT_FOUND)")
+
+    monkeypatch.setattr(worker._task_configs, "put", refused)
+    connector = AssignedUnit(WorkUnit.of("gone"), dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (connector,)))
+    assert told.started == [connector.unit]
+    assert told.stopped == [(connector.unit, False)]
