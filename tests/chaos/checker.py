@@ -248,6 +248,7 @@ def deletion_stops(
     task_configs: Mapping[str, Sequence[Mapping[str, Any]]],
     deleted: Iterable[str],
     recreatable: Iterable[str] = (),
+    asked: Mapping[str, Sequence[int]] | None = None,
 ) -> list[Violation]:
     """Deletion stops as promised: ``task_configs`` is each connector's ``task_configs``
     answers (tasks, at_ms), ``deleted`` the connectors deleted. Every unit of a deleted connector
@@ -256,7 +257,12 @@ def deletion_stops(
 
     A connector in ``recreatable`` had a config written with no answer (it may have taken
     effect at any time after, a deletion's included): a start of its connector after the
-    connector's deletion stop begins a new incarnation, checked as a connector of its own."""
+    connector's deletion stop begins a new incarnation, checked as a connector of its own.
+
+    ``asked`` says when each connector's deletions were asked for (ms): the units a deletion
+    applies to are those of the last ``task_configs`` answer before it was asked, as well as
+    before the first deletion stop (a connector started only to hear of its deletion answers
+    for its last config, which never ran)."""
     violations = []
     gone, again = set(deleted), set(recreatable)
     for connector, lines in sorted(lifecycles.items()):
@@ -266,7 +272,10 @@ def deletion_stops(
             last = n == len(parts) - 1
             answers = task_configs.get(connector, ())
             was_deleted = connector in gone or not last
-            violations += _incarnation_stops(connector, part, answers, was_deleted)
+            begun = part[0]["at_ms"] if part else 0
+            when = [t for t in (asked or {}).get(connector, ()) if t >= begun]
+            cutoff = min(when, default=float("inf"))
+            violations += _incarnation_stops(connector, part, answers, was_deleted, cutoff)
     return violations
 
 
@@ -293,6 +302,7 @@ def _incarnation_stops(
     ordered: Sequence[Mapping[str, Any]],
     answers: Sequence[Mapping[str, Any]],
     deleted: bool,
+    asked_at: float = float("inf"),
 ) -> list[Violation]:
     violations = []
     started = {unit_of(e, connector) for e in ordered if e["event"] == "start"}
@@ -300,7 +310,7 @@ def _incarnation_stops(
         (e["at_ms"] for e in ordered if e["event"] == "stop" and e.get("deleted")),
         default=float("inf"),
     )
-    tasks = task_count(answers, first_deletion)
+    tasks = task_count(answers, min(first_deletion, asked_at))
     final = {(connector, "connector")} | {(connector, f"task-{n}") for n in range(tasks)}
     stops: dict[tuple[str, str], list[int]] = defaultdict(list)
     for entry in ordered:

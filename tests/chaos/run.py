@@ -420,7 +420,11 @@ class ChaosRun:
             for e in history
             if e["type"] == "op" and e["op"] in WRITES_CONFIG and e["outcome"] == "unknown"
         }
-        violations += checker.deletion_stops(lifecycles, answers, deleted, unanswered)
+        asked: dict[str, list[int]] = {}
+        for e in history:
+            if e["type"] == "op" and e["op"] == "delete" and e["outcome"] != "refused":
+                asked.setdefault(e["connector"], []).append(e["began_ms"])
+        violations += checker.deletion_stops(lifecycles, answers, deleted, unanswered, asked)
         faults = [e for e in history if e["type"] == "fault"]
         return {
             "seed": self.seed,

@@ -127,3 +127,24 @@ def test_a_connector_created_again_by_an_unanswered_put_is_a_new_incarnation() -
     assert kinds(checker.deletion_stops(again, {"c": told}, ["c"], recreatable=["c"])) == [
         "deletion stop more than once"
     ]
+
+
+def test_a_deletion_applies_to_the_task_configs_stored_when_it_was_asked_for() -> None:
+    """Seen in a run (seed 20261128): three tasks, reconfigured to one, deleted before the
+    connector ran its new config. Started only to hear of its deletion, the connector answered
+    one task first; the three tasks it had were each told, as they should be."""
+    life = [
+        line("start", 0, 1, None),
+        *(line("start", 1, 1, t) for t in (0, 1, 2)),
+        *(stop(10 + t, 1, t, deleted=False) for t in (0, 1, 2)),
+        stop(13, 1, None, deleted=False),
+        line("start", 50, 2, None),
+        stop(51, 2, None),
+        *(line("start", 52, 2, t) for t in (0, 1, 2)),
+        *(stop(53, 2, t) for t in (0, 1, 2)),
+    ]
+    told = answers((0, 3), (50, 1))
+    assert checker.deletion_stops({"c": life}, {"c": told}, ["c"], asked={"c": [40]}) == []
+    assert "deletion stop of a unit it no longer had" in kinds(
+        checker.deletion_stops({"c": life}, {"c": told}, ["c"])
+    )
