@@ -149,14 +149,20 @@ async def test_a_changed_task_config_is_sent_again() -> None:
     assert [dict(u.task_config) for u in message.units if u.unit.task == 0] == [{"task": "new"}]
 
 
-async def test_a_deletion_is_pending_in_the_log_until_the_plugin_acknowledged_it() -> None:
-    h = Harness()
+async def a_deleted_while_w1_runs_it(h: Harness) -> tuple[ConfigState, AssignmentUpdate]:
+    """Connectors a and b on w1; a deleted: the configs before, and w1's revocation."""
     state = configs(a=1, b=1)
     await h.send(ConfigsChanged(state))
     await h.join("w1")
     h.received("w1")
     await h.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
     (revocation,) = h.received("w1")
+    return state, revocation
+
+
+async def test_a_deletion_is_pending_in_the_log_until_the_plugin_acknowledged_it() -> None:
+    h = Harness()
+    _, revocation = await a_deleted_while_w1_runs_it(h)
     marked = {Revocation(A, True, "a-1"), Revocation(A0, True, "a-1")}
     assert revoked(revocation) == marked
     # recorded before it was sent
@@ -394,12 +400,7 @@ async def test_a_deletion_acknowledged_mid_hand_over_stays_acknowledged_after_a_
     until the next generation; the coordinator lost its lease first, and the next one, resuming
     from the log, had the deletion told again by another worker."""
     h = Harness(session_timeout=10.0, grace=5.0)
-    state = configs(a=1, b=1)
-    await h.send(ConfigsChanged(state))
-    await h.join("w1")
-    h.received("w1")
-    await h.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
-    (revocation,) = h.received("w1")
+    state, revocation = await a_deleted_while_w1_runs_it(h)
     # w1's plugin returned from stop(deleted=True); its acknowledgement of the revocation as a
     # whole has not arrived, so the hand-over still waits.
     await h.send(DeletionsDone("w1", frozenset({(A, "a-1"), (A0, "a-1")})))
