@@ -246,7 +246,14 @@ class HostedPlugin:
                 del self._tasks[unit]
             task = self._task_unit(unit, connector_config, task_config)
             self._tasks[unit] = task
-            await task.start()
+            try:
+                await task.start()
+            except asyncio.CancelledError:
+                # Its caller gave up (the worker's deadline passed while the start waited, on
+                # another task's transaction, say): nothing runs, and the next start must not
+                # take this one for a running task and answer at once.
+                task.failed = True
+                raise
 
     async def stop_task(self, unit: WorkUnit, deleted: bool) -> None:
         """Stops one task with the deleted flag; nothing happens for an unknown task."""

@@ -71,7 +71,9 @@ class Runner:
         fail_run: bool = False,
         ignore_stop: bool = False,
         hang_stop: bool = False,
+        hang_start: bool = False,
     ) -> None:
+        self.hang_start = hang_start
         self.calls: list[str] = []
         self.task = Task(self.calls, hang_stop)
         self.fail_start, self.fail_run, self.ignore_stop = fail_start, fail_run, ignore_stop
@@ -80,6 +82,8 @@ class Runner:
     async def start(self, loop: bool = True) -> None:
         if self.fail_start:
             raise RuntimeError("cannot start")
+        if self.hang_start:
+            await asyncio.Event().wait()
         await self.task.start({})
 
     async def run(self) -> None:
@@ -235,3 +239,24 @@ async def test_exactly_once_required_of_a_connector_that_does_not_say_it_fails_i
         await ConnectorUnit("c", Connector(), required, bus, 1.0).start()
     assert bus.states() == [State.FAILED]
     assert await ConnectorUnit("c", EveryRecordOnce(), required, Bus(), 1.0).start()
+
+
+async def test_a_task_start_its_caller_gave_up_on_is_made_anew_by_the_next_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seen in a nemesis run (seed 302): a task's start waited past the worker's deadline; the
+    worker's next start of it was answered at once, and the task never ran."""
+    host = plugin()
+    runners = [Runner(hang_start=True), Runner()]
+    made = iter(runners)
+    monkeypatch.setattr(
+        host, "_task_unit", lambda u, _c, task: TaskUnit(u, next(made), host.bus, 1.0, task)
+    )
+    first = asyncio.create_task(host.start_task(WorkUnit("c", 0), {}, {}))
+    await asyncio.sleep(0.05)
+    first.cancel()  # the gRPC call's deadline passed
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    await host.start_task(WorkUnit("c", 0), {}, {})
+    assert runners[1].calls == ["task.start"]
+    await host.stop_task(WorkUnit("c", 0), deleted=False)
