@@ -124,7 +124,12 @@ class HostedPlugin:
                 exactly_once=self.settings.exactly_once_source,
             )
             self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
-            return self._stored(unit, await unit.start(), config, resolved)
+            try:
+                configs = await unit.start()
+            except asyncio.CancelledError:
+                unit.failed = True  # as for a task (start_task): the next start makes it anew
+                raise
+            return self._stored(unit, configs, config, resolved)
 
     def _resolve(self, config: Mapping[str, str]) -> Resolved:
         """The config resolved by the providers; its secrets registered, to be hidden."""
