@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -213,7 +214,7 @@ async def test_starting_a_connector_again_is_harmless_unless_its_config_changed(
     first = await host.start_connector("c", {"count": "1"})
     assert await host.start_connector("c", {"count": "1"}) == first
     with pytest.raises(UnitConflict):
-        await host.start_connector("c", {"count": "2"})
+        await host.start_connector("c", {"count": "2", "tasks.max": "2"})
     await host.stop_connector("c", deleted=True)
     await host.stop_connector("c", deleted=True)  # unknown by now: nothing happens
     await host.stop_task(WorkUnit("c", 3), deleted=True)
@@ -260,3 +261,33 @@ async def test_a_task_start_its_caller_gave_up_on_is_made_anew_by_the_next_start
     await host.start_task(WorkUnit("c", 0), {}, {})
     assert runners[1].calls == ["task.start"]
     await host.stop_task(WorkUnit("c", 0), deleted=False)
+
+
+class HangsFirst(Connector):
+    """The first instance's start never returns; later ones start at once."""
+
+    started: ClassVar[list[str]] = []
+
+    async def start(self, config: Mapping[str, str]) -> None:
+        await super().start(config)
+        if not self.started:
+            self.started.append("hung")
+            await asyncio.Event().wait()
+        self.started.append("started")
+
+
+async def test_a_connector_start_its_caller_gave_up_on_is_made_anew_by_the_next_start() -> None:
+    descriptor = PluginDescriptor("x.Connector", "1.0.0", "source", "m", "a", Path("."))
+    host = HostedPlugin(descriptor, HangsFirst, Settings(bootstrap_servers="unused:1"), 1.0)
+    HangsFirst.started.clear()
+    first = asyncio.create_task(host.start_connector("c", {"count": "2", "tasks.max": "2"}))
+    await asyncio.sleep(0.05)
+    first.cancel()  # the gRPC call's deadline passed
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert await host.start_connector("c", {"count": "2", "tasks.max": "2"}) == [
+        {"k": "0"},
+        {"k": "1"},
+    ]
+    assert HangsFirst.started == ["hung", "started"]
+    await host.stop_connector("c", deleted=True)
