@@ -39,8 +39,9 @@ from headrace.core.model.configstate import (
 )
 from headrace.core.model.errors import WriterFenced
 from headrace.core.model.status import StatusState, topics_of
-from headrace.core.observability import log, metrics
+from headrace.core.observability import log
 from headrace.core.settings import Settings
+from headrace.core.storage.replay import replaying
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, LogRecord, kafka_logs
 
@@ -104,9 +105,9 @@ class ConfigStore:
     async def start(self) -> None:
         """Replays the configs and status topics, timing each (``headrace_replay_seconds``),
         then keeps following them."""
-        with metrics.replay("configs"):
+        with replaying("configs"):
             await self._config_log.start()
-        with metrics.replay("status"):
+        with replaying("status"):
             # A writer for the topics it forgets (a reset, a deletion); units' statuses are the
             # workers' to write.
             await self._statuses.start()

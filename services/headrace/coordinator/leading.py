@@ -16,7 +16,7 @@ from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
 from headrace.core.model.configstate import LogLevel, level_pairs
 from headrace.core.observability import log
-from headrace.core.observability.metrics import replay
+from headrace.core.storage.replay import replaying
 from headrace.core.storage.topiclog import LogFactory
 
 
@@ -57,7 +57,7 @@ class Leading:
     async def start(self) -> None:
         """Replays the assignments, then the configs, and starts leading: workers that join
         are served from now on."""
-        with replay("assignments"):
+        with replaying("assignments"):
             await self.assignments.start()
         group = self.group = Group(
             self._append, session_timeout=self._session_timeout, grace=self._grace, name=self._name
@@ -74,7 +74,7 @@ class Leading:
         self._configs = ConfigFeed(
             self._configs_logs, group.submit, on_levels, servicer.topics_reset
         )
-        with replay("configs"):
+        with replaying("configs"):
             await self._configs.start()
         self.tasks = [
             asyncio.create_task(group.run(), name="group"),
