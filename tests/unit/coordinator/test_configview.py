@@ -70,6 +70,18 @@ def test_incarnations_retired_during_replay_reach_the_group_when_it_ends() -> No
     assert dict(view.configs.connectors["a"]) == {"connector.class": "X", "v": "2"}
 
 
+def test_several_incarnations_retired_during_replay_reach_the_group_in_their_order() -> None:
+    b_v1 = ConnectorConfigured("b", {"connector.class": "Y"}, "j1")
+    events: list[ConfigEvent] = [A_V1, b_v1, A_V2, ConnectorRemoved("b"), ConnectorRemoved("a")]
+    view, _ = run(ConfigView(), events)
+    assert retired(replay_finished(view)[1]) == [
+        ConnectorRetired("a", "i1", A_V1.config, ()),
+        ConnectorRetired("b", "j1", b_v1.config, ()),
+        ConnectorRetired("a", "i2", A_V2.config, ()),
+    ]
+    assert retired(replay_finished(replayed(view))[1]) == []  # handed over once
+
+
 def test_after_replay_every_config_change_yields_the_folded_state() -> None:
     events: list[ConfigEvent] = [A_V1, TaskConfigured("a", 0, {"t": "0"}), TasksCommitted("a", 1)]
     view = replayed(ConfigView())
