@@ -35,6 +35,26 @@ TEST_PLUGINS = Path(__file__).parents[1] / "plugins"
 COORDINATOR_ARGS = ("--session-timeout", "6", "--grace-period", "2", "--lease-timeout", "1.5")
 WORKERS = 3
 STARTUP_S = 180.0
+# Longer than any transaction can be open on this broker (the producers' timeout is 60 s): one
+# open this long was left hanging by the broker, not by its producer.
+HANGING_AFTER_MIN = 1
+
+
+@dataclass(frozen=True)
+class Hanging:
+    """A transaction left open on a partition, as ``kafka-transactions.sh find-hanging`` lists
+    it: the coordinator has ended it, but no marker reached the partition."""
+
+    topic: str
+    partition: int
+    producer_id: int
+    start_offset: int
+
+
+def hanging(listed: str) -> list[Hanging]:
+    """The transactions in find-hanging's table (a header line, then one row per partition)."""
+    rows = [line.split() for line in listed.splitlines()[1:] if line.strip()]
+    return [Hanging(row[0], int(row[1]), int(row[2]), int(row[5])) for row in rows]
 
 
 @dataclass
@@ -169,6 +189,30 @@ class Cluster:
         self.send(pid, signal.SIGCONT)  # a frozen process takes SIGTERM only once thawed
         self.send(pid, sig)
         return pid
+
+    def abort_hanging(self) -> list[Hanging]:
+        """Aborts every hanging transaction on the broker, as an operator does with Kafka's own
+        tool when a task says one holds its offsets back; the ones aborted."""
+        found = hanging(
+            self.broker.transactions(
+                "find-hanging",
+                "--broker-id",
+                "1",
+                "--max-transaction-timeout",
+                str(HANGING_AFTER_MIN),
+            )
+        )
+        for transaction in found:
+            self.broker.transactions(
+                "abort",
+                "--topic",
+                transaction.topic,
+                "--partition",
+                str(transaction.partition),
+                "--start-offset",
+                str(transaction.start_offset),
+            )
+        return found
 
     def restart(self, name: str) -> None:
         """Starts a service (or the broker) that a fault ended, once the old one is gone."""

@@ -50,6 +50,7 @@ def text(value: bytes | None) -> str:
 
 
 SIGNALS = {"kill": signal.SIGKILL, "term": signal.SIGTERM}
+HANGING_REMEDY = "find-hanging"  # in the error of a task whose offsets a hanging transaction holds
 DRAIN_S = 300.0  # how long the sinks get to catch up once every fault is healed
 SETTLE_S = 120.0
 READ_ATTEMPTS = 5
@@ -263,13 +264,28 @@ class ChaosRun:
         for name in names:
             status = api.read(f"/connectors/{name}/status")
             units = [] if status is None else [status["connector"], *status["tasks"]]
-            if any(u["state"] == "FAILED" for u in units):
+            failed = [u for u in units if u["state"] == "FAILED"]
+            if any(HANGING_REMEDY in u.get("trace", "") for u in failed):
+                self._abort_hanging()
+            if failed:
                 api.call(
                     "restart",
                     "POST",
                     f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true",
                     connector=name,
                 )
+
+    def _abort_hanging(self) -> None:
+        """Follows the remedy a source task names when a transaction Kafka left hanging holds
+        its offsets back (a broker stopped in the middle of a commit can leave one): aborts it
+        with Kafka's tool, and notes it in the history. The task is restarted after."""
+        try:
+            aborted = self.cluster.abort_hanging()
+        except RuntimeError as error:  # the broker still starting, say: the next look tries again
+            self.history.write("note", what=f"looking for hanging transactions: {error}")
+            return
+        for transaction in aborted:
+            self.history.write("heal", target="hanging-transaction", **asdict(transaction))
 
     def _drain(self, api: Api, churn: Churn) -> None:
         """The churn's connectors deleted, the sources paused, and the sinks given time to take
@@ -435,6 +451,9 @@ class ChaosRun:
             }
             | {"broker": sum(1 for f in faults if f["target"] == "broker")},
             "operations": sum(1 for e in history if e["type"] == "op"),
+            "hanging_aborted": sum(
+                1 for e in history if e["type"] == "heal" and e["target"] == "hanging-transaction"
+            ),
             "churn_connectors": len(deleted),
             "deletion_stops": sum(
                 1
@@ -456,6 +475,11 @@ class ChaosRun:
             f"{report['faults_by_kind']}, {report['operations']} operations, "
             f"{report['churn_connectors']} churn connectors, "
             f"{report['deletion_stops']} deletion stops"
+            + (
+                f", {report['hanging_aborted']} partitions of hanging transactions aborted"
+                if report["hanging_aborted"]
+                else ""
+            )
         )
         for figure in report["pipelines"]:
             print(

@@ -337,6 +337,22 @@ class EmbeddedKafka:
                 raise RuntimeError(f"{tool} failed: {done.stderr or done.stdout}")
         raise RuntimeError(f"no ACL tool among {', '.join(ACL_TOOLS)} in Kafka {KAFKA_VERSION}")
 
+    def transactions(self, *args: str) -> str:
+        """Runs Kafka's transactions tool (``kafka-transactions.sh``) against this broker with
+        ``args`` (``find-hanging --broker-id 1``, ``abort --topic ...``); its output. Raises
+        RuntimeError, with what the tool said, when it fails."""
+        command = _java_cmd(
+            "org.apache.kafka.tools.TransactionsCommand",
+            "256m",
+            "--bootstrap-server",
+            self.bootstrap,
+            *args,
+        )
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"kafka-transactions {' '.join(args)}: {done.stderr or done.stdout}")
+        return done.stdout
+
     def stop(self, timeout: float = 30.0) -> None:
         """Stops the broker cleanly (SIGTERM), then by force if it does not go in time."""
         pid = self.running_pid()
