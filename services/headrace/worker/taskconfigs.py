@@ -17,9 +17,9 @@ import structlog
 
 from headrace.core.model import configlog
 from headrace.core.model.configstate import SessionKey, SessionKeyCreated
+from headrace.core.observability import metrics
 from headrace.core.security import sessionkey, tls
 from headrace.core.settings import Settings
-from headrace.core.storage.replay import replaying
 from headrace.core.storage.topiclog import LogFactory, LogRecord, kafka_logs
 from headrace.v1 import config_pb2, internal_pb2_grpc
 
@@ -68,7 +68,9 @@ class TaskConfigsClient:
         self._reading = asyncio.create_task(self._replay(), name="session-keys-replay")
 
     async def _replay(self) -> None:
-        with replaying("configs"):
+        # Timed, but with the collector left on: the worker keeps only the session keys of this
+        # topic, and runs everything else while this replay goes on in the background.
+        with metrics.replay("configs"):
             await self._log.start(writer=False)
 
     async def close(self) -> None:
