@@ -280,7 +280,7 @@ class ChaosRun:
         its offsets back (a broker stopped in the middle of a commit can leave one): aborts it
         with Kafka's tool, and notes it in the history. The task is restarted after."""
         try:
-            aborted = self.cluster.abort_hanging()
+            aborted = self.cluster.abort_hanging(self.cluster.stack.settings.topic("offsets"))
         except RuntimeError as error:  # the broker still starting, say: the next look tries again
             self.history.write("note", what=f"looking for hanging transactions: {error}")
             return

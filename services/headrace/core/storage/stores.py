@@ -261,8 +261,11 @@ class OffsetStore:
         raise ConnectError(
             f"the source offsets of {self.connector!r} cannot be read whole: a transaction "
             f"left open holds back {where}. One that outlives its producer's "
-            "transaction.timeout.ms is hanging: kafka-transactions.sh find-hanging lists it, "
-            "and its abort command ends it; then restart the task"
+            "transaction.timeout.ms is hanging: kafka-transactions.sh find-hanging lists each "
+            "partition it holds, and abort ends it on one. Abort it on every other partition "
+            f"before {read.topic}'s: the task writes again once it can read its offsets, and "
+            "its next commit would commit what a hanging transaction still holds on a "
+            "partition it writes. Then restart the task"
         )
 
     async def close(self) -> None:
