@@ -40,11 +40,15 @@ class UnknownEvent(ValueError):
         self.state = state
 
 
-async def _called(call: Awaitable[T]) -> T:
+async def _called(call: Callable[[], Awaitable[T]]) -> T:
+    """The call's answer; PluginCallError when it fails, or when the channel to the process
+    is closed already (its process stopped by the worker), which gRPC says as it makes the call."""
     try:
-        return await call
+        return await call()
     except grpc.aio.AioRpcError as exc:
         raise PluginCallError(exc.details() or str(exc.code()), gone=exc.code() in _GONE) from None
+    except grpc.aio.UsageError as exc:
+        raise PluginCallError(f"the channel to the process is closed: {exc}", gone=True) from None
 
 
 class PluginClient:
@@ -58,13 +62,13 @@ class PluginClient:
     ) -> ConfigInfos:
         """The plugin's keys, with each one's verdict on ``config`` unless ``definition_only``."""
         request = plugin_pb2.ValidateRequest(config=dict(config), definition_only=definition_only)
-        answer = await _called(self._stub.Validate(request, timeout=deadline_s))
+        answer = await _called(lambda: self._stub.Validate(request, timeout=deadline_s))
         return wire.config_infos_from_pb(answer)
 
     async def describe(self, *, deadline_s: float) -> list[ComponentKeys]:
         """The components from the plugin path this process loaded, with their keys."""
         answer = await _called(
-            self._stub.Describe(plugin_pb2.DescribeRequest(), timeout=deadline_s)
+            lambda: self._stub.Describe(plugin_pb2.DescribeRequest(), timeout=deadline_s)
         )
         return [wire.component_keys_from_pb(c) for c in answer.components]
 
@@ -73,7 +77,7 @@ class PluginClient:
     ) -> list[dict[str, str]]:
         """Starts the connector (or asks a running one again); its task configs."""
         request = plugin_pb2.StartConnectorRequest(name=name, config=dict(config))
-        started = await _called(self._stub.StartConnector(request, timeout=deadline_s))
+        started = await _called(lambda: self._stub.StartConnector(request, timeout=deadline_s))
         return [dict(t.config) for t in started.tasks]
 
     async def start_task(
@@ -90,13 +94,13 @@ class PluginClient:
             connector_config=dict(connector_config),
             task_config=dict(task_config),
         )
-        await _called(self._stub.StartTask(request, timeout=deadline_s))
+        await _called(lambda: self._stub.StartTask(request, timeout=deadline_s))
 
     async def stop(self, unit: WorkUnit, *, deleted: bool, deadline_s: float) -> None:
         """Stops a connector or a task; ``deleted``: its connector was deleted."""
         request = plugin_pb2.StopRequest(connector=unit.connector, task=unit.task, deleted=deleted)
         call = self._stub.StopConnector if unit.is_connector else self._stub.StopTask
-        await _called(call(request, timeout=deadline_s))
+        await _called(lambda: call(request, timeout=deadline_s))
 
     async def clean_up(self, cleanup: Cleanup, *, deadline_s: float) -> None:
         """Starts a deleted unit's plugin only to stop it with ``deleted=True``."""
@@ -106,7 +110,7 @@ class PluginClient:
             connector_config=dict(cleanup.connector_config),
             task_config=dict(cleanup.task_config),
         )
-        await _called(self._stub.Cleanup(request, timeout=deadline_s))
+        await _called(lambda: self._stub.Cleanup(request, timeout=deadline_s))
 
     async def keep_alive(
         self,
@@ -122,13 +126,13 @@ class PluginClient:
         request = plugin_pb2.KeepAliveRequest(
             lease_ms=int(lease_s * 1000), stop_ms=int(stop_s * 1000), log_levels=log_levels
         )
-        await _called(self._stub.KeepAlive(request, timeout=deadline_s))
+        await _called(lambda: self._stub.KeepAlive(request, timeout=deadline_s))
 
     async def forget_topics(self, connector: str, *, deadline_s: float) -> None:
         """Has the connector's tasks in this process report the topics they use again, as they
         next use them (KIP-558's reset)."""
         request = plugin_pb2.ForgetTopicsRequest(connector=connector)
-        await _called(self._stub.ForgetTopics(request, timeout=deadline_s))
+        await _called(lambda: self._stub.ForgetTopics(request, timeout=deadline_s))
 
     async def watch(self, on_unknown: Callable[[UnknownEvent], None]) -> AsyncIterator[HostEvent]:
         """The process's unit events as they come, until it goes away (PluginCallError);

@@ -256,7 +256,9 @@ class Worker:
             try:
                 await self._handle(event)
             except Exception:
-                self.log.exception("worker_event_failed", event=type(event).__name__)
+                # Logged, not raised: one event that fails must not end the worker. (structlog
+                # takes the event name as its first argument: the kind goes under another key.)
+                self.log.exception("worker_event_failed", kind=type(event).__name__)
         await self._stop_everything()
 
     async def _handle(self, event: Event) -> None:

@@ -265,3 +265,33 @@ async def test_a_connector_whose_task_configs_are_refused_is_stopped_in_its_plug
     await worker._apply(AssignmentUpdate(1, (connector,)))
     assert told.started == [connector.unit]
     assert told.stopped == [(connector.unit, False)]
+
+
+async def test_an_event_that_fails_is_logged_and_the_worker_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 313, on 65d42b0): the worker's log of a failed event raised
+    TypeError itself (a keyword named ``event``, which structlog takes as the event's name), so
+    the first event that failed ended the worker, 37 s after it had delivered a deletion it had
+    not acknowledged yet; the coordinator then had another worker tell it a second time."""
+    told = Told()
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+    handled: list[object] = []
+
+    async def nothing(*_: object, **__: object) -> None:
+        return None
+
+    async def handle(event: object) -> None:
+        handled.append(event)
+        if len(handled) == 1:
+            raise RuntimeError("the first event fails")
+
+    monkeypatch.setattr(worker._status, "start", nothing)
+    for name in ("membership", "_task_configs"):  # each starts a task of its own, at once
+        monkeypatch.setattr(getattr(worker, name), "start", lambda: None)
+    monkeypatch.setattr(worker, "_handle", handle)
+    monkeypatch.setattr(worker, "_stop_everything", nothing)
+    for event in ("first", "second", None):
+        worker._queue.put_nowait(event)  # type: ignore[arg-type]
+    await worker.run()
+    assert handled == ["first", "second"]

@@ -1,0 +1,19 @@
+"""A plugin process's client turns every way a call can fail into PluginCallError."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from headrace.core.model.structs import WorkUnit
+from headrace.isolation.client import PluginCallError, PluginClient
+
+
+async def test_a_call_on_a_closed_channel_says_the_process_is_gone() -> None:
+    """Found by the nemesis (seed 313): a worker stopping a connector in a process whose
+    channel it had closed met gRPC's UsageError, which no caller expected, and ended."""
+    channel = grpc.aio.insecure_channel("unix:/nonexistent/plugin.sock")
+    await channel.close()
+    with pytest.raises(PluginCallError) as raised:
+        await PluginClient(channel).stop(WorkUnit("c", 0), deleted=False, deadline_s=1.0)
+    assert raised.value.gone
