@@ -31,6 +31,7 @@ from headrace.sdk import (
     SourceRecord,
     SourceTask,
 )
+from tests.support import eventually
 
 
 class Bus(EventBus):
@@ -75,6 +76,7 @@ class Runner:
         hang_start: bool = False,
     ) -> None:
         self.hang_start = hang_start
+        self.hanging = False  # its start is under way and will not return
         self.calls: list[str] = []
         self.task = Task(self.calls, hang_stop)
         self.fail_start, self.fail_run, self.ignore_stop = fail_start, fail_run, ignore_stop
@@ -84,6 +86,7 @@ class Runner:
         if self.fail_start:
             raise RuntimeError("cannot start")
         if self.hang_start:
+            self.hanging = True
             await asyncio.Event().wait()
         await self.task.start({})
 
@@ -254,7 +257,7 @@ async def test_a_task_start_its_caller_gave_up_on_is_made_anew_by_the_next_start
         host, "_task_unit", lambda u, _c, task: TaskUnit(u, next(made), host.bus, 1.0, task)
     )
     first = asyncio.create_task(host.start_task(WorkUnit("c", 0), {}, {}))
-    await asyncio.sleep(0.05)
+    await eventually("the first start hangs", lambda: runners[0].hanging, within=5.0)
     first.cancel()  # the gRPC call's deadline passed
     with pytest.raises(asyncio.CancelledError):
         await first
@@ -281,7 +284,7 @@ async def test_a_connector_start_its_caller_gave_up_on_is_made_anew_by_the_next_
     host = HostedPlugin(descriptor, HangsFirst, Settings(bootstrap_servers="unused:1"), 1.0)
     HangsFirst.started.clear()
     first = asyncio.create_task(host.start_connector("c", {"count": "2", "tasks.max": "2"}))
-    await asyncio.sleep(0.05)
+    await eventually("the first start hangs", lambda: HangsFirst.started == ["hung"], within=5.0)
     first.cancel()  # the gRPC call's deadline passed
     with pytest.raises(asyncio.CancelledError):
         await first
