@@ -25,7 +25,11 @@ or deleted connector can set off: the client retries every ``RETRY_PAUSE_S``, as
 clients are told to, and the wait counts in the call's time, since a user waits for it too; the
 retries of the timed calls are counted (``answered 409``).
 
-3. (headrace only) writes N ``CreateConnector`` commands to ``<cluster>-requests`` in one burst
+3. lists every connector with its status (``GET /connectors?expand=status``, as a console or
+   Kafka UI asks for its page of connectors) ``LISTS`` times, on both REST APIs: the median, in
+   ms, with the N connectors in the cluster.
+
+4. (headrace only) writes N ``CreateConnector`` commands to ``<cluster>-requests`` in one burst
    and reads ``<cluster>-responses`` until every one is answered OK: the creates a second from
    the first write to the last answer read. The agent is warmed first (a ``ListConnectors``
    answered), so its group join is not in the figure. Connect has no command topic: its figure
@@ -65,6 +69,7 @@ CONNECTORS = 2_000
 SMOKE_CONNECTORS = 20
 CALLS = 200  # of each kind, per API: enough for a p99 that is not the single worst call
 SMOKE_CALLS = 10
+LISTS = 5
 INITIAL_STATE = "STOPPED"
 RETRY_PAUSE_S = 0.01  # between a 409 and the retry: short, so the client adds little
 SEED = 20
@@ -94,6 +99,10 @@ def fill_figure(api: str) -> str:
 
 def retries_figure(api: str) -> str:
     return f"{api} calls answered 409 and retried, of 3 x calls"
+
+
+def list_figure(api: str) -> str:
+    return f"{api} list of N with status, median"
 
 
 def commands_figure() -> str:
@@ -216,6 +225,22 @@ def measure(
     return out
 
 
+def list_with_status(api: Rest, label: str, n: int) -> dict[str, float]:
+    """The median ms of ``LISTS`` lists of every connector with its status; fails unless each
+    answers all ``n``, every one with a connector state."""
+    seconds = []
+    for _ in range(LISTS):
+        before = time.perf_counter()
+        answer = api.call("GET", "/connectors?expand=status")
+        seconds.append(time.perf_counter() - before)
+        if not isinstance(answer, dict) or len(answer) != n:
+            got = len(answer) if isinstance(answer, dict) else answer
+            raise RuntimeError(f"{label} listed {got} connectors with status, not {n}")
+        if not all(entry["status"]["connector"]["state"] for entry in answer.values()):
+            raise RuntimeError(f"{label} listed a connector without a state")
+    return {list_figure(label): statistics.median(seconds) * 1000}
+
+
 def command(request_id: str, method: str, request: Mapping[str, object]) -> bytes:
     return json.dumps({"id": request_id, "method": method, "request": request}).encode()
 
@@ -317,6 +342,7 @@ def measure_headrace(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
         rest_api = Rest(rest_port, datagen_config)
         figures |= measure(rest_api, HEADRACE_REST, "rest", filled, calls)
         figures[retries_figure(HEADRACE_REST)] = rest_api.retries
+        figures |= list_with_status(rest_api, HEADRACE_REST, n)
         figures[commands_figure()] = asyncio.run(command_rate(settings, n))
         return figures
     finally:
@@ -333,7 +359,8 @@ def measure_connect(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
         filled, filling = fill(api, n)
         api.retries = 0  # those of the timed calls only
         figures = {fill_figure(CONNECT): filling} | measure(api, CONNECT, "rest", filled, calls)
-        return figures | {retries_figure(CONNECT): api.retries}
+        figures[retries_figure(CONNECT)] = api.retries
+        return figures | list_with_status(api, CONNECT, n)
     finally:
         cluster.stop()
 
@@ -347,6 +374,7 @@ def ratios() -> tuple[tuple[str, str], ...]:
         for stat in STATS
     ]
     pairs += [(rate_figure(api), rate_figure(CONNECT)) for api in (HEADRACE_GRPC, HEADRACE_REST)]
+    pairs.append((list_figure(HEADRACE_REST), list_figure(CONNECT)))
     return (*pairs, (commands_figure(), rate_figure(CONNECT)))
 
 
@@ -364,6 +392,10 @@ class ConfigApi:
         commands_figure(): Measure("creates/s"),
         **{fill_figure(api): Measure("creates/s") for api in (HEADRACE_GRPC, CONNECT)},
         **{retries_figure(api): Measure("calls", False) for api in (HEADRACE_REST, CONNECT)},
+        **{
+            list_figure(api): Measure("ms", higher_is_better=False)
+            for api in (HEADRACE_REST, CONNECT)
+        },
     }
     ratios: tuple[tuple[str, str], ...] = ratios()
     max_repeats = 3

@@ -35,7 +35,7 @@ from headrace.core.model.autorestart import Attempt, Shown
 from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.model.configstate import AppliedRequest, Config, ConfigState, TaskSetOrigin
 from headrace.core.model.errors import PluginError
-from headrace.core.model.status import StatusState, of_connector
+from headrace.core.model.status import StatusState, UnitStatus, of_connector
 from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
 from headrace.core.observability import log
 from headrace.core.security import secrets, sessionkey
@@ -380,8 +380,12 @@ class Commands:
         await self.store.transact(plan)
 
     async def get(self, name: str) -> ConnectorView:
-        """The connector as answered: its secret values hidden (``_shown``)."""
-        return await self._shown(self._view(name, await self.store.current()))
+        """The connector as answered: its secret values hidden."""
+        configs = await self.store.current()
+        stored = self._view(name, configs)
+        return _masked_view(
+            stored, await self.hidden.of_stored(name, stored.config, configs.connectors)
+        )
 
     async def _hidden_keys(self, config: Mapping[str, str]) -> frozenset[str]:
         """The keys of ``config`` whose values are hidden (``HiddenKeys.of``)."""
@@ -396,13 +400,7 @@ class Commands:
         """The view as answered: the values of secret keys hidden in its config and its task
         configs (references alone are shown as written), and remembered, so that this
         service's logs hide them too."""
-        keys = await self._hidden_keys(view.config)
-        secrets.register(v for k, v in view.config.items() if k in keys)
-        return dataclasses.replace(
-            view,
-            config=secrets.mask_config(view.config, keys),
-            tasks=tuple(secrets.mask_config(t, keys) for t in view.tasks),
-        )
+        return _masked_view(view, await self._hidden_keys(view.config))
 
     async def _unhidden(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
         """A config sent back as it was answered: a secret key still ``[hidden]`` keeps the
@@ -564,8 +562,25 @@ class Commands:
     async def status(self, name: str) -> tuple[ConnectorView, StatusState]:
         """The connector as answered, and its units' status, with its secret values hidden
         from their traces (a plugin's message may quote one)."""
-        view, hidden = await self._with_hidden(name)
-        return view, _traces_masked(of_connector(await self.store.current_status(), name), hidden)
+        configs, statuses = await self.store.current(), await self.store.current_status()
+        return await self._status_in(configs, statuses, name)
+
+    async def every_status(self) -> dict[str, tuple[ConnectorView, StatusState]]:
+        """What ``status`` answers, for every connector, by name: from one read of both topics
+        to their ends, not one per connector (each read asks the broker for its end offsets)."""
+        configs, statuses = await self.store.current(), await self.store.current_status()
+        return {
+            name: await self._status_in(configs, statuses, name)
+            for name in sorted(configs.connectors)
+        }
+
+    async def _status_in(
+        self, configs: ConfigState, statuses: StatusState, name: str
+    ) -> tuple[ConnectorView, StatusState]:
+        stored = self._view(name, configs)
+        keys = await self.hidden.of_stored(name, stored.config, configs.connectors)
+        hidden = [v for k, v in stored.config.items() if k in keys]
+        return _masked_view(stored, keys), _traces_masked(of_connector(statuses, name), hidden)
 
     async def _with_hidden(self, name: str) -> tuple[ConnectorView, Sequence[str]]:
         """The view as answered, and the secret values of its stored config."""
@@ -655,12 +670,28 @@ class Commands:
         return await self.status(name)
 
 
+def _masked_view(view: ConnectorView, keys: Collection[str]) -> ConnectorView:
+    """``view`` with the values of ``keys`` hidden in its config and its task configs, and
+    remembered (``secrets.register``), so that this service's logs hide them too."""
+    secrets.register(v for k, v in view.config.items() if k in keys)
+    return dataclasses.replace(
+        view,
+        config=secrets.mask_config(view.config, keys),
+        tasks=tuple(secrets.mask_config(t, keys) for t in view.tasks),
+    )
+
+
 def _traces_masked(statuses: StatusState, values: Sequence[str]) -> StatusState:
-    """The statuses with ``values`` hidden in their traces."""
-    return {
-        unit: dataclasses.replace(status, trace=secrets.mask_text(status.trace, values))
-        for unit, status in statuses.items()
-    }
+    """The statuses with ``values`` hidden in their traces (the same status where its trace
+    has none of them: most have no trace at all)."""
+    if not values:
+        return statuses
+    return {unit: _trace_masked(status, values) for unit, status in statuses.items()}
+
+
+def _trace_masked(status: UnitStatus, values: Sequence[str]) -> UnitStatus:
+    masked = secrets.mask_text(status.trace, values) if status.trace else ""
+    return status if masked == status.trace else dataclasses.replace(status, trace=masked)
 
 
 def _masked(infos: ConfigInfos, config: Mapping[str, str], hidden: Collection[str]) -> ConfigInfos:

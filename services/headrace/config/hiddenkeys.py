@@ -41,6 +41,25 @@ class HiddenKeys:
         # Per Java connector version and the component names its config gives, what its JVM
         # said of their keys; None when it could not say.
         self._java: dict[tuple[str, frozenset[tuple[str, str]]], secretkeys.JavaKeys | None] = {}
+        # Per connector, its stored config last asked about and that config's keys.
+        self._stored: dict[str, tuple[Mapping[str, str], frozenset[str]]] = {}
+
+    async def of_stored(
+        self, name: str, config: Mapping[str, str], alive: Mapping[str, object]
+    ) -> frozenset[str]:
+        """``of`` the config stored for connector ``name``, worked out once per stored config
+        (the same object until the connector's config changes): the definitions behind the
+        answer are asked once and kept, so the answer cannot change while the config does not.
+        A list of connectors with their status spent most of its time working it out again.
+        ``alive``: the connectors that exist, to forget the others' once there are many."""
+        known = self._stored.get(name)
+        if known is not None and known[0] is config:
+            return known[1]
+        keys = await self.of(config)
+        if len(self._stored) > 2 * len(alive) + 64:
+            self._stored = {n: entry for n, entry in self._stored.items() if n in alive}
+        self._stored[name] = (config, keys)
+        return keys
 
     async def of(self, config: Mapping[str, str]) -> frozenset[str]:
         """The keys of ``config`` whose values are hidden: its connector's PASSWORD keys, or,

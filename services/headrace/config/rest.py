@@ -291,18 +291,11 @@ class ConnectApi:
         )
 
     async def list_connectors(self, request: web.Request) -> web.Response:
-        names = await self.commands.list()
         expand = {v for e in request.query.getall("expand", []) for v in e.split(",")}
         if not expand & {"status", "info"}:
-            return web.json_response(names)
+            return web.json_response(await self.commands.list())
         out: dict[str, dict[str, Any]] = {}
-        for name in names:
-            try:
-                view, statuses = await self.commands.status(name)
-            except ConfigRejected as exc:
-                if exc.problem is not Problem.NOT_FOUND:
-                    raise
-                continue  # deleted while the list was read: as Connect, left out
+        for name, (view, statuses) in (await self.commands.every_status()).items():
             entry: dict[str, Any] = {}
             if "status" in expand:
                 auto = self.commands.auto_restarts(name, statuses)

@@ -5,39 +5,19 @@ with a plugin process's answers stood in for."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import cast
 
 import pytest
 
 from headrace.config.commands import Commands
 from headrace.config.grpc_api import ConfigCalls
-from headrace.config.offsets import OffsetsAdmin
-from headrace.config.pluginchecks import PluginChecks
-from headrace.config.store import APPLYING, AlreadyApplied, Applying, ConfigStore
+from headrace.config.store import APPLYING, AlreadyApplied, Applying
 from headrace.config.validation import ConfigRejected
 from headrace.core.model import configlog
-from headrace.core.model.configinfo import ConfigInfos
-from headrace.core.storage.stores import StatusStore
-from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.storage.topiclog import MemoryTopic
 from headrace.v1 import config_pb2
-
-GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/g"))
-
-
-class _Checks:
-    """A plugin process that finds every config fine and keeps no key secret."""
-
-    async def validate(
-        self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool = False
-    ) -> ConfigInfos:
-        return ConfigInfos(plugin.class_name, ())
-
-    async def describe(self, plugin: PluginDescriptor) -> list[object]:
-        return []
+from tests.unit.config.memory import memory_commands
 
 
 @pytest.fixture
@@ -47,10 +27,7 @@ def configs() -> MemoryTopic:
 
 @pytest.fixture
 async def commands(configs: MemoryTopic) -> Commands:
-    store = ConfigStore(memory_logs(configs), StatusStore(memory_logs(MemoryTopic("status"))))
-    await store.start()
-    checks = cast(PluginChecks, _Checks())
-    return Commands(store, PluginCatalog((GEN,)), cast(OffsetsAdmin, None), checks)
+    return await memory_commands(configs)
 
 
 @pytest.fixture

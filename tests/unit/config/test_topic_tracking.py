@@ -5,29 +5,29 @@ Connect's refusals."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 import pytest
 
 from headrace.config.commands import Commands
-from headrace.config.offsets import OffsetsAdmin
-from headrace.config.pluginchecks import PluginChecks
-from headrace.config.store import ConfigStore
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.status import NO_TOPICS, TopicStatus, apply_topic, encode_topic
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
-from tests.unit.config.test_apply_once import GEN, _Checks
+from headrace.isolation.plugins import PluginDescriptor
+from tests.unit.config.memory import GEN, memory_commands
 
 SINK = PluginDescriptor("gen.Sink", "1.0.0", "sink", "gen", "Sink", Path("/g"))
 
 
-async def service(status: MemoryTopic, **tracking: bool) -> Commands:
-    store = ConfigStore(memory_logs(MemoryTopic("configs")), StatusStore(memory_logs(status)))
-    await store.start()
-    checks = cast(PluginChecks, _Checks())
-    return Commands(store, PluginCatalog((GEN, SINK)), cast(OffsetsAdmin, None), checks, **tracking)
+async def service(
+    status: MemoryTopic, tracks_topics: bool = True, topic_reset_allowed: bool = True
+) -> Commands:
+    return await memory_commands(
+        status=status,
+        plugins=(GEN, SINK),
+        tracks_topics=tracks_topics,
+        topic_reset_allowed=topic_reset_allowed,
+    )
 
 
 async def worker_records(status: MemoryTopic, *used: tuple[str, str]) -> None:

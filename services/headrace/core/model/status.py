@@ -20,7 +20,7 @@ and, for a while, the tombstone, which is all the fold needs. The fold keeps no 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -59,9 +59,90 @@ class StatusRemoved:
 
 StatusEvent = StatusReported | StatusRemoved
 StatusState = Mapping[WorkUnit, UnitStatus]
-# A persistent map: one report makes a new state in O(log n), sharing the rest with the state
-# before, so replaying n records costs O(n log n), not O(n^2).
-EMPTY: StatusState = immutables.Map()
+
+_NO_TASKS: immutables.Map[int, UnitStatus] = immutables.Map()
+
+
+class Statuses(Mapping[WorkUnit, UnitStatus]):
+    """Every unit's status, as the fold makes it: kept by connector, then by task, so that one
+    connector's statuses (:func:`of_connector`) cost as much as its units, not a scan of every
+    unit of the cluster. Persistent maps: one report makes a new state in O(log n), sharing the
+    rest with the state before, so replaying n records costs O(n log n), not O(n^2)."""
+
+    __slots__ = ("_by_connector", "_count")
+
+    def __init__(
+        self,
+        by_connector: immutables.Map[str, immutables.Map[int, UnitStatus]] | None = None,
+        count: int = 0,
+    ) -> None:
+        self._by_connector = immutables.Map() if by_connector is None else by_connector
+        self._count = count
+
+    @classmethod
+    def of(cls, statuses: Mapping[WorkUnit, UnitStatus]) -> Statuses:
+        """``statuses`` as a ``Statuses`` (itself, when it is one already)."""
+        if isinstance(statuses, Statuses):
+            return statuses
+        made = cls()
+        for status in statuses.values():
+            made = made.with_status(status)
+        return made
+
+    def __getitem__(self, unit: WorkUnit) -> UnitStatus:
+        return self._by_connector[unit.connector][unit.task]
+
+    def get(self, unit: WorkUnit, default: UnitStatus | None = None) -> UnitStatus | None:  # type: ignore[override]
+        tasks = self._by_connector.get(unit.connector)
+        return default if tasks is None else tasks.get(unit.task, default)
+
+    def __contains__(self, unit: object) -> bool:
+        return isinstance(unit, WorkUnit) and self.get(unit) is not None
+
+    def __iter__(self) -> Iterator[WorkUnit]:
+        return (status.unit for status in self.values())
+
+    def __len__(self) -> int:
+        return self._count
+
+    def values(self) -> Iterator[UnitStatus]:  # type: ignore[override]
+        return (status for tasks in self._by_connector.values() for status in tasks.values())
+
+    def items(self) -> Iterator[tuple[WorkUnit, UnitStatus]]:  # type: ignore[override]
+        return ((status.unit, status) for status in self.values())
+
+    def connector(self, name: str) -> Mapping[WorkUnit, UnitStatus]:
+        """The statuses of one connector and its tasks."""
+        return MappingProxyType(
+            {s.unit: s for s in self._by_connector.get(name, _NO_TASKS).values()}
+        )
+
+    def with_status(self, status: UnitStatus) -> Statuses:
+        """A new state with ``status`` as its unit's."""
+        unit = status.unit
+        tasks = self._by_connector.get(unit.connector, _NO_TASKS)
+        count = self._count if unit.task in tasks else self._count + 1
+        tasks = tasks.set(unit.task, status)
+        return Statuses(self._by_connector.set(unit.connector, tasks), count)
+
+    def without(self, unit: WorkUnit) -> Statuses:
+        """A new state without ``unit`` (the same state when it has none)."""
+        tasks = self._by_connector.get(unit.connector)
+        if tasks is None or unit.task not in tasks:
+            return self
+        tasks = tasks.delete(unit.task)
+        by_connector = (
+            self._by_connector.set(unit.connector, tasks)
+            if tasks
+            else self._by_connector.delete(unit.connector)
+        )
+        return Statuses(by_connector, self._count - 1)
+
+    def __repr__(self) -> str:
+        return f"Statuses({dict(self.items())!r})"
+
+
+EMPTY: StatusState = Statuses()
 
 
 def status_key(unit: WorkUnit) -> str:
@@ -125,18 +206,19 @@ def apply(state: StatusState, event: StatusEvent) -> StatusState:
     stale and ignored (Kafka Connect's ``putSafe``): a worker cut off from the group may still
     report on units that have run elsewhere since.
     """
+    current = Statuses.of(state)
     match event:
         case StatusReported(status):
-            known = state.get(status.unit)
+            known = current.get(status.unit)
             if (
                 known is not None
                 and known.worker_id != status.worker_id
                 and status.generation < known.generation
             ):
-                return state
-            return with_item(state, status.unit, status)
+                return current
+            return current.with_status(status)
         case StatusRemoved(unit):
-            return without_item(state, unit)
+            return current.without(unit)
     raise TypeError(f"not a status event: {event!r}")
 
 
@@ -193,4 +275,6 @@ def topics_of(state: TopicState, name: str) -> list[TopicStatus]:
 
 def of_connector(state: StatusState, name: str) -> StatusState:
     """The statuses of one connector and its tasks."""
+    if isinstance(state, Statuses):
+        return state.connector(name)
     return MappingProxyType({u: s for u, s in state.items() if u.connector == name})

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from headrace.core.model import status
 from headrace.core.model.status import State, StatusRemoved, StatusReported, UnitStatus
 from headrace.core.model.structs import WorkUnit
@@ -52,3 +55,62 @@ def test_a_report_from_another_worker_in_an_older_generation_is_stale() -> None:
         StatusReported(UnitStatus(task, State.FAILED, "w2", generation=8, trace="x")),
     )
     assert (state[task].state, state[task].worker_id) == (State.FAILED, "w2")
+
+
+units = st.builds(WorkUnit, st.sampled_from(["a", "a-1", "b"]), st.integers(-1, 2))
+events = st.one_of(
+    st.builds(
+        lambda unit, state, worker, generation: StatusReported(
+            UnitStatus(unit, state, worker, generation=generation)
+        ),
+        units,
+        st.sampled_from(list(State)),
+        st.sampled_from(["w1", "w2"]),
+        st.integers(0, 3),
+    ),
+    st.builds(StatusRemoved, units),
+)
+
+
+def fold_flat(history: list[status.StatusEvent]) -> dict[WorkUnit, UnitStatus]:
+    """The fold's rule on a plain dict of every unit: the latest report wins unless it is a
+    stale one of another worker, and a tombstone removes."""
+    state: dict[WorkUnit, UnitStatus] = {}
+    for event in history:
+        if isinstance(event, StatusRemoved):
+            state.pop(event.unit, None)
+            continue
+        known = state.get(event.status.unit)
+        stale = (
+            known is not None
+            and known.worker_id != event.status.worker_id
+            and event.status.generation < known.generation
+        )
+        if not stale:
+            state[event.status.unit] = event.status
+    return state
+
+
+@given(st.lists(events, max_size=40))
+def test_the_fold_kept_by_connector_answers_as_one_map_of_every_unit(
+    history: list[status.StatusEvent],
+) -> None:
+    state, expected = status.EMPTY, fold_flat(history)
+    for event in history:
+        state = status.apply(state, event)
+    assert dict(state.items()) == expected
+    assert len(state) == len(expected) and set(state) == set(expected)
+    assert state == expected
+    for name in ("a", "a-1", "b", "c"):
+        mine = {u: s for u, s in expected.items() if u.connector == name}
+        assert dict(status.of_connector(state, name)) == mine
+    for unit in {*expected, WorkUnit("c", 0)}:
+        assert (unit in state) == (unit in expected)
+        assert state.get(unit) == expected.get(unit)
+
+
+def test_a_fold_starts_from_any_map_of_statuses() -> None:
+    running = UnitStatus(WorkUnit("a", 0), State.RUNNING, "w1")
+    state = status.apply({running.unit: running}, StatusRemoved(WorkUnit.of("a")))
+    assert dict(state) == {running.unit: running}
+    assert dict(status.of_connector(state, "a")) == {running.unit: running}

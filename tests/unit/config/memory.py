@@ -1,0 +1,57 @@
+"""Commands over the in-memory configs and status topics, with a plugin process's answers
+stood in for: every config is found fine and no key is secret."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import cast
+
+from headrace.config.commands import Commands
+from headrace.config.offsets import OffsetsAdmin
+from headrace.config.pluginchecks import PluginChecks
+from headrace.config.store import ConfigStore
+from headrace.core.model.configinfo import ConfigInfos
+from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+
+GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/g"))
+
+
+class _Checks:
+    """A plugin process that finds every config fine and keeps no key secret."""
+
+    async def validate(
+        self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool = False
+    ) -> ConfigInfos:
+        return ConfigInfos(plugin.class_name, ())
+
+    async def describe(self, plugin: PluginDescriptor) -> list[object]:
+        return []
+
+
+async def memory_commands(
+    configs: MemoryTopic | None = None,
+    status: MemoryTopic | None = None,
+    plugins: tuple[PluginDescriptor, ...] = (GEN,),
+    *,
+    tracks_topics: bool = True,
+    topic_reset_allowed: bool = True,
+) -> Commands:
+    """Commands on a started store over ``configs`` and ``status`` (fresh topics unless given),
+    with ``plugins`` installed and topic tracking as said."""
+    store = ConfigStore(
+        memory_logs(configs if configs is not None else MemoryTopic("configs")),
+        StatusStore(memory_logs(status if status is not None else MemoryTopic("status"))),
+    )
+    await store.start()
+    checks = cast(PluginChecks, _Checks())
+    return Commands(
+        store,
+        PluginCatalog(plugins),
+        cast(OffsetsAdmin, None),
+        checks,
+        tracks_topics=tracks_topics,
+        topic_reset_allowed=topic_reset_allowed,
+    )
