@@ -83,10 +83,34 @@ def _not_a_number(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data", "text/plain"})
+"""The content types a page of another site can post without the browser asking first."""
+
+
+@web.middleware
+async def same_site_changes(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Refuses (403) a change that a browser says comes from another site's page, whatever
+    credential the browser sent with it by itself (``headrace.config.console.session``).
+    Programs send no ``Origin`` or ``Sec-Fetch-Site``, and pass."""
+    if request.method not in session.SAFE and session.cross_site(request):
+        return _error(
+            403,
+            f"{request.method} {request.path}: a change asked for by another site's page is "
+            "refused; call the API from a program, or use the console from its own address",
+        )
+    return await handler(request)
+
+
 async def _json_body(request: web.Request) -> Any:
     """The body's JSON, read as UTF-8 whatever charset the request names (JSON is UTF-8);
     BadRequest for anything that is not JSON: NaN and Infinity, or nesting past what the
-    parser can hold, included."""
+    parser can hold, included. A body sent as a form's (``FORM_TYPES``) is refused with 415,
+    as Kafka Connect refuses it: another site's page can send those without a CORS check."""
+    if request.content_type in FORM_TYPES:
+        raise web.HTTPUnsupportedMediaType(
+            reason=f"Content-Type {request.content_type} is not read here: send the body as "
+            "application/json"
+        )
     raw = await request.read()
     try:
         return json.loads(raw.decode("utf-8") or "null", parse_constant=_not_a_number)
@@ -518,7 +542,7 @@ def guarded(policy: auth.Policy) -> Middleware:
 
 def app(api: ConnectApi, policy: auth.Policy | None = None) -> web.Application:
     """The API's application; every request checked against ``policy`` when auth is on."""
-    middlewares: list[Middleware] = [errors]
+    middlewares: list[Middleware] = [errors, same_site_changes]
     if policy is not None:
         middlewares.append(guarded(policy))
     application = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)

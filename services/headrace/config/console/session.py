@@ -10,6 +10,11 @@ A change (any method but GET, HEAD and OPTIONS) made with the cookie must also c
 :data:`CSRF_HEADER` header, whose value the console's own page asks for: a digest of the token,
 from which the token cannot be had back. Another site can neither read that value nor send the
 header, so it cannot make a change in the name of someone logged in.
+
+A browser sends other credentials by itself too: a client certificate, under mTLS, and none at
+all is needed with auth off (a page on the web posting to a service on the operator's own
+machine). So the REST API refuses every change a browser says comes from another site's page
+(:func:`cross_site`), whatever it carries, and a JSON body sent as a form's content type.
 """
 
 from __future__ import annotations
@@ -68,7 +73,12 @@ def csrf_refusal(request: web.Request, given: Credential) -> str | None:
 
 
 def cross_site(request: web.Request) -> bool:
-    """Whether a browser says the request came from another site's page (``Origin``)."""
+    """Whether a browser says the request came from another origin's page: its
+    ``Sec-Fetch-Site`` (which it sets itself, whatever proxy rewrote the ``Host`` on the way),
+    else its ``Origin`` against the host asked. A program sends neither, and is not one."""
+    fetched_from = request.headers.get("Sec-Fetch-Site")
+    if fetched_from:
+        return fetched_from.strip().lower() not in ("same-origin", "none")
     origin = request.headers.get("Origin")
     if not origin or origin == "null":
         return origin == "null"

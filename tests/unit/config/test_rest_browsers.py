@@ -1,0 +1,85 @@
+"""A browser sends credentials by itself (a login cookie, a client certificate) and, with auth
+off, none are needed: the REST API refuses every change a browser says another site's page
+asked for, and a JSON body sent as a form's content type, as Kafka Connect does (415). Over HTTP
+on loopback, on the in-memory configs topic."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from headrace.config.commands import Commands
+from headrace.config.rest import ConnectApi, app
+from tests.unit.config.memory import memory_commands
+
+BODY = '{"name": "planted", "config": {"connector.class": "Gen"}}'
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[TestClient, Commands]]:
+    commands = await memory_commands()
+
+    async def info() -> dict[str, str]:
+        return {"version": "test"}
+
+    async with TestClient(TestServer(app(ConnectApi(commands, info)))) as client:
+        yield client, commands
+
+
+@pytest.mark.parametrize(
+    "browser",
+    [
+        {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Origin": "https://evil.example"},  # a browser that sends no Sec-Fetch-Site
+        {"Origin": "null"},  # a sandboxed frame, or a file
+    ],
+)
+async def test_a_change_another_site_s_page_asks_for_is_refused_and_changes_nothing(
+    served: tuple[TestClient, Commands], browser: dict[str, str]
+) -> None:
+    client, commands = served
+    headers = {"Content-Type": "application/json", **browser}
+    answer = await client.post("/connectors", data=BODY, headers=headers)
+    assert answer.status == 403
+    assert "another site" in (await answer.json())["message"]
+    await commands.create("kept", {"connector.class": "Gen"})
+    for method, path in (("PUT", "/connectors/kept/pause"), ("DELETE", "/connectors/kept")):
+        assert (await client.request(method, path, headers=browser)).status == 403
+    assert await commands.list() == ["kept"]
+    assert (await commands.get("kept")).target.value == "RUNNING"
+    # Reading is not a change: another site's page cannot read the answer anyway (no CORS).
+    assert (await client.get("/connectors", headers=browser)).status == 200
+
+
+async def test_the_console_s_own_page_and_a_program_make_changes(
+    served: tuple[TestClient, Commands],
+) -> None:
+    client, commands = served
+    json_body = {"Content-Type": "application/json"}
+    own_page = {"Sec-Fetch-Site": "same-origin", "Origin": "https://proxy.example"}
+    typed = {"Sec-Fetch-Site": "none"}  # an address typed by the user
+    for name, browser in (("a", own_page), ("b", typed), ("c", {})):
+        body = BODY.replace("planted", name)
+        answer = await client.post("/connectors", data=body, headers={**json_body, **browser})
+        assert answer.status == 201, await answer.text()
+    host = f"{client.server.host}:{client.server.port}"
+    same_origin = {"Origin": f"http://{host}"}  # a browser that sends no Sec-Fetch-Site
+    assert (await client.put("/connectors/a/pause", headers=same_origin)).status == 202
+    assert await commands.list() == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+async def test_a_body_sent_as_a_form_s_is_refused_with_415(
+    served: tuple[TestClient, Commands], content_type: str
+) -> None:
+    client, commands = served
+    answer = await client.post("/connectors", data=BODY, headers={"Content-Type": content_type})
+    assert answer.status == 415
+    message = (await answer.json())["message"]
+    assert content_type in message and "application/json" in message
+    assert await commands.list() == []
