@@ -110,6 +110,10 @@ def test_a_connector_is_created_from_the_form_after_its_per_key_error_is_fixed(
     page.fill("#connector-name", name)
     page.select_option("#plugin", label="headrace_datagen.DatagenSourceConnector 1.0.0 (source)")
     page.fill("#key-topic", topic)
+    page.fill("#connector-name", "")  # a connector needs a name, and is told so beside it
+    expect(page.locator("#error-name")).not_to_have_text("")
+    page.fill("#connector-name", name)
+    expect(page.locator("#error-name")).to_have_text("")
     page.check("#show-optional")
     page.fill("#key-batch\\.size", "ten")
     error = page.locator("#error-batch\\.size")
@@ -125,7 +129,7 @@ def test_a_connector_is_created_from_the_form_after_its_per_key_error_is_fixed(
         client.delete(name)
 
 
-def test_a_pause_made_elsewhere_shows_without_a_reload_and_the_console_resumes(
+def test_a_pause_made_elsewhere_shows_without_a_reload_and_the_console_resumes_and_pauses(
     stack: Stack, page: Page, tmp_path: Path
 ) -> None:
     name = f"{tmp_path.name}-paused"
@@ -143,6 +147,17 @@ def test_a_pause_made_elsewhere_shows_without_a_reload_and_the_console_resumes(
         confirm(page)
         expect(page.locator("#connector-state [data-state]")).to_have_text("RUNNING")
         assert state_of(client, name)[0] == "RUNNING"
+        page.click("button:text-is('Pause')")
+        confirm(page)
+        expect(page.locator("#connector-state [data-state]")).to_have_text("PAUSED")
+        assert state_of(client, name)[0] == "PAUSED"
+        # Made with an alias, it is listed under the class and version it runs.
+        open_console(page, stack, "#/plugins")
+        plugin = page.locator(
+            '#plugins tr[data-plugin="headrace_datagen.DatagenSourceConnector"]'
+            '[data-version="1.0.0"]'
+        )
+        expect(plugin).to_contain_text(name)
         client.delete(name)
 
 

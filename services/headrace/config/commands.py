@@ -34,6 +34,7 @@ from headrace.core.model import configlog
 from headrace.core.model.autorestart import Attempt, Shown
 from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, merge
 from headrace.core.model.configstate import AppliedRequest, Config, ConfigState, TaskSetOrigin
+from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
 from headrace.core.model.status import StatusState, UnitStatus, of_connector
 from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
@@ -153,6 +154,16 @@ class Commands:
         # Topic tracking (KIP-558): the worker config's topic.tracking.enable and .allow.reset.
         self.tracks_topics = tracks_topics
         self.topic_reset_allowed = tracks_topics and topic_reset_allowed
+
+    def plugin_of(self, config: Mapping[str, str]) -> PluginDescriptor | None:
+        """The installed connector version ``config`` runs: its class (or alias) and the
+        version it asks for; None when no installed version is one it can run."""
+        try:
+            return self.catalog.resolve(
+                config.get("connector.class", ""), requested_version(config)
+            )
+        except PluginError:
+            return None
 
     def type_of(self, config: Mapping[str, str]) -> str:
         """``source``, ``sink``, or ``unknown`` for a class no installed plugin has."""

@@ -190,7 +190,12 @@ class Console:
         }
         return {
             "connectors": board.connector_rows(
-                configs, statuses, self.commands.type_of, await self.lag.of(sinks), secret_values
+                configs,
+                statuses,
+                self.commands.type_of,
+                self.commands.plugin_of,
+                await self.lag.of(sinks),
+                secret_values,
             ),
             "workers": board.workers(statuses),
             "at_ms": int(time.time() * 1000),

@@ -11,6 +11,7 @@ from headrace.core.model.configstate import ConfigState
 from headrace.core.model.status import StatusState
 from headrace.core.model.structs import State, WorkUnit
 from headrace.core.security.secrets import mask_text
+from headrace.isolation.plugins import PluginDescriptor
 
 VERSION_KEY = "connector.plugin.version"
 
@@ -34,10 +35,12 @@ def connector_row(
     configs: ConfigState,
     statuses: StatusState,
     kind: str,
+    plugin: PluginDescriptor | None,
     lag: int | None,
     secret_values: Sequence[str],
 ) -> dict[str, Any]:
-    """One connector's row; ``secret_values`` are hidden in the trace it shows."""
+    """One connector's row; ``plugin``: the installed version its config resolves to (None:
+    none it can run); ``secret_values`` are hidden in the trace it shows."""
     config = configs.connectors[name]
     own = statuses.get(WorkUnit.of(name))
     tasks = [statuses.get(WorkUnit(name, i)) for i in range(len(configs.tasks_of(name)))]
@@ -58,7 +61,10 @@ def connector_row(
             "failed": sum(1 for t in tasks if t is not None and t.state is State.FAILED),
         },
         "plugin": config.get("connector.class", ""),
-        "version": (own.plugin_version if own is not None else "") or config.get(VERSION_KEY, ""),
+        # The class an alias names, and the version that runs (or would, before one reports).
+        "plugin_class": plugin.class_name if plugin is not None else "",
+        "version": (own.plugin_version if own is not None else "")
+        or (plugin.version if plugin is not None else config.get(VERSION_KEY, "")),
         "worker": own.worker_id if own is not None else "",
         "lag": lag,
         "error": error,
@@ -69,6 +75,7 @@ def connector_rows(
     configs: ConfigState,
     statuses: StatusState,
     type_of: Callable[[Mapping[str, str]], str],
+    plugin_of: Callable[[Mapping[str, str]], PluginDescriptor | None],
     lags: Mapping[str, int],
     secret_values: Mapping[str, Sequence[str]],
 ) -> list[dict[str, Any]]:
@@ -80,6 +87,7 @@ def connector_rows(
             configs,
             statuses,
             type_of(configs.connectors[name]),
+            plugin_of(configs.connectors[name]),
             lags.get(name),
             secret_values.get(name, ()),
         )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,6 +22,7 @@ from headrace.core.model.configstate import (
 from headrace.core.model.status import EMPTY, StatusRemoved, StatusReported, UnitStatus, apply
 from headrace.core.model.structs import State, Target, WorkUnit
 from headrace.core.storage.topiclog import LogRecord
+from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 
 PY_TRACE = (
     "Traceback (most recent call last):\n"
@@ -56,6 +59,20 @@ def kind(config: object) -> str:
     return "sink" if dict(config)["connector.class"] == "Sink" else "source"  # type: ignore[call-overload]
 
 
+INSTALLED = PluginCatalog(
+    (
+        PluginDescriptor("gen.GenConnector", "1.2.0", "source", "gen", "GenConnector", Path("/g")),
+        PluginDescriptor("sinks.Sink", "2.0.0", "sink", "sinks", "Sink", Path("/s2")),
+        PluginDescriptor("sinks.Sink", "3.0.0", "sink", "sinks", "Sink", Path("/s3")),
+    )
+)
+
+
+def plugin_of(config: Mapping[str, str]) -> PluginDescriptor | None:
+    version = config.get("connector.plugin.version")
+    return INSTALLED.resolve(config["connector.class"], version)
+
+
 def test_a_row_counts_tasks_names_its_worker_and_version_and_hides_secrets_in_the_error() -> None:
     state = configs()
     reported = statuses(
@@ -64,7 +81,7 @@ def test_a_row_counts_tasks_names_its_worker_and_version_and_hides_secrets_in_th
         UnitStatus(WorkUnit("src", 1), State.FAILED, "w2", trace=PY_TRACE),
     )
     assert failing(state, reported) == {"src"}
-    rows = connector_rows(state, reported, kind, {"snk": 42}, {"src": ["s3cr3t"]})
+    rows = connector_rows(state, reported, kind, plugin_of, {"snk": 42}, {"src": ["s3cr3t"]})
     assert [r["name"] for r in rows] == ["snk", "src"]
     snk, src = rows
     assert src == {
@@ -74,6 +91,7 @@ def test_a_row_counts_tasks_names_its_worker_and_version_and_hides_secrets_in_th
         "target": "RUNNING",
         "tasks": {"total": 2, "running": 1, "failed": 1},
         "plugin": "Gen",
+        "plugin_class": "gen.GenConnector",
         "version": "1.2.0",
         "worker": "w1",
         "lag": None,
@@ -86,6 +104,26 @@ def test_a_row_counts_tasks_names_its_worker_and_version_and_hides_secrets_in_th
         "2.0.0",
         42,
     )
+
+
+def test_a_row_names_the_class_an_alias_stands_for_and_the_version_it_would_run() -> None:
+    state = fold(
+        [
+            ConnectorConfigured("latest", {"connector.class": "Sink"}),
+            ConnectorConfigured("none", {"connector.class": "Missing"}),
+        ]
+    )
+    latest, none = connector_rows(state, EMPTY, kind, plugin_of_or_none, {}, {})
+    assert (latest["plugin"], latest["plugin_class"], latest["version"]) == (
+        "Sink",
+        "sinks.Sink",
+        "3.0.0",
+    )
+    assert (none["plugin"], none["plugin_class"], none["version"]) == ("Missing", "", "")
+
+
+def plugin_of_or_none(config: Mapping[str, str]) -> PluginDescriptor | None:
+    return plugin_of(config) if config["connector.class"] != "Missing" else None
 
 
 def test_a_trace_is_shown_by_what_it_says() -> None:

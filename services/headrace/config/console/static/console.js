@@ -319,13 +319,18 @@ async function newView(view) {
     catch (error) { errorBox.textContent = error.message; return; }
     errorBox.textContent = "";
     const errors = keyErrors(infos);
-    for (const field of fields.querySelectorAll(".field")) {
+    // The validation checks the name it is given; an empty one is the form's to say.
+    if (!name.value.trim()) errors.name = ["name: a connector needs a name"];
+    for (const field of form.querySelectorAll(".field[data-key]")) {
       const key = field.dataset.key;
       const shown = field.querySelector(".key-error");
       shown.textContent = (errors[key] || []).join(" ");
       field.classList.toggle("invalid", !!errors[key]);
       if (errors[key]) field.hidden = false;
+      delete errors[key];
     }
+    // A key the form has no field for (the plugin's own, or the runtime's) still says what is wrong.
+    errorBox.textContent = Object.entries(errors).map(([k, v]) => `${k}: ${v.join(" ")}`).join(" ");
   }, 250);
 
   async function choose() {
@@ -336,7 +341,8 @@ async function newView(view) {
     keys = infos.configs.map((c) => c.definition).filter((d) => !["name", "connector.class", "connector.plugin.version"].includes(d.name));
     for (const d of keys) {
       const wanted = d.required || d.name === "tasks.max" || d.name === "topics";
-      const input = el("input", { id: `key-${d.name}`, name: d.name, "data-key": d.name, placeholder: d.default_value || "", oninput: validate });
+      const input = el("input", { id: `key-${d.name}`, name: d.name, "data-key": d.name, placeholder: d.default_value || "", oninput: validate,
+        type: d.type === "PASSWORD" ? "password" : "text", autocomplete: d.type === "PASSWORD" ? "new-password" : "off" });
       fields.append(el("div", { class: "field", "data-key": d.name, "data-wanted": wanted ? "1" : "", hidden: !wanted && !optional.checked },
         el("label", { for: `key-${d.name}`, class: d.required ? "required" : "" }, d.name),
         input,
@@ -358,7 +364,8 @@ async function newView(view) {
       location.hash = `#/connectors/${enc(name.value)}`;
     } catch (error) { errorBox.textContent = error.message; validate(); }
   } },
-  el("div", { class: "field" }, el("label", { for: "connector-name", class: "required" }, "name"), name, el("span")),
+  el("div", { class: "field", "data-key": "name" }, el("label", { for: "connector-name", class: "required" }, "name"), name,
+    el("div", {}, el("span", { class: "key-error", id: "error-name" }))),
   el("div", { class: "field" }, el("label", { for: "plugin", class: "required" }, "plugin"), pluginSelect, el("span")),
   el("label", {}, optional, " show every key"), fields, errorBox, submit);
 
@@ -407,7 +414,8 @@ async function pluginsView(view) {
   const table = el("table", { id: "plugins" });
   view.replaceChildren(el("h1", {}, "Plugins"), table);
   function draw() {
-    const using = (p) => (S.board ? S.board.connectors : []).filter((c) => c.plugin === p.class && (!c.version || c.version === p.version));
+    // Each connector under the class its alias names and the version it runs (or would).
+    const using = (p) => (S.board ? S.board.connectors : []).filter((c) => c.plugin_class === p.class && c.version === p.version);
     table.replaceChildren(el("thead", {}, el("tr", {}, ["Plugin", "Type", "Version", "Connectors", "Config keys"].map((h) => el("th", {}, h)))),
       el("tbody", {}, plugins.map((p) => {
         const keys = el("details", {}, el("summary", {}, "keys"));
@@ -417,7 +425,7 @@ async function pluginsView(view) {
           try {
             const found = await api("GET", `/connector-plugins/${enc(p.class)}/config?version=${enc(p.version)}`);
             keys.append(el("table", {}, el("tbody", {}, found.map((k) => el("tr", {}, el("td", { class: "mono" }, k.name),
-              el("td", {}, k.type), el("td", {}, k.required ? "required" : (k.default_value === null ? "" : `default ${k.default_value}`)),
+              el("td", {}, k.type), el("td", {}, k.required ? "required" : (k.default_value == null ? "" : `default ${k.default_value}`)),
               el("td", { class: "muted" }, k.documentation || ""))))));
           } catch (error) { keys.append(el("p", { class: "error" }, error.message)); }
         });
