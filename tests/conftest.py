@@ -4,15 +4,19 @@ no two tests ever share a topic."""
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import TextIO
 
+import psutil
 import pytest
 from hypothesis import settings as hypothesis_settings
 
@@ -31,10 +35,39 @@ hypothesis_settings.register_profile("headrace", deadline=None)
 hypothesis_settings.load_profile("headrace")
 
 # pytest-timeout fails a test that overruns by a signal, which cannot reach a thread stuck in C.
-# For that, a watchdog thread of the interpreter's own writes every thread's stack here and ends
-# the run, so a hang costs minutes and names where it hung (`make test` prints the file).
+# For that, a watchdog thread writes every thread's stack here, stops every process the session
+# started (the broker, Spark, PostgreSQL, the services and their plugin processes run in
+# sessions of their own, and would outlive the run) and ends the run: a hang costs minutes,
+# names where it hung (`make test` prints the file) and leaves nothing running. Should that
+# thread never get the interpreter's lock, faulthandler's, which needs none, ends the run later.
 HANG_REPORT = Path(__file__).parents[1] / "var" / "test-hang.txt"
 HANG_AFTER_S = 900
+LAST_RESORT_S = 60
+
+
+def end_hung_run(report: TextIO, stop: threading.Event, after_s: float = HANG_AFTER_S) -> None:
+    """Unless ``stop`` is set within ``after_s``: every thread's stack into ``report``, every
+    process this one started stopped, and the run ended (exit status 1)."""
+    if stop.wait(after_s):
+        return
+    faulthandler.dump_traceback(file=report, all_threads=True)
+    stopped = stop_descendants(psutil.Process())
+    report.write(f"stopped the session's {len(stopped)} processes: {'; '.join(stopped)}\n")
+    report.flush()
+    os._exit(1)
+
+
+def stop_descendants(root: psutil.Process) -> list[str]:
+    """SIGKILLs every process ``root`` started, and theirs, whatever session they run in; what
+    each was."""
+    descendants = root.children(recursive=True)
+    stopped = []
+    for process in descendants:
+        with contextlib.suppress(psutil.Error):
+            stopped.append(f"{process.pid} {' '.join(process.cmdline()[:3])}")
+            process.kill()
+    psutil.wait_procs(descendants, timeout=10)
+    return stopped
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -43,11 +76,18 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None]:
     with HANG_REPORT.open("w") as report:
         report.write(f"{item.nodeid} ran past {HANG_AFTER_S}s: every thread's stack\n")
         report.flush()
-        faulthandler.dump_traceback_later(HANG_AFTER_S, exit=True, file=report)
+        stop = threading.Event()
+        watchdog = threading.Thread(
+            target=end_hung_run, args=(report, stop), name="hang-watchdog", daemon=True
+        )
+        watchdog.start()
+        faulthandler.dump_traceback_later(HANG_AFTER_S + LAST_RESORT_S, exit=True, file=report)
         try:
             yield
         finally:
             faulthandler.cancel_dump_traceback_later()
+            stop.set()
+            watchdog.join()
     HANG_REPORT.unlink(missing_ok=True)  # another session in this checkout may have taken it
 
 

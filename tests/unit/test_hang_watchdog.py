@@ -1,0 +1,60 @@
+"""The suite's hang watchdog (``tests/conftest.py``): a run that hangs ends, with every thread's
+stack written down and nothing it started left running, though its services run in sessions of
+their own. Tried on a process of its own that hangs, with a child in a new session that would
+outlive it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import psutil
+
+from tests.support import wait_for
+
+HANGING = textwrap.dedent(
+    """
+    import subprocess, sys, threading, time
+    from tests.conftest import end_hung_run
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                             start_new_session=True)
+    print(child.pid, flush=True)
+    with open(sys.argv[1], "w") as report:
+        threading.Thread(target=end_hung_run, args=(report, threading.Event(), 0.5)).start()
+        time.sleep(300)  # the hang
+    """
+)
+
+
+def test_a_hung_run_ends_says_where_and_stops_what_it_started(tmp_path: Path) -> None:
+    report = tmp_path / "hang.txt"
+    run = subprocess.Popen(
+        [sys.executable, "-c", HANGING, str(report)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    try:
+        assert run.stdout is not None
+        child = int(run.stdout.readline())
+        assert run.wait(timeout=60) == 1
+    finally:
+        run.kill()
+        if run.stdout is not None:
+            run.stdout.close()
+    said = report.read_text()
+    hang_line = HANGING.splitlines().index("    time.sleep(300)  # the hang") + 1
+    assert f'File "<string>", line {hang_line} in <module>' in said  # where the run hung
+    assert "stopped the session's 1 processes" in said and str(child) in said
+    wait_for("the child gone", lambda: is_gone(child))
+
+
+def is_gone(pid: int) -> bool:
+    """Exited (a zombie until its parent, killed too, is reaped: gone all the same)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
