@@ -82,7 +82,7 @@ test: install jvm kafka-jars spark-jars connect-jars typecheck lint browser
 
 # The console's browser tests drive Debian's Chromium; said before the suite starts when it is
 # missing (under CI its tests then fail; elsewhere they are skipped).
-CHROMIUM ?= /usr/bin/chromium
+CHROMIUM ?= $(or $(HEADRACE_CHROMIUM),/usr/bin/chromium)
 browser:
 	@test -x $(CHROMIUM) || echo "*** no Chromium at $(CHROMIUM): the console's browser tests" \
 		"need Debian's packages: apt-get install chromium chromium-driver"

@@ -169,6 +169,9 @@ def test_a_planted_secret_is_found_nowhere_and_a_password_only_in_the_configs_to
         "/connectors/hush-loud/status",
         "/connectors/hush-loud/tasks/0/status",
         "/connectors?expand=info&expand=status",
+        # The console's own: its board (the rows its live updates carry too) and a history.
+        "/ui/api/board",
+        "/ui/api/connectors/hush-loud/history",
     ):
         status, answers[path] = rest(stack, "GET", path)
         assert status == 200, answers[path]
@@ -181,6 +184,9 @@ def test_a_planted_secret_is_found_nowhere_and_a_password_only_in_the_configs_to
     answers["cli-get"] = cli(stack, "get", "connectors", "-o", "json")
     answers["cli-tasks"] = cli(stack, "get", "tasks", "hush-loud", "-o", "json")
 
+    board = json.loads(answers["/ui/api/board"])
+    [loud] = [row for row in board["connectors"] if row["name"] == "hush-loud"]
+    assert "[hidden]" in loud["error"]  # the row shows the task's error, its secrets hidden
     # What is stored and answered is the config as written: references shown, password hidden.
     shown = json.loads(answers["/connectors/hush/config"])
     assert {k: shown[k] for k in provided} == provided

@@ -23,7 +23,7 @@ from headrace.config.console.lag import SinkLag
 from headrace.config.store import ConfigStore
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.model.structs import WorkUnit
-from headrace.core.security import auth, tls
+from headrace.core.security import auth, secrets, tls
 from headrace.core.security.secrets import mask_text
 from headrace.core.settings import Settings
 
@@ -250,7 +250,9 @@ class Console:
         config = self.store.configs.connectors.get(name)
         if config is None:
             raise web.HTTPNotFound(reason=f"Connector {name} not found")
-        hidden = await self.commands.secret_values(config)
+        # An older trace may quote a secret of an older config: every secret this process
+        # has seen is hidden too, beside the config's own.
+        hidden = [*await self.commands.secret_values(config), *secrets.registered()]
         return web.json_response(
             [
                 {
