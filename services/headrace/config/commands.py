@@ -681,9 +681,11 @@ class Commands:
         return await self.status(name)
 
 
-def _masked_view(view: ConnectorView, keys: Collection[str]) -> ConnectorView:
+def _masked_view(view: ConnectorView, keys: frozenset[str]) -> ConnectorView:
     """``view`` with the values of ``keys`` hidden in its config and its task configs, and
     remembered (``secrets.register``), so that this service's logs hide them too."""
+    if keys.isdisjoint(view.config) and all(keys.isdisjoint(t) for t in view.tasks):
+        return view  # nothing to hide: its read-only configs as stored, not copies of them
     secrets.register(v for k, v in view.config.items() if k in keys)
     return dataclasses.replace(
         view,

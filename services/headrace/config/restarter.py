@@ -76,6 +76,8 @@ class AutoRestarter:
     def shown(self, configs: ConfigState, statuses: StatusState, name: str) -> dict[int, Shown]:
         """Per task (-1: the connector), what its status says of its automatic restarts; none
         for a connector that did not opt in."""
+        if ENABLE not in configs.connectors.get(name, {}):
+            return {}  # asked of every connector a list answers: no policy parsed for nothing
         now = self._clock()
         attempts = configs.auto_restarts.get(name, {})
         return {
