@@ -87,18 +87,27 @@ FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-dat
 """The content types a page of another site can post without the browser asking first."""
 
 
-@web.middleware
-async def same_site_changes(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Refuses (403) a change that a browser says comes from another site's page, whatever
-    credential the browser sent with it by itself (``headrace.config.console.session``).
-    Programs send no ``Origin`` or ``Sec-Fetch-Site``, and pass."""
-    if request.method not in session.SAFE and session.cross_site(request):
-        return _error(
-            403,
-            f"{request.method} {request.path}: a change asked for by another site's page is "
-            "refused; call the API from a program, or use the console from its own address",
-        )
-    return await handler(request)
+def from_browsers(site: session.Site) -> Middleware:
+    """Refuses (403) a request naming a host the site does not answer for, and a change a
+    browser says comes from another site's page, whatever credential the browser sent with it
+    by itself (``headrace.config.console.session``). Programs send no ``Origin`` or
+    ``Sec-Fetch-Site``, and pass."""
+
+    @web.middleware
+    async def checked(request: web.Request, handler: Handler) -> web.StreamResponse:
+        misdirected = site.host_refusal(request)
+        if misdirected is not None:
+            return _error(403, misdirected)
+        if request.method not in session.SAFE and site.cross_site(request):
+            return _error(
+                403,
+                f"{request.method} {request.path}: a change asked for by another site's page is "
+                "refused; call the API from a program, or use the console from its own address "
+                "(behind a proxy: its origin in HEADRACE_CONSOLE_ORIGINS)",
+            )
+        return await handler(request)
+
+    return checked
 
 
 async def _json_body(request: web.Request) -> Any:
@@ -540,9 +549,12 @@ def guarded(policy: auth.Policy) -> Middleware:
     return guard
 
 
-def app(api: ConnectApi, policy: auth.Policy | None = None) -> web.Application:
-    """The API's application; every request checked against ``policy`` when auth is on."""
-    middlewares: list[Middleware] = [errors, same_site_changes]
+def app(
+    api: ConnectApi, policy: auth.Policy | None = None, site: session.Site | None = None
+) -> web.Application:
+    """The API's application; every request checked against ``policy`` when auth is on, and
+    browsers' against ``site`` (by default: any host, and changes from the API's own origin)."""
+    middlewares: list[Middleware] = [errors, from_browsers(site or session.Site())]
     if policy is not None:
         middlewares.append(guarded(policy))
     application = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)

@@ -28,6 +28,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from headrace.config.commands import Commands
+from headrace.config.console import session
 from headrace.config.console.app import Console
 from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
 from headrace.config.offsets import OffsetsAdmin
@@ -161,9 +162,11 @@ class ConfigParts:
             return info
 
         api = ConnectApi(self.commands, server_info)
-        served = app(api, security.policy)
+        site = session.Site.of(rest_address, self.settings.console_origins)
+        served = app(api, security.policy, site)
         served.add_routes(migration_api.routes(self.migrations))
         self.console.policy = security.policy
+        self.console.site = site
         served.add_routes(self.console.routes())
         served.on_shutdown.append(self.console.shutdown)
         rest = web.AppRunner(served, access_log=None)

@@ -37,6 +37,8 @@
 | HEADRACE_PLUGIN_TOKEN | empty | the token its plugin processes present (the ``data`` role) |
 | HEADRACE_PLUGIN_TLS_CERT, _KEY | empty | the certificate its plugin processes present (mTLS) |
 | KAFKA_PLUGIN_SECURITY_PROTOCOL, _SASL_*, _SSL_* | the worker's | plugin processes' Kafka login |
+| HEADRACE_CONSOLE_ORIGINS | empty: none | where browsers reach the REST API and console besides |
+| | | its own address (a proxy's), as ``https://name[:port]`` by ``,`` |
 | HEADRACE_PLUGIN_SANDBOX | auto | ``auto``, ``required`` or ``off``: confine plugins' files |
 
 The security ones are read and checked by ``headrace.core.security.tls`` and
@@ -64,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import immutables
 
@@ -107,6 +110,29 @@ def _paths(raw: str) -> tuple[Path, ...]:
 
 def _names(raw: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in raw.split(",") if n.strip())
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin(raw: str, variable: str = "HEADRACE_CONSOLE_ORIGINS") -> str:
+    """``raw`` as a browser writes it in an ``Origin`` header (``scheme://host[:port]``, lower
+    case, no default port); ValueError naming ``variable`` for anything that is not one."""
+    try:
+        parts = urlsplit(raw.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"{variable}: {raw!r} is not an origin: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"{variable}: {raw!r} is not an origin: write http(s)://name[:port]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        raise ValueError(
+            f"{variable}: {raw!r} is not an origin: it holds more than a scheme, a name and a port"
+        )
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    shown_port = "" if port in (None, DEFAULT_PORTS[scheme]) else f":{port}"
+    return f"{scheme}://{host}{shown_port}"
 
 
 WORKER_CONFIG = "HEADRACE_WORKER_CONFIG"
@@ -276,6 +302,11 @@ class Settings:
     plugin_sandbox: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SANDBOX", "auto").strip().lower()
     )
+    # Where browsers reach the REST API besides its own address: a proxy's public origin
+    # (``headrace.config.console.session.Site``). Written back as origins in __post_init__.
+    console_origins: tuple[str, ...] = field(
+        default_factory=lambda: _names(os.environ.get("HEADRACE_CONSOLE_ORIGINS", ""))
+    )
 
     @property
     def exactly_once_source(self) -> bool:
@@ -289,6 +320,9 @@ class Settings:
                 f"HEADRACE_PLUGIN_SANDBOX: {self.plugin_sandbox!r} is not one of "
                 f"{', '.join(SANDBOX_MODES)}"
             )
+        object.__setattr__(
+            self, "console_origins", tuple(origin(given) for given in self.console_origins)
+        )
         if not self.client_override_policy:
             policy = self.worker_config.get(clientconfig.POLICY, "None")
             object.__setattr__(self, "client_override_policy", policy)
@@ -355,6 +389,7 @@ class Settings:
             "HEADRACE_PLUGIN_TLS_CERT": self.plugin_tls_cert,
             "HEADRACE_PLUGIN_TLS_KEY": self.plugin_tls_key,
             "HEADRACE_PLUGIN_SANDBOX": self.plugin_sandbox,
+            "HEADRACE_CONSOLE_ORIGINS": ",".join(self.console_origins),
             **{
                 PLUGIN_KAFKA_PREFIX + name.removeprefix("KAFKA_"): value
                 for name, value in (

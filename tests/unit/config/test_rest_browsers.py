@@ -11,20 +11,30 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from headrace.config.commands import Commands
+from headrace.config.console import session
 from headrace.config.rest import ConnectApi, app
 from tests.unit.config.memory import memory_commands
 
 BODY = '{"name": "planted", "config": {"connector.class": "Gen"}}'
 
 
+async def _info() -> dict[str, str]:
+    return {"version": "test"}
+
+
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[TestClient, Commands]]:
     commands = await memory_commands()
+    async with TestClient(TestServer(app(ConnectApi(commands, _info)))) as client:
+        yield client, commands
 
-    async def info() -> dict[str, str]:
-        return {"version": "test"}
 
-    async with TestClient(TestServer(app(ConnectApi(commands, info)))) as client:
+@pytest.fixture
+async def behind_proxy() -> AsyncIterator[tuple[TestClient, Commands]]:
+    """The API on loopback, as a reverse proxy at https://connect.example reaches it."""
+    commands = await memory_commands()
+    site = session.Site.of("127.0.0.1:8083", ("https://connect.example",))
+    async with TestClient(TestServer(app(ConnectApi(commands, _info), None, site))) as client:
         yield client, commands
 
 
@@ -83,3 +93,40 @@ async def test_a_body_sent_as_a_form_s_is_refused_with_415(
     message = (await answer.json())["message"]
     assert content_type in message and "application/json" in message
     assert await commands.list() == []
+
+
+async def test_a_proxy_s_page_makes_changes_when_its_origin_is_named_or_forwarded(
+    behind_proxy: tuple[TestClient, Commands],
+) -> None:
+    """Over plain HTTP (no Sec-Fetch-Site) a proxy that rewrites the Host leaves a page's
+    Origin unlike it: the origin named in the settings, or the X-Forwarded-Host the proxy
+    adds, says the page is the console's own."""
+    client, commands = behind_proxy
+    await commands.create("kept", {"connector.class": "Gen"})
+    named = {"Origin": "https://connect.example"}
+    assert (await client.put("/connectors/kept/pause", headers=named)).status == 202
+    forwarded = {"Origin": "http://other.example:8080", "X-Forwarded-Host": "other.example:8080"}
+    assert (await client.put("/connectors/kept/resume", headers=forwarded)).status == 202
+    unnamed = {"Origin": "http://other.example:8080"}
+    refused = await client.put("/connectors/kept/pause", headers=unnamed)
+    assert refused.status == 403
+    assert "HEADRACE_CONSOLE_ORIGINS" in (await refused.json())["message"]
+    assert (await commands.get("kept")).target.value == "RUNNING"
+
+
+async def test_on_loopback_a_request_for_another_host_name_is_refused_and_changes_nothing(
+    behind_proxy: tuple[TestClient, Commands],
+) -> None:
+    """A page whose name its DNS points at 127.0.0.1 after loading (DNS rebinding) is its own
+    origin: its Host alone tells it apart."""
+    client, commands = behind_proxy
+    rebound = {"Host": "evil.example:8083", "Origin": "http://evil.example:8083"}
+    for method, path in (("GET", "/connectors"), ("POST", "/connectors")):
+        answer = await client.request(
+            method, path, data=BODY, headers={"Content-Type": "application/json", **rebound}
+        )
+        assert answer.status == 403
+        assert "evil.example:8083" in (await answer.json())["message"]
+    assert await commands.list() == []
+    for host in ("localhost:8083", "connect.example"):
+        assert (await client.get("/connectors", headers={"Host": host})).status == 200

@@ -26,6 +26,7 @@ def test_settings_read_back_from_their_environment_are_equal(
         worker_config=immutables.Map({"producer.linger.ms": "20", "key.converter": "string"}),
         client_override_policy="Allowlist",
         client_override_allowlist="linger.ms",
+        console_origins=("https://connect.example", "http://[::1]:8080"),
     )
     for name, value in sent.to_env().items():
         monkeypatch.setenv(name, value)
@@ -114,3 +115,16 @@ def test_a_worker_config_file_that_cannot_be_read_is_named(
     monkeypatch.setenv("HEADRACE_WORKER_CONFIG", str(tmp_path / "missing.properties"))
     with pytest.raises(ValueError, match=r"HEADRACE_WORKER_CONFIG: cannot read .*missing"):
         Settings()
+
+
+def test_console_origins_are_written_as_a_browser_sends_them_and_anything_else_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        "HEADRACE_CONSOLE_ORIGINS", "HTTPS://Connect.Example:443/, http://proxy.example:8080"
+    )
+    assert Settings().console_origins == ("https://connect.example", "http://proxy.example:8080")
+    for wrong in ("connect.example", "ftp://connect.example", "https://c.example/ui", "https://"):
+        monkeypatch.setenv("HEADRACE_CONSOLE_ORIGINS", wrong)
+        with pytest.raises(ValueError, match=f"HEADRACE_CONSOLE_ORIGINS: '{wrong}'"):
+            Settings()

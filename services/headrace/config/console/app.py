@@ -74,6 +74,7 @@ class Console:
         self.store = store
         self.settings = settings
         self.policy: auth.Policy | None = None
+        self.site = session.Site()  # where browsers reach it: set with the policy, when served
         self.history = StateHistory(lambda: store.statuses.state, self._units_of)
         self.lag = SinkLag(settings)
         self._version = 0
@@ -136,7 +137,7 @@ class Console:
         """Takes a token from the form; sets the cookie for a read or admin one."""
         if self.policy is None:
             return _redirect("/ui/")
-        if session.cross_site(request):
+        if self.site.cross_site(request):
             return login_page("A login from another site's page is refused.", 403)
         token = str((await request.post()).get("token", "")).strip()
         role = self.policy.role_of(token) if token else None

@@ -14,18 +14,23 @@ header, so it cannot make a change in the name of someone logged in.
 A browser sends other credentials by itself too: a client certificate, under mTLS, and none at
 all is needed with auth off (a page on the web posting to a service on the operator's own
 machine). So the REST API refuses every change a browser says comes from another site's page
-(:func:`cross_site`), whatever it carries, and a JSON body sent as a form's content type.
+(:meth:`Site.cross_site`), whatever it carries, and a JSON body sent as a form's content type;
+and, listening on a loopback address, every request naming a host that is not this machine
+(:meth:`Site.host_refusal`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from headrace.core.rpc import split_address
 from headrace.core.security.auth import bearer_token
 
 COOKIE = "headrace_console"
@@ -72,17 +77,80 @@ def csrf_refusal(request: web.Request, given: Credential) -> str | None:
     )
 
 
-def cross_site(request: web.Request) -> bool:
-    """Whether a browser says the request came from another origin's page: its
-    ``Sec-Fetch-Site`` (which it sets itself, whatever proxy rewrote the ``Host`` on the way),
-    else its ``Origin`` against the host asked. A program sends neither, and is not one."""
-    fetched_from = request.headers.get("Sec-Fetch-Site")
-    if fetched_from:
-        return fetched_from.strip().lower() not in ("same-origin", "none")
-    origin = request.headers.get("Origin")
-    if not origin or origin == "null":
-        return origin == "null"
-    return urlsplit(origin).netloc != request.host
+LOOPBACK_NAMES = ("localhost",)
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) can only mean
+    this machine: ``localhost`` and its subdomains (which browsers never ask DNS for), or a
+    loopback address."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where browsers reach the REST API and the console.
+
+    ``origins``: pages besides the API's own address that may make changes (a proxy's public
+    address, ``HEADRACE_CONSOLE_ORIGINS``). ``hosts``: when the API listens on a loopback
+    address only, the host names a request may name: a page whose name an attacker's DNS
+    points at 127.0.0.1 afterwards (DNS rebinding) is then its own origin, and only its
+    ``Host`` tells it apart. None: any, as for an API listening on a network address, which
+    cannot know its names."""
+
+    origins: frozenset[str] = frozenset()
+    hosts: frozenset[str] | None = None
+
+    @classmethod
+    def of(cls, rest_addr: str, origins: Iterable[str] = ()) -> Site:
+        """The site of an API listening on ``rest_addr`` (``host:port``) with the extra
+        ``origins`` (as ``Settings.console_origins`` writes them)."""
+        listened, _port = split_address(rest_addr)
+        named = frozenset(origins)
+        if not _loopback(listened):
+            return cls(named)
+        return cls(named, frozenset(urlsplit(given).hostname or "" for given in named))
+
+    def host_refusal(self, request: web.Request) -> str | None:
+        """Why a request naming another host than this site's is refused; None for any other.
+        A request without a ``Host`` (HTTP/1.0, no browser sends one) names none."""
+        given = request.headers.get("Host")
+        if self.hosts is None or not given:
+            return None
+        name = urlsplit(f"//{given}").hostname or ""
+        if _loopback(name) or name in self.hosts:
+            return None
+        return (
+            f"Host {given}: this API listens on a loopback address and answers requests for "
+            "localhost or a loopback address only (a page on another name may have had its "
+            "DNS point here); to reach it by that name, add its origin to "
+            "HEADRACE_CONSOLE_ORIGINS"
+        )
+
+    def cross_site(self, request: web.Request) -> bool:
+        """Whether a browser says the request came from another origin's page than this site's:
+        an ``Origin`` the site names is its own; else the browser's ``Sec-Fetch-Site`` (which it
+        sets itself, whatever proxy rewrote the ``Host`` on the way); else its ``Origin`` against
+        the host asked, or the one a proxy says was (``X-Forwarded-Host``, which a page of
+        another site cannot add without the API's leave). A program sends neither, and is not
+        one."""
+        origin = request.headers.get("Origin")
+        if origin and origin.lower() in self.origins:
+            return False
+        fetched_from = request.headers.get("Sec-Fetch-Site")
+        if fetched_from:
+            return fetched_from.strip().lower() not in ("same-origin", "none")
+        if not origin or origin == "null":
+            return origin == "null"
+        netloc = urlsplit(origin).netloc.lower()
+        forwarded = request.headers.get("X-Forwarded-Host", "").split(",")[0].strip().lower()
+        return netloc not in (request.host.lower(), forwarded)
 
 
 def log_in(response: web.StreamResponse, token: str) -> None:

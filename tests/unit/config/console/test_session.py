@@ -42,7 +42,8 @@ def test_a_change_with_the_cookie_needs_the_token_s_own_csrf_value() -> None:
 def test_a_page_of_another_site_is_told_apart_by_its_origin() -> None:
     def origin(value: str | None) -> bool:
         headers = {"Host": "console:8083", **({"Origin": value} if value else {})}
-        return session.cross_site(make_mocked_request("POST", "/ui/login", headers=headers))
+        request = make_mocked_request("POST", "/ui/login", headers=headers)
+        return session.Site().cross_site(request)
 
     assert not origin(None) and not origin("https://console:8083")
     assert origin("https://evil.example") and origin("null")
@@ -53,3 +54,15 @@ def test_the_console_s_assets_and_login_need_no_role_and_its_documents_the_read_
         assert auth.rest_need("POST" if "log" in path else "GET", path) is auth.Need.OPEN
     for path in ("/ui/", "/ui/api/board", "/ui/api/events", "/ui/api/cluster"):
         assert auth.rest_need("GET", path) is auth.Need.READ
+
+
+def test_the_names_of_this_machine_are_loopback_whatever_their_spelling() -> None:
+    site = session.Site.of("127.0.0.1:8083")
+    for host in ("localhost:8083", "LOCALHOST.", "app.localhost:1", "127.0.0.2", "[::1]:8083"):
+        assert site.host_refusal(make_mocked_request("GET", "/", headers={"Host": host})) is None
+    for host in ("localhost.example", "127.0.0.1.nip.io:8083", "evil.example"):
+        refusal = site.host_refusal(make_mocked_request("GET", "/", headers={"Host": host}))
+        assert refusal is not None and host in refusal
+    anywhere = session.Site.of("0.0.0.0:8083")
+    request = make_mocked_request("GET", "/", headers={"Host": "connect.internal:8083"})
+    assert anywhere.hosts is None and anywhere.host_refusal(request) is None
