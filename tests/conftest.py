@@ -57,31 +57,59 @@ def end_hung_run(report: TextIO, stop: threading.Event, after_s: float = HANG_AF
     os._exit(1)
 
 
-def stop_descendants(root: psutil.Process) -> list[str]:
-    """SIGKILLs every process ``root`` started, and theirs, whatever session they run in; what
-    each was."""
-    descendants = root.children(recursive=True)
-    stopped = []
-    for process in descendants:
-        with contextlib.suppress(psutil.Error):
-            stopped.append(f"{process.pid} {' '.join(process.cmdline()[:3])}")
-            process.kill()
-    psutil.wait_procs(descendants, timeout=10)
+def stop_descendants(root: psutil.Process, rounds: int = 3) -> list[str]:
+    """SIGKILLs every process ``root`` started, and theirs, whatever session they run in, first
+    (reading a process's command line can block on it; its name cannot), and again for any
+    started meanwhile; what each was."""
+    stopped: list[str] = []
+    for _ in range(rounds):
+        descendants = [
+            process
+            for process in root.children(recursive=True)
+            if _status(process) not in (None, psutil.STATUS_ZOMBIE)
+        ]
+        if not descendants:
+            break
+        for process in descendants:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        for process in descendants:
+            try:
+                stopped.append(f"{process.pid} {process.name()}")
+            except psutil.Error:
+                stopped.append(str(process.pid))
+        psutil.wait_procs(descendants, timeout=10)
     return stopped
+
+
+def _status(process: psutil.Process) -> str | None:
+    try:
+        return str(process.status())
+    except psutil.Error:
+        return None
+
+
+def hang_after_s(item: pytest.Item) -> float:
+    """How long ``item`` may run before the watchdog ends the run: past its own timeout, if it
+    is given a longer one than the suite's hang limit."""
+    marker = item.get_closest_marker("timeout")
+    own = float(marker.args[0]) if marker is not None and marker.args else 0.0
+    return max(HANG_AFTER_S, own + LAST_RESORT_S)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None]:
     HANG_REPORT.parent.mkdir(parents=True, exist_ok=True)
+    after_s = hang_after_s(item)
     with HANG_REPORT.open("w") as report:
-        report.write(f"{item.nodeid} ran past {HANG_AFTER_S}s: every thread's stack\n")
+        report.write(f"{item.nodeid} ran past {after_s}s: every thread's stack\n")
         report.flush()
         stop = threading.Event()
         watchdog = threading.Thread(
-            target=end_hung_run, args=(report, stop), name="hang-watchdog", daemon=True
+            target=end_hung_run, args=(report, stop, after_s), name="hang-watchdog", daemon=True
         )
         watchdog.start()
-        faulthandler.dump_traceback_later(HANG_AFTER_S + LAST_RESORT_S, exit=True, file=report)
+        faulthandler.dump_traceback_later(after_s + LAST_RESORT_S, exit=True, file=report)
         try:
             yield
         finally:

@@ -11,7 +11,9 @@ import textwrap
 from pathlib import Path
 
 import psutil
+import pytest
 
+from tests.conftest import HANG_AFTER_S, LAST_RESORT_S, hang_after_s
 from tests.support import wait_for
 
 HANGING = textwrap.dedent(
@@ -58,3 +60,14 @@ def is_gone(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+@pytest.mark.timeout(1500)
+def test_a_test_given_a_longer_timeout_than_the_hang_limit_is_waited_for_past_it(
+    request: pytest.FixtureRequest,
+) -> None:
+    assert hang_after_s(request.node) == 1500 + LAST_RESORT_S
+
+
+def test_any_other_test_is_waited_for_the_hang_limit(request: pytest.FixtureRequest) -> None:
+    assert hang_after_s(request.node) == HANG_AFTER_S
