@@ -79,8 +79,9 @@ class ConfigStore:
 
     def __init__(self, config_logs: LogFactory, statuses: StatusStore) -> None:
         self.configs = ConfigState()
-        self.watchers: list[Callable[[ConfigEvent], None]] = []
-        """Told of each configs event once it is folded (the console's updates)."""
+        self.watchers: list[Callable[[ConfigEvent, ConfigState], None]] = []
+        """Told of each configs event once it is folded, with the state before it (the
+        console's updates, and the configs a connector had)."""
         self._config_log = config_logs(self._on_config)
         self._statuses = statuses
         self._wake = asyncio.Event()
@@ -96,11 +97,12 @@ class ConfigStore:
     def _on_config(self, record: LogRecord) -> None:
         event = configlog.decode(record.key, record.value, record.offset)
         if event is not None:
-            self.configs = apply(self.configs, event)
+            before = self.configs
+            self.configs = apply(before, event)
             if isinstance(event, LoggerLevelSet):  # KIP-976: this process's too
                 log.cluster_levels.apply(level_pairs(self.configs.log_levels))
             for watcher in self.watchers:
-                watcher(event)
+                watcher(event, before)
 
     async def start(self) -> None:
         """Replays the configs and status topics, timing each (``headrace_replay_seconds``),

@@ -1,5 +1,5 @@
 """Commands over the in-memory configs and status topics, with a plugin process's answers
-stood in for: every config is found fine and no key is secret."""
+stood in for: every config is found fine, and only the keys a test names are secret."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from headrace.config.commands import Commands
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import ConfigStore
-from headrace.core.model.configinfo import ConfigInfos
+from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
@@ -20,12 +20,17 @@ GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnect
 
 
 class _Checks:
-    """A plugin process that finds every config fine and keeps no key secret."""
+    """A plugin process that finds every config fine and defines ``secret_keys`` as
+    passwords."""
+
+    def __init__(self, secret_keys: tuple[str, ...]) -> None:
+        self.secret_keys = secret_keys
 
     async def validate(
         self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool = False
     ) -> ConfigInfos:
-        return ConfigInfos(plugin.class_name, ())
+        defined = (ConfigInfo(KeyInfo(k, "PASSWORD"), ValueInfo(k)) for k in self.secret_keys)
+        return ConfigInfos(plugin.class_name, tuple(defined))
 
     async def describe(self, plugin: PluginDescriptor) -> list[object]:
         return []
@@ -38,15 +43,17 @@ async def memory_commands(
     *,
     tracks_topics: bool = True,
     topic_reset_allowed: bool = True,
+    secret_keys: tuple[str, ...] = (),
 ) -> Commands:
     """Commands on a started store over ``configs`` and ``status`` (fresh topics unless given),
-    with ``plugins`` installed and topic tracking as said."""
+    with ``plugins`` installed, ``secret_keys`` defined as passwords and topic tracking as
+    said."""
     store = ConfigStore(
         memory_logs(configs if configs is not None else MemoryTopic("configs")),
         StatusStore(memory_logs(status if status is not None else MemoryTopic("status"))),
     )
     await store.start()
-    checks = cast(PluginChecks, _Checks())
+    checks = cast(PluginChecks, _Checks(secret_keys))
     return Commands(
         store,
         PluginCatalog(plugins),

@@ -21,6 +21,12 @@ from headrace.config.console import board, cluster, session
 from headrace.config.console.history import StateHistory
 from headrace.config.console.lag import SinkLag
 from headrace.config.store import ConfigStore
+from headrace.core.model.configstate import (
+    ConfigEvent,
+    ConfigState,
+    ConnectorConfigured,
+    ConnectorRemoved,
+)
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.model.structs import WorkUnit
 from headrace.core.security import auth, secrets, tls
@@ -80,12 +86,21 @@ class Console:
         self._version = 0
         self._changed = asyncio.Event()
         self._closing = False
-        store.watchers.append(lambda _: self._change())
+        store.watchers.append(self._config_seen)
         store.statuses.watchers.append(self._status_seen)
 
     def _units_of(self, name: str) -> list[WorkUnit]:
         tasks = len(self.store.configs.tasks_of(name))
         return [WorkUnit.of(name), *(WorkUnit(name, i) for i in range(tasks))]
+
+    def _config_seen(self, event: ConfigEvent, before: ConfigState) -> None:
+        if isinstance(event, ConnectorConfigured | ConnectorRemoved):
+            had = before.connectors.get(event.name)
+            if isinstance(event, ConnectorRemoved):
+                self.history.replaced(event.name, None)
+            elif had is not None and had != event.config:
+                self.history.replaced(event.name, had)
+        self._change()
 
     def _status_seen(self, event: Any, record: Any) -> None:
         self.history.seen(event, record)
@@ -251,9 +266,11 @@ class Console:
         config = self.store.configs.connectors.get(name)
         if config is None:
             raise web.HTTPNotFound(reason=f"Connector {name} not found")
-        # An older trace may quote a secret of an older config: every secret this process
-        # has seen is hidden too, beside the config's own.
-        hidden = [*await self.commands.secret_values(config), *secrets.registered()]
+        # An older trace may quote a secret of an older config: those of the configs it had
+        # since this service started, and every secret this process has seen, are hidden too.
+        hidden = [*secrets.registered()]
+        for seen in (*self.history.earlier_configs(name), config):
+            hidden += await self.commands.secret_values(seen)
         return web.json_response(
             [
                 {

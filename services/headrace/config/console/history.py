@@ -5,12 +5,16 @@ It begins when the service started: what the replay found (the status topic is c
 that is each unit's last report) stands first, without a time, and each change read since
 follows. Only connectors that changed since are held, the last :data:`KEPT` changes of each,
 and a connector's are forgotten with it: a replay of many connectors costs nothing here.
+
+A trace may quote a secret of a config the connector had before: the configs it was given
+since, the last :data:`KEPT_CONFIGS`, are held beside its changes, for their secrets to be
+hidden too.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from headrace.core.model.status import StatusEvent, StatusRemoved, StatusState
@@ -18,6 +22,7 @@ from headrace.core.model.structs import WorkUnit
 from headrace.core.storage.topiclog import LogRecord
 
 KEPT = 100
+KEPT_CONFIGS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +46,29 @@ class StateHistory:
         statuses: Callable[[], StatusState],
         units_of: Callable[[str], Iterable[WorkUnit]],
         kept: int = KEPT,
+        kept_configs: int = KEPT_CONFIGS,
     ) -> None:
         self._statuses = statuses
         self._units_of = units_of
         self._kept = kept
+        self._kept_configs = kept_configs
         self._changes: dict[str, list[Change]] = {}
+        self._configs: dict[str, list[Mapping[str, str]]] = {}
+
+    def replaced(self, name: str, config: Mapping[str, str] | None) -> None:
+        """The connector's config ``config`` was replaced by another (None: it was deleted,
+        and everything held of it is forgotten)."""
+        if config is None:
+            self._changes.pop(name, None)
+            self._configs.pop(name, None)
+            return
+        earlier = self._configs.setdefault(name, [])
+        earlier.append(config)
+        del earlier[: -self._kept_configs]
+
+    def earlier_configs(self, name: str) -> list[Mapping[str, str]]:
+        """The configs the connector had since the service started, before its current one."""
+        return list(self._configs.get(name, ()))
 
     def seen(self, event: StatusEvent, record: LogRecord) -> None:
         if isinstance(event, StatusRemoved):
