@@ -416,10 +416,11 @@ class Commands:
     async def _unhidden(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
         """A config sent back as it was answered: a secret key still ``[hidden]`` keeps the
         value stored, so a get then a put changes no secret."""
-        stored = (await self.store.current()).connectors.get(name)
+        configs = await self.store.current()
+        stored = configs.connectors.get(name)
         if stored is None or secrets.HIDDEN not in config.values():
             return dict(config)
-        keys = await self._hidden_keys(stored)
+        keys = await self.hidden.of_stored(name, stored, configs.connectors)  # as answered
         return {
             k: stored[k] if v == secrets.HIDDEN and k in keys and k in stored else v
             for k, v in config.items()

@@ -41,24 +41,28 @@ class HiddenKeys:
         # Per Java connector version and the component names its config gives, what its JVM
         # said of their keys; None when it could not say.
         self._java: dict[tuple[str, frozenset[tuple[str, str]]], secretkeys.JavaKeys | None] = {}
-        # Per connector, its stored config last asked about and that config's keys.
-        self._stored: dict[str, tuple[Mapping[str, str], frozenset[str]]] = {}
+        # Per connector, its stored config last asked about, how many definitions were known
+        # then (``_learned``) and that config's keys.
+        self._stored: dict[str, tuple[Mapping[str, str], int, frozenset[str]]] = {}
+        self._learned = 0
 
     async def of_stored(
         self, name: str, config: Mapping[str, str], alive: Mapping[str, object]
     ) -> frozenset[str]:
-        """``of`` the config stored for connector ``name``, worked out once per stored config
-        (the same object until the connector's config changes): the definitions behind the
-        answer are asked once and kept, so the answer cannot change while the config does not.
-        A list of connectors with their status spent most of its time working it out again.
-        ``alive``: the connectors that exist, to forget the others' once there are many."""
+        """``of`` the config stored for connector ``name``, worked out again only when that
+        config changes (it is the same object until then) or a definition was learned since
+        (a component's, described for another config when this one's could not be: the answer
+        hides less now). Every answer and every ``[hidden]`` sent back go by it. A list of
+        connectors with their status spent most of its time working it out again. ``alive``:
+        the connectors that exist, to forget the others' once there are many."""
         known = self._stored.get(name)
-        if known is not None and known[0] is config:
-            return known[1]
+        if known is not None and known[0] is config and known[1] == self._learned:
+            return known[2]
+        learned = self._learned
         keys = await self.of(config)
         if len(self._stored) > 2 * len(alive) + 64:
             self._stored = {n: entry for n, entry in self._stored.items() if n in alive}
-        self._stored[name] = (config, keys)
+        self._stored[name] = (config, learned, keys)
         return keys
 
     async def of(self, config: Mapping[str, str]) -> frozenset[str]:
@@ -86,10 +90,12 @@ class HiddenKeys:
                 infos = await self.checks.validate(plugin, {}, definition_only=True)
             except ConfigRejected:
                 self._connectors[key] = None
+                self._learned += 1
                 return None
             self._connectors[key] = frozenset(
                 c.definition.name for c in infos.configs if c.definition.type == "PASSWORD"
             )
+            self._learned += 1
         return self._connectors[key]
 
     async def component_keys(self, config: Mapping[str, str]) -> frozenset[str]:
@@ -129,6 +135,7 @@ class HiddenKeys:
         for component in resolution.components:
             key = (component.class_name, component.version)
             self._components[key] = answered.get(key)
+        self._learned += 1
 
     async def _java_keys(
         self, plugin: PluginDescriptor, config: Mapping[str, str]
@@ -147,6 +154,7 @@ class HiddenKeys:
                 self._java[key] = None
             else:
                 self._java[key] = secretkeys.JavaKeys.of(infos)
+            self._learned += 1
         known = self._java[key]
         if known is None:
             framework_keys = framework.framework_keys(None)

@@ -328,3 +328,20 @@ def test_a_java_connectors_secret_keys_are_its_jvms_password_keys_asked_once() -
     assert len(checks.asked) == 1
     assert "transforms.route.regex" not in checks.asked[0]
     assert checks.asked[0]["transforms.sign.type"] == "com.example.SignField"
+
+
+def test_a_stored_config_s_keys_are_worked_out_again_once_a_definition_is_learned() -> None:
+    """A config whose components cannot all be had is not described, so its SealField's own
+    keys are all hidden; once another config's process describes SealField, the stored
+    config's answer is what ``of`` says now, not what it said first."""
+    keys = (KeyInfo("field"), KeyInfo("secret", type="PASSWORD"))
+    checks = _Checks([ComponentKeys("seal.SealField", "1.0.0", "transformation", keys)])
+    hidden = HiddenKeys(PluginCatalog((SINK, SEAL)), cast(PluginChecks, checks))
+    stored = {**SEALED, "key.converter.plugin.version": "1.0.0"}  # no key.converter
+    alive = {"stored": stored}
+    first = asyncio.run(hidden.of_stored("stored", stored, alive))
+    assert "transforms.seal.field" in first
+    assert asyncio.run(hidden.of(SEALED)) == {"password", "transforms.seal.secret"}
+    now = asyncio.run(hidden.of_stored("stored", stored, alive))
+    assert now == asyncio.run(hidden.of(stored))
+    assert "transforms.seal.field" not in now and "transforms.seal.secret" in now
