@@ -33,8 +33,8 @@ from headrace.core.model.configstate import (
     AppliedRequest,
     ConfigEvent,
     ConfigState,
+    Folding,
     LoggerLevelSet,
-    apply,
     level_pairs,
 )
 from headrace.core.model.errors import WriterFenced
@@ -78,7 +78,9 @@ class ConfigStore:
     """Holds the folded state; the only code that changes it is the logs' record handlers."""
 
     def __init__(self, config_logs: LogFactory, statuses: StatusStore) -> None:
-        self.configs = ConfigState()
+        # The configs folded so far: a replay folds the whole topic in place, made a state
+        # only when one is asked for (``configs``).
+        self._folding = Folding(ConfigState())
         self.watchers: list[Callable[[ConfigEvent, ConfigState], None]] = []
         """Told of each configs event once it is folded, with the state before it (the
         console's updates, and the configs a connector had)."""
@@ -96,13 +98,22 @@ class ConfigStore:
 
     def _on_config(self, record: LogRecord) -> None:
         event = configlog.decode(record.key, record.value, record.offset)
-        if event is not None:
-            before = self.configs
-            self.configs = apply(before, event)
-            if isinstance(event, LoggerLevelSet):  # KIP-976: this process's too
-                log.cluster_levels.apply(level_pairs(self.configs.log_levels))
+        if event is None:
+            return
+        if not self.watchers:
+            self._folding.apply(event)
+        else:
+            before = self._folding.state()
+            self._folding.apply(event)
             for watcher in self.watchers:
                 watcher(event, before)
+        if isinstance(event, LoggerLevelSet):  # KIP-976: this process's too
+            log.cluster_levels.apply(level_pairs(self.configs.log_levels))
+
+    @property
+    def configs(self) -> ConfigState:
+        """Every config event read so far, folded."""
+        return self._folding.state()
 
     async def start(self) -> None:
         """Replays the configs and status topics, timing each (``headrace_replay_seconds``),
@@ -223,11 +234,12 @@ class ConfigStore:
 
 def _folded(state: ConfigState, records: list[configlog.Record]) -> ConfigState:
     """The state once ``records`` are read, as the log's reader will fold them."""
+    folding = Folding(state)
     for key, value in records:
         event = configlog.decode(key, value)
         if event is not None:
-            state = apply(state, event)
-    return state
+            folding.apply(event)
+    return folding.state()
 
 
 Plan = Callable[[ConfigState], Awaitable[list[configlog.Record]]]

@@ -16,16 +16,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import immutables
 
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
 from headrace.core.model import configlog, configstate
 from headrace.core.model.configstate import (
+    Config,
     ConfigEvent,
     ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
+    Folding,
     LoggerLevelSet,
     LogLevel,
     TopicsReset,
@@ -45,7 +48,20 @@ class ConfigView:
     copied whole at each retirement (a replay of n deletions, n²/2 items copied)."""
 
 
-def retired_by(before: ConfigState, event: ConfigEvent) -> list[ConnectorRetired]:
+class Configs(Protocol):
+    """What :func:`retired_by` reads of the configs before an event: a state, or the
+    :class:`Folding` of a replay."""
+
+    @property
+    def connectors(self) -> Mapping[str, Config]: ...
+
+    @property
+    def incarnations(self) -> Mapping[str, str]: ...
+
+    def tasks_of(self, name: str) -> tuple[Config, ...]: ...
+
+
+def retired_by(before: Configs, event: ConfigEvent) -> list[ConnectorRetired]:
     """The incarnation ``event`` retires, with its last configs; none for most events."""
     match event:
         case ConnectorRemoved(name) | ConnectorConfigured(name, _, _) if name in before.connectors:
@@ -83,6 +99,29 @@ def replay_finished(view: ConfigView) -> tuple[ConfigView, list[Event]]:
     return ConfigView(view.configs, True), [*held, ConfigsChanged(view.configs)]
 
 
+class Replay:
+    """The replay at start folded in place (:class:`Folding`), where :func:`apply` makes a
+    view per record: what :func:`apply` then :func:`replay_finished` make of the same events,
+    for less than half the fold's time at 100,000 connectors (py-spy: a state per record was
+    half of it)."""
+
+    def __init__(self, view: ConfigView) -> None:
+        self._folding = Folding(view.configs)
+        self._retired = [view.retired[i] for i in range(len(view.retired))]
+
+    @property
+    def configs(self) -> ConfigState:
+        return self._folding.state()
+
+    def apply(self, event: ConfigEvent) -> None:
+        self._retired += retired_by(self._folding, event)
+        self._folding.apply(event)
+
+    def finished(self) -> tuple[ConfigView, list[Event]]:
+        held = immutables.Map(enumerate(self._retired))
+        return replay_finished(ConfigView(self._folding.state(), False, held))
+
+
 class ConfigFeed:
     """Reads the configs topic into a :class:`ConfigView` and hands each group event it calls
     for to ``submit``. Only reads: the config service alone writes the topic."""
@@ -95,6 +134,7 @@ class ConfigFeed:
         on_topics_reset: Callable[[TopicsReset], None] = lambda reset: None,
     ) -> None:
         self.view = ConfigView()
+        self._replay: Replay | None = Replay(self.view)  # until the replay at start is over
         self._submit = submit
         self._on_levels = on_levels  # the cluster's log levels (KIP-976), when they change
         self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
@@ -104,22 +144,31 @@ class ConfigFeed:
         event = configlog.decode(record.key, record.value, record.offset)
         if event is None:
             return
+        if self._replay is not None:
+            self._replay.apply(event)
+        elif isinstance(event, LoggerLevelSet | TopicsReset):
+            self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
+        else:
+            self.view, submit = apply(self.view, event)
+            for group_event in submit:
+                self._submit(group_event)
+            return
         if isinstance(event, LoggerLevelSet):  # not the group's: the workers', as they are
-            self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
-            self._on_levels(self.view.configs.log_levels)
-            return
-        if isinstance(event, TopicsReset):  # nor this: for the workers running its tasks
-            self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
+            self._on_levels(self.configs.log_levels)
+        elif isinstance(event, TopicsReset):  # nor this: for the workers running its tasks
             self._on_topics_reset(event)
-            return
-        self.view, submit = apply(self.view, event)
-        for group_event in submit:
-            self._submit(group_event)
+
+    @property
+    def configs(self) -> ConfigState:
+        """The configs read so far, replayed or not."""
+        return self.view.configs if self._replay is None else self._replay.configs
 
     async def start(self) -> None:
         """Replays the topic, then keeps reading it."""
         await self._log.start(writer=False)
-        self.view, submit = replay_finished(self.view)
+        assert self._replay is not None, "started twice"
+        self.view, submit = self._replay.finished()
+        self._replay = None
         for group_event in submit:
             self._submit(group_event)
 

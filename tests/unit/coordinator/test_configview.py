@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from headrace.coordinator.configview import ConfigFeed, ConfigView, apply, replay_finished
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headrace.coordinator.configview import ConfigFeed, ConfigView, Replay, apply, replay_finished
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
 from headrace.core.model import configlog
 from headrace.core.model.configstate import (
@@ -16,6 +19,7 @@ from headrace.core.model.configstate import (
     fold,
 )
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from tests.unit.core.model.configevents import any_event
 
 A_V1 = ConnectorConfigured("a", {"connector.class": "X", "v": "1"}, "i1")
 A_V1_UPDATED = ConnectorConfigured("a", {"connector.class": "X", "v": "1.1"}, "i1")
@@ -119,3 +123,15 @@ async def test_the_feed_replays_then_follows_the_topic() -> None:
     assert retired(submitted)[-1] == ConnectorRetired("a", "i2", {"connector.class": "X"}, ())
     assert dict(feed.view.configs.connectors) == {}
     await feed.close()
+
+
+@given(st.lists(any_event, max_size=40))
+def test_a_replay_folded_in_place_ends_as_a_view_per_record_does(
+    events: list[ConfigEvent],
+) -> None:
+    """The feed folds its replay in place (``Replay``): the same view, and the same events
+    for the group, as :func:`apply` then :func:`replay_finished` make."""
+    in_place = Replay(ConfigView())
+    for event in events:
+        in_place.apply(event)
+    assert in_place.finished() == replay_finished(run(ConfigView(), events)[0])

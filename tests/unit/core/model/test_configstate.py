@@ -19,6 +19,7 @@ from headrace.core.model.configstate import (
     fold,
 )
 from headrace.core.model.structs import Target
+from tests.unit.core.model.configevents import any_event, names
 
 
 def records_to_events(records: list[configlog.Record]) -> list:
@@ -174,9 +175,6 @@ def test_targets_and_restarts_round_trip_with_the_offset_of_their_record() -> No
     assert deleted == ConfigState()
 
 
-names = st.text(alphabet="abc-", min_size=1, max_size=4)
-
-
 @given(st.lists(st.tuples(st.sampled_from(["create", "delete"]), names), max_size=30))
 def test_the_fold_keeps_exactly_the_connectors_created_and_not_deleted_since(
     ops: list[tuple[str, str]],
@@ -191,3 +189,15 @@ def test_the_fold_keeps_exactly_the_connectors_created_and_not_deleted_since(
             events.append(ConnectorRemoved(name))
             expected.discard(name)
     assert set(fold(events).connectors) == expected
+
+
+@given(st.lists(any_event, max_size=40))
+def test_a_replay_folded_in_one_reaches_the_state_of_one_event_at_a_time(
+    events: list[ConfigEvent],
+) -> None:
+    """A replay folds the whole topic into changes made in place, made a state once: every
+    event must read what the events before it changed, as when each makes its own state."""
+    one_at_a_time = ConfigState()
+    for event in events:
+        one_at_a_time = apply(one_at_a_time, event)
+    assert fold(events) == one_at_a_time
