@@ -202,27 +202,68 @@ def decode(key: str, value: bytes | None) -> StatusEvent | None:
     )
 
 
-def apply(state: StatusState, event: StatusEvent) -> StatusState:
-    """Folds one status event into the state: the latest report wins, a tombstone removes.
+class StatusFolding:
+    """Statuses being folded, report by report, without a state made per report: the map of
+    connectors is changed in place, as an ``immutables`` mutation over the state it started
+    from (which stays as it was), until :meth:`state` makes it a state. A replay folds the whole
+    topic in one; :func:`apply` folds one event in one (as ``configstate.Folding``)."""
 
-    A report from another worker than the one last recorded, made in an older generation, is
-    stale and ignored (Kafka Connect's ``putSafe``): a worker cut off from the group may still
-    report on units that have run elsewhere since.
-    """
-    current = Statuses.of(state)
-    match event:
-        case StatusReported(status):
-            known = current.get(status.unit)
-            if (
-                known is not None
-                and known.worker_id != status.worker_id
-                and status.generation < known.generation
-            ):
-                return current
-            return current.with_status(status)
-        case StatusRemoved(unit):
-            return current.without(unit)
-    raise TypeError(f"not a status event: {event!r}")
+    __slots__ = ("_base", "_changing", "_count")
+
+    def __init__(self, state: StatusState) -> None:
+        self._base = Statuses.of(state)
+        self._changing: immutables.MapMutation[str, immutables.Map[int, UnitStatus]] | None = None
+        self._count = len(self._base)
+
+    def state(self) -> Statuses:
+        """The statuses folded so far (the ones it started from, when nothing changed)."""
+        if self._changing is not None:
+            self._base = Statuses(self._changing.finish(), self._count)
+            self._changing = None
+        return self._base
+
+    def apply(self, event: StatusEvent) -> None:
+        """Folds one status event in: the latest report wins, a tombstone removes.
+
+        A report from another worker than the one last recorded, made in an older generation,
+        is stale and ignored (Kafka Connect's ``putSafe``): a worker cut off from the group may
+        still report on units that have run elsewhere since.
+        """
+        changing = self._changing
+        by_connector = self._base._by_connector if changing is None else changing
+        match event:
+            case StatusReported(status):
+                unit = status.unit
+                tasks = by_connector.get(unit.connector, _NO_TASKS)
+                known = tasks.get(unit.task)
+                if known is None:
+                    self._count += 1
+                elif known.worker_id != status.worker_id and status.generation < known.generation:
+                    return
+                if changing is None:
+                    changing = self._changing = self._base._by_connector.mutate()
+                changing[unit.connector] = tasks.set(unit.task, status)
+            case StatusRemoved(unit):
+                held = by_connector.get(unit.connector)
+                if held is None or unit.task not in held:
+                    return
+                if changing is None:
+                    changing = self._changing = self._base._by_connector.mutate()
+                left = held.delete(unit.task)
+                if left:
+                    changing[unit.connector] = left
+                else:
+                    del changing[unit.connector]
+                self._count -= 1
+            case _:
+                raise TypeError(f"not a status event: {event!r}")
+
+
+def apply(state: StatusState, event: StatusEvent) -> StatusState:
+    """Folds one status event into the state (:meth:`StatusFolding.apply`)."""
+    folding = StatusFolding(state)
+    folding.apply(event)
+    return folding.state()
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from headrace.core.model.status import EMPTY as NO_STATUS
 from headrace.core.model.status import (
     NO_TOPICS,
     StatusEvent,
+    StatusFolding,
     StatusRemoved,
     StatusReported,
     StatusState,
@@ -40,7 +41,6 @@ from headrace.core.model.status import (
     encode_topic,
     topic_key,
 )
-from headrace.core.model.status import apply as apply_status
 from headrace.core.model.status import decode as decode_status
 from headrace.core.model.status import encode as encode_status
 from headrace.core.model.structs import WorkUnit
@@ -68,7 +68,9 @@ class StatusStore:
     """
 
     def __init__(self, logs: LogFactory) -> None:
-        self.state: StatusState = NO_STATUS
+        # The statuses folded so far: a replay folds the whole topic in place, made a state
+        # only when one is asked for (``state``).
+        self._folding = StatusFolding(NO_STATUS)
         self.topics: TopicState = NO_TOPICS
         self.watchers: list[Callable[[StatusEvent, LogRecord], None]] = []
         """Told of each status event just before it is folded (the console's history and
@@ -80,9 +82,14 @@ class StatusStore:
         if event is not None:
             for watcher in self.watchers:
                 watcher(event, record)
-            self.state = apply_status(self.state, event)
+            self._folding.apply(event)
         else:
             self.topics = apply_topic(self.topics, record.key, record.value)
+
+    @property
+    def state(self) -> StatusState:
+        """Every unit's last status read so far."""
+        return self._folding.state()
 
     async def start(self, *, writer: bool = True, reader: bool = True) -> None:
         """Replays the topic (unless ``reader`` is False: a worker only reports)."""

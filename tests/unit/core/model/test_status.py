@@ -109,6 +109,19 @@ def test_the_fold_kept_by_connector_answers_as_one_map_of_every_unit(
         assert state.get(unit) == expected.get(unit)
 
 
+@given(st.lists(events, max_size=40))
+def test_a_replay_folded_in_one_answers_as_the_fold_of_one_event_at_a_time(
+    history: list[status.StatusEvent],
+) -> None:
+    """A replay folds the whole topic in place, made a state once: each report must see the
+    reports before it, the stale check included."""
+    folding, expected = status.StatusFolding(status.EMPTY), fold_flat(history)
+    for event in history:
+        folding.apply(event)
+    state = folding.state()
+    assert state == expected and len(state) == len(expected)
+
+
 def test_a_fold_starts_from_any_map_of_statuses() -> None:
     running = UnitStatus(WorkUnit("a", 0), State.RUNNING, "w1")
     state = status.apply({running.unit: running}, StatusRemoved(WorkUnit.of("a")))
