@@ -20,7 +20,7 @@ and, for a while, the tombstone, which is all the fold needs. The fold keeps no 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -100,16 +100,19 @@ class Statuses(Mapping[WorkUnit, UnitStatus]):
         return isinstance(unit, WorkUnit) and self.get(unit) is not None
 
     def __iter__(self) -> Iterator[WorkUnit]:
-        return (status.unit for status in self.values())
+        return (status.unit for status in self._statuses())
 
     def __len__(self) -> int:
         return self._count
 
-    def values(self) -> Iterator[UnitStatus]:  # type: ignore[override]
-        return (status for tasks in self._by_connector.values() for status in tasks.values())
+    def values(self) -> ValuesView[UnitStatus]:
+        return _Values(self)
 
-    def items(self) -> Iterator[tuple[WorkUnit, UnitStatus]]:  # type: ignore[override]
-        return ((status.unit, status) for status in self.values())
+    def items(self) -> ItemsView[WorkUnit, UnitStatus]:
+        return _Items(self)
+
+    def _statuses(self) -> Iterator[UnitStatus]:
+        return (status for tasks in self._by_connector.values() for status in tasks.values())
 
     def connector(self, name: str) -> Mapping[WorkUnit, UnitStatus]:
         """The statuses of one connector and its tasks."""
@@ -140,6 +143,23 @@ class Statuses(Mapping[WorkUnit, UnitStatus]):
 
     def __repr__(self) -> str:
         return f"Statuses({dict(self.items())!r})"
+
+
+class _Values(ValuesView[UnitStatus]):
+    """The statuses' values, as a view (seen again at each iteration), read from the maps by
+    connector without a lookup per unit."""
+
+    _mapping: Statuses
+
+    def __iter__(self) -> Iterator[UnitStatus]:
+        return self._mapping._statuses()
+
+
+class _Items(ItemsView[WorkUnit, UnitStatus]):
+    _mapping: Statuses
+
+    def __iter__(self) -> Iterator[tuple[WorkUnit, UnitStatus]]:
+        return ((status.unit, status) for status in self._mapping._statuses())
 
 
 EMPTY: StatusState = Statuses()

@@ -100,6 +100,11 @@ def test_the_fold_kept_by_connector_answers_as_one_map_of_every_unit(
         state = status.apply(state, event)
     assert dict(state.items()) == expected
     assert len(state) == len(expected) and set(state) == set(expected)
+    # Views, as a Mapping's are: seen whole at each iteration, with a length.
+    values, items = state.values(), state.items()
+    assert list(values) == list(values) and len(values) == len(expected)
+    assert sorted(items, key=str) == sorted(items, key=str) == sorted(expected.items(), key=str)
+    assert all(s in values for s in expected.values())
     assert state == expected
     for name in ("a", "a-1", "b", "c"):
         mine = {u: s for u, s in expected.items() if u.connector == name}
