@@ -33,7 +33,7 @@ from headrace.core.model.connectjson import config_infos_json, key_json
 from headrace.core.model.status import StatusState, UnitStatus
 from headrace.core.model.structs import State, Target, WorkUnit
 from headrace.core.observability import log
-from headrace.core.security import auth, tls
+from headrace.core.security import auth, forms, tls
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -83,10 +83,6 @@ def _not_a_number(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
-FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data", "text/plain"})
-"""The content types a page of another site can post without the browser asking first."""
-
-
 def from_browsers(site: session.Site) -> Middleware:
     """Refuses (403) a request naming a host the site does not answer for, and a change a
     browser says comes from another site's page, whatever credential the browser sent with it
@@ -113,13 +109,9 @@ def from_browsers(site: session.Site) -> Middleware:
 async def _json_body(request: web.Request) -> Any:
     """The body's JSON, read as UTF-8 whatever charset the request names (JSON is UTF-8);
     BadRequest for anything that is not JSON: NaN and Infinity, or nesting past what the
-    parser can hold, included. A body sent as a form's (``FORM_TYPES``) is refused with 415,
+    parser can hold, included. A body sent as a form's (``forms.FORM_TYPES``) is refused with 415,
     as Kafka Connect refuses it: another site's page can send those without a CORS check."""
-    if request.content_type in FORM_TYPES:
-        raise web.HTTPUnsupportedMediaType(
-            reason=f"Content-Type {request.content_type} is not read here: send the body as "
-            "application/json"
-        )
+    forms.refuse_form_body(request)
     raw = await request.read()
     try:
         return json.loads(raw.decode("utf-8") or "null", parse_constant=_not_a_number)

@@ -23,6 +23,7 @@ import grpc
 from aiohttp import web
 from google.protobuf import json_format
 
+from headrace.core.security import forms
 from headrace.migration.moving import BadRequest
 from headrace.migration.operations import Migrations, Operation, Refused, Unavailable, request_of
 from headrace.v1 import config_pb2, migration_pb2, migration_pb2_grpc
@@ -73,6 +74,7 @@ def routes(migrations: Migrations) -> list[web.RouteDef]:
 
 
 async def _body(request: web.Request) -> Any:
+    forms.refuse_form_body(request)
     try:
         return json.loads((await request.read()).decode("utf-8") or "null")
     except (ValueError, UnicodeDecodeError) as exc:

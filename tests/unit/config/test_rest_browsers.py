@@ -13,6 +13,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from headrace.config.commands import Commands
 from headrace.config.console import session
 from headrace.config.rest import ConnectApi, app
+from headrace.migration import api as migration_api
+from headrace.migration.operations import Migrations
 from tests.unit.config.memory import memory_commands
 
 BODY = '{"name": "planted", "config": {"connector.class": "Gen"}}'
@@ -24,8 +26,11 @@ async def _info() -> dict[str, str]:
 
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[TestClient, Commands]]:
+    """The API as the config service serves it, its migrations' paths with it."""
     commands = await memory_commands()
-    async with TestClient(TestServer(app(ConnectApi(commands, _info)))) as client:
+    served = app(ConnectApi(commands, _info))
+    served.add_routes(migration_api.routes(Migrations()))
+    async with TestClient(TestServer(served)) as client:
         yield client, commands
 
 
@@ -88,11 +93,13 @@ async def test_a_body_sent_as_a_form_s_is_refused_with_415(
     served: tuple[TestClient, Commands], content_type: str
 ) -> None:
     client, commands = served
-    answer = await client.post("/connectors", data=BODY, headers={"Content-Type": content_type})
-    assert answer.status == 415
-    message = (await answer.json())["message"]
-    assert content_type in message and "application/json" in message
+    for path in ("/connectors", "/migrations"):
+        answer = await client.post(path, data=BODY, headers={"Content-Type": content_type})
+        assert answer.status == 415, path
+        message = (await answer.json())["message"]
+        assert content_type in message and "application/json" in message
     assert await commands.list() == []
+    assert (await (await client.get("/migrations")).json()) == []
 
 
 async def test_a_proxy_s_page_makes_changes_when_its_origin_is_named_or_forwarded(
