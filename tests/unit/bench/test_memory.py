@@ -1,0 +1,62 @@
+"""The benchmarks' resident memory of a process tree: a child that runs in its parent's memory
+(a JVM's child before it runs the command it was made for) counts once, with the parent; every
+other child counts, however alike."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+from collections import namedtuple
+from typing import cast
+
+import psutil
+
+from bench.memory import MIB, _same_memory, tree_rss
+
+Memory = namedtuple("Memory", "rss vms")
+NO_SUCH_PIDS = itertools.count(10**8)  # above any pid_max: the kernel cannot be asked of them
+
+
+class Process:
+    """What the tree's sum reads of a process: its pid, memory and children."""
+
+    def __init__(self, rss_mib: int, vms_mib: int, *children: Process) -> None:
+        self.pid = next(NO_SUCH_PIDS)
+        self.memory = Memory(rss_mib * MIB, vms_mib * MIB)
+        self._children = list(children)
+
+    def memory_info(self) -> Memory:
+        return self.memory
+
+    def children(self) -> list[Process]:
+        return self._children
+
+
+def test_a_child_reading_as_its_parent_to_the_byte_counts_once_and_others_each() -> None:
+    """Where the kernel cannot say which memory a process runs in, a child that reads as its
+    parent to the byte (resident and virtual) is taken to run in it."""
+    in_parent = Process(900, 4000)
+    command = Process(3, 10)
+    alike = Process(900, 4100)  # as resident as the JVM, in memory of its own
+    jvm = Process(900, 4000, in_parent, command, alike)
+    executor = Process(170, 900, jvm)
+    root = cast(psutil.Process, executor)
+    assert tree_rss([(root, None)]) == (170 + 900 + 3 + 900) * MIB
+
+
+def test_the_kernel_tells_a_process_in_its_own_memory_from_a_child_in_another() -> None:
+    me = psutil.Process()
+    holding = "import sys, time; held = bytearray(64 << 20); print(flush=True); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", holding], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"\n"  # 64 MiB held
+        assert _same_memory(me, psutil.Process(os.getpid()))
+        assert not _same_memory(me, psutil.Process(child.pid))
+        assert tree_rss([(me, None)]) - me.memory_info().rss >= 60 * MIB  # the child's counted
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
