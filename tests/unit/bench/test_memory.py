@@ -22,10 +22,19 @@ NO_SUCH_PIDS = itertools.count(10**8)  # above any pid_max: the kernel cannot be
 class Process:
     """What the tree's sum reads of a process: its pid, memory and children."""
 
-    def __init__(self, rss_mib: int, vms_mib: int, *children: Process) -> None:
+    def __init__(
+        self, rss_mib: int, vms_mib: int, *children: Process, exe: str = "/usr/bin/python3"
+    ) -> None:
         self.pid = next(NO_SUCH_PIDS)
         self.memory = Memory(rss_mib * MIB, vms_mib * MIB)
         self._children = list(children)
+        self._exe = exe
+
+    def name(self) -> str:
+        return self._exe.rsplit("/", 1)[-1]
+
+    def exe(self) -> str:
+        return self._exe
 
     def memory_info(self) -> Memory:
         return self.memory
@@ -44,6 +53,16 @@ def test_a_child_reading_as_its_parent_to_the_byte_counts_once_and_others_each()
     executor = Process(170, 900, jvm)
     root = cast(psutil.Process, executor)
     assert tree_rss([(root, None)]) == (170 + 900 + 3 + 900) * MIB
+
+
+def test_a_jvm_s_child_counts_once_it_runs_its_command() -> None:
+    """A JVM never forks to go on running Java: a child still on the JVM's executable is the
+    JVM's copy before it runs the command it was started for."""
+    java = "/usr/lib/jvm/java-17/bin/java"
+    copy = Process(880, 3900, exe=java)
+    chmod = Process(1, 5, exe="/usr/bin/chmod")
+    jvm = Process(882, 4000, copy, chmod, exe=java)
+    assert tree_rss([(cast(psutil.Process, jvm), None)]) == (882 + 1) * MIB
 
 
 def test_the_kernel_tells_a_process_in_its_own_memory_from_a_child_in_another() -> None:
