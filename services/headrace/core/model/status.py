@@ -128,19 +128,6 @@ class Statuses(Mapping[WorkUnit, UnitStatus]):
         tasks = tasks.set(unit.task, status)
         return Statuses(self._by_connector.set(unit.connector, tasks), count)
 
-    def without(self, unit: WorkUnit) -> Statuses:
-        """A new state without ``unit`` (the same state when it has none)."""
-        tasks = self._by_connector.get(unit.connector)
-        if tasks is None or unit.task not in tasks:
-            return self
-        tasks = tasks.delete(unit.task)
-        by_connector = (
-            self._by_connector.set(unit.connector, tasks)
-            if tasks
-            else self._by_connector.delete(unit.connector)
-        )
-        return Statuses(by_connector, self._count - 1)
-
     def __repr__(self) -> str:
         return f"Statuses({dict(self.items())!r})"
 
