@@ -7,18 +7,16 @@ them to have a deleted unit cleaned up on another worker once the configs topic 
 them. Whether a unit was deleted the group sees for itself, by comparing the incarnation it runs
 with the connector's, which holds across restarts and compaction alike.
 
-:func:`apply` folds one event and says which group events it calls for; :func:`replay_finished`
-marks the end of the replay. :class:`ConfigFeed` reads the topic and submits those group events.
+:class:`Replay` folds the topic as it was at start and says, once, what the group must hear of
+it; :func:`apply` folds each event after that and says which group events it calls for.
+:class:`ConfigFeed` reads the topic and submits those group events.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Protocol
-
-import immutables
 
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
 from headrace.core.model import configlog, configstate
@@ -34,18 +32,6 @@ from headrace.core.model.configstate import (
     TopicsReset,
 )
 from headrace.core.storage.topiclog import LogFactory, LogRecord
-
-
-@dataclass(frozen=True)
-class ConfigView:
-    """The configs folded so far, whether the replay at start is over, and the incarnations
-    retired during the replay (handed to the group when it ends)."""
-
-    configs: ConfigState = field(default_factory=ConfigState)
-    replayed: bool = False
-    retired: immutables.Map[int, ConnectorRetired] = field(default_factory=immutables.Map)
-    """By the order they were retired in: a map that grows by one item, where a tuple would be
-    copied whole at each retirement (a replay of n deletions, n²/2 items copied)."""
 
 
 class Configs(Protocol):
@@ -74,40 +60,23 @@ def retired_by(before: Configs, event: ConfigEvent) -> list[ConnectorRetired]:
     return []
 
 
-def apply(view: ConfigView, event: ConfigEvent) -> tuple[ConfigView, list[Event]]:
-    """Folds one config event; returns the new view and the events for the group, in order.
-
-    While replaying, the group hears nothing: it gets the replayed state once, from
-    :func:`replay_finished`, rather than a snapshot per record it would only overwrite.
-    """
-    retired = retired_by(view.configs, event)
-    configs = configstate.apply(view.configs, event)
-    if not view.replayed:
-        held = view.retired
-        for incarnation in retired:
-            held = held.set(len(held), incarnation)
-        # Made directly: this runs once per record of the replay, and ``replace`` was a
-        # seventh of it in a profile.
-        return ConfigView(configs, False, held), []
-    return ConfigView(configs, True, view.retired), [*retired, ConfigsChanged(configs)]
-
-
-def replay_finished(view: ConfigView) -> tuple[ConfigView, list[Event]]:
-    """The view once everything that was in the topic at start has been read, and the events
-    for the group: the incarnations retired meanwhile, then the replayed state."""
-    held = [view.retired[i] for i in range(len(view.retired))]
-    return ConfigView(view.configs, True), [*held, ConfigsChanged(view.configs)]
+def apply(configs: ConfigState, event: ConfigEvent) -> tuple[ConfigState, list[Event]]:
+    """Folds one config event read after the replay; returns the new state and the events for
+    the group, in order: the incarnation it retires, if any, then the state."""
+    retired = retired_by(configs, event)
+    configs = configstate.apply(configs, event)
+    return configs, [*retired, ConfigsChanged(configs)]
 
 
 class Replay:
-    """The replay at start folded in place (:class:`Folding`), where :func:`apply` makes a
-    view per record: what :func:`apply` then :func:`replay_finished` make of the same events,
-    for less than half the fold's time at 100,000 connectors (py-spy: a state per record was
-    half of it)."""
+    """The replay at start. The group hears nothing while it runs: it gets the incarnations
+    retired meanwhile and the replayed state once, from :meth:`finished`, rather than a
+    snapshot per record it would only overwrite. Folded in place (:class:`Folding`): a state
+    per record was half the fold's time at 100,000 connectors (py-spy)."""
 
-    def __init__(self, view: ConfigView) -> None:
-        self._folding = Folding(view.configs)
-        self._retired = [view.retired[i] for i in range(len(view.retired))]
+    def __init__(self) -> None:
+        self._folding = Folding(ConfigState())
+        self._retired: list[ConnectorRetired] = []
 
     @property
     def configs(self) -> ConfigState:
@@ -117,14 +86,17 @@ class Replay:
         self._retired += retired_by(self._folding, event)
         self._folding.apply(event)
 
-    def finished(self) -> tuple[ConfigView, list[Event]]:
-        held = immutables.Map(enumerate(self._retired))
-        return replay_finished(ConfigView(self._folding.state(), False, held))
+    def finished(self) -> tuple[ConfigState, list[Event]]:
+        """The replayed state, and the events for the group: the incarnations retired during
+        the replay, in their order, then the state."""
+        configs = self._folding.state()
+        return configs, [*self._retired, ConfigsChanged(configs)]
 
 
 class ConfigFeed:
-    """Reads the configs topic into a :class:`ConfigView` and hands each group event it calls
-    for to ``submit``. Only reads: the config service alone writes the topic."""
+    """Reads the configs topic, through a :class:`Replay` and then :func:`apply`, and hands
+    each group event it calls for to ``submit``. Only reads: the config service alone writes
+    the topic."""
 
     def __init__(
         self,
@@ -133,8 +105,8 @@ class ConfigFeed:
         on_levels: Callable[[Mapping[str, LogLevel]], None] = lambda levels: None,
         on_topics_reset: Callable[[TopicsReset], None] = lambda reset: None,
     ) -> None:
-        self.view = ConfigView()
-        self._replay: Replay | None = Replay(self.view)  # until the replay at start is over
+        self._configs = ConfigState()  # once the replay at start is over
+        self._replay: Replay | None = Replay()  # until then
         self._submit = submit
         self._on_levels = on_levels  # the cluster's log levels (KIP-976), when they change
         self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
@@ -147,9 +119,9 @@ class ConfigFeed:
         if self._replay is not None:
             self._replay.apply(event)
         elif isinstance(event, LoggerLevelSet | TopicsReset):
-            self.view = replace(self.view, configs=configstate.apply(self.view.configs, event))
+            self._configs = configstate.apply(self._configs, event)
         else:
-            self.view, submit = apply(self.view, event)
+            self._configs, submit = apply(self._configs, event)
             for group_event in submit:
                 self._submit(group_event)
             return
@@ -161,13 +133,13 @@ class ConfigFeed:
     @property
     def configs(self) -> ConfigState:
         """The configs read so far, replayed or not."""
-        return self.view.configs if self._replay is None else self._replay.configs
+        return self._configs if self._replay is None else self._replay.configs
 
     async def start(self) -> None:
         """Replays the topic, then keeps reading it."""
         await self._log.start(writer=False)
         assert self._replay is not None, "started twice"
-        self.view, submit = self._replay.finished()
+        self._configs, submit = self._replay.finished()
         self._replay = None
         for group_event in submit:
             self._submit(group_event)

@@ -7,11 +7,12 @@ from collections.abc import Iterable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.coordinator.configview import ConfigFeed, ConfigView, Replay, apply, replay_finished
+from headrace.coordinator.configview import ConfigFeed, Replay, apply
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
 from headrace.core.model import configlog
 from headrace.core.model.configstate import (
     ConfigEvent,
+    ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
     TaskConfigured,
@@ -27,16 +28,21 @@ A_V2 = ConnectorConfigured("a", {"connector.class": "X", "v": "2"}, "i2")
 TASK = TaskConfigured("a", 0, {"t": "0"})
 
 
-def replayed(view: ConfigView) -> ConfigView:
-    return replay_finished(view)[0]
+def replayed(events: Iterable[ConfigEvent]) -> tuple[ConfigState, list[Event]]:
+    """The state a replay of ``events`` ends with, and what it hands the group."""
+    replay = Replay()
+    for event in events:
+        replay.apply(event)
+    return replay.finished()
 
 
-def run(view: ConfigView, events: Iterable[ConfigEvent]) -> tuple[ConfigView, list[Event]]:
+def run(configs: ConfigState, events: Iterable[ConfigEvent]) -> tuple[ConfigState, list[Event]]:
+    """Folds ``events`` read after the replay, one at a time."""
     submitted: list[Event] = []
     for event in events:
-        view, submit = apply(view, event)
+        configs, submit = apply(configs, event)
         submitted += submit
-    return view, submitted
+    return configs, submitted
 
 
 def retired(events: list[Event]) -> list[ConnectorRetired]:
@@ -44,8 +50,8 @@ def retired(events: list[Event]) -> list[ConnectorRetired]:
 
 
 def test_a_tombstone_retires_the_incarnation_with_its_last_configs() -> None:
-    view, _ = run(ConfigView(), [A_V1, TASK, TasksCommitted("a", 1)])
-    _, submitted = run(replayed(view), [ConnectorRemoved("a")])
+    configs, _ = replayed([A_V1, TASK, TasksCommitted("a", 1)])
+    _, submitted = run(configs, [ConnectorRemoved("a")])
     gone = fold([A_V1, TASK, TasksCommitted("a", 1), ConnectorRemoved("a")])
     assert submitted == [
         ConnectorRetired("a", "i1", A_V1.config, (TASK.config,)),
@@ -54,54 +60,64 @@ def test_a_tombstone_retires_the_incarnation_with_its_last_configs() -> None:
 
 
 def test_an_update_retires_nothing_and_a_new_incarnation_retires_the_old() -> None:
-    view = replayed(run(ConfigView(), [A_V1])[0])
-    view, submitted = run(view, [A_V1_UPDATED])
+    configs, _ = replayed([A_V1])
+    configs, submitted = run(configs, [A_V1_UPDATED])
     assert retired(submitted) == []
     # created again with no tombstone seen in between (compaction removed it)
-    view, submitted = run(view, [A_V2])
+    configs, submitted = run(configs, [A_V2])
     assert retired(submitted) == [ConnectorRetired("a", "i1", A_V1_UPDATED.config, ())]
-    assert view.configs.incarnations["a"] == "i2"
+    assert configs.incarnations["a"] == "i2"
 
 
 def test_incarnations_retired_during_replay_reach_the_group_when_it_ends() -> None:
-    view, submitted = run(ConfigView(), [A_V1, ConnectorRemoved("a"), A_V2])
-    assert submitted == [] and not view.replayed
-    view, submitted = replay_finished(view)
+    replay = Replay()
+    events: list[ConfigEvent] = [A_V1, ConnectorRemoved("a"), A_V2]
+    for event in events:
+        replay.apply(event)
+    assert dict(replay.configs.connectors["a"]) == {"connector.class": "X", "v": "2"}
+    configs, submitted = replay.finished()
     assert submitted == [
         ConnectorRetired("a", "i1", A_V1.config, ()),
-        ConfigsChanged(fold([A_V1, ConnectorRemoved("a"), A_V2])),
+        ConfigsChanged(fold(events)),
     ]
-    assert dict(view.configs.connectors["a"]) == {"connector.class": "X", "v": "2"}
+    assert dict(configs.connectors["a"]) == {"connector.class": "X", "v": "2"}
 
 
 def test_several_incarnations_retired_during_replay_reach_the_group_in_their_order() -> None:
     b_v1 = ConnectorConfigured("b", {"connector.class": "Y"}, "j1")
     events: list[ConfigEvent] = [A_V1, b_v1, A_V2, ConnectorRemoved("b"), ConnectorRemoved("a")]
-    view, _ = run(ConfigView(), events)
-    assert retired(replay_finished(view)[1]) == [
+    assert retired(replayed(events)[1]) == [
         ConnectorRetired("a", "i1", A_V1.config, ()),
         ConnectorRetired("b", "j1", b_v1.config, ()),
         ConnectorRetired("a", "i2", A_V2.config, ()),
     ]
-    assert retired(replay_finished(replayed(view))[1]) == []  # handed over once
 
 
 def test_after_replay_every_config_change_yields_the_folded_state() -> None:
     events: list[ConfigEvent] = [A_V1, TaskConfigured("a", 0, {"t": "0"}), TasksCommitted("a", 1)]
-    view = replayed(ConfigView())
+    configs, _ = replayed([])
     for i, event in enumerate(events):
-        view, submitted = apply(view, event)
+        configs, submitted = apply(configs, event)
         assert submitted == [ConfigsChanged(fold(events[: i + 1]))]
-        assert view.configs == fold(events[: i + 1])
+        assert configs == fold(events[: i + 1])
 
 
 def test_a_replay_hands_the_group_its_state_once_at_the_end() -> None:
     events: list[ConfigEvent] = [A_V1, TaskConfigured("a", 0, {"t": "0"}), TasksCommitted("a", 1)]
-    view, submitted = run(ConfigView(), events)
-    assert submitted == [] and not view.replayed
-    view, submitted = replay_finished(view)
-    assert view.replayed
-    assert submitted == [ConfigsChanged(fold(events))]
+    assert replayed(events) == (fold(events), [ConfigsChanged(fold(events))])
+
+
+@given(st.lists(any_event, max_size=40), st.integers(min_value=0, max_value=40))
+def test_where_the_replay_ends_changes_nothing_the_group_ends_up_with(
+    events: list[ConfigEvent], cut: int
+) -> None:
+    """Whether an event was in the topic at start or arrived after, the group ends with the
+    same state and hears of the same retired incarnations, in the same order."""
+    configs, at_start = replayed(events[:cut])
+    configs, after = run(configs, events[cut:])
+    _, all_at_start = replayed(events)
+    assert configs == fold(events)
+    assert retired(at_start + after) == retired(all_at_start)
 
 
 async def test_the_feed_replays_then_follows_the_topic() -> None:
@@ -113,25 +129,12 @@ async def test_the_feed_replays_then_follows_the_topic() -> None:
     submitted: list[Event] = []
     feed = ConfigFeed(memory_logs(topic), submitted.append)
     await feed.start()
-    assert feed.view.replayed
     assert submitted == [
         ConnectorRetired("old", "i1", {"connector.class": "X"}, ()),
-        ConfigsChanged(feed.view.configs),
+        ConfigsChanged(feed.configs),
     ]
     for key, value in configlog.deletion("a", 1):
         topic.append(key, value)
     assert retired(submitted)[-1] == ConnectorRetired("a", "i2", {"connector.class": "X"}, ())
-    assert dict(feed.view.configs.connectors) == {}
+    assert dict(feed.configs.connectors) == {}
     await feed.close()
-
-
-@given(st.lists(any_event, max_size=40))
-def test_a_replay_folded_in_place_ends_as_a_view_per_record_does(
-    events: list[ConfigEvent],
-) -> None:
-    """The feed folds its replay in place (``Replay``): the same view, and the same events
-    for the group, as :func:`apply` then :func:`replay_finished` make."""
-    in_place = Replay(ConfigView())
-    for event in events:
-        in_place.apply(event)
-    assert in_place.finished() == replay_finished(run(ConfigView(), events)[0])

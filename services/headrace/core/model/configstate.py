@@ -184,6 +184,14 @@ ConfigEvent = (
 )
 
 
+def _live_tasks(
+    connectors: Mapping[str, Config], tasks: Mapping[str, tuple[Config, ...]], name: str
+) -> tuple[Config, ...]:
+    if name not in connectors:
+        return ()
+    return tasks.get(name, ())
+
+
 @dataclass(frozen=True)
 class ConfigState:
     """An immutable snapshot of every connector's config and live task configs."""
@@ -214,9 +222,7 @@ class ConfigState:
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
-        if name not in self.connectors:
-            return ()
-        return self.tasks.get(name, ())
+        return _live_tasks(self.connectors, self.tasks, name)
 
     def target_of(self, name: str) -> Target:
         """What the connector should be doing; one never paused or stopped runs."""
@@ -278,10 +284,7 @@ class Folding:
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """As :meth:`ConfigState.tasks_of`, of the configs folded so far."""
-        if name not in self._read("connectors"):
-            return ()
-        tasks: tuple[Config, ...] = self._read("tasks").get(name, ())
-        return tasks
+        return _live_tasks(self._read("connectors"), self._read("tasks"), name)
 
     def _read(self, name: str) -> Mapping[str, Any]:
         changing = self._changing.get(name)
