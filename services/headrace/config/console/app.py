@@ -24,8 +24,6 @@ from headrace.config.store import ConfigStore
 from headrace.core.model.configstate import (
     ConfigEvent,
     ConfigState,
-    ConnectorConfigured,
-    ConnectorRemoved,
 )
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.model.structs import WorkUnit
@@ -94,12 +92,7 @@ class Console:
         return [WorkUnit.of(name), *(WorkUnit(name, i) for i in range(tasks))]
 
     def _config_seen(self, event: ConfigEvent, before: ConfigState) -> None:
-        if isinstance(event, ConnectorConfigured | ConnectorRemoved):
-            had = before.connectors.get(event.name)
-            if isinstance(event, ConnectorRemoved):
-                self.history.replaced(event.name, None)
-            elif had is not None and had != event.config:
-                self.history.replaced(event.name, had)
+        self.history.configured(event, before)
         self._change()
 
     def _status_seen(self, event: Any, record: Any) -> None:

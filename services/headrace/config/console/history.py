@@ -17,6 +17,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from headrace.core.model.configstate import (
+    ConfigEvent,
+    ConfigState,
+    ConnectorConfigured,
+    ConnectorRemoved,
+)
 from headrace.core.model.status import StatusEvent, StatusRemoved, StatusState
 from headrace.core.model.structs import WorkUnit
 from headrace.core.storage.topiclog import LogRecord
@@ -55,16 +61,20 @@ class StateHistory:
         self._changes: dict[str, list[Change]] = {}
         self._configs: dict[str, list[Mapping[str, str]]] = {}
 
-    def replaced(self, name: str, config: Mapping[str, str] | None) -> None:
-        """The connector's config ``config`` was replaced by another (None: it was deleted,
-        and everything held of it is forgotten)."""
-        if config is None:
-            self._changes.pop(name, None)
-            self._configs.pop(name, None)
-            return
-        earlier = self._configs.setdefault(name, [])
-        earlier.append(config)
-        del earlier[: -self._kept_configs]
+    def configured(self, event: ConfigEvent, before: ConfigState) -> None:
+        """Watches the config store, with the configs ``before`` the event: a connector's
+        config replaced by a different one is kept among its earlier configs; a connector
+        deleted has everything held of it forgotten."""
+        match event:
+            case ConnectorRemoved(name):
+                self._changes.pop(name, None)
+                self._configs.pop(name, None)
+            case ConnectorConfigured(name, config, _):
+                had = before.connectors.get(name)
+                if had is not None and had != config:
+                    earlier = self._configs.setdefault(name, [])
+                    earlier.append(had)
+                    del earlier[: -self._kept_configs]
 
     def earlier_configs(self, name: str) -> list[Mapping[str, str]]:
         """The configs the connector had since the service started, before its current one."""
