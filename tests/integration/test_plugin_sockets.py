@@ -3,13 +3,15 @@ about a hundred bytes, and a deep folder must not keep a plugin from starting.""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+import psutil
 import pytest
 
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation.plugins import JVM_PLUGINS, installed
-from headrace.isolation.supervisor import PluginProcess
+from headrace.isolation.supervisor import PluginProcess, Spare
 
 
 @pytest.mark.parametrize("depth", [1, 120], ids=["shallow", "deep"])
@@ -36,3 +38,76 @@ async def test_a_plugin_process_serves_however_deep_its_run_folder(
         assert "topic" in {info.definition.name for info in infos.configs}
     finally:
         await process.stop()
+
+
+def sink_process(settings: Settings, run_dir: Path, log_dir: Path) -> PluginProcess:
+    catalog = installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS)
+    return PluginProcess(
+        catalog.resolve("FileStreamSink"),
+        settings,
+        "w1",
+        run_dir,
+        log_dir,
+        lambda process, event: None,
+        lambda process, code, overrun: None,
+    )
+
+
+async def test_a_spare_serves_the_plugin_it_is_claimed_for_and_is_not_held_after(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(var_dir=tmp_path / "var", plugin_path=(BUILTIN_PLUGINS,))
+    spare = Spare(settings, "w1", tmp_path / "log")
+    await spare.keep()
+    process = sink_process(settings, tmp_path / "run", tmp_path / "log")
+    await process.start(spare=spare)
+    try:
+        assert process.client is not None
+        infos = await process.client.validate({}, definition_only=True, deadline_s=30)
+        assert "file" in {info.definition.name for info in infos.configs}
+        # What it writes once claimed goes to the plugin's log, not the spare's.
+        assert '"plugin_host_ready"' in process.log_file.read_text()
+        assert await spare.claim(["--manifest", "x", "--socket", "y"], tmp_path / "z") is None
+    finally:
+        await process.stop()
+        await spare.stop()
+
+
+async def test_a_spare_killed_before_its_claim_gives_way_to_a_fresh_process(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(var_dir=tmp_path / "var", plugin_path=(BUILTIN_PLUGINS,))
+    spare = Spare(settings, "w1", tmp_path / "log")
+    await spare.keep()
+    [killed] = [c for c in psutil.Process().children() if "--spare" in c.cmdline()]
+    killed.kill()
+    killed.wait(timeout=10)
+    process = sink_process(settings, tmp_path / "run", tmp_path / "log")
+    await process.start(spare=spare)
+    try:
+        assert process.client is not None
+        await process.client.validate({}, definition_only=True, deadline_s=30)
+        [fresh] = [c for c in psutil.Process().children() if "--manifest" in c.cmdline()]
+        assert "--spare" not in fresh.cmdline()
+    finally:
+        await process.stop()
+        await spare.stop()
+
+
+async def test_a_stopped_spare_ends_and_none_is_kept_after() -> None:
+    settings = Settings(plugin_path=(BUILTIN_PLUGINS,))
+    with tempfile.TemporaryDirectory() as log_dir:
+        spare = Spare(settings, "w1", Path(log_dir))
+        await spare.keep()
+        [held] = [c for c in psutil.Process().children() if "--spare" in c.cmdline()]
+        await spare.stop()
+        assert not held.is_running() or held.status() == psutil.STATUS_ZOMBIE
+        await spare.keep()
+        assert [c for c in psutil.Process().children() if "--spare" in c.cmdline()] == []
+
+
+async def test_no_spare_is_kept_when_the_settings_say_off(tmp_path: Path) -> None:
+    spare = Spare(Settings(plugin_spare="off"), "w1", tmp_path)
+    await spare.keep()
+    assert [c for c in psutil.Process().children() if "--spare" in c.cmdline()] == []
+    await spare.stop()

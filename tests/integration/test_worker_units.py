@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
+import psutil
 import pytest
 from aiokafka import AIOKafkaProducer
 
@@ -324,3 +325,43 @@ async def test_two_versions_with_conflicting_requirements_run_at_once(
     assert records_of(tmp_path / "1.0.0") == [{"hr_pin": "1.0"}] * 2
     assert records_of(tmp_path / "2.0.0") == [{"hr_pin": "2.0"}] * 2
     assert len(log_events(log_dir, "plugin_host_ready")) == 2
+
+
+def hosts_of_this_process() -> list[psutil.Process]:
+    """The plugin hosts this process started (the worker runs in it), spare or not."""
+    return [c for c in psutil.Process().children() if "headrace.runtime.host" in c.cmdline()]
+
+
+async def test_an_idle_worker_s_first_plugin_process_is_the_spare_it_kept_ready(
+    services: Settings, run_dir: Path, tmp_path: Path
+) -> None:
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    running = asyncio.create_task(worker.run())
+    try:
+        [spare] = await eventually("a spare plugin host", hosts_of_this_process)
+        assert "--spare" in spare.cmdline()
+        config = {
+            "connector.class": "recording_sink.RecordingSinkConnector",
+            "tasks.max": "2",
+            "topics": f"{services.cluster}-in",
+            "path": str(tmp_path / "ledger"),
+        }
+        with ConfigClient(services.config_addr) as client:
+            client.create("first", config)
+            await eventually(
+                "the connector and its two tasks RUNNING",
+                lambda: (
+                    {t.state for t in client.status("first").tasks} == {"RUNNING"}
+                    and len(client.status("first").tasks) == 2
+                ),
+            )
+        # The spare serves the plugin: no process was started for it, and none kept beside.
+        [ready] = log_events(log_dir, "plugin_host_ready")
+        assert ready["pid"] == spare.pid
+        assert [p.pid for p in hosts_of_this_process()] == [spare.pid]
+    finally:
+        worker.shutdown()
+        await running
+    await eventually("every plugin host gone", lambda: not hosts_of_this_process())

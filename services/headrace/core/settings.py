@@ -15,6 +15,7 @@
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
 | HEADRACE_PLUGIN_IDLE_STOP | 600 | seconds a worker keeps a plugin process that runs no unit |
+| HEADRACE_PLUGIN_SPARE | on | ``on``: a process running no plugin keeps a plugin host ready |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_WORKER_CONFIG | empty: none | a Kafka Connect worker properties file (``workerconfig``) |
 | HEADRACE_CLIENT_OVERRIDE_POLICY | the worker config's, else None | client overrides allowed: |
@@ -185,6 +186,7 @@ def _file_roots() -> tuple[Path, ...]:
 
 PLUGIN_KAFKA_PREFIX = "KAFKA_PLUGIN_"
 SANDBOX_MODES = ("auto", "required", "off")
+SPARE_MODES = ("on", "off")
 
 
 def _plugin_kafka() -> KafkaSecurity | None:
@@ -302,6 +304,12 @@ class Settings:
     plugin_sandbox: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SANDBOX", "auto").strip().lower()
     )
+    # Whether a worker (or the config service) that runs no plugin process keeps a plugin host
+    # started, its modules loaded, for the first plugin it will need
+    # (``headrace.isolation.supervisor.Spare``).
+    plugin_spare: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SPARE", "on").strip().lower()
+    )
     # Where browsers reach the REST API besides its own address: a proxy's public origin
     # (``headrace.config.console.session.Site``). Written back as origins in __post_init__.
     console_origins: tuple[str, ...] = field(
@@ -319,6 +327,11 @@ class Settings:
             raise ValueError(
                 f"HEADRACE_PLUGIN_SANDBOX: {self.plugin_sandbox!r} is not one of "
                 f"{', '.join(SANDBOX_MODES)}"
+            )
+        if self.plugin_spare not in SPARE_MODES:
+            raise ValueError(
+                f"HEADRACE_PLUGIN_SPARE: {self.plugin_spare!r} is not one of "
+                f"{', '.join(SPARE_MODES)}"
             )
         object.__setattr__(
             self, "console_origins", tuple(origin(given) for given in self.console_origins)
@@ -389,6 +402,7 @@ class Settings:
             "HEADRACE_PLUGIN_TLS_CERT": self.plugin_tls_cert,
             "HEADRACE_PLUGIN_TLS_KEY": self.plugin_tls_key,
             "HEADRACE_PLUGIN_SANDBOX": self.plugin_sandbox,
+            "HEADRACE_PLUGIN_SPARE": self.plugin_spare,
             "HEADRACE_CONSOLE_ORIGINS": ",".join(self.console_origins),
             **{
                 PLUGIN_KAFKA_PREFIX + name.removeprefix("KAFKA_"): value

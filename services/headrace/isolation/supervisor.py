@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import hashlib
 import itertools
+import json
 import os
 import re
 import shutil
@@ -41,6 +42,7 @@ from headrace.isolation.pluginenv import site_for
 from headrace.isolation.plugins import PluginDescriptor
 
 LEASE_EVERY_S = 0.5
+SOCKET_POLL_S = 0.005
 PRIVATE_FOLDER = 0o700
 PRIVATE_SOCKET = 0o600
 # Beside the socket: why the host ended itself, when a plugin call overran its bound
@@ -132,6 +134,83 @@ def host_env(
 
 
 _STARTED = itertools.count(1)  # the processes made in this process, numbered
+HOST_COMMAND = (sys.executable, "-m", "headrace.runtime.host")
+
+
+class Spare:
+    """A plugin host started before any plugin needs it (``headrace.runtime.host --spare``):
+    Python and the host's own modules (gRPC, aiokafka, pyarrow) loaded, which is most of a
+    host's start (0.35 of 0.5 s), waiting on its stdin to be told which plugin version to
+    serve. The first plugin process its owner needs then starts in a fraction of that.
+
+    It runs no plugin code until it is claimed, and ends when its stdin closes: when its owner
+    stops it or is gone. Its owner keeps one only while it runs no plugin process
+    (``HEADRACE_PLUGIN_SPARE``), so that a busy owner holds no more memory than before, and an
+    idle one (a worker that just joined, or whose units all went) takes its first units
+    sooner."""
+
+    def __init__(self, settings: Settings, owner: str, log_dir: Path) -> None:
+        self._settings = settings
+        self._owner = owner
+        self._log_file = log_dir / f"{owner}-plugin-spare.log"
+        self._proc: asyncio.subprocess.Process | None = None
+        self._starting = asyncio.Lock()
+        self._stopped = False
+
+    async def keep(self) -> None:
+        """Starts a spare, unless one is held, the settings want none, or it was stopped."""
+        async with self._starting:
+            if self._settings.plugin_spare == "off" or self._stopped:
+                return
+            if self._proc is not None and self._proc.returncode is None:
+                return
+            self._log_file.parent.mkdir(parents=True, exist_ok=True)
+            with self._log_file.open("ab") as out:
+                self._proc = await asyncio.create_subprocess_exec(
+                    *HOST_COMMAND,
+                    "--spare",
+                    # Named as a host's is, for whoever looks for its owner's hosts (ps).
+                    "--parent-pid",
+                    str(os.getpid()),
+                    env=host_env(self._settings, self._owner),
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=out,
+                    stderr=out,
+                )
+
+    async def claim(self, argv: list[str], log_file: Path) -> asyncio.subprocess.Process | None:
+        """The spare, told to serve as ``argv`` says and write to ``log_file``; None when none
+        is held, or it is gone: the caller starts a process of its own. It is not held after."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.returncode is not None or proc.stdin is None:
+            return None
+        claim = json.dumps({"argv": argv, "log": str(log_file)}).encode() + b"\n"
+        try:
+            proc.stdin.write(claim)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        except ConnectionError:  # it ended meanwhile
+            await proc.wait()
+            return None
+        return proc
+
+    async def stop(self, wait_s: float = 5.0) -> None:
+        """Ends the spare held, if any (its stdin closed, it exits by itself), and keeps none
+        from then on."""
+        self._stopped = True
+        async with self._starting:
+            proc, self._proc = self._proc, None
+        if proc is None or proc.returncode is not None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), wait_s)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
 
 BeforeStart = Callable[[PluginDescriptor], Awaitable[None]]
 """What is done before a plugin process starts: standalone mode starts the Spark executor for a
@@ -185,11 +264,12 @@ class PluginProcess:
         self._waiter: asyncio.Task[None] | None = None
         self._stopping = False
 
-    async def start(self, wait_s: float = 30.0) -> None:
-        """Starts the process and waits ``wait_s`` for it to serve. The environments its
-        plugins' requirements call for are built first, off the event loop and outside that
-        wait: the process then finds them ready. PluginError when one cannot be built. What
-        ``before_start`` does for the plugin (start a service it needs) is done before that."""
+    async def start(self, wait_s: float = 30.0, spare: Spare | None = None) -> None:
+        """Starts the process and waits ``wait_s`` for it to serve: ``spare``'s, when it holds
+        one. The environments its plugins' requirements call for are built first, off the
+        event loop and outside that wait: the process then finds them ready. PluginError when
+        one cannot be built. What ``before_start`` does for the plugin (start a service it
+        needs) is done before that."""
         if self._before_start is not None:
             await self._before_start(self.plugin)
         await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
@@ -199,30 +279,28 @@ class PluginProcess:
             private_folder(self._socket.parent)
         else:
             self._socket = Path(tempfile.mkdtemp(prefix="headrace-plugin-")) / "host.sock"
-        env = host_env(self._settings, self._worker_id)
-        with self.log_file.open("ab") as out:
-            self._proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "headrace.runtime.host",
-                "--manifest",
-                str(self.plugin.manifest),
-                *(a for c in self.plugin.components for a in ("--component", str(c.manifest))),
-                "--socket",
-                str(self._socket),
-                # The host exits when this worker is gone, even after a SIGKILL, so no orphan
-                # runs its tasks a second time.
-                "--parent-pid",
-                str(os.getpid()),
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-            )
+        argv = [
+            "--manifest",
+            str(self.plugin.manifest),
+            *(a for c in self.plugin.components for a in ("--component", str(c.manifest))),
+            "--socket",
+            str(self._socket),
+            # The host exits when this worker is gone, even after a SIGKILL, so no orphan
+            # runs its tasks a second time.
+            "--parent-pid",
+            str(os.getpid()),
+        ]
+        claimed = await spare.claim(argv, self.log_file) if spare is not None else None
+        self._proc = claimed or await self._exec(argv)
+        deadline = time.monotonic() + wait_s
+        await self._socket_made(deadline)
+        if claimed is not None and claimed.returncode is not None and claimed.returncode < 0:
+            # The spare was killed before it served: a signal's doing, not its plugin's.
+            self._proc = await self._exec(argv)
+            await self._socket_made(deadline)
         self._channel = grpc.aio.insecure_channel(
             f"unix:{self._socket}", options=CHILD_GRPC_OPTIONS
         )
-        deadline = time.monotonic() + wait_s
         while True:
             if self._proc.returncode is not None:
                 raise RuntimeError(
@@ -241,6 +319,27 @@ class PluginProcess:
         if self._lease is not None:
             self._keepalive = asyncio.create_task(self._keep_alive(), name=f"lease-{self.key}")
         log.get().info("plugin_process_started", plugin=self.key, pid=self._proc.pid)
+
+    async def _exec(self, argv: list[str]) -> asyncio.subprocess.Process:
+        with self.log_file.open("ab") as out:
+            return await asyncio.create_subprocess_exec(
+                *HOST_COMMAND,
+                *argv,
+                env=host_env(self._settings, self._worker_id),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+            )
+
+    async def _socket_made(self, deadline: float) -> None:
+        """Waits for the host's socket, until ``deadline`` or the host's end. A channel made
+        before it is there waits out a reconnect backoff (50 ms and more) once the host
+        listens: a third of a spare's start."""
+        assert self._proc is not None
+        while not self._socket.exists() and self._proc.returncode is None:
+            if time.monotonic() > deadline:
+                return
+            await asyncio.sleep(SOCKET_POLL_S)
 
     async def _keep_alive(self) -> None:
         assert self.client is not None and self._lease is not None

@@ -71,7 +71,7 @@ from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.isolation.supervisor import BeforeStart, PluginProcess, idle, plugin_key
+from headrace.isolation.supervisor import BeforeStart, PluginProcess, Spare, idle, plugin_key
 from headrace.worker import metrics
 from headrace.worker.delivered import Delivered
 from headrace.worker.executorlevels import ExecutorLevels
@@ -222,6 +222,9 @@ class Worker:
         self._session_at_apply = 0  # the Join stream it arrived on
         self._fencing: asyncio.Future[None] | None = None
         self._processes: dict[str, PluginProcess] = {}
+        # A plugin host kept ready while no plugin process runs here: the first units this
+        # worker is given (as it joins, or once its own all went) start without Python's start.
+        self._spare = Spare(settings, worker_id, log_dir)
         self._spawning: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._handed_out: dict[str, float] = {}  # when process_for last gave each out
         self._idle_checks: dict[str, asyncio.TimerHandle] = {}
@@ -251,6 +254,7 @@ class Worker:
         await self._status.start(reader=False)
         self._task_configs.start()
         self.membership.start()
+        await self._spare_when_idle()
         self.log.info("worker_joining", plugins=len(self.catalog.plugins))
         while (event := await self._queue.get()) is not None:
             try:
@@ -421,10 +425,16 @@ class Worker:
             self._before_plugin_start,
         )
         try:
-            await process.start()
+            await process.start(spare=self._spare)
         except START_ERRORS as exc:
+            await self._spare_when_idle()
             return exc
         return process
+
+    async def _spare_when_idle(self) -> None:
+        """Keeps a spare plugin host while no plugin process runs here."""
+        if not self._processes:
+            await self._spare.keep()
 
     async def _start(self, unit: WorkUnit, host: Host) -> None:
         """Starts one unit in its plugin process and reports RUNNING, or FAILED with why."""
@@ -637,6 +647,7 @@ class Worker:
         processes, self._processes = list(self._processes.values()), {}
         await asyncio.gather(*(p.stop(wait_s=budget) for p in processes))
         self._queue.put_nowait(Fenced(units))
+        await self._spare_when_idle()
 
     async def _given_up(self, units: Mapping[WorkUnit, Running]) -> None:
         gone = {u: r for u, r in units.items() if u not in self.running}  # not run here again
@@ -728,6 +739,7 @@ class Worker:
                 return
             del self._processes[process.key]
             await process.stop()
+        await self._spare_when_idle()
         # What the process wrote last stays in its own log, which only the operator reads: it
         # may be anything, another connector's secret included, and every unit of the process
         # would show it to whoever may read a status. Only the watchdog's own reason is shown.
@@ -774,6 +786,7 @@ class Worker:
             del self._processes[process.key]
             self.log.info("plugin_process_idle_stopped", plugin=process.key)
             await process.stop()
+        await self._spare_when_idle()
 
     async def _stop_everything(self) -> None:
         for handle in self._idle_checks.values():
@@ -782,6 +795,7 @@ class Worker:
         await self.membership.leave()
         await asyncio.gather(*(process.stop() for process in self._processes.values()))
         self._processes.clear()
+        await self._spare.stop()
         await self._task_configs.close()
         await self._executor_levels.close()
         await self._status.close()

@@ -27,6 +27,7 @@ def test_settings_read_back_from_their_environment_are_equal(
         client_override_policy="Allowlist",
         client_override_allowlist="linger.ms",
         console_origins=("https://connect.example", "http://[::1]:8080"),
+        plugin_spare="off",
     )
     for name, value in sent.to_env().items():
         monkeypatch.setenv(name, value)
@@ -128,3 +129,15 @@ def test_console_origins_are_written_as_a_browser_sends_them_and_anything_else_i
         monkeypatch.setenv("HEADRACE_CONSOLE_ORIGINS", wrong)
         with pytest.raises(ValueError, match=f"HEADRACE_CONSOLE_ORIGINS: '{wrong}'"):
             Settings()
+
+
+def test_a_plugin_spare_mode_other_than_on_or_off_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HEADRACE_PLUGIN_SPARE", " OFF ")
+    assert Settings().plugin_spare == "off"
+    monkeypatch.setenv("HEADRACE_PLUGIN_SPARE", "sometimes")
+    with pytest.raises(
+        ValueError, match="HEADRACE_PLUGIN_SPARE: 'sometimes' is not one of on, off"
+    ):
+        Settings()

@@ -91,7 +91,7 @@ def fake_processes(calls: InFlight, spawned: Counter[str]) -> Callable[..., Any]
             self.plugin = plugin
             self.client: FakeHost | None = None
 
-        async def start(self) -> None:
+        async def start(self, **__: object) -> None:
             spawned[self.key] += 1
             for _ in range(3):  # a start that yields, so that racing starts would both spawn
                 await asyncio.sleep(0)
@@ -127,7 +127,9 @@ async def worker(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Worker:
     monkeypatch.setattr(worker_module, "PluginProcess", fake_processes(calls, spawned))
-    settings = Settings(config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1")
+    settings = Settings(
+        config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1", plugin_spare="off"
+    )  # no plugin process: none kept spare
     worker = Worker(settings, "w1", PluginCatalog((GEN, SINK)), tmp_path, tmp_path)
     status = StatusStore(memory_logs(status_topic))
     await status.start(reader=False)
@@ -226,7 +228,7 @@ async def test_tasks_stop_concurrently_and_before_their_connector(
 async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_others_stay(
     worker: Worker, spawned: Counter[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker, "settings", Settings(plugin_idle_stop_s=0.0))
+    monkeypatch.setattr(worker, "settings", Settings(plugin_idle_stop_s=0.0, plugin_spare="off"))
     await worker._handle(
         worker_module.Assigned(assignment(1, {"g": "GenConnector", "s": "out.OutConnector"}), 0)
     )

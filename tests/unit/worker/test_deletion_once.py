@@ -64,7 +64,7 @@ def fake_process(told: Told) -> Any:
             self.client: Host | None = None
             self.log_file = Path(f"{self.key}.log")
 
-        async def start(self) -> None:
+        async def start(self, **__: object) -> None:
             self.client = Host()
 
         async def stop(self, **_: object) -> None:
@@ -78,7 +78,9 @@ async def a_worker(
 ) -> tuple[Worker, list[Instance]]:
     """A worker whose acknowledgements are only recorded (none reaches a coordinator)."""
     monkeypatch.setattr(worker_module, "PluginProcess", fake_process(told))
-    settings = Settings(config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1")
+    settings = Settings(
+        config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1", plugin_spare="off"
+    )  # no plugin process: none kept spare
     worker = Worker(settings, worker_id, PluginCatalog((REC,)), run_dir, run_dir)
     status = StatusStore(memory_logs(MemoryTopic("status")))
     await status.start(reader=False)

@@ -2,6 +2,7 @@
 
     python -m headrace.runtime.host --manifest PATH --socket PATH [--stop-timeout 10]
                                     [--parent-pid PID] [--component PATH ...]
+    python -m headrace.runtime.host --spare [--parent-pid PID]
 
 ``--component`` names the manifest of a converter, header converter, transformation or predicate
 version from the plugin path that the connectors hosted here use (KIP-891); each is imported
@@ -19,6 +20,10 @@ So it does, within the time the worker said, once the lease its worker renews (`
 runs out: a frozen worker cannot fence its units itself, and they may soon run elsewhere.
 Its task metrics go to the folder in ``PROMETHEUS_MULTIPROC_DIR``, when its worker serves metrics
 (``headrace.core.observability.metrics``); its gauges leave it as the process exits.
+``--spare`` starts one before its plugin is known (``headrace.isolation.supervisor.Spare``): it
+loads its own modules, which is most of a host's start, then waits for one line of JSON on its
+stdin, ``{"argv": [...], "log": PATH}``, the arguments above and the file its output then goes
+to, and serves as they say. It exits 0 when its stdin closes first.
 It exits 2 when the plugin cannot be loaded (``plugin_load_failed`` with the trace), and 75 when
 a call into plugin code overran ``HEADRACE_PLUGIN_CALL_TIMEOUT`` (see ``watchdog``).
 """
@@ -30,6 +35,8 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import importlib
+import json
 import os
 import signal
 import sys
@@ -65,14 +72,15 @@ from headrace.v1 import plugin_pb2_grpc as pb_grpc
 PARENT_CHECK_S = 1.0
 LEASE_CHECK_S = 0.1
 GRPC_GRACE_S = 2.0
+# What a spare imports besides the host's own modules: the SDK's plugins import them when
+# loaded (batches are Arrow), and they were nearly all of a spare's load of one (78 of 80 ms).
+SPARE_WARMS = ("pyarrow", "pyarrow.compute")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="headrace.runtime.host", description=__doc__)
-    parser.add_argument(
-        "--manifest", required=True, type=Path, help="the plugin version's manifest"
-    )
-    parser.add_argument("--socket", required=True, type=Path, help="the Unix socket to serve on")
+    parser.add_argument("--manifest", type=Path, help="the plugin version's manifest")
+    parser.add_argument("--socket", type=Path, help="the Unix socket to serve on")
     parser.add_argument(
         "--stop-timeout",
         type=float,
@@ -87,7 +95,35 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=[],
         help="the manifest of a component version the connectors use (repeatable)",
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--spare",
+        action="store_true",
+        help="load, then wait for the arguments and the log file as one line of JSON on stdin",
+    )
+    args = parser.parse_args(argv)
+    if not args.spare and (args.manifest is None or args.socket is None):
+        parser.error("--manifest and --socket are required, unless --spare")
+    return args
+
+
+def claimed() -> argparse.Namespace | None:
+    """A spare's wait, its modules loaded: the arguments its owner wrote on its stdin, once
+    it needs a plugin host, with its output sent to the log file named there from then on.
+    None when stdin closes first: its owner stopped it, or is gone."""
+    for module in SPARE_WARMS:
+        importlib.import_module(module)
+    line = sys.stdin.buffer.readline()
+    if not line:
+        return None
+    claim = json.loads(line)
+    out = os.open(claim["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.dup2(out, sys.stdout.fileno())
+    os.dup2(out, sys.stderr.fileno())
+    os.close(out)
+    args = parse_args(claim["argv"])
+    if args.spare:
+        raise SystemExit("a spare's claim cannot make it a spare again")
+    return args
 
 
 async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
@@ -251,7 +287,10 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    sys.exit(asyncio.run(serve(parse_args(argv))))
+    args: argparse.Namespace | None = parse_args(argv)
+    if args is not None and args.spare:
+        args = claimed()
+    sys.exit(0 if args is None else asyncio.run(serve(args)))
 
 
 if __name__ == "__main__":
