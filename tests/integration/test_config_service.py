@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import psutil
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from google.protobuf import json_format
@@ -33,7 +32,7 @@ from headrace.local.stack import Stack
 from headrace.v1 import config_pb2, internal_pb2_grpc
 from headrace.worker.taskconfigs import TaskConfigsClient
 from tests.integration.conftest import manifest_plugins
-from tests.support import Rest, install_manifest, wait_for
+from tests.support import Rest, install_manifest
 
 pytestmark = pytest.mark.kafka
 
@@ -678,23 +677,3 @@ def test_a_components_secret_keys_are_hidden_in_every_answer(
             assert not [s for s in secret_values if s in answers]
     finally:
         stack.down()
-
-
-def test_the_first_validation_runs_in_the_spare_plugin_host_kept_ready(
-    config_service: tuple[Stack, Settings],
-) -> None:
-    stack, settings = config_service
-    pid = stack.pid("config")
-    assert pid is not None
-    service = psutil.Process(pid)
-
-    def hosts() -> list[psutil.Process]:
-        return [c for c in service.children() if "headrace.runtime.host" in c.cmdline()]
-
-    [spare] = wait_for("a spare plugin host beside the service", hosts)
-    assert "--spare" in spare.cmdline()
-    with ConfigClient(settings.config_addr) as client:
-        client.create("gen-1", CONFIGS["gen-1"])
-    assert [p.pid for p in hosts()] == [spare.pid]  # validated in it, and none kept beside
-    stack.stop("config")
-    wait_for("the plugin host gone with the service", lambda: not spare.is_running(), 30)

@@ -6,9 +6,7 @@ next call: validating a config then costs one call on a Unix socket. One not ask
 ``HEADRACE_PLUGIN_IDLE_STOP`` seconds is stopped, as a worker stops one that runs none of its
 units, so that every plugin version ever validated does not hold a process (and a Java plugin's
 JVM) for good. A process that exits, or was stopped, is started again when next needed; a
-plugin that cannot be loaded, or raises, is an error naming ``connector.class``. While it holds
-none, it keeps a spare plugin host ready (``Spare``), as a worker does: the first validation
-after a start, or after a quiet spell, then waits for no Python start.
+plugin that cannot be loaded, or raises, is an error naming ``connector.class``.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from headrace.core.observability import log
 from headrace.core.settings import Settings
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.plugins import PluginDescriptor
-from headrace.isolation.supervisor import BeforeStart, PluginProcess, Spare, idle, plugin_key
+from headrace.isolation.supervisor import BeforeStart, PluginProcess, idle, plugin_key
 
 VALIDATE_TIMEOUT_S = 30.0
 OWNER = "config"
@@ -54,21 +52,12 @@ class PluginChecks:
         self._run_dir = Path(tempfile.mkdtemp(prefix="headrace-config-"))
         self._log_dir = settings.var_dir / "log"
         self._processes: dict[str, PluginProcess] = {}
-        self._spare = Spare(settings, OWNER, self._log_dir) if processes is None else None
         self._starting: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._gone: set[asyncio.Future[None]] = set()  # forgetting a process, or stopping it
         self._asked: dict[str, float] = {}  # when each process was last asked for, monotonic
         self._calls: Counter[str] = Counter()  # calls under way, per process
         self._idle_checks: dict[str, asyncio.TimerHandle] = {}
         self.broken: dict[str, str] = {}  # per plugin version that failed to load, why
-
-    async def start(self) -> None:
-        """Keeps a spare plugin host ready for the first validation."""
-        await self._spare_when_idle()
-
-    async def _spare_when_idle(self) -> None:
-        if self._spare is not None and not self._processes:
-            await self._spare.keep()
 
     async def validate(
         self,
@@ -139,7 +128,6 @@ class PluginChecks:
             del self._processes[key]
             log.get().info("validation_plugin_process_idle_stopped", plugin=key)
         await process.stop(wait_s=2.0)
-        await self._spare_when_idle()
 
     async def _failed(
         self, process: PluginProcess, doing: str, exc: PluginCallError
@@ -179,9 +167,8 @@ class PluginChecks:
                 before_start=self._before_start,
             )
             try:
-                await process.start(spare=self._spare)
+                await process.start()
             except (PluginError, OSError, RuntimeError, TimeoutError) as exc:
-                await self._spare_when_idle()
                 raise self._unloadable(key, plugin, exc) from None
             self.broken.pop(key, None)  # loads now: fixed in place, or a passing failure
             self._processes[key] = process
@@ -204,7 +191,6 @@ class PluginChecks:
             del self._processes[process.key]
             log.get().warning("validation_plugin_process_gone", plugin=process.key)
         await process.stop(wait_s=2.0)
-        await self._spare_when_idle()
 
     async def close(self) -> None:
         for check in self._idle_checks.values():
@@ -212,6 +198,4 @@ class PluginChecks:
         self._idle_checks.clear()
         processes, self._processes = list(self._processes.values()), {}
         await asyncio.gather(*(p.stop(wait_s=5.0) for p in processes))
-        if self._spare is not None:
-            await self._spare.stop()
         shutil.rmtree(self._run_dir, ignore_errors=True)

@@ -139,7 +139,6 @@ class ConfigParts:
 
     async def start(self) -> None:
         await self.commands.ensure_session_key(sessionkey.now_ms())
-        await self.checks.start()
         self.tasks = [
             asyncio.create_task(self._rotate_session_keys(), name="session-keys"),
             asyncio.create_task(self.restarter.run(), name="auto-restarts"),

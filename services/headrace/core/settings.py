@@ -15,7 +15,7 @@
 | HEADRACE_FILE_ROOTS | HEADRACE_VAR/files | folders config paths must be in, separated by ``:`` |
 | HEADRACE_PLUGIN_CALL_TIMEOUT | 60 | seconds a plugin call may take before its process is ended |
 | HEADRACE_PLUGIN_IDLE_STOP | 600 | seconds a worker keeps a plugin process that runs no unit |
-| HEADRACE_PLUGIN_SPARE | on | ``on``: a process running no plugin keeps a plugin host ready |
+| HEADRACE_PLUGIN_SPARE | on | ``on``: a worker running no plugin keeps a plugin host ready |
 | SPARK_MASTER | local[*] | the Spark master URL for the executor |
 | HEADRACE_WORKER_CONFIG | empty: none | a Kafka Connect worker properties file (``workerconfig``) |
 | HEADRACE_CLIENT_OVERRIDE_POLICY | the worker config's, else None | client overrides allowed: |
@@ -304,8 +304,8 @@ class Settings:
     plugin_sandbox: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SANDBOX", "auto").strip().lower()
     )
-    # Whether a worker (or the config service) that runs no plugin process keeps a plugin host
-    # started, its modules loaded, for the first plugin it will need
+    # Whether a worker that runs no plugin process keeps a plugin host started, its modules
+    # loaded, for the first plugin it will need
     # (``headrace.isolation.supervisor.Spare``).
     plugin_spare: str = field(
         default_factory=lambda: os.environ.get("HEADRACE_PLUGIN_SPARE", "on").strip().lower()

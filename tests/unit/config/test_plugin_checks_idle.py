@@ -40,7 +40,7 @@ class FakeProcess:
         self.client: FakeClient | None = None
         self.stopped = False
 
-    async def start(self, **_: Any) -> None:
+    async def start(self) -> None:
         self.client = FakeClient(self.release)
         FakeProcess.started.append(self)
 
@@ -52,7 +52,7 @@ class FakeProcess:
 async def checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(pluginchecks, "PluginProcess", FakeProcess)
     FakeProcess.started, FakeProcess.release = [], asyncio.Event()
-    settings = Settings(plugin_idle_stop_s=0.05, var_dir=tmp_path, plugin_spare="off")
+    settings = Settings(plugin_idle_stop_s=0.05, var_dir=tmp_path)
     made = PluginChecks(settings)
     yield made
     await made.close()
