@@ -59,12 +59,19 @@ async def test_a_spare_serves_the_plugin_it_is_claimed_for_and_is_not_held_after
     settings = Settings(var_dir=tmp_path / "var", plugin_path=(BUILTIN_PLUGINS,))
     spare = Spare(settings, "w1", tmp_path / "log")
     await spare.keep()
+    [waiting] = [c for c in psutil.Process().children() if "--spare" in c.cmdline()]
     process = sink_process(settings, tmp_path / "run", tmp_path / "log")
     await process.start(spare=spare)
     try:
         assert process.client is not None
         infos = await process.client.validate({}, definition_only=True, deadline_s=30)
         assert "file" in {info.definition.name for info in infos.configs}
+        # Claimed, it shows the command line of a host started for its plugin.
+        [host] = psutil.Process().children()
+        assert host.pid == waiting.pid
+        command = host.cmdline()
+        assert command[command.index("--manifest") + 1] == str(process.plugin.manifest)
+        assert "--spare" not in command
         # What it writes once claimed goes to the plugin's log, not the spare's.
         assert '"plugin_host_ready"' in process.log_file.read_text()
         assert await spare.claim(["--manifest", "x", "--socket", "y"], tmp_path / "z") is None
@@ -87,8 +94,8 @@ async def test_a_spare_killed_before_its_claim_gives_way_to_a_fresh_process(
     try:
         assert process.client is not None
         await process.client.validate({}, definition_only=True, deadline_s=30)
-        [fresh] = [c for c in psutil.Process().children() if "--manifest" in c.cmdline()]
-        assert "--spare" not in fresh.cmdline()
+        [fresh] = psutil.Process().children()
+        assert fresh.pid != killed.pid
     finally:
         await process.stop()
         await spare.stop()

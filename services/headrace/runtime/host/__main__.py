@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import setproctitle
 
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
@@ -123,6 +124,11 @@ def claimed() -> argparse.Namespace | None:
     args = parse_args(claim["argv"])
     if args.spare:
         raise SystemExit("a spare's claim cannot make it a spare again")
+    # Seen as a host started for its plugin is: by ps, and by whatever finds a worker's hosts
+    # by their manifest.
+    setproctitle.setproctitle(
+        " ".join([sys.executable, "-m", "headrace.runtime.host", *claim["argv"]])
+    )
     return args
 
 
