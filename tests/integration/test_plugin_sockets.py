@@ -40,6 +40,11 @@ async def test_a_plugin_process_serves_however_deep_its_run_folder(
         await process.stop()
 
 
+def plugin_hosts() -> list[psutil.Process]:
+    """The plugin hosts this process started: the suite's broker and Spark are its children too."""
+    return [c for c in psutil.Process().children() if "headrace.runtime.host" in c.cmdline()]
+
+
 def sink_process(settings: Settings, run_dir: Path, log_dir: Path) -> PluginProcess:
     catalog = installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS)
     return PluginProcess(
@@ -59,7 +64,7 @@ async def test_a_spare_serves_the_plugin_it_is_claimed_for_and_is_not_held_after
     settings = Settings(var_dir=tmp_path / "var", plugin_path=(BUILTIN_PLUGINS,))
     spare = Spare(settings, "w1", tmp_path / "log")
     await spare.keep()
-    [waiting] = [c for c in psutil.Process().children() if "--spare" in c.cmdline()]
+    [waiting] = [c for c in plugin_hosts() if "--spare" in c.cmdline()]
     process = sink_process(settings, tmp_path / "run", tmp_path / "log")
     await process.start(spare=spare)
     try:
@@ -67,7 +72,7 @@ async def test_a_spare_serves_the_plugin_it_is_claimed_for_and_is_not_held_after
         infos = await process.client.validate({}, definition_only=True, deadline_s=30)
         assert "file" in {info.definition.name for info in infos.configs}
         # Claimed, it shows the command line of a host started for its plugin.
-        [host] = psutil.Process().children()
+        [host] = plugin_hosts()
         assert host.pid == waiting.pid
         command = host.cmdline()
         assert command[command.index("--manifest") + 1] == str(process.plugin.manifest)
@@ -86,7 +91,7 @@ async def test_a_spare_killed_before_its_claim_gives_way_to_a_fresh_process(
     settings = Settings(var_dir=tmp_path / "var", plugin_path=(BUILTIN_PLUGINS,))
     spare = Spare(settings, "w1", tmp_path / "log")
     await spare.keep()
-    [killed] = [c for c in psutil.Process().children() if "--spare" in c.cmdline()]
+    [killed] = [c for c in plugin_hosts() if "--spare" in c.cmdline()]
     killed.kill()
     killed.wait(timeout=10)
     process = sink_process(settings, tmp_path / "run", tmp_path / "log")
@@ -94,7 +99,7 @@ async def test_a_spare_killed_before_its_claim_gives_way_to_a_fresh_process(
     try:
         assert process.client is not None
         await process.client.validate({}, definition_only=True, deadline_s=30)
-        [fresh] = psutil.Process().children()
+        [fresh] = plugin_hosts()
         assert fresh.pid != killed.pid
     finally:
         await process.stop()
@@ -106,15 +111,15 @@ async def test_a_stopped_spare_ends_and_none_is_kept_after() -> None:
     with tempfile.TemporaryDirectory() as log_dir:
         spare = Spare(settings, "w1", Path(log_dir))
         await spare.keep()
-        [held] = [c for c in psutil.Process().children() if "--spare" in c.cmdline()]
+        [held] = [c for c in plugin_hosts() if "--spare" in c.cmdline()]
         await spare.stop()
         assert not held.is_running() or held.status() == psutil.STATUS_ZOMBIE
         await spare.keep()
-        assert [c for c in psutil.Process().children() if "--spare" in c.cmdline()] == []
+        assert [c for c in plugin_hosts() if "--spare" in c.cmdline()] == []
 
 
 async def test_no_spare_is_kept_when_the_settings_say_off(tmp_path: Path) -> None:
     spare = Spare(Settings(plugin_spare="off"), "w1", tmp_path)
     await spare.keep()
-    assert [c for c in psutil.Process().children() if "--spare" in c.cmdline()] == []
+    assert [c for c in plugin_hosts() if "--spare" in c.cmdline()] == []
     await spare.stop()
