@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any, TypeVar, overload
 
 import grpc
+import psutil
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from prometheus_client.parser import text_string_to_metric_families
@@ -486,3 +487,16 @@ def crash(stack: Stack, name: str) -> None:
     assert pid is not None, f"{name} is not running"
     os.killpg(pid, signal.SIGKILL)
     stack.stop(name)  # reaps it and clears its pid file
+
+
+def plugin_hosts() -> list[psutil.Process]:
+    """The plugin hosts this process started and that live (one exited but not yet waited for
+    is gone): the suite's broker and Spark are its children too."""
+    hosts = []
+    for child in psutil.Process().children():
+        try:
+            if "headrace.runtime.host" in child.cmdline():
+                hosts.append(child)
+        except psutil.Error:  # gone, or a zombie, meanwhile
+            continue
+    return hosts

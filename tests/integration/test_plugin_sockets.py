@@ -12,6 +12,7 @@ import pytest
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation.plugins import JVM_PLUGINS, installed
 from headrace.isolation.supervisor import PluginProcess, Spare
+from tests.support import plugin_hosts
 
 
 @pytest.mark.parametrize("depth", [1, 120], ids=["shallow", "deep"])
@@ -38,11 +39,6 @@ async def test_a_plugin_process_serves_however_deep_its_run_folder(
         assert "topic" in {info.definition.name for info in infos.configs}
     finally:
         await process.stop()
-
-
-def plugin_hosts() -> list[psutil.Process]:
-    """The plugin hosts this process started: the suite's broker and Spark are its children too."""
-    return [c for c in psutil.Process().children() if "headrace.runtime.host" in c.cmdline()]
 
 
 def sink_process(settings: Settings, run_dir: Path, log_dir: Path) -> PluginProcess:

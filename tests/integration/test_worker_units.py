@@ -9,6 +9,7 @@ read from what the recording test plugin wrote, which is in the order the calls 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -16,7 +17,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
-import psutil
 import pytest
 from aiokafka import AIOKafkaProducer
 
@@ -29,7 +29,7 @@ from headrace.core.storage.topics import ensure_topic
 from headrace.isolation.plugins import discover
 from headrace.local.stack import Stack
 from headrace.worker.worker import Worker
-from tests.support import eventually, json_lines, lifecycle, log_events
+from tests.support import eventually, json_lines, lifecycle, log_events, plugin_hosts
 from tests.wheels import build_wheel
 
 pytestmark = pytest.mark.kafka
@@ -327,20 +327,16 @@ async def test_two_versions_with_conflicting_requirements_run_at_once(
     assert len(log_events(log_dir, "plugin_host_ready")) == 2
 
 
-def hosts_of_this_process() -> list[psutil.Process]:
-    """The plugin hosts this process started (the worker runs in it), spare or not."""
-    return [c for c in psutil.Process().children() if "headrace.runtime.host" in c.cmdline()]
-
-
 async def test_an_idle_worker_s_first_plugin_process_is_the_spare_it_kept_ready(
     services: Settings, run_dir: Path, tmp_path: Path
 ) -> None:
     log_dir = tmp_path / "log"
     log_dir.mkdir()
-    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    settings = dataclasses.replace(services, plugin_idle_stop_s=0.5)
+    worker = Worker(settings, "w1", discover(services.plugin_path), run_dir, log_dir)
     running = asyncio.create_task(worker.run())
     try:
-        [spare] = await eventually("a spare plugin host", hosts_of_this_process)
+        [spare] = await eventually("a spare plugin host", plugin_hosts)
         assert "--spare" in spare.cmdline()
         config = {
             "connector.class": "recording_sink.RecordingSinkConnector",
@@ -360,8 +356,18 @@ async def test_an_idle_worker_s_first_plugin_process_is_the_spare_it_kept_ready(
         # The spare serves the plugin: no process was started for it, and none kept beside.
         [ready] = log_events(log_dir, "plugin_host_ready")
         assert ready["pid"] == spare.pid
-        assert [p.pid for p in hosts_of_this_process()] == [spare.pid]
+        assert [p.pid for p in plugin_hosts()] == [spare.pid]
+
+        # Its units gone, the process is stopped once idle, and the worker keeps a spare again.
+        with ConfigClient(services.config_addr) as client:
+            client.delete("first")
+        [again] = await eventually(
+            "a new spare in place of the idle process",
+            lambda: [p for p in plugin_hosts() if p.pid != spare.pid] or None,
+        )
+        assert "--spare" in again.cmdline()
+        await eventually("the idle process gone", lambda: spare not in plugin_hosts())
     finally:
         worker.shutdown()
         await running
-    await eventually("every plugin host gone", lambda: not hosts_of_this_process())
+    await eventually("every plugin host gone", lambda: not plugin_hosts())

@@ -254,9 +254,8 @@ class Worker:
         await self._status.start(reader=False)
         self._task_configs.start()
         self.membership.start()
-        await self._spare_when_idle()
         self.log.info("worker_joining", plugins=len(self.catalog.plugins))
-        while (event := await self._queue.get()) is not None:
+        while (event := await self._next_event()) is not None:
             try:
                 await self._handle(event)
             except Exception:
@@ -288,6 +287,14 @@ class Worker:
                 await self._idle(process)
             case TopicsForgotten(connector):
                 await self._forget_topics(connector)
+
+    async def _next_event(self) -> Event | None:
+        """The next event, once a spare plugin host is kept if no plugin process runs here.
+        Every change to the processes (a start that failed and spent the spare, an exit, an
+        idle stop, a fence) is made by an event, or reaches the queue as one, so this is the
+        one place that keeps it."""
+        await self._spare_when_idle()
+        return await self._queue.get()
 
     def shutdown(self) -> None:
         self._queue.put_nowait(None)
@@ -394,6 +401,9 @@ class Worker:
         :meth:`_spawn` says when it cannot start one is raised."""
         host = await self._spawn_once(plugin)
         if isinstance(host, Exception):
+            # Called outside the event loop: a start that spent the spare does not wait for the
+            # next event to have it replaced.
+            await self._spare_when_idle()
             raise host
         self._handed_out[plugin_key(plugin)] = time.monotonic()
         self._check_idle_later()
@@ -427,7 +437,6 @@ class Worker:
         try:
             await process.start(spare=self._spare)
         except START_ERRORS as exc:
-            await self._spare_when_idle()
             return exc
         return process
 
@@ -647,7 +656,6 @@ class Worker:
         processes, self._processes = list(self._processes.values()), {}
         await asyncio.gather(*(p.stop(wait_s=budget) for p in processes))
         self._queue.put_nowait(Fenced(units))
-        await self._spare_when_idle()
 
     async def _given_up(self, units: Mapping[WorkUnit, Running]) -> None:
         gone = {u: r for u, r in units.items() if u not in self.running}  # not run here again
@@ -739,7 +747,6 @@ class Worker:
                 return
             del self._processes[process.key]
             await process.stop()
-        await self._spare_when_idle()
         # What the process wrote last stays in its own log, which only the operator reads: it
         # may be anything, another connector's secret included, and every unit of the process
         # would show it to whoever may read a status. Only the watchdog's own reason is shown.
@@ -786,7 +793,6 @@ class Worker:
             del self._processes[process.key]
             self.log.info("plugin_process_idle_stopped", plugin=process.key)
             await process.stop()
-        await self._spare_when_idle()
 
     async def _stop_everything(self) -> None:
         for handle in self._idle_checks.values():
