@@ -107,29 +107,66 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def claimed() -> argparse.Namespace | None:
-    """A spare's wait, its modules loaded: the arguments its owner wrote on its stdin, once
-    it needs a plugin host, with its output sent to the log file named there from then on.
-    None when stdin closes first: its owner stopped it, or is gone."""
+class ClaimError(ValueError):
+    """A spare's claim that does not say what to serve: its owner's fault, never a plugin's."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """What a spare's owner wrote on its stdin: the arguments it serves with, the log file its
+    output goes to, and the title it shows (``ps``) as a host started for its plugin would."""
+
+    args: argparse.Namespace
+    log: Path
+    title: str
+
+
+def read_claim(line: bytes) -> Claim:
+    """The claim in one line of JSON, ``{"argv": [...], "log": PATH}``; ClaimError naming what
+    is wrong with it otherwise."""
+    try:
+        claim = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ClaimError(f"a claim is one line of JSON: {exc}") from None
+    if not isinstance(claim, dict) or set(claim) != {"argv", "log"}:
+        raise ClaimError("a claim is a JSON object with the keys argv and log, and no other")
+    argv, log_file = claim["argv"], claim["log"]
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise ClaimError("argv: a claim's arguments are a list of strings")
+    if not isinstance(log_file, str) or not log_file:
+        raise ClaimError("log: a claim names its log file as a path")
+    try:
+        args = parse_args(argv)
+    except SystemExit:  # argparse said why on stderr: the spare's own log
+        raise ClaimError(f"argv: not a plugin host's arguments: {argv}") from None
+    if args.spare:
+        raise ClaimError("argv: a spare's claim cannot make it a spare again")
+    title = " ".join([sys.executable, "-m", "headrace.runtime.host", *argv])
+    return Claim(args, Path(log_file), title)
+
+
+def claimed() -> Claim | None:
+    """A spare's wait, its modules loaded: the claim its owner wrote on its stdin once it needs
+    a plugin host, with its output sent to the log file named there from then on. None when
+    stdin closes first: its owner stopped it, or is gone. Exits 2 on a claim it cannot read."""
     for module in SPARE_WARMS:
         importlib.import_module(module)
     line = sys.stdin.buffer.readline()
     if not line:
         return None
-    claim = json.loads(line)
-    out = os.open(claim["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        claim = read_claim(line)
+    except ClaimError as exc:
+        sys.stderr.write(f"headrace.runtime.host: spare claim refused: {exc}\n")
+        sys.exit(2)
+    out = os.open(claim.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.dup2(out, sys.stdout.fileno())
     os.dup2(out, sys.stderr.fileno())
     os.close(out)
-    args = parse_args(claim["argv"])
-    if args.spare:
-        raise SystemExit("a spare's claim cannot make it a spare again")
     # Seen as a host started for its plugin is: by ps, and by whatever finds a worker's hosts
     # by their manifest.
-    setproctitle.setproctitle(
-        " ".join([sys.executable, "-m", "headrace.runtime.host", *claim["argv"]])
-    )
-    return args
+    setproctitle.setproctitle(claim.title)
+    return claim
 
 
 async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
@@ -293,10 +330,13 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args: argparse.Namespace | None = parse_args(argv)
-    if args is not None and args.spare:
-        args = claimed()
-    sys.exit(0 if args is None else asyncio.run(serve(args)))
+    args = parse_args(argv)
+    if args.spare:
+        claim = claimed()
+        if claim is None:
+            sys.exit(0)  # stopped before it was needed
+        args = claim.args
+    sys.exit(asyncio.run(serve(args)))
 
 
 if __name__ == "__main__":
