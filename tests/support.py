@@ -25,6 +25,7 @@ import grpc
 import psutil
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.record.memory_records import MemoryRecords
 from prometheus_client.parser import text_string_to_metric_families
 
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
@@ -500,3 +501,13 @@ def plugin_hosts() -> list[psutil.Process]:
         except psutil.Error:  # gone, or a zombie, meanwhile
             continue
     return hosts
+
+
+def batch_records(batch: Any) -> list[tuple[int, int, bytes | None, bytes | None, list[Any]]]:
+    """What Kafka reads of an aiokafka batch the source loop filled: each record's offset in
+    the batch, timestamp, key, value and headers, as aiokafka's own reader decodes them."""
+    records = MemoryRecords(bytes(batch._build()))
+    decoded = []
+    while (read := records.next_batch()) is not None:
+        decoded += [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in read]
+    return decoded

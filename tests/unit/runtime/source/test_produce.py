@@ -7,12 +7,14 @@ from collections.abc import Mapping
 
 import pytest
 from aiokafka.errors import KafkaTimeoutError
+from aiokafka.producer.message_accumulator import BatchBuilder
 from hypothesis import given
 from hypothesis import strategies as st
 
 from headrace.runtime.source.loop import latest_offsets
-from headrace.runtime.source.produce import Outgoing, TopicLayout, acknowledged, plan
+from headrace.runtime.source.produce import Outgoing, TopicLayout, acknowledged, fill, plan
 from headrace.sdk.records import SourceRecord
+from tests.support import batch_records
 
 LAYOUTS = {
     "three": TopicLayout((0, 1, 2), (0, 1, 2)),
@@ -21,17 +23,19 @@ LAYOUTS = {
 
 
 def record(topic: str, partition: int | None, key: bytes | None) -> Outgoing:
-    return (topic, partition, key, b"v", (), None)
+    return (topic, partition, key, b"v", [], None)
 
 
-records = st.lists(
-    st.builds(
-        record,
-        st.sampled_from(sorted(LAYOUTS)),
-        st.none() | st.integers(0, 2),
-        st.none() | st.binary(max_size=12),
-    ),
-    max_size=60,
+def one_batch(topic: str, partition: int | None, keys: list[bytes | None]) -> list[Outgoing]:
+    """The poll of one source batch: one topic, and one partition or none named."""
+    return [record(topic, partition, key) for key in keys]
+
+
+topics = st.sampled_from(sorted(LAYOUTS))
+partitions = st.none() | st.integers(0, 2)
+keys = st.none() | st.binary(max_size=12)
+records = st.lists(st.builds(record, topics, partitions, keys), max_size=60) | st.builds(
+    one_batch, topics, partitions, st.lists(st.none(), max_size=60) | st.lists(keys, max_size=60)
 )
 
 
@@ -97,6 +101,41 @@ def test_the_reference_hash_matches_kafkas_own_vectors() -> None:
         b"a-little-bit-long-string": -985981536,
         b"abc": 479470107,
     }
+
+
+def test_a_batch_holds_the_records_it_is_given_as_kafka_reads_them() -> None:
+    headers = [("trace", b"t1"), ("empty", None)]
+    polled: list[Outgoing] = [
+        ("t", None, b"k0", b"first", [], None),
+        ("t", None, None, b"skipped by the plan", [], None),
+        ("t", None, b"k2", None, headers, 1_700_000_000_002),
+        ("t", None, None, b"", headers, None),
+    ]
+    stamps = [1_700_000_000_000 + i for i in range(len(polled))]
+    batch = BatchBuilder(64 * 1024, 0, is_transactional=1)
+    assert fill(batch, polled, [0, 2, 3], stamps, 0) == 3
+    assert batch.record_count() == 3
+    assert batch.append(timestamp=None, key=None, value=b"late", headers=[]) is None  # closed
+    assert batch_records(batch) == [
+        (0, 1_700_000_000_000, b"k0", b"first", []),
+        (1, 1_700_000_000_002, b"k2", None, headers),
+        (2, 1_700_000_000_003, None, b"", headers),
+    ]
+
+
+def test_records_beyond_a_full_batch_wait_for_the_next_and_a_huge_one_has_its_own() -> None:
+    polled: list[Outgoing] = [("t", None, None, bytes([i]) * 100, [], None) for i in range(7)]
+    polled.insert(3, ("t", None, None, b"h" * 5_000, [], None))  # alone above a batch's size
+    indices, stamps = list(range(len(polled))), [0] * len(polled)
+    batches, start = [], 0
+    while start < len(indices):
+        batch = BatchBuilder(400, 0, is_transactional=1)
+        end = fill(batch, polled, indices, stamps, start)
+        assert end > start
+        batches.append([value for *_, value, _ in batch_records(batch)])
+        start = end
+    assert [value for values in batches for value in values] == [r[3] for r in polled]
+    assert [len(values) for values in batches] == [3, 1, 3, 1]
 
 
 def source(partition: Mapping[str, object], position: int) -> SourceRecord:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aiokafka.errors import (
@@ -19,6 +19,7 @@ from aiokafka.errors import (
     TopicAuthorizationFailedError,
     UnknownError,
 )
+from aiokafka.producer.message_accumulator import BatchBuilder
 from structlog.testing import capture_logs
 
 from headrace.components.errorpolicy import TaskFenced
@@ -33,12 +34,13 @@ from headrace.core.model.offsets import (
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
+from headrace.runtime.kafka import MAX_BATCH_BYTES
 from headrace.runtime.source import transactions as transactions_module
 from headrace.runtime.source.produce import Delivered, Outgoing, TopicLayout
 from headrace.runtime.source.transactions import Segment, SourceTransactions, landed, retriable
 from headrace.sdk.errors import RetriableError
 from headrace.sdk.records import RecordMetadata, SourceRecord
-from tests.support import eventually
+from tests.support import batch_records, eventually
 
 PARTITION = {"stream": "s"}
 LAYOUTS = {"out": TopicLayout((0,), (0,))}
@@ -79,7 +81,7 @@ def record(i: int) -> SourceRecord:
 
 
 def encoded(r: SourceRecord) -> Outgoing:
-    return ("out", None, None, str(r.value).encode(), (), None)
+    return ("out", None, None, str(r.value).encode(), [], None)
 
 
 def segment(*numbers: int, told: bool = True, skip: frozenset[int] = frozenset()) -> Segment:
@@ -140,18 +142,20 @@ class FakeProducer:
         assert not self.transactions or self.transactions[-1].state != "open"
         self.transactions.append(Transaction())
 
-    def create_batch(self) -> FakeBatch:
-        return FakeBatch()
+    def create_batch(self) -> BatchBuilder:
+        return BatchBuilder(MAX_BATCH_BYTES, 0, is_transactional=1)  # aiokafka's own
 
-    async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> Any:
+    async def send_batch(self, batch: BatchBuilder, topic: str, *, partition: int) -> Any:
+        values = [value for *_, value, _ in batch_records(batch)]
+        assert None not in values  # the tests send no record without a value
         sent: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         failure = self.failures.pop(0) if self.failures else None
         if isinstance(failure, Exception):
             sent.set_exception(failure)
         elif failure == self.STALL:
-            self.stalled.append((sent, self.open, topic, batch.values))
+            self.stalled.append((sent, self.open, topic, cast(list[bytes], values)))
         else:
-            sent.set_result(self._append(self.open, topic, batch.values))
+            sent.set_result(self._append(self.open, topic, cast(list[bytes], values)))
         return sent
 
     def _append(self, transaction: Transaction, topic: str, values: list[bytes]) -> Any:
@@ -181,18 +185,6 @@ class FakeProducer:
         self.open.state = "aborted"
 
     async def stop(self) -> None:
-        pass
-
-
-class FakeBatch:
-    def __init__(self) -> None:
-        self.values: list[bytes] = []
-
-    def append(self, *, key: bytes | None, value: bytes, timestamp: int, headers: Any) -> object:
-        self.values.append(value)
-        return object()
-
-    def close(self) -> None:
         pass
 
 
