@@ -387,6 +387,54 @@ async def stop_loop(runner: SourceRunner, task: QueueSource, loop: asyncio.Task[
     await runner.finish()
 
 
+class EndlessSource(ListSource):
+    """Returns the next 50 records at every poll, at once; notes when each poll starts and
+    each commit comes."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__([])
+        self.topic, self.returned = topic, 0
+        self.events: list[tuple[str, int]] = []
+
+    async def poll(self) -> list[SourceRecord]:
+        self.events.append(("poll", self.returned // 50))
+        polled = [record(self.topic, n) for n in range(self.returned, self.returned + 50)]
+        self.returned += len(polled)
+        return polled
+
+    async def commit(self) -> None:
+        await super().commit()
+        self.events.append(("commit", self.commits - 1))
+
+
+async def test_the_next_poll_runs_while_a_batch_goes_to_kafka_and_a_stop_loses_none(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-endless"
+    await ensure_topic(kafka, topic, 1)
+    task = EndlessSource(topic)
+    runner = runner_for(kafka, cluster, task)
+    await runner.start()
+    loop = asyncio.create_task(runner.run())
+    try:
+        await eventually("five batches committed", lambda: task.commits >= 5 or loop.done())
+        runner.request_stop()
+        await asyncio.wait({loop}, timeout=30)
+        assert loop.exception() is None
+        await runner.finish()
+    finally:
+        await task.stop()
+        await runner.close()
+
+    # Each poll after the first started before the batch polled before it was committed.
+    for batch in range(1, task.commits):
+        assert task.events.index(("poll", batch)) < task.events.index(("commit", batch - 1))
+    # A batch polled ahead when the stop came was produced too: every record returned, once.
+    values = [r.value for r in await committed(kafka, topic)]
+    assert values == [f"v{n}".encode() for n in range(task.returned)]
+    assert await stored(kafka, cluster) == {"n": task.returned - 1}
+
+
 async def test_an_interval_transaction_is_read_only_once_it_commits(
     kafka: str, cluster: str
 ) -> None:

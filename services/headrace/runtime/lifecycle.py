@@ -23,7 +23,7 @@ def format_trace(exc: BaseException) -> str:
     return secrets.mask("".join(traceback.format_exception(exc)))
 
 
-async def _abandon(work: asyncio.Future[T], grace: float) -> None:
+async def abandon(work: asyncio.Future[T], grace: float) -> None:
     """Cancels ``work`` and waits a little for it; a coroutine that ignores cancellation is
     left behind rather than allowed to hang the caller."""
     work.cancel()
@@ -45,13 +45,13 @@ async def unless_stopped(stop: asyncio.Event, aw: Awaitable[T], grace: float = 1
     try:
         await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
-        await _abandon(work, grace)
+        await abandon(work, grace)
         raise
     finally:
         waiter.cancel()
     if work.done():
         return work.result()
-    await _abandon(work, grace)
+    await abandon(work, grace)
     return None
 
 
@@ -64,11 +64,11 @@ async def bounded(aw: Awaitable[T], seconds: float) -> tuple[bool, T | None]:
     try:
         done, _ = await asyncio.wait({work}, timeout=seconds)
     except asyncio.CancelledError:
-        await _abandon(work, 0.1)
+        await abandon(work, 0.1)
         raise
     if done:
         return True, work.result()
-    await _abandon(work, 0.1)
+    await abandon(work, 0.1)
     return False, None
 
 

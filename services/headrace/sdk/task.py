@@ -267,7 +267,8 @@ class SourceTask(Task):
 
     async def commit(self) -> None:
         """Called after each transaction committed: the offsets of everything it holds are
-        stored."""
+        stored. The next ``poll`` may be under way meanwhile (the runtime polls while a batch
+        goes to Kafka), as may ``commit_record``'s."""
 
     async def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         """Called per record once the transaction holding it committed; metadata None if it

@@ -7,7 +7,9 @@ transaction ends is the connector's ``transaction.boundary`` (``boundaries.py``)
 poll by default, after an interval, or where the task asks. At the end, the latest source
 offset of each source partition it holds is written to the offsets topic in the same
 transaction, and it commits: after a crash the task resumes exactly where its committed data
-ends, and a deterministic source neither skips nor repeats a record (exactly once). A stop
+ends, and a deterministic source neither skips nor repeats a record (exactly once). Once a
+poll's records are converted, the next poll is under way while they are produced and their
+transaction ends, as Connect's worker polls while the producer sends. A stop
 commits the open transaction, unless the task ends its own transactions: then it is aborted,
 and its records are polled again after the restart. A transaction the producer fails to write
 with a retriable error is aborted and written again whole, as ``errors.retry.*`` say for
@@ -16,6 +18,7 @@ with a retriable error is aborted and written again whole, as ``errors.retry.*``
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Mapping, Sequence
@@ -46,7 +49,7 @@ from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topics import ensure_topic, internal_topic
 from headrace.runtime import kafka
 from headrace.runtime.converted import Converted, Outcomes
-from headrace.runtime.lifecycle import sleep_unless_stopped, unless_stopped
+from headrace.runtime.lifecycle import abandon, sleep_unless_stopped, unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.source.boundaries import End, Requests, is_due, plan
 from headrace.runtime.source.deliveries import SourceDeliveries
@@ -78,6 +81,7 @@ class SourceRunner(LoopBase):
         self._existing: set[str] = set()  # topics seen to exist: not created again
         self._admin_tuning: dict[str, Any] = {}  # the admin client's that creates them
         self._metrics: metrics.SourceTaskMetrics | None = None  # once its loop may run
+        self._ahead: asyncio.Future[list[SourceRecord] | SourceBatch] | None = None
 
     async def start(self, loop: bool = True) -> None:
         """Reads the framework config, loads stored offsets, then starts the plugin's task;
@@ -152,25 +156,45 @@ class SourceRunner(LoopBase):
 
     async def run(self) -> None:
         """Polls and produces until a stop is requested; a raising plugin ends it with its error."""
-        while not self.stop_requested.is_set():
-            polled = await unless_stopped(self.stop_requested, self.retried("poll", self.task.poll))
-            if polled is None:
-                break
-            # A stop request is only checked between batches: once polled, a batch is produced
-            # and its offsets stored, so a graceful stop leaves nothing half done.
-            polled_at, produced, skipped = time.monotonic(), self.produced, self.skipped
-            if len(polled):
-                self._log.debug("batch_polled", records=len(polled))
-            await self._process(polled)
-            if not len(polled):
-                await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
-            elif self._metrics is not None:
-                self._metrics.batch(
-                    len(polled),
-                    self.produced - produced,
-                    self.skipped - skipped,
-                    time.monotonic() - polled_at,
-                )
+        try:
+            while self._ahead is not None or not self.stop_requested.is_set():
+                polled = await unless_stopped(self.stop_requested, self._next_poll())
+                if polled is None:
+                    break
+                # A stop request is only checked between batches: once polled (ahead or not),
+                # a batch is produced and its offsets stored, so a graceful stop leaves nothing
+                # half done. A poll ahead that has not returned when the stop comes is
+                # cancelled, as any pending poll is.
+                polled_at, produced, skipped = time.monotonic(), self.produced, self.skipped
+                if len(polled):
+                    self._log.debug("batch_polled", records=len(polled))
+                await self._process(polled)
+                if not len(polled):
+                    await sleep_unless_stopped(self.stop_requested, EMPTY_POLL_BACKOFF_S)
+                elif self._metrics is not None:
+                    self._metrics.batch(
+                        len(polled),
+                        self.produced - produced,
+                        self.skipped - skipped,
+                        time.monotonic() - polled_at,
+                    )
+        finally:
+            ahead, self._ahead = self._ahead, None
+            if ahead is not None:  # the loop failed, or was cancelled, meanwhile
+                await abandon(ahead, grace=1.0)
+
+    def _next_poll(self) -> asyncio.Future[list[SourceRecord] | SourceBatch]:
+        """The poll under way ahead, if one is; else a poll started now."""
+        ahead, self._ahead = self._ahead, None
+        return ahead or asyncio.ensure_future(self.retried("poll", self.task.poll))
+
+    def _poll_ahead(self) -> None:
+        """Starts the next poll while this one's records go to Kafka: the producer's
+        acknowledgements and the transaction's end are round trips to the broker, which the
+        loop would otherwise wait out idle. Called once the records are converted and
+        transformed, so the task's next poll cannot change what they are."""
+        if self._ahead is None and not self.stop_requested.is_set():
+            self._ahead = asyncio.ensure_future(self.retried("poll", self.task.poll))
 
     async def finish(self) -> None:
         """Commits the open transaction; a task that ends its own transactions has it aborted
@@ -213,6 +237,7 @@ class SourceRunner(LoopBase):
             # A batch is one segment: a request naming one of its records cannot match.
             told = batch.records() if self._wants_commit_record else []
             [segment] = plan([batch], self._settings, asked, due)
+            self._poll_ahead()
             self.produced += await transactions.write(
                 told,
                 columns,
@@ -230,6 +255,7 @@ class SourceRunner(LoopBase):
         topics = {r.topic for r in transformed if r is not None}
         layouts = await self._layouts(transactions, topics)
         encoded = [None if r is None else self._encode(r, layouts[r.topic]) for r in transformed]
+        self._poll_ahead()
         for segment in plan(records, self._settings, asked, due):
             part = records[segment.start : segment.end]
             self.produced += await transactions.write(
