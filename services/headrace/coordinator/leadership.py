@@ -27,6 +27,7 @@ from aiokafka.errors import ProducerFenced
 
 from headrace.core.observability import log
 from headrace.core.settings import Settings
+from headrace.core.storage import aiokafkatuning
 from headrace.core.storage.topiclog import Record, send_records
 from headrace.core.storage.topics import MAX_GENERATION_BYTES
 
@@ -86,6 +87,7 @@ class Leadership:
         replica that another fences as it takes over goes back to waiting."""
         while True:
             await self._wait_for_a_silent_lease()
+            aiokafkatuning.tune()
             producer = AIOKafkaProducer(
                 **self._settings.kafka_client(),
                 transactional_id=f"{self._settings.cluster}-coordinator",

@@ -20,6 +20,7 @@ from headrace.core.model.clientconfig import Client, merged
 from headrace.core.observability import log
 from headrace.core.security.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
+from headrace.core.storage import aiokafkatuning
 from headrace.core.storage.topics import task_client_id
 
 __all__ = [
@@ -111,6 +112,7 @@ def producer(
         "max_batch_size": MAX_BATCH_BYTES,
     }
     owned = {"enable_idempotence": True, "transactional_id": transactional_id}
+    aiokafkatuning.tune()
     return AIOKafkaProducer(
         **client_arguments(settings, Client.PRODUCER, config or {}, defaults, owned)
     )

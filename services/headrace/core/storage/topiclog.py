@@ -33,6 +33,7 @@ from headrace.core.model.errors import (
 from headrace.core.observability import log
 from headrace.core.security.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
+from headrace.core.storage import aiokafkatuning
 
 Handler = Callable[["LogRecord"], None]
 # How long the broker may hold a fetch of a log that has nothing new: a record appended meanwhile
@@ -252,6 +253,7 @@ class TopicLog:
 
     async def _new_producer(self) -> AIOKafkaProducer:
         """A started producer; with a writer id, starting it fences every earlier one."""
+        aiokafkatuning.tune()
         producer = AIOKafkaProducer(
             **self._security.client_kwargs(self._bootstrap),
             enable_idempotence=True,
