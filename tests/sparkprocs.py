@@ -141,11 +141,13 @@ def start_spark_on_demand(stack: Stack) -> None:
 
 
 def _master_state(web_port: int) -> dict[str, object] | None:
+    """The master's state from its web UI; None until it answers with it. Its UI listens before
+    every page is attached: for a moment ``/json/`` answers with the HTML of its main page."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/json/", timeout=2) as answer:
             state: dict[str, object] = json.load(answer)
             return state
-    except OSError:
+    except (OSError, json.JSONDecodeError):
         return None
 
 
