@@ -407,13 +407,8 @@ class EndlessSource(ListSource):
         self.events.append(("commit", self.commits - 1))
 
 
-async def test_the_next_poll_runs_while_a_batch_goes_to_kafka_and_a_stop_loses_none(
-    kafka: str, cluster: str
-) -> None:
-    topic = f"{cluster}-endless"
-    await ensure_topic(kafka, topic, 1)
-    task = EndlessSource(topic)
-    runner = runner_for(kafka, cluster, task)
+async def five_batches_then_a_stop(runner: SourceRunner, task: ListSource) -> None:
+    """Runs the task until five of its batches committed, then stops it as its host would."""
     await runner.start()
     loop = asyncio.create_task(runner.run())
     try:
@@ -426,6 +421,15 @@ async def test_the_next_poll_runs_while_a_batch_goes_to_kafka_and_a_stop_loses_n
         await task.stop()
         await runner.close()
 
+
+async def test_the_next_poll_runs_while_a_batch_goes_to_kafka_and_a_stop_loses_none(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-endless"
+    await ensure_topic(kafka, topic, 1)
+    task = EndlessSource(topic)
+    await five_batches_then_a_stop(runner_for(kafka, cluster, task), task)
+
     # Each poll after the first started before the batch polled before it was committed.
     for batch in range(1, task.commits):
         assert task.events.index(("poll", batch)) < task.events.index(("commit", batch - 1))
@@ -433,6 +437,42 @@ async def test_the_next_poll_runs_while_a_batch_goes_to_kafka_and_a_stop_loses_n
     values = [r.value for r in await committed(kafka, topic)]
     assert values == [f"v{n}".encode() for n in range(task.returned)]
     assert await stored(kafka, cluster) == {"n": task.returned - 1}
+
+
+class OneDictSource(EndlessSource):
+    """Keeps its position in one dict, moved in place as each poll returns (Connect allows it:
+    nothing says a returned offset is not the task's own), and notes the position stored at
+    each commit."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(topic)
+        self.position: dict[str, int] = {"n": -1}
+        self.stored: list[Any] = []
+
+    async def poll(self) -> list[SourceRecord]:
+        first = self.returned
+        self.returned += 50
+        self.position["n"] = self.returned - 1
+        return [
+            SourceRecord(PARTITION, self.position, self.topic, f"v{n}")
+            for n in range(first, self.returned)
+        ]
+
+    async def commit(self) -> None:
+        self.stored.append(self.context.offset_reader.offset(PARTITION))
+        self.commits += 1
+
+
+async def test_a_batch_stores_the_offset_it_was_returned_with_whatever_the_next_poll_does(
+    kafka: str, cluster: str
+) -> None:
+    topic = f"{cluster}-one-dict"
+    await ensure_topic(kafka, topic, 1)
+    task = OneDictSource(topic)
+    await five_batches_then_a_stop(runner_for(kafka, cluster, task), task)
+
+    # Each commit found its own batch's last position stored, not the next poll's.
+    assert task.stored == [{"n": 50 * k + 49} for k in range(task.commits)]
 
 
 async def test_an_interval_transaction_is_read_only_once_it_commits(

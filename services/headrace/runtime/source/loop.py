@@ -19,6 +19,7 @@ with a retriable error is aborted and written again whole, as ``errors.retry.*``
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import time
 from collections.abc import Mapping, Sequence
@@ -237,13 +238,10 @@ class SourceRunner(LoopBase):
             # A batch is one segment: a request naming one of its records cannot match.
             told = batch.records() if self._wants_commit_record else []
             [segment] = plan([batch], self._settings, asked, due)
+            offsets = held([(batch.source_partition, batch.source_offset)])
             self._poll_ahead()
             self.produced += await transactions.write(
-                told,
-                columns,
-                [(batch.source_partition, batch.source_offset)],
-                layouts,
-                last=segment.then is End.COMMIT,
+                told, columns, offsets, layouts, last=segment.then is End.COMMIT
             )
             await self._end(segment.then)
             return
@@ -255,13 +253,16 @@ class SourceRunner(LoopBase):
         topics = {r.topic for r in transformed if r is not None}
         layouts = await self._layouts(transactions, topics)
         encoded = [None if r is None else self._encode(r, layouts[r.topic]) for r in transformed]
+        segments = plan(records, self._settings, asked, due)
+        # A skipped record still moves the position.
+        per_segment = [held(latest_offsets(records[s.start : s.end])) for s in segments]
         self._poll_ahead()
-        for segment in plan(records, self._settings, asked, due):
+        for segment, latest in zip(segments, per_segment, strict=True):
             part = records[segment.start : segment.end]
             self.produced += await transactions.write(
                 part if self._wants_commit_record else [],
                 encoded[segment.start : segment.end],
-                latest_offsets(part),  # a skipped record still moves the position
+                latest,
                 layouts,
                 last=segment.then is End.COMMIT,
             )
@@ -416,6 +417,14 @@ def _convert_value(converter: Converter, record: SourceRecord) -> bytes | None:
         raise source_record_error(
             "value converter", record.source_partition, record.topic, exc
         ) from exc
+
+
+def held(offsets: list[tuple[Mapping[str, Any], Any]]) -> list[tuple[Mapping[str, Any], Any]]:
+    """Source partitions and offsets as they are now, whatever the task does to the mappings
+    it returned them in next: its next poll runs before they are stored (a task that keeps
+    one position dict and moves it in place would otherwise store a batch with the position
+    after the next one, and a crash in between would skip that one's records)."""
+    return copy.deepcopy(offsets)
 
 
 def latest_offsets(records: Sequence[SourceRecord]) -> list[tuple[Mapping[str, Any], Any]]:
