@@ -187,7 +187,10 @@ class SourceRunner(LoopBase):
     def _next_poll(self) -> asyncio.Future[list[SourceRecord] | SourceBatch]:
         """The poll under way ahead, if one is; else a poll started now."""
         ahead, self._ahead = self._ahead, None
-        return ahead or asyncio.ensure_future(self.retried("poll", self.task.poll))
+        return ahead or self._poll()
+
+    def _poll(self) -> asyncio.Future[list[SourceRecord] | SourceBatch]:
+        return asyncio.ensure_future(self.retried("poll", self.task.poll))
 
     def _poll_ahead(self) -> None:
         """Starts the next poll while this one's records go to Kafka: the producer's
@@ -195,7 +198,7 @@ class SourceRunner(LoopBase):
         loop would otherwise wait out idle. Called once the records are converted and
         transformed, so the task's next poll cannot change what they are."""
         if self._ahead is None and not self.stop_requested.is_set():
-            self._ahead = asyncio.ensure_future(self.retried("poll", self.task.poll))
+            self._ahead = self._poll()
 
     async def finish(self) -> None:
         """Commits the open transaction; a task that ends its own transactions has it aborted

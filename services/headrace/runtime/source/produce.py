@@ -243,7 +243,6 @@ def fill(
     checked by the unit tests against the batch that aiokafka reads back.
     """
     builder, offset = batch._builder, batch._relative_offset
-    position = start
     for position in range(start, len(indices)):
         index = indices[position]
         _, _, key, value, headers, _ = records[index]
