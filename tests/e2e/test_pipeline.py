@@ -12,8 +12,9 @@ from pathlib import Path
 import grpc
 import pyarrow.dataset as ds
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.core.storage.topics import ensure_topic
@@ -337,19 +338,38 @@ async def _produce(bootstrap: str, topic: str, ids: range) -> None:
 
 
 async def _recreate(bootstrap: str, topic: str) -> None:
-    """Deletes the topic, waits until the broker no longer knows it, and creates it again."""
+    """Deletes the topic, waits until the old one is gone, and makes sure it exists again.
+
+    The test broker creates a topic a client asks about, and the running sink keeps asking, so
+    the topic may be made again before a listing ever shows it missing: either is the old one
+    gone, and a topic made again starts empty."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         await admin.delete_topics([topic])
 
-        async def gone() -> bool:
-            return topic not in await admin.list_topics()
+        async def old_one_gone() -> bool:
+            return (
+                topic not in await admin.list_topics() or await _end_offset(bootstrap, topic) == 0
+            )
 
-        await eventually(f"{topic} to be deleted", gone)
+        await eventually(f"the old {topic} to be deleted", old_one_gone)
         await ensure_topic(bootstrap, topic, 1)
     finally:
         await admin.close()
+
+
+async def _end_offset(bootstrap: str, topic: str) -> int | None:
+    """Partition 0's end offset, None while the broker cannot say (the topic being deleted)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+    await consumer.start()
+    try:
+        partition = TopicPartition(topic, 0)
+        return (await asyncio.wait_for(consumer.end_offsets([partition]), 5))[partition]
+    except (KafkaError, TimeoutError):
+        return None
+    finally:
+        await consumer.stop()
 
 
 def test_a_topic_deleted_and_created_again_loses_none_of_its_new_rows(
