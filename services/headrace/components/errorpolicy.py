@@ -24,15 +24,11 @@ from __future__ import annotations
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
-
-from aiokafka import ConsumerRecord
+from typing import Any
 
 from headrace.core.security import secrets
+from headrace.core.storage.fetch import Message
 from headrace.sdk.errors import ConfigException, ConnectError
-
-Message: TypeAlias = ConsumerRecord[bytes, bytes]
-"""A record as consumed from Kafka: its original bytes, headers and position."""
 
 PREVIEW_CHARS = 200
 """How much of a key or value ``errors.log.include.messages`` logs: enough to recognise it."""

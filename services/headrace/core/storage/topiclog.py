@@ -17,12 +17,11 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError, ProducerFenced
-from aiokafka.structs import ConsumerRecord
 
 from headrace.core.model.errors import (
     CommitUnknown,
@@ -33,7 +32,7 @@ from headrace.core.model.errors import (
 from headrace.core.observability import log
 from headrace.core.security.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
-from headrace.core.storage import aiokafkatuning
+from headrace.core.storage import aiokafkatuning, fetch
 
 Handler = Callable[["LogRecord"], None]
 # How long the broker may hold a fetch of a log that has nothing new: a record appended meanwhile
@@ -45,9 +44,10 @@ LogFactory = Callable[[Handler], "Log"]
 """Makes a log that hands each record it reads to the given handler: how a store gets its log."""
 
 
-@dataclass(frozen=True)
-class LogRecord:
-    """One record as the folds see it: where it was, its key and its value (None: tombstone)."""
+class LogRecord(NamedTuple):
+    """One record as the folds see it: where it was, its key and its value (None: tombstone).
+    A named tuple: a replay makes one for every record, and this is made in a third of a
+    frozen dataclass's time."""
 
     partition: int
     offset: int
@@ -392,25 +392,14 @@ class TopicLog:
 
     async def _tail(self) -> None:
         assert self._consumer is not None
-        logger = log.get()
         while True:
-            batches = await self._consumer.getmany(timeout_ms=200)
-            for tp, records in batches.items():
-                looked_for = self._looked_for
-                for record in records:
-                    try:
-                        self._on_record(_to_log_record(record))
-                        if looked_for and (tp.partition, record.offset) in looked_for:
-                            looked_for[tp.partition, record.offset] = True
-                    except Exception as exc:  # noqa: BLE001 - one bad record must not stop the fold
-                        logger.error(
-                            "log_record_skipped",
-                            topic=self._topic,
-                            partition=tp.partition,
-                            offset=record.offset,
-                            error=repr(exc),
-                        )
-                self._positions[tp.partition] = records[-1].offset + 1
+            # As columns: a replay reads hundreds of thousands of records, and aiokafka's own
+            # getmany would make an object of eleven fields for each before this makes its own.
+            fetched = await fetch.getmany(self._consumer, 200)
+            for tp, columns in fetched.items():
+                assert isinstance(columns, fetch.Fetched), "whole batches are not asked for"
+                self._fold(tp.partition, columns)
+                self._positions[tp.partition] = columns.following
             # Positions also move past transaction markers and compacted gaps.
             for tp in self._partitions:
                 self._positions[tp.partition] = max(
@@ -419,10 +408,28 @@ class TopicLog:
             async with self._progress:
                 self._progress.notify_all()
 
-
-def _to_log_record(record: ConsumerRecord[bytes, bytes]) -> LogRecord:
-    key = record.key.decode() if record.key is not None else ""
-    return LogRecord(record.partition, record.offset, key, record.value, record.timestamp)
+    def _fold(self, partition: int, columns: fetch.Fetched) -> None:
+        """Hands each record of one partition's fetch to the callback, in order."""
+        looked_for, on_record = self._looked_for, self._on_record
+        keys, values, stamps = columns.keys, columns.values, columns.timestamps
+        for i, offset in enumerate(columns.offsets):
+            key = keys[i]
+            try:
+                on_record(
+                    LogRecord(
+                        partition, offset, "" if key is None else key.decode(), values[i], stamps[i]
+                    )
+                )
+                if looked_for and (partition, offset) in looked_for:
+                    looked_for[partition, offset] = True
+            except Exception as exc:  # noqa: BLE001 - one bad record must not stop the fold
+                log.get().error(
+                    "log_record_skipped",
+                    topic=self._topic,
+                    partition=partition,
+                    offset=offset,
+                    error=repr(exc),
+                )
 
 
 @dataclass

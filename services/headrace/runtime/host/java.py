@@ -25,11 +25,11 @@ from headrace.components.converters import Converter, HeaderConverter
 from headrace.components.errorpolicy import Message, RecordError
 from headrace.core.model.configinfo import ConfigInfos
 from headrace.core.model.wire import config_infos_from_pb
+from headrace.core.storage.fetch import Batches, Consumed, Fetched
 from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.converted import Converted
 from headrace.runtime.host.jvm import JavaError, JvmHost
-from headrace.runtime.sink.fetch import Batches, Consumed, Fetched
 from headrace.runtime.sink.records import as_consumed, to_sink_record
 from headrace.sdk.config import ConfigDef, ConfigKey, ConfigValue, Type
 from headrace.sdk.connector import (

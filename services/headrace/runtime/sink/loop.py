@@ -62,13 +62,13 @@ from headrace.components.errorpolicy import (
 from headrace.components.transforms import TransformChain, parse_chain
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.observability import log, metrics
+from headrace.core.storage.fetch import Batches, Consumed, Fetched, getmany
 from headrace.runtime import kafka
 from headrace.runtime.converted import Converted
 from headrace.runtime.deadletter import DeadLetterQueue, acknowledgement, open_dead_letter_queue
 from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
-from headrace.runtime.sink.fetch import Batches, Consumed, Fetched, getmany
 from headrace.runtime.sink.offsets import SinkOffsets
 from headrace.runtime.sink.records import (
     FlushPolicy,

@@ -24,8 +24,8 @@ from headrace.components.converters import (
 )
 from headrace.components.errorpolicy import Message, sink_record_error
 from headrace.components.java.regex import RegexTimeout, compile_java
+from headrace.core.storage.fetch import Fetched
 from headrace.core.storage.topics import internal_topic
-from headrace.runtime.sink.fetch import Fetched
 from headrace.sdk.columns import int64_column
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.core.storage.fetch import Batches, Consumed, Fetched
 from headrace.runtime.host.java import (
     acknowledgement,
     config_def,
@@ -22,7 +23,6 @@ from headrace.runtime.host.java import (
     source_batch,
     source_record,
 )
-from headrace.runtime.sink.fetch import Batches, Consumed, Fetched
 from headrace.sdk.config import Type
 from headrace.sdk.records import RecordMetadata
 from headrace.v1 import jvm_pb2 as pb

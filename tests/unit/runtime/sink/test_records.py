@@ -18,10 +18,10 @@ from headrace.components.converters import (
 )
 from headrace.components.errorpolicy import ErrorPolicy, RecordError, dlq_headers
 from headrace.core.settings import Settings
+from headrace.core.storage.fetch import Fetched
 from headrace.runtime import kafka
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import loop as sink
-from headrace.runtime.sink.fetch import Fetched
 from headrace.runtime.sink.records import (
     FlushPolicy,
     as_consumed,

@@ -20,7 +20,7 @@ from aiokafka.structs import TopicPartition
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.runtime.sink.fetch import Batches, Fetched, KeptRecords, take, unpack
+from headrace.core.storage.fetch import Batches, Fetched, KeptRecords, take, unpack
 
 TP = TopicPartition("lines", 3)
 GZIP, NONE = 1, 0

@@ -1,5 +1,5 @@
-"""A sink consumer's fetches as columns: aiokafka's ``getmany`` without a Python object for
-each record.
+"""A consumer's fetches as columns: aiokafka's ``getmany`` without a Python object for each
+record. A sink reads its topics this way, and the topic logs replay theirs.
 
 aiokafka hands each record over as a ``ConsumerRecord``, built in Python through a generator,
 a method call and a dataclass of eleven fields. Profiled under the sink-alone benchmark, that was
@@ -28,9 +28,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import struct
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, TypeAlias, overload
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from aiokafka import errors as kafka_errors
@@ -39,7 +40,8 @@ from aiokafka.consumer.fetcher import READ_COMMITTED, FetchResult, PartitionReco
 from aiokafka.record.memory_records import MemoryRecords
 from aiokafka.structs import TopicPartition as KafkaTopicPartition
 
-from headrace.components.errorpolicy import Message
+Message: TypeAlias = ConsumerRecord[bytes, bytes]
+"""A record as consumed from Kafka: its original bytes, headers and position."""
 
 _BATCH = "_headrace_batch"  # the batch a take stopped inside, on its PartitionRecords
 _AT = "_headrace_at"  # where the next batch begins in its KeptRecords' bytes; -1: unknown
@@ -213,14 +215,18 @@ async def getmany(
     consumer: AIOKafkaConsumer, timeout_ms: int, whole_batches: bool = False
 ) -> dict[KafkaTopicPartition, Fetched | Batches]:
     """What ``consumer.getmany(timeout_ms=...)`` returns, as columns: at most the consumer's
-    ``max_poll_records`` records in all, waiting up to ``timeout_ms`` for the first. With
-    ``whole_batches``, the batches that fit whole come as they were sent (:class:`Batches`)."""
+    ``max_poll_records`` records in all (every one fetched if it has none), waiting up to
+    ``timeout_ms`` for the first. With ``whole_batches``, the batches that fit whole come as
+    they were sent (:class:`Batches`)."""
     if consumer._closed:
         raise kafka_errors.ConsumerStoppedError()
     consumer._coordinator.check_errors()
     with consumer._subscription.fetch_context():
         return await _fetched(
-            consumer._fetcher, timeout_ms / 1000, consumer._max_poll_records, whole_batches
+            consumer._fetcher,
+            timeout_ms / 1000,
+            consumer._max_poll_records or sys.maxsize,
+            whole_batches,
         )
 
 
