@@ -41,6 +41,7 @@ from headrace.core.model.configstate import (
     ConfigEvent,
     ConnectorConfigured,
     ConnectorRemoved,
+    EncodedConfig,
     LoggerLevelSet,
     LogLevel,
     RequestApplied,
@@ -53,7 +54,6 @@ from headrace.core.model.configstate import (
     TasksCommitted,
     TaskSetOrigin,
     TopicsReset,
-    frozen_config,
 )
 from headrace.core.model.structs import Target
 from headrace.v1 import events_pb2
@@ -112,10 +112,12 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
         if value is None:
             return ConnectorRemoved(name)
         msg = events_pb2.ConnectorConfigured.FromString(value)
-        return ConnectorConfigured(name, frozen_config(msg.config), msg.incarnation, offset)
+        config = EncodedConfig(events_pb2.ConnectorConfigured.FromString, value)
+        return ConnectorConfigured(name, config, msg.incarnation, offset)
     if key.startswith("task-") and value is not None:
         msg_t = events_pb2.TaskConfigured.FromString(value)
-        return TaskConfigured(msg_t.connector, msg_t.task, frozen_config(msg_t.config))
+        config = EncodedConfig(events_pb2.TaskConfigured.FromString, value)
+        return TaskConfigured(msg_t.connector, msg_t.task, config)
     if key.startswith("commit-") and value is not None:
         msg_c = events_pb2.TasksCommitted.FromString(value)
         made_from = None

@@ -7,10 +7,10 @@ events, and every service that needs the configs folds them the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import immutables
 
@@ -26,6 +26,62 @@ def frozen_config(config: Mapping[str, str]) -> Config:
     through ``Mapping``'s Python ``keys()`` view, and took a third of a replay's fold of the
     configs topic; this takes 40% less (0.9 against 1.4 µs a connector config)."""
     return MappingProxyType({key: config[key] for key in config})
+
+
+class _ConfigMessage(Protocol):
+    @property
+    def config(self) -> Mapping[str, str]: ...
+
+
+class EncodedConfig(Mapping[str, str]):
+    """A read-only config map kept as the bytes of the record it came in (a protobuf message
+    with a ``config`` map), and decoded when it is first read.
+
+    A replay of 100,000 connectors reads 300,000 configs, and a service reads few of them
+    before it serves (the config service reads task configs only when asked for them): copying
+    each into a dict took a tenth of the config service's start. The bytes also take about a
+    fifth of the memory of the dict with its strings."""
+
+    __slots__ = ("_decoded", "_encoded", "_message")
+
+    def __init__(self, message: Callable[[bytes], _ConfigMessage], encoded: bytes) -> None:
+        self._message: Callable[[bytes], _ConfigMessage] | None = message
+        self._encoded: bytes | None = encoded
+        self._decoded: dict[str, str] | None = None
+
+    def _config(self) -> dict[str, str]:
+        decoded = self._decoded
+        if decoded is None:
+            assert self._message is not None and self._encoded is not None
+            config = self._message(self._encoded).config
+            decoded = self._decoded = {key: config[key] for key in config}
+            self._message = self._encoded = None
+        return decoded
+
+    def __getitem__(self, key: str) -> str:
+        return self._config()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._config())
+
+    def __len__(self) -> int:
+        return len(self._config())
+
+    def __contains__(self, key: object) -> bool:
+        return not self._surely_absent(key) and key in self._config()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return default if self._surely_absent(key) else self._config().get(key, default)
+
+    def _surely_absent(self, key: object) -> bool:
+        """Whether ``key`` is not in the config, told from the bytes without decoding them:
+        a map's keys are written as they are, so a key whose bytes are not there is absent
+        (asking whether 100,000 connectors opted in to something then decodes none)."""
+        encoded = self._encoded
+        return encoded is not None and isinstance(key, str) and key.encode() not in encoded
+
+    def __repr__(self) -> str:
+        return f"EncodedConfig({self._config()!r})"
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,30 @@ def test_records_round_trip_through_the_topic_protocol() -> None:
     assert state == ConfigState()
 
 
+config_texts = st.text(alphabet="ab.é\x00", max_size=5)
+
+
+@given(st.dictionaries(config_texts, config_texts, max_size=4), st.booleans(), st.data())
+def test_a_config_read_back_from_its_record_is_the_config_written(
+    written: dict[str, str], read_first: bool, data: st.DataObject
+) -> None:
+    """Whether asked for a key before or after the rest is read: a key that is only part of
+    another key or of a value is not there."""
+    known = sorted({*written, *written.values()})
+    probes = data.draw(st.lists(st.sampled_from(known) | config_texts if known else config_texts))
+    (key, value), *_ = configlog.task_set("c", [written])
+    event = configlog.decode(key, value)
+    assert isinstance(event, TaskConfigured)
+    config = event.config
+    if read_first:
+        assert dict(config) == written
+    for probe in probes:
+        assert (probe in config) == (probe in written)
+        assert config.get(probe, "none") == written.get(probe, "none")
+    assert config == written and written == config
+    assert len(config) == len(written) and sorted(config) == sorted(written)
+
+
 def test_a_connector_runs_until_paused_or_stopped_and_a_deletion_forgets_its_target() -> None:
     state = fold([ConnectorConfigured("a", {}, "i1")])
     assert state.target_of("a") is Target.RUNNING
