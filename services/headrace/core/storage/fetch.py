@@ -287,6 +287,11 @@ def take(
 ) -> tuple[Fetched | Batches, bool]:
     """Up to ``limit`` of ``records`` from where an earlier take stopped: whole batches, if
     asked for and the next one can be taken whole, else columns; and whether any may be left."""
+    # aiokafka's own iterator over the records is never run here. Unstarted, it still holds
+    # ``records`` in a reference cycle, which would keep the fetch's bytes until the cyclic
+    # collector ran, and a replay runs with the collector off; closed, it holds nothing.
+    if records._records_iterator is not None:
+        records._records_iterator.close()
     if whole_batches and (batches := take_batches(records, limit)) is not None:
         return batches, records._records.has_next() or getattr(records, _BATCH, None) is not None
     taken = Fetched(records._tp.topic, records._tp.partition)

@@ -5,9 +5,11 @@ taken in pieces of any size."""
 
 from __future__ import annotations
 
+import gc
 import inspect
 import itertools
 import struct
+import weakref
 from dataclasses import dataclass
 
 import pytest
@@ -162,6 +164,22 @@ def test_a_batch_begun_before_the_offset_fetched_from_comes_as_columns() -> None
     raw, _ = build([Batch(5), Batch(3)])
     first, left = take(partition(raw, [], 2, False, kept=True), 10, whole_batches=True)
     assert isinstance(first, Fetched) and first.offsets == [2, 3, 4, 5, 6, 7] and not left
+
+
+@pytest.mark.parametrize("whole_batches", [False, True], ids=["columns", "whole batches"])
+def test_a_fetch_taken_is_freed_without_the_cyclic_collector(whole_batches: bool) -> None:
+    """A replay runs with the collector off: what it took must not stay in memory."""
+    raw, _ = build([Batch(5), Batch(3)])
+    records = partition(raw, [], 0, False, kept=True)
+    gone = weakref.ref(records._records)
+    gc.disable()
+    try:
+        _, left = take(records, 100, whole_batches)
+        assert not left
+        del records
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 def test_the_fetcher_still_makes_its_record_sets_by_the_name_replaced() -> None:
