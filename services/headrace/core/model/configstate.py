@@ -45,17 +45,20 @@ class EncodedConfig(Mapping[str, str]):
     __slots__ = ("_decoded", "_encoded", "_message")
 
     def __init__(self, message: Callable[[bytes], _ConfigMessage], encoded: bytes) -> None:
-        self._message: Callable[[bytes], _ConfigMessage] | None = message
+        self._message = message
         self._encoded: bytes | None = encoded
         self._decoded: dict[str, str] | None = None
 
     def _config(self) -> dict[str, str]:
         decoded = self._decoded
         if decoded is None:
-            assert self._message is not None and self._encoded is not None
-            config = self._message(self._encoded).config
+            encoded = self._encoded
+            if encoded is None:  # decoded meanwhile, by another thread
+                assert self._decoded is not None
+                return self._decoded
+            config = self._message(encoded).config
             decoded = self._decoded = {key: config[key] for key in config}
-            self._message = self._encoded = None
+            self._encoded = None
         return decoded
 
     def __getitem__(self, key: str) -> str:
@@ -78,7 +81,10 @@ class EncodedConfig(Mapping[str, str]):
         a map's keys are written as they are, so a key whose bytes are not there is absent
         (asking whether 100,000 connectors opted in to something then decodes none)."""
         encoded = self._encoded
-        return encoded is not None and isinstance(key, str) and key.encode() not in encoded
+        if encoded is None or not isinstance(key, str):
+            return False
+        # A key no UTF-8 can hold (a lone surrogate) is in no config: its bytes are in none.
+        return key.encode("utf-8", "surrogatepass") not in encoded
 
     def __repr__(self) -> str:
         return f"EncodedConfig({self._config()!r})"
