@@ -12,8 +12,9 @@ import asyncio
 from collections.abc import Awaitable
 
 from headrace.coordinator import metrics
+from headrace.coordinator.configview import ConfigFeed
 from headrace.coordinator.leadership import Leadership, LeadershipLost
-from headrace.coordinator.leading import Leading
+from headrace.coordinator.leading import Leading, config_feed
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
 from headrace.core.observability import log
@@ -57,14 +58,30 @@ async def serve(
     )
     logger.info("coordinator_serving", address=address)
     try:
-        while await _until_signalled_or(leadership.acquire()):
+        while True:
+            # A replica standing by follows the configs, so that taking over does not wait for
+            # a replay of every one: at 100,000 connectors that is most of a cold start.
+            configs = config_feed(kafka_logs(settings, "configs"), servicer)
+            configs.replay()
             try:
+                if not await _until_signalled_or(leadership.acquire()):
+                    break
                 stopped = await lead(
-                    settings, address, session_timeout, grace, leadership, servicer, health, startup
+                    settings,
+                    address,
+                    session_timeout,
+                    grace,
+                    leadership,
+                    servicer,
+                    configs,
+                    health,
+                    startup,
                 )
             except LeadershipLost as exc:
                 logger.warning("coordinator_leadership_lost", error=str(exc))
                 continue  # another replica leads now: stand by again
+            finally:
+                await configs.close()
             if stopped:
                 break
     finally:
@@ -96,17 +113,18 @@ async def lead(
     grace: float,
     leadership: Leadership,
     servicer: CoordinatorServicer,
+    configs: ConfigFeed,
     health: Health,
     startup: Startup,
 ) -> bool:
-    """Resumes from the assignments topic, follows the configs topic and serves the group,
-    until stopped (True) or the lease is lost (:class:`LeadershipLost`)."""
+    """Resumes from the assignments topic, leads from the ``configs`` feed and serves the
+    group, until stopped (True) or the lease is lost (:class:`LeadershipLost`)."""
     assert leadership.writer is not None
     # Read after taking over: whatever the previous leader committed is in, and it can commit
     # nothing more.
     leading = Leading(
         kafka_logs(settings, "assignments", leadership.writer.send),
-        kafka_logs(settings, "configs"),
+        configs,
         servicer,
         session_timeout=session_timeout,
         grace=grace,

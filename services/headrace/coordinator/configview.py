@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from headrace.coordinator.group import ConfigsChanged, ConnectorRetired, Event
+from headrace.core import runner
 from headrace.core.model import configlog, configstate
 from headrace.core.model.configstate import (
     Config,
@@ -31,6 +32,7 @@ from headrace.core.model.configstate import (
     LogLevel,
     TopicsReset,
 )
+from headrace.core.storage.replay import replaying
 from headrace.core.storage.topiclog import LogFactory, LogRecord
 
 
@@ -95,22 +97,26 @@ class Replay:
 
 class ConfigFeed:
     """Reads the configs topic, through a :class:`Replay` and then :func:`apply`, and hands
-    each group event it calls for to ``submit``. Only reads: the config service alone writes
-    the topic."""
+    each group event it calls for to the group it leads (:meth:`lead`). Only reads: the config
+    service alone writes the topic.
+
+    The replay may begin before there is a group to lead (:meth:`replay`): a coordinator that
+    stands by follows the topic, so that taking over does not wait for a replay of every
+    config. Until it leads, what it reads goes on being folded into the replay."""
 
     def __init__(
         self,
         logs: LogFactory,
-        submit: Callable[[Event], None],
         on_levels: Callable[[Mapping[str, LogLevel]], None] = lambda levels: None,
         on_topics_reset: Callable[[TopicsReset], None] = lambda reset: None,
     ) -> None:
-        self._configs = ConfigState()  # once the replay at start is over
+        self._configs = ConfigState()  # once leading
         self._replay: Replay | None = Replay()  # until then
-        self._submit = submit
+        self._submit: Callable[[Event], None] = lambda event: None
         self._on_levels = on_levels  # the cluster's log levels (KIP-976), when they change
         self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
         self._log = logs(self._on_record)
+        self._replaying: asyncio.Task[None] | None = None
 
     def _on_record(self, record: LogRecord) -> None:
         event = configlog.decode(record.key, record.value, record.offset)
@@ -135,18 +141,38 @@ class ConfigFeed:
         """The configs read so far, replayed or not."""
         return self._configs if self._replay is None else self._replay.configs
 
-    async def start(self) -> None:
-        """Replays the topic, then keeps reading it."""
-        await self._log.start(writer=False)
-        assert self._replay is not None, "started twice"
-        self._configs, submit = self._replay.finished()
+    def replay(self) -> asyncio.Task[None]:
+        """Begins the replay of the topic, once; the task ends when the topic has been read
+        to the end it had, and the log goes on being read after it."""
+        if self._replaying is None:
+            self._replaying = asyncio.create_task(self._replayed(), name="configs-replay")
+        return self._replaying
+
+    async def _replayed(self) -> None:
+        with replaying("configs"):
+            await self._log.start(writer=False)
+
+    def lead(self, submit: Callable[[Event], None]) -> None:
+        """Hands ``submit`` what the replay (over) found, then each group event read after."""
+        assert self._replaying is not None and self._replaying.done(), "not replayed yet"
+        assert self._replay is not None, "leading already"
+        self._configs, found = self._replay.finished()
         self._replay = None
-        for group_event in submit:
-            self._submit(group_event)
+        self._submit = submit
+        for group_event in found:
+            submit(group_event)
+
+    async def start(self, submit: Callable[[Event], None]) -> None:
+        """Replays the topic (or waits for the replay begun), then leads ``submit``."""
+        await self.replay()
+        self.lead(submit)
 
     @property
     def reader(self) -> asyncio.Task[None] | None:
         return self._log.reader
 
     async def close(self) -> None:
+        """Stops reading; closing again does nothing."""
+        replaying, self._replaying = self._replaying, None
+        await runner.cancel(replaying)
         await self._log.close()

@@ -26,13 +26,27 @@ async def tick(group: Group, every: float) -> None:
         group.submit(Tick())
 
 
+def config_feed(configs: LogFactory, servicer: CoordinatorServicer) -> ConfigFeed:
+    """The configs log's feed for a coordinator that serves with ``servicer``: the cluster's
+    log levels go to this process and to the workers, and a connector's topics reset to the
+    workers running its tasks."""
+
+    def on_levels(levels: Mapping[str, LogLevel]) -> None:
+        log.cluster_levels.apply(level_pairs(levels))
+        servicer.set_log_levels(levels)
+
+    return ConfigFeed(configs, on_levels, servicer.topics_reset)
+
+
 class Leading:
-    """The group led from ``assignments`` and ``configs``, served by ``servicer``."""
+    """The group led from ``assignments`` and the ``configs`` feed, served by ``servicer``. The
+    feed may have begun its replay before (:meth:`ConfigFeed.replay`); it is closed with the
+    leading."""
 
     def __init__(
         self,
         assignments: LogFactory,
-        configs: LogFactory,
+        configs: ConfigFeed,
         servicer: CoordinatorServicer,
         *,
         session_timeout: float,
@@ -40,13 +54,12 @@ class Leading:
         name: str,
     ) -> None:
         self.assignments = AssignmentLog(assignments)
-        self._configs_logs = configs
+        self._configs = configs
         self._servicer = servicer
         self._session_timeout = session_timeout
         self._grace = grace
         self._name = name
         self.group: Group | None = None
-        self._configs: ConfigFeed | None = None
         self.tasks: list[asyncio.Task[None]] = []
 
     async def _append(self, generation: Generation) -> None:
@@ -55,8 +68,8 @@ class Leading:
         metrics.GENERATION.set(generation.number)
 
     async def start(self) -> None:
-        """Replays the assignments, then the configs, and starts leading: workers that join
-        are served from now on."""
+        """Replays the assignments and the configs (unless that replay ran before), and starts
+        leading: workers that join are served from now on."""
         with replaying("assignments"):
             await self.assignments.start()
         group = self.group = Group(
@@ -65,27 +78,17 @@ class Leading:
         if self.assignments.last is not None:
             group.resume(self.assignments.last)
         metrics.GENERATION.set(group.generation)
-        servicer = self._servicer
-
-        def on_levels(levels: Mapping[str, LogLevel]) -> None:
-            log.cluster_levels.apply(level_pairs(levels))
-            servicer.set_log_levels(levels)
-
-        self._configs = ConfigFeed(
-            self._configs_logs, group.submit, on_levels, servicer.topics_reset
-        )
-        with replaying("configs"):
-            await self._configs.start()
+        await self._configs.start(group.submit)
         self.tasks = [
             asyncio.create_task(group.run(), name="group"),
             asyncio.create_task(tick(group, min(0.5, self._session_timeout / 8)), name="tick"),
         ]
-        servicer.lead(group, lambda: self.assignments.history)
+        self._servicer.lead(group, lambda: self.assignments.history)
 
     @property
     def readers(self) -> list[asyncio.Task[None]]:
         """The tasks whose end ends the leading: the group's, and the logs' readers."""
-        found = [self._configs.reader if self._configs else None, self.assignments.reader]
+        found = [self._configs.reader, self.assignments.reader]
         return [*self.tasks, *(r for r in found if r is not None)]
 
     async def stop(self) -> None:
@@ -94,6 +97,5 @@ class Leading:
             await runner.cancel(task)
         if self.group is not None:
             self.group.end_streams()  # its workers look for the replica that leads now
-        if self._configs is not None:
-            await self._configs.close()
+        await self._configs.close()
         await self.assignments.close()

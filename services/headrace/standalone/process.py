@@ -30,7 +30,7 @@ from headrace.config.offsets import OffsetsAdmin
 from headrace.config.service import SERVICE_NAMES, ConfigParts, cluster_id
 from headrace.config.store import ConfigStore
 from headrace.config.validation import ConfigRejected
-from headrace.coordinator.leading import Leading
+from headrace.coordinator.leading import Leading, config_feed
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
 from headrace.core.model.structs import Target
@@ -122,7 +122,7 @@ async def serve(
     coordinator = CoordinatorServicer(address, lambda: True, security.join_refusal)
     leading = Leading(
         logs("assignments"),
-        logs("configs"),
+        config_feed(logs("configs"), coordinator),
         coordinator,
         session_timeout=SESSION_TIMEOUT_S,
         grace=GRACE_S,

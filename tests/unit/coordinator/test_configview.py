@@ -127,8 +127,8 @@ async def test_the_feed_replays_then_follows_the_topic() -> None:
         topic.append(key, value)
     topic.append(*configlog.connector_configured("a", {"connector.class": "X"}, "i2"))
     submitted: list[Event] = []
-    feed = ConfigFeed(memory_logs(topic), submitted.append)
-    await feed.start()
+    feed = ConfigFeed(memory_logs(topic))
+    await feed.start(submitted.append)
     assert submitted == [
         ConnectorRetired("old", "i1", {"connector.class": "X"}, ()),
         ConfigsChanged(feed.configs),
@@ -138,3 +138,28 @@ async def test_the_feed_replays_then_follows_the_topic() -> None:
     assert retired(submitted)[-1] == ConnectorRetired("a", "i2", {"connector.class": "X"}, ())
     assert dict(feed.configs.connectors) == {}
     await feed.close()
+
+
+async def test_a_feed_that_stands_by_follows_the_topic_and_leads_with_all_it_read() -> None:
+    """A standby replays and keeps reading without a group; the group it then leads hears of
+    everything read meanwhile, once, and of what follows as it comes."""
+    topic = MemoryTopic("configs")
+    topic.append(*configlog.connector_configured("old", {"connector.class": "X"}, "i1"))
+    feed = ConfigFeed(memory_logs(topic))
+    await feed.replay()
+    for key, value in configlog.deletion("old", 0):  # read while standing by
+        topic.append(key, value)
+    topic.append(*configlog.connector_configured("a", {"connector.class": "X"}, "i2"))
+    assert set(feed.configs.connectors) == {"a"}
+
+    submitted: list[Event] = []
+    await feed.start(submitted.append)  # the replay has run: leads at once
+    assert submitted == [
+        ConnectorRetired("old", "i1", {"connector.class": "X"}, ()),
+        ConfigsChanged(feed.configs),
+    ]
+    topic.append(*configlog.connector_configured("b", {"connector.class": "X"}, "i3"))
+    assert submitted[-1] == ConfigsChanged(feed.configs)
+    assert set(feed.configs.connectors) == {"a", "b"}
+    await feed.close()
+    await feed.close()  # twice: nothing more
