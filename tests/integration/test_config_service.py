@@ -589,6 +589,7 @@ def test_components_from_the_plugin_path_are_listed_pinned_and_checked_in_their_
             assert {p.type for p in client.plugins()} == {"source", "sink"}
 
             config = {
+                "name": "upper",
                 "connector.class": "RecordingSink",
                 "topics": "words",
                 "path": str(tmp_path / "out"),

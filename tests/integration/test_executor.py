@@ -946,7 +946,13 @@ def config_service(
 
 
 def _sink(root: Path, sql: str) -> dict[str, str]:
-    return {"connector.class": "ParquetSink", "topics": "orders", "path": str(root), "sql": sql}
+    return {
+        "name": "bad-sql",
+        "connector.class": "ParquetSink",
+        "topics": "orders",
+        "path": str(root),
+        "sql": sql,
+    }
 
 
 @pytest.mark.parametrize(

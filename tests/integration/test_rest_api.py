@@ -364,7 +364,11 @@ def test_validate_answers_every_key_and_names_every_mistake(rest: Rest) -> None:
     assert answer["name"] == "headrace_datagen.DatagenSourceConnector"
     by_key = {c["value"]["name"]: c for c in answer["configs"]}
     wrong = {k for k, c in by_key.items() if c["value"]["errors"]}
-    assert wrong == {"topic", "tasks.max", "value.converter", "transforms.x.type"}
+    # No name: as in Connect, a config without one cannot be created as it stands.
+    assert wrong == {"name", "topic", "tasks.max", "value.converter", "transforms.x.type"}
+    assert by_key["name"]["value"]["errors"] == [
+        'Missing required configuration "name" which has no default value.'
+    ]
     assert answer["error_count"] == sum(len(c["value"]["errors"]) for c in answer["configs"])
     assert {"Common", "Transforms", "Error Handling"} <= set(answer["groups"])
     topic = by_key["topic"]
@@ -372,6 +376,13 @@ def test_validate_answers_every_key_and_names_every_mistake(rest: Rest) -> None:
     assert topic["value"]["value"] == "bad topic/.."
     assert "topic name" in topic["value"]["errors"][0]
     assert by_key["records"]["value"]["errors"] == []  # the plugin's own keys, with defaults
+
+    status, named = rest(
+        "PUT", "/connector-plugins/DatagenSource/config/validate", {**MISTAKES, "name": "m"}
+    )
+    assert status == 200
+    assert {c["value"]["name"]: c["value"]["errors"] for c in named["configs"]}["name"] == []
+    assert named["error_count"] == answer["error_count"] - 1
 
     status, empty = rest("PUT", "/connector-plugins/DatagenSource/config/validate", {})
     assert status == 200

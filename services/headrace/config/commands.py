@@ -288,7 +288,9 @@ class Commands:
                 f"connector.class: {named!r} does not match the plugin validated, {plugin_name!r}",
             )
         full = {**config, "connector.class": named or plugin_name}
-        return await self.validate(config.get("name", "") or "validated", full)
+        # As in Connect, a config validated without its name has that error: a connector
+        # cannot be created from it as it stands.
+        return await self.validate(config.get("name", ""), full)
 
     def _same_plugin(self, a: str, b: str) -> bool:
         found = {p.class_name for p in self.catalog.versions_of(a)}

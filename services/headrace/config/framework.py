@@ -167,7 +167,7 @@ def _checks(
     resolution: versions.Resolution,
 ) -> list[tuple[str, Check]]:
     checks: list[tuple[str, Check]] = [
-        ("name", lambda: check_name(name)),
+        ("name", lambda: check_name(name) if name or "name" in config else _missing("name")),
         (TASKS_MAX, lambda: tasks_max(config)),
         (TASKS_MAX_ENFORCE, lambda: enforce_tasks_max(config)),
         (CONFIG_ACTION_RELOAD, lambda: config_action_reload(config)),
@@ -242,6 +242,12 @@ def _one_subscription(config: Mapping[str, str]) -> None:
         check_topics_regex(config["topics.regex"])
 
 
+def _missing(key: str) -> None:
+    """A required key with no default that a config to validate leaves out, said as Connect
+    says it (a connector's name comes with the request everywhere else)."""
+    raise ConfigException(f'Missing required configuration "{key}" which has no default value.')
+
+
 def _owner(message: str, fallback: str, keys: set[str]) -> str:
     """The key a message names at its start (``"<key>: ..."``): one of ``keys``, or a topic
     creation key (their names are the user's: ``topic.creation.<group>.<key>``); else
@@ -283,7 +289,7 @@ def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdi
             message = exc.message if isinstance(exc, ConfigRejected) else str(exc)
             errors.setdefault(_owner(message, key, keys), []).append(message)
     values = {k.name: config.get(k.name) for k in definition.keys.values()}
-    values["name"] = name
+    values["name"] = name or None
     infos = [
         ConfigInfo(
             key_info(k), ValueInfo(k.name, values[k.name], (), tuple(errors.pop(k.name, ())))
