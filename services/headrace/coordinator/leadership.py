@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ProducerFenced
@@ -67,9 +67,14 @@ class Leadership:
         name: str,
         lease_timeout: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
+        pause: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._settings = settings
         self.name = name
+        # The other replicas the cluster names (HEADRACE_COORDINATOR_ADDR). None: no replica
+        # can start beside this one, and it need not wait for one to take over first.
+        self._rivals = bool(set(settings.coordinator_addrs) - {name})
+        self._pause = pause
         self.lease_timeout = lease_timeout
         self.renew_every = lease_timeout / 6
         self._clock = clock
@@ -144,12 +149,12 @@ class Leadership:
                 if self._clock() - heard < self.lease_timeout:
                     end = (await consumer.end_offsets([partition]))[partition]
                     continue  # another replica leads
-                if jittered or led:
+                if jittered or led or not self._rivals:
                     return  # a leader's lease lapsed: take over at once, Kafka fences a rival
                 # Replicas that start together would all find the lease silent: each waits a
                 # moment and looks once more, so that usually one takes over and the others
                 # see its lease. (If two still do, Kafka fences the first.)
-                await asyncio.sleep(random.uniform(0, self.renew_every * 2))
+                await self._pause(random.uniform(0, self.renew_every * 2))
                 end = (await consumer.end_offsets([partition]))[partition]
                 jittered = True
         finally:
