@@ -61,7 +61,7 @@ from headrace.core.security import references
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import internal_topic
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
-from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type
+from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type, missing_required
 from headrace.sdk.errors import ConfigException
 
 COMMON, TRANSFORMS, ERRORS, SINK, SOURCE, AUTO_RESTART = (
@@ -245,7 +245,7 @@ def _one_subscription(config: Mapping[str, str]) -> None:
 def _missing(key: str) -> None:
     """A required key with no default that a config to validate leaves out, said as Connect
     says it (a connector's name comes with the request everywhere else)."""
-    raise ConfigException(f'Missing required configuration "{key}" which has no default value.')
+    raise ConfigException(missing_required(key))
 
 
 def _owner(message: str, fallback: str, keys: set[str]) -> str:

@@ -202,6 +202,12 @@ class ConfigValue:
     visible: bool = True
 
 
+def missing_required(key: str) -> str:
+    """The error of a required key with no default that a config leaves out, as Connect says
+    it."""
+    return f'Missing required configuration "{key}" which has no default value.'
+
+
 @dataclass(frozen=True)
 class ConfigDef:
     """An immutable set of key definitions; ``define`` returns a new ConfigDef."""
@@ -284,9 +290,7 @@ class ConfigDef:
             except Exception as exc:  # noqa: BLE001 - a recommender's failure is the key's error
                 result.errors.append(f"{key.name}: the recommender failed: {exc}")
         if key.name not in config and key.required:
-            result.errors.append(
-                f'Missing required configuration "{key.name}" which has no default value.'
-            )
+            result.errors.append(missing_required(key.name))
             return result
         try:
             value = self._parse_key(key, config)
