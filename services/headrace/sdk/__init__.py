@@ -78,6 +78,7 @@ from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, Executor, SqlCheck
 from headrace.sdk.logger import Logger
 from headrace.sdk.paths import Paths
 from headrace.sdk.records import (
+    ArrowRecords,
     RecordMetadata,
     SinkBatch,
     SinkRecord,
@@ -138,6 +139,7 @@ __all__ = [
     "TIME_NAME",
     "TIME_SCHEMA",
     "TOPICS_CONFIG",
+    "ArrowRecords",
     "ConfigDef",
     "ConfigException",
     "ConfigKey",

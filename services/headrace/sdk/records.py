@@ -8,10 +8,10 @@ partition's records as columns, what it may receive in ``put_batch``. Headers ar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 from headrace.sdk.data import Schema
 
@@ -28,7 +28,51 @@ default, Connect's SimpleHeaderConverter, a source task gives ``str`` (written a
 With ``string`` a sink task is given ``str``, with ``json`` the decoded JSON value, with
 ``bytes`` the ``bytes`` (and a source task must give bytes)."""
 Column: TypeAlias = "pa.Array | Sequence[Any]"
-"""One value per record: a pyarrow Array, or any sequence of Python values."""
+"""One value per record: a pyarrow Array, or any sequence of Python values (``ArrowRecords``
+among them)."""
+
+
+class ArrowRecords(Sequence[Any]):
+    """Record values that a converter read straight into Arrow: one row per value, a column
+    per field (``to_arrow()``), with no Python object made for them. As a sequence, it holds
+    the values as Python objects, what each ``SinkRecord.value`` would hold, made from the
+    messages when first read (and then kept).
+
+    The plain JSON converter gives a sink's batch its values this way when the task asks for
+    Arrow (``SinkTask.ARROW_VALUES``) and every message of the batch is a JSON object Arrow
+    holds as it came; otherwise the list of values.
+    """
+
+    __slots__ = ("_decode", "_table", "_values")
+
+    def __init__(self, table: pa.Table, decode: Callable[[], list[Any]]) -> None:
+        self._table = table
+        self._decode: Callable[[], list[Any]] | None = decode
+        self._values: list[Any] | None = None
+
+    def to_arrow(self) -> pa.Table:
+        """The values as one table: a row per value, a column per field."""
+        return self._table
+
+    def to_pylist(self) -> list[Any]:
+        """The values as Python objects."""
+        if self._values is None:
+            assert self._decode is not None
+            self._values, self._decode = self._decode(), None
+        return self._values
+
+    def __len__(self) -> int:
+        return int(self._table.num_rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        return self.to_pylist()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.to_pylist())
 
 
 @dataclass(frozen=True, order=True)
@@ -175,7 +219,8 @@ class SinkBatch:
     What a sink task's ``put_batch`` receives, when its converters turned a whole fetch of the
     partition into columns at once: the string converter gives a pyarrow string column, the
     byte-array converter a binary one, and plain JSON the list of decoded values (what each
-    ``SinkRecord.value`` would hold: JSON's shapes vary too much for one Arrow type). ``offsets``
+    ``SinkRecord.value`` would hold), or, for a task that asks for Arrow
+    (``SinkTask.ARROW_VALUES``), ``ArrowRecords`` when every message is a JSON object. ``offsets``
     and ``timestamps`` are pyarrow int64 columns; the schemas hold for every record; ``headers``
     has each record's headers, or is None when no record had any. ``records()`` gives the same
     records one at a time, as ``put`` would receive them.

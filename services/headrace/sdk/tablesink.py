@@ -38,15 +38,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pyarrow as pa
 
+from headrace.sdk.columns import int64_column
 from headrace.sdk.config import ConfigDef, ConfigValue, Importance, non_empty_string
 from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import SinkConnector
 from headrace.sdk.data import Struct
 from headrace.sdk.errors import ConnectError, DataError
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN, SqlCheck
-from headrace.sdk.records import SinkBatch, SinkRecord, TopicPartition
+from headrace.sdk.records import ArrowRecords, SinkBatch, SinkRecord, TopicPartition
 from headrace.sdk.task import SinkTask
 
 META_FIELDS = pa.schema(
@@ -129,15 +131,22 @@ def value_fields(value: Any) -> dict[str, Any]:
 
 @dataclass
 class Pending:
-    """One topic partition's buffered records, as columns, in offset order."""
+    """One topic partition's buffered records, as columns, in offset order.
+
+    Records come in chunks: a batch's columns as they came (values read into Arrow, offsets and
+    timestamps as Arrow arrays), or records' values, offsets and timestamps as Python lists,
+    which ``put`` extends one record at a time."""
 
     topic: str
     partition: int
-    values: list[Any] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)
-    timestamps: list[int | None] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    count: int = 0
+    first: int = -1
+    """The first offset buffered (-1 while none is)."""
+    last: int = -1
+    """The last offset buffered (-1 while none is)."""
 
-    def add(self, values: Sequence[Any], offsets: list[int], timestamps: list[Any]) -> int:
+    def add(self, values: Any, offsets: Sequence[int] | pa.Array, timestamps: Any) -> int:
         """Appends the records after the last buffered offset; how many were repeats.
 
         A consumer can hand a task that got its partition back in a rebalance the records it
@@ -145,45 +154,123 @@ class Pending:
         one record, and a partition's offsets only grow, so whatever is not past the last
         buffered offset is a repeat, and dropped here: the executor's watermark drops what an
         earlier batch wrote, but cannot tell a repeat within one batch from a real row."""
-        start = bisect.bisect_right(offsets, self.offsets[-1]) if self.offsets else 0
-        self.values.extend(values[start:])
-        self.offsets.extend(offsets[start:])
-        self.timestamps.extend(timestamps[start:])
+        arrow = isinstance(offsets, pa.Array)
+        numbers: Sequence[int] = offsets.to_numpy() if isinstance(offsets, pa.Array) else offsets
+        if not self.count:
+            start = 0
+        elif arrow:
+            start = int(np.searchsorted(numbers, self.last, side="right"))
+        else:
+            start = bisect.bisect_right(numbers, self.last)
+        added = len(numbers) - start
+        if not added:
+            return start
+        if self.first < 0:
+            self.first = int(numbers[start])
+        self.last = int(numbers[-1])
+        self.count += added
+        if arrow:
+            self.chunks.append(Chunk(values, offsets, timestamps, start))
+            return start
+        last = self.chunks[-1] if self.chunks else None
+        if last is None or not isinstance(last.values, list):
+            last = Chunk([], [], [])
+            self.chunks.append(last)
+        last.values.extend(values[start:])
+        last.offsets.extend(offsets[start:])
+        last.timestamps.extend(timestamps[start:])
         return start
 
     def table(self) -> pa.Table:
         """The buffered records as one Arrow table: value fields, then the Kafka columns."""
-        values = self.values
-        if _one_shape(values):
-            rows = values  # the common case: no row is copied
-            names = [n for n in values[0] if n not in META_FIELDS.names]
-        else:
-            rows = [value_fields(v) for v in values]
-            names = list(dict.fromkeys(n for row in rows for n in row))
-            names = [n for n in names if n not in META_FIELDS.names]
         try:
-            if rows is values:
-                fields = pa.Table.from_pylist(rows).select(names)
-            else:
-                fields = pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows])
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise DataError(
-                f"records of {self.topic}-{self.partition} from offset {self.offsets[0]} "
-                f"to {self.offsets[-1]} do not fit one table: {exc}"
-            ) from exc
-        count = len(values)
-        meta = pa.table(
-            [
-                pa.array([self.topic] * count, pa.string()),
-                pa.array([self.partition] * count, pa.int32()),
-                pa.array(self.offsets, pa.int64()),
-                pa.array(self.timestamps, pa.int64()),
-            ],
-            schema=META_FIELDS,
+            parts = [chunk.fields() for chunk in self.chunks]
+            fields = (
+                parts[0]
+                if len(parts) == 1
+                else pa.concat_tables(parts, promote_options="permissive")
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            # Chunks whose types Arrow does not merge: the values of them all in one table, as
+            # if every record had been put, or that table's error.
+            try:
+                fields = _python_fields([v for chunk in self.chunks for v in chunk.python()])
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise DataError(
+                    f"records of {self.topic}-{self.partition} from offset {self.first} "
+                    f"to {self.last} do not fit one table: {exc}"
+                ) from exc
+        names = [n for n in fields.column_names if n not in META_FIELDS.names]
+        meta = [
+            pa.repeat(pa.scalar(self.topic, pa.string()), self.count),
+            pa.repeat(pa.scalar(self.partition, pa.int32()), self.count),
+            pa.chunked_array([chunk.offset_column() for chunk in self.chunks], pa.int64()),
+            pa.chunked_array([chunk.timestamp_column() for chunk in self.chunks], pa.int64()),
+        ]
+        columns = [fields.column(n) for n in names] + meta
+        return pa.Table.from_arrays(columns, names=names + META_FIELDS.names)
+
+
+@dataclass
+class Chunk:
+    """Records buffered together: a batch's columns, or Python values of records put one by
+    one, with their offsets and timestamps."""
+
+    values: Any
+    """Values read into Arrow (``ArrowRecords``), an Arrow column of values, or a list of
+    Python values."""
+    offsets: Any
+    timestamps: Any
+    start: int = 0
+    """Where the records of the chunk begin in its columns: those before it were repeats."""
+
+    def fields(self) -> pa.Table:
+        """The values' fields as a table with a row per record."""
+        values = self.values
+        if isinstance(values, ArrowRecords):
+            return values.to_arrow()[self.start :]
+        if isinstance(values, pa.Array):
+            values = values[self.start :]
+            if pa.types.is_struct(values.type):
+                return pa.Table.from_struct_array(values)
+            if values.null_count == len(values):  # tombstones: rows of nulls, as from put
+                return _no_fields(len(values))
+            return pa.table({"value": values})
+        return _python_fields(values)
+
+    def python(self) -> list[Any]:
+        """The values as Python objects, as ``put`` would have been given them."""
+        values = self.values
+        if isinstance(values, list):
+            return values
+        return list(values.to_pylist()[self.start :])
+
+    def offset_column(self) -> pa.Array:
+        offsets = self.offsets
+        return offsets[self.start :] if isinstance(offsets, pa.Array) else int64_column(offsets)
+
+    def timestamp_column(self) -> pa.Array:
+        stamps = self.timestamps
+        return (
+            stamps[self.start :] if isinstance(stamps, pa.Array) else pa.array(stamps, pa.int64())
         )
-        if not names:
-            return meta
-        return pa.Table.from_arrays(fields.columns + meta.columns, names=names + META_FIELDS.names)
+
+
+def _python_fields(values: list[Any]) -> pa.Table:
+    """Python record values as a table of their fields: a dict's keys, a Struct's fields, or
+    ``value`` for anything else; a column per name, in order of first appearance."""
+    if _one_shape(values) and values[0]:
+        return pa.Table.from_pylist(values)  # the common case: no row is copied
+    rows = [value_fields(v) for v in values]
+    names = list(dict.fromkeys(n for row in rows for n in row))
+    if not names:
+        return _no_fields(len(rows))
+    return pa.Table.from_pylist([{n: row.get(n) for n in names} for row in rows])
+
+
+def _no_fields(rows: int) -> pa.Table:
+    """A table of ``rows`` rows and no column."""
+    return pa.table({"_": pa.nulls(rows)}).drop_columns("_")
 
 
 def _one_shape(values: Sequence[Any]) -> bool:
@@ -288,6 +375,7 @@ class TableSinkTask(SinkTask):
 
     FORMAT: ClassVar[str] = "parquet"
     CONFIG: ClassVar[ConfigDef] = TABLE_SINK_CONFIG
+    ARROW_VALUES = True
 
     def write_format(self, config: Mapping[str, Any]) -> str:
         """The format to write in, from the parsed config: ``FORMAT`` unless a plugin lets its
@@ -332,11 +420,17 @@ class TableSinkTask(SinkTask):
 
     async def put_batch(self, batch: SinkBatch) -> None:
         """The batch API: the batch's columns are appended as they are, with no SinkRecord made
-        per record; ``flush`` builds the same table from them as from ``put``'s records."""
-        values = batch.values.to_pylist() if isinstance(batch.values, pa.Array) else batch.values
-        repeats = self._pending(batch.topic_partition).add(
-            values, batch.offsets.to_pylist(), batch.timestamps.to_pylist()
-        )
+        per record; ``flush`` builds the same table from them as from ``put``'s records. Values
+        in Arrow (``ARROW_VALUES``) stay in Arrow to the executor."""
+        values = batch.values
+        if isinstance(values, (pa.Array, ArrowRecords)):
+            repeats = self._pending(batch.topic_partition).add(
+                values, batch.offsets, batch.timestamps
+            )
+        else:
+            repeats = self._pending(batch.topic_partition).add(
+                values, batch.offsets.to_pylist(), batch.timestamps.to_pylist()
+            )
         self._log_repeats(repeats)
         self._hold_back({batch.topic_partition})
 
@@ -345,7 +439,7 @@ class TableSinkTask(SinkTask):
         full = {
             tp
             for tp in partitions - self._held
-            if len(self.buffer[tp].offsets) >= self._max_buffered and self._busy(tp)
+            if self.buffer[tp].count >= self._max_buffered and self._busy(tp)
         }
         if full:
             self.context.pause(*full)
@@ -389,7 +483,7 @@ class TableSinkTask(SinkTask):
 
     def _start_write(self, tp: TopicPartition, pending: Pending) -> None:
         del self.buffer[tp]
-        if pending.offsets:  # every record a repeat: nothing to write
+        if pending.count:  # every record a repeat: nothing to write
             self._writing[tp] = asyncio.create_task(self._write(tp, pending))
 
     async def _write(self, tp: TopicPartition, pending: Pending) -> tuple[int, int]:
@@ -403,7 +497,7 @@ class TableSinkTask(SinkTask):
             format=self.format,
             options=self.options_for(tp.topic),
         )
-        self._written[tp] = pending.offsets[-1] + 1
+        self._written[tp] = pending.last + 1
         if tp in self._held:  # its buffer may grow again: the next write takes it
             self._held.discard(tp)
             with contextlib.suppress(ConnectError):  # revoked meanwhile: nothing to resume

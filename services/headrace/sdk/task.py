@@ -42,7 +42,7 @@ import abc
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Any, Protocol, overload
+from typing import Any, ClassVar, Protocol, overload
 
 from headrace.sdk.errors import ConnectError
 from headrace.sdk.executor import Executor, NoExecutor
@@ -285,6 +285,11 @@ class SinkTask(Task):
     """Writes records consumed from Kafka into an external system."""
 
     context: SinkTaskContext
+
+    ARROW_VALUES: ClassVar[bool] = False
+    """Whether ``put_batch`` would rather have record values in Arrow: with the plain JSON
+    converter, a batch whose messages are all JSON objects then has its values read straight
+    into Arrow (``ArrowRecords``), and made Python objects only if the task reads them so."""
 
     def initialize(self, context: SinkTaskContext) -> None:
         """Called by the framework before ``start``."""

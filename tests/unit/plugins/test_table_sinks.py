@@ -4,6 +4,7 @@ over, their markers, and their refusals."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from headrace.components.converters import JsonConverter
 from headrace.sdk import (
     ConfigException,
     ConnectorContext,
@@ -263,6 +265,72 @@ async def test_the_batch_api_writes_the_rows_put_writes(
             await task.flush({})
         except DataError as refused:  # values that fit no one table: both refuse them alike
             tables.append(str(refused))
+            continue
+        [write] = executor.writes
+        tables.append(write["table"])
+    assert tables[0] == tables[1]
+
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**62), 2**62),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=4),
+    st.sampled_from(["2020-01-01", "2020-01-01 10:00:00", "2021-03-04T05:06:07Z", "-0", "1e3"]),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("xyz"), inner),
+    max_leaves=6,
+)
+JSON_OBJECTS = st.dictionaries(st.sampled_from(["a", "b", "c", "kafka_topic"]), JSON_VALUES)
+
+
+@given(st.lists(JSON_OBJECTS, min_size=1, max_size=12), st.integers(1, 5), st.integers(0, 3))
+async def test_json_read_into_arrow_writes_the_rows_put_writes(
+    tmp_path_factory: pytest.TempPathFactory, values: list[Any], chunk: int, by_put: int
+) -> None:
+    """JSON objects read straight into Arrow (``ARROW_VALUES``), in batches among records put
+    one by one, become the table that their decoded values put one by one become, or are
+    refused alike."""
+    converter = JsonConverter({"schemas.enable": "false"})
+    messages = [json.dumps(v).encode() for v in values]
+    path = str(tmp_path_factory.mktemp("parquet"))
+    roots = Paths((Path(path),))
+    tables = []
+    for arrow in (True, False):
+        executor = Executor()
+        task = parquet.ParquetSinkTask()
+        task.initialize(SinkTaskContext("sink", 0, executor=executor, logger=Logger(), paths=roots))
+        await task.start({"path": path, "topics": "orders"})
+        for number, start in enumerate(range(0, len(messages), chunk)):
+            offsets = list(range(10 + start, 10 + start + len(messages[start : start + chunk])))
+            read = converter.to_arrow_column("orders", messages[start : start + chunk])
+            if arrow and number != by_put and read is not None:
+                assert list(read[1]) == values[start : start + chunk]
+                await task.put_batch(
+                    SinkBatch(
+                        "orders",
+                        0,
+                        offsets=pa.array(offsets, pa.int64()),
+                        timestamps=pa.array(offsets, pa.int64()),
+                        keys=[None] * len(offsets),
+                        values=read[1],
+                    )
+                )
+            else:
+                part = values[start : start + chunk]
+                await task.put(
+                    [
+                        SinkRecord("orders", 0, o, None, v, timestamp=o)
+                        for o, v in zip(offsets, part, strict=True)
+                    ]
+                )
+        try:
+            await task.flush({})
+        except DataError:
+            tables.append("refused")
             continue
         [write] = executor.writes
         tables.append(write["table"])

@@ -120,11 +120,17 @@ def encode_column(
 
 
 def decode_column(
-    converter: Converter, topic: str, data: Sequence[bytes | None]
+    converter: Converter, topic: str, data: Sequence[bytes | None], arrow: bool = False
 ) -> tuple[Schema | None, Column] | None:
     """Messages' keys or values as one column and its schema, when the converter can make one
     of all of them at once (``to_connect_column``: a pyarrow Array, or for JSON the list of
-    decoded values); None otherwise."""
+    decoded values); None otherwise. ``arrow`` asks for records read into Arrow where the
+    converter reads them so (``to_arrow_column``: JSON objects as ``ArrowRecords``)."""
+    if arrow:
+        to_arrow: Any = getattr(converter, "to_arrow_column", None)
+        read: tuple[Schema | None, Column] | None = to_arrow and to_arrow(topic, data)
+        if read is not None:
+            return read
     bulk: Any = getattr(converter, "to_connect_column", None)
     if bulk is None:
         return None

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from decimal import Context, Decimal, Inexact, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -45,6 +45,10 @@ from headrace.sdk.data import (
     to_logical,
 )
 from headrace.sdk.errors import ConfigException, DataError
+from headrace.sdk.records import ArrowRecords
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _DIGITS_AS_ZEROS = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
 """Every ASCII digit as ``0``, every other byte as a space: after it, nineteen digits in a row,
@@ -133,6 +137,31 @@ class JsonConverter:
         except orjson.JSONDecodeError:
             return None
 
+    def to_arrow_column(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[Schema | None, ArrowRecords] | None:
+        """Plain JSON messages that are each one JSON object, read into Arrow by pyarrow's JSON
+        reader in native code (``ArrowRecords``: their Python values are made only if read);
+        None when any is not, or when Arrow would hold one otherwise than it came. Then
+        ``to_connect_column`` decodes them."""
+        if self.schemas_enable or None in data:
+            return None
+        messages = cast("Sequence[bytes]", data)  # no None in it
+        joined = b"\n".join(messages)
+        if _NINETEEN in joined.translate(_DIGITS_AS_ZEROS):
+            return None
+        table = json_objects(joined, len(messages))
+        if table is None:
+            return None
+
+        def decode() -> list[Any]:
+            column = self.to_connect_column(topic, messages)
+            if column is not None:
+                return column[1]
+            return [self.to_connect_data(topic, m).value for m in messages]  # NaN: json reads it
+
+        return None, ArrowRecords(table, decode)
+
     def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
         if data is None:
             return NULL
@@ -159,6 +188,64 @@ class JsonConverter:
         return SchemaAndValue(
             schema, from_json_value(schema, document["payload"], self.replace_null)
         )
+
+
+def json_objects(lines: bytes, count: int) -> pa.Table | None:
+    """``count`` JSON objects, one a line, as one table: a row per object, a column per field,
+    as ``pyarrow.Table.from_pylist`` makes of them decoded (strings stay strings, where the
+    reader would take some for timestamps). None when the lines are not ``count`` JSON objects
+    (a line that is not one, a message holding a newline or two objects, a key twice in one
+    object) or a column's values do not share a type: then they are decoded one by one, and a
+    bad one is named."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    options = pj.ReadOptions(use_threads=False, block_size=max(len(lines), 1 << 20))
+    try:
+        table = pj.read_json(pa.BufferReader(lines), read_options=options)
+        if table.num_rows != count:
+            return None
+        schema = _without_timestamps(table.schema)
+        if schema is None:
+            return None
+        if schema != table.schema:  # read once more, taking as text what looked like time
+            parse = pj.ParseOptions(explicit_schema=schema)
+            table = pj.read_json(pa.BufferReader(lines), read_options=options, parse_options=parse)
+        table.validate(full=True)  # the reader leaves text that is not UTF-8 as it came
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    return table
+
+
+def _without_timestamps(schema: pa.Schema) -> pa.Schema | None:
+    """The schema pyarrow's JSON reader inferred, with text for its timestamps; None when it
+    holds a type other than those ``Table.from_pylist`` makes of decoded JSON."""
+    import pyarrow as pa
+
+    fields = [_plain(field) for field in schema]
+    if any(field is None for field in fields):
+        return None
+    return pa.schema(cast("list[pa.Field]", fields))
+
+
+def _plain(field: pa.Field) -> pa.Field | None:
+    import pyarrow as pa
+
+    kind = field.type
+    if pa.types.is_timestamp(kind):
+        return field.with_type(pa.string())
+    if pa.types.is_struct(kind):
+        children = [_plain(kind.field(i)) for i in range(kind.num_fields)]
+        if any(child is None for child in children):
+            return None
+        return field.with_type(pa.struct(cast("list[pa.Field]", children)))
+    if pa.types.is_list(kind):
+        item = _plain(kind.value_field)
+        return None if item is None else field.with_type(pa.list_(item))
+    plain = (pa.types.is_null, pa.types.is_boolean, pa.types.is_int64, pa.types.is_float64)
+    if any(check(kind) for check in plain) or pa.types.is_string(kind):
+        return field
+    return None
 
 
 def schema_to_json(schema: Schema | None, numeric_decimals: bool = False) -> dict[str, Any] | None:

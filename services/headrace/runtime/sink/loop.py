@@ -419,7 +419,11 @@ class SinkRunner(LoopBase):
         if isinstance(self.task, Converted):
             prepared.consumed.pieces.append(messages)
             return
-        columns = to_sink_batch(tp, messages, *self._converters) if self._wants_batches else None
+        columns = (
+            to_sink_batch(tp, messages, *self._converters, arrow_values=self.task.ARROW_VALUES)
+            if self._wants_batches
+            else None
+        )
         if columns is not None:
             prepared.columns.append(columns)
             return

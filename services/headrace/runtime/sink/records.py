@@ -156,15 +156,17 @@ def to_sink_batch(
     key_converter: Converter,
     value_converter: Converter,
     header_converter: HeaderConverter = DEFAULT_HEADERS,
+    arrow_values: bool = False,
 ) -> SinkBatch | None:
     """One partition's messages as a SinkBatch, when both converters make whole columns of them
     and the header converter takes every header; None otherwise (then they go record by record,
-    and a bad one is named)."""
+    and a bad one is named). ``arrow_values``: values read into Arrow where the value converter
+    reads them so (``SinkTask.ARROW_VALUES``)."""
     fetched = (
         messages if isinstance(messages, Fetched) else Fetched.of(tp.topic, tp.partition, messages)
     )
     keys = decode_column(key_converter, tp.topic, fetched.keys)
-    values = decode_column(value_converter, tp.topic, fetched.values)
+    values = decode_column(value_converter, tp.topic, fetched.values, arrow_values)
     if keys is None or values is None:
         return None
     headers = None
