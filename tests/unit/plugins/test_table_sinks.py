@@ -23,6 +23,7 @@ from headrace.sdk import (
     SinkRecord,
     SinkTaskContext,
     TopicPartition,
+    tablesink,
 )
 from headrace.sdk.paths import Paths
 from tests.support import builtin_plugin_module, eventually
@@ -528,6 +529,33 @@ async def test_a_full_buffer_pauses_its_partition_until_its_write_is_done(tmp_pa
     await until(lambda: len(executor.writes) == 4)
     assert await task.pre_commit({p0: 9, p1: 2}) == {p0: 9, p1: 2}
     assert paused == [{p0}]
+
+
+def test_a_buffer_of_arrow_values_holds_more_records_within_a_byte_bound() -> None:
+    """Records in Arrow take a tenth of the memory of Python values: a partition buffers more
+    of them while its write runs, up to a bound in bytes."""
+    converter = JsonConverter({"schemas.enable": "false"})
+
+    def batch(first: int, count: int, text: str = "") -> tuple[Any, pa.Array, pa.Array]:
+        messages = [json.dumps({"id": i, "text": text}).encode() for i in range(count)]
+        read = converter.to_arrow_column("orders", messages)
+        assert read is not None
+        offsets = pa.array(range(first, first + count), pa.int64())
+        return read[1], offsets, offsets
+
+    pending = tablesink.Pending("orders", 0)
+    pending.add(*batch(0, 60))
+    assert pending.count == 60
+    assert not pending.full(10)  # 60 Arrow records past 4 flushes of 10: not yet full
+    pending.add(*batch(60, 100))
+    assert pending.full(10)  # 160: 16 flushes' worth
+    python = tablesink.Pending("orders", 0)
+    python.add([{"id": i} for i in range(40)], list(range(40)), list(range(40)))
+    assert python.full(10)  # 4 flushes' worth of Python values
+    wide = tablesink.Pending("orders", 0)
+    wide.add(*batch(0, 3, "x" * (tablesink.MAX_BUFFERED_BYTES // 2)))
+    assert wide.count == 3
+    assert wide.full(1000)
 
 
 class Parser:
