@@ -43,12 +43,21 @@ class ArrowRecords(Sequence[Any]):
     holds as it came; otherwise the list of values.
     """
 
-    __slots__ = ("_decode", "_table", "_values")
+    __slots__ = ("_decode", "_source_bytes", "_table", "_values")
 
-    def __init__(self, table: pa.Table, decode: Callable[[], list[Any]]) -> None:
+    def __init__(
+        self, table: pa.Table, decode: Callable[[], list[Any]], source_bytes: int = 0
+    ) -> None:
         self._table = table
         self._decode: Callable[[], list[Any]] | None = decode
         self._values: list[Any] | None = None
+        self._source_bytes = source_bytes
+
+    @property
+    def nbytes(self) -> int:
+        """The memory the values hold: the table's, and ``source_bytes``, what ``decode`` keeps
+        to make the Python values from (the messages)."""
+        return int(self._table.nbytes) + self._source_bytes
 
     def to_arrow(self) -> pa.Table:
         """The values as one table: a row per value, a column per field."""

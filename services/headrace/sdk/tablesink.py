@@ -65,12 +65,13 @@ MAX_BUFFERED_FACTOR = 4
 """How many flushes' worth of records given as Python values (``put``, or JSON that Arrow does
 not read as it came) a partition may buffer while its previous write is still running."""
 MAX_BUFFERED_ARROW_FACTOR = 16
-"""The same for records whose values came in Arrow, which take a tenth of the memory or less:
+"""The same for records whose values came in Arrow, which take half the memory or less:
 larger writes while Spark is behind, and so fewer. Spark's fixed cost of a job is about a
 tenth of a second on two cores: a million rows in writes of 80,000 went at 450,000 rows a
 second, in writes of 320,000 at 870,000."""
 MAX_BUFFERED_BYTES = 32 * 1024 * 1024
-"""And at most this many bytes of Arrow values, however many records that is."""
+"""And at most this many bytes of Arrow values and the messages they were read from, however
+many records that is."""
 
 PARTITION_BY = "partition.by"
 PATH = "path"
@@ -156,7 +157,7 @@ class Pending:
     python_count: int = 0
     """How many of the records have Python values."""
     arrow_bytes: int = 0
-    """How many bytes the values in Arrow take."""
+    """How many bytes the values in Arrow take, with the messages they were read from."""
 
     def add(self, values: Any, offsets: Sequence[int] | pa.Array, timestamps: Any) -> int:
         """Appends the records after the last buffered offset; how many were repeats.
@@ -184,7 +185,9 @@ class Pending:
         if arrow:
             chunk = Chunk(values, offsets, timestamps, start)
             self.chunks.append(chunk)
-            self.arrow_bytes += chunk.fields().nbytes
+            self.arrow_bytes += (
+                values.nbytes if isinstance(values, ArrowRecords) else chunk.fields().nbytes
+            )
             return start
         self.python_count += added
         last = self.chunks[-1] if self.chunks else None

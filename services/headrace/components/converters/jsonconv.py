@@ -26,7 +26,7 @@ import base64
 import binascii
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Context, Decimal, Inexact, InvalidOperation
 from typing import TYPE_CHECKING, Any, cast
@@ -55,6 +55,13 @@ _DIGITS_AS_ZEROS = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
 where an integer outside int64's range can start, are nineteen zeros (a plain search, which is
 about seven times faster than a regular expression)."""
 _NINETEEN = b"0" * 19
+_INTEGERS = bytes(48 if 48 <= c <= 57 else 46 if c in b".eE" else 32 for c in range(256))
+"""Every ASCII digit as ``0``, the bytes of a fraction or an exponent as ``.``, every other
+byte as a space: after it, a space and sixteen zeros are where an integer of sixteen digits or
+more can start."""
+_SIXTEEN = b" " + b"0" * 16
+MAX_ARROW_DEPTH = 64
+"""How deeply JSON objects may nest to be read into Arrow; deeper ones are decoded in Python."""
 
 DECIMAL_FORMATS = ("BASE64", "NUMERIC")
 """Values of ``decimal.format``, read without regard to case as Connect reads them."""
@@ -142,17 +149,26 @@ class JsonConverter:
     ) -> tuple[Schema | None, ArrowRecords] | None:
         """Plain JSON messages that are each one JSON object, read into Arrow by pyarrow's JSON
         reader in native code (``ArrowRecords``: their Python values are made only if read);
-        None when any is not, or when Arrow would hold one otherwise than it came. Then
+        None when any is not, or when Arrow would hold one otherwise than it came: a tombstone,
+        a line break inside a message (the reader's lines would not be the messages), an
+        integer that may be past 64 bits, or past 2**53 where fractions are too (the reader
+        would round it into a float column), a number JSON does not have (``Infinity``), text
+        or a name that is not UTF-8, or nesting past ``MAX_ARROW_DEPTH``. Then
         ``to_connect_column`` decodes them."""
         if self.schemas_enable or None in data:
             return None
         messages = cast("Sequence[bytes]", data)  # no None in it
         joined = b"\n".join(messages)
-        if _NINETEEN in joined.translate(_DIGITS_AS_ZEROS):
-            return None
+        if b"\r" in joined or joined.count(b"\n") != len(messages) - 1:
+            return None  # a line break in a message: lines would not be messages
+        numbers = joined.translate(_INTEGERS)
+        if _SIXTEEN + b"000" in numbers:
+            return None  # an integer that may be past 64 bits
         table = json_objects(joined, len(messages))
         if table is None:
             return None
+        if _SIXTEEN in numbers and _has_floats(table.schema):
+            return None  # an integer past 2**53 may share a column with fractions: inexact
 
         def decode() -> list[Any]:
             column = self.to_connect_column(topic, messages)
@@ -160,7 +176,7 @@ class JsonConverter:
                 return column[1]
             return [self.to_connect_data(topic, m).value for m in messages]  # NaN: json reads it
 
-        return None, ArrowRecords(table, decode)
+        return None, ArrowRecords(table, decode, len(joined))
 
     def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:
         if data is None:
@@ -212,9 +228,50 @@ def json_objects(lines: bytes, count: int) -> pa.Table | None:
             parse = pj.ParseOptions(explicit_schema=schema)
             table = pj.read_json(pa.BufferReader(lines), read_options=options, parse_options=parse)
         table.validate(full=True)  # the reader leaves text that is not UTF-8 as it came
-    except (pa.ArrowInvalid, UnicodeDecodeError):
+    except (pa.ArrowInvalid, UnicodeDecodeError):  # names too: a field's is read as it is made
         return None
+    if _has_floats(schema) and not _finite(table):
+        return None  # Infinity, -NaN and the like, which the reader takes and JSON does not
     return table
+
+
+def _fields(schema: pa.Schema) -> Iterator[pa.Field]:
+    """Every field of the schema, nested ones too, without recursion."""
+    import pyarrow as pa
+
+    pending = list(schema)
+    while pending:
+        field = pending.pop()
+        yield field
+        kind = field.type
+        if pa.types.is_struct(kind):
+            pending.extend(kind.field(i) for i in range(kind.num_fields))
+        elif pa.types.is_list(kind):
+            pending.append(kind.value_field)
+
+
+def _has_floats(schema: pa.Schema) -> bool:
+    import pyarrow as pa
+
+    return any(pa.types.is_float64(field.type) for field in _fields(schema))
+
+
+def _finite(table: pa.Table) -> bool:
+    """Whether every number of the table's fraction columns, nested ones too, is finite."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pending: list[pa.Array] = [chunk for column in table.columns for chunk in column.chunks]
+    while pending:
+        array = pending.pop()
+        kind = array.type
+        if pa.types.is_struct(kind):
+            pending.extend(array.flatten())
+        elif pa.types.is_list(kind):
+            pending.append(array.flatten())
+        elif pa.types.is_float64(kind) and pc.all(pc.is_finite(array)).as_py() is False:
+            return False
+    return True
 
 
 def _without_timestamps(schema: pa.Schema) -> pa.Schema | None:
@@ -222,25 +279,28 @@ def _without_timestamps(schema: pa.Schema) -> pa.Schema | None:
     holds a type other than those ``Table.from_pylist`` makes of decoded JSON."""
     import pyarrow as pa
 
-    fields = [_plain(field) for field in schema]
+    fields = [_plain(field, 1) for field in schema]
     if any(field is None for field in fields):
         return None
     return pa.schema(cast("list[pa.Field]", fields))
 
 
-def _plain(field: pa.Field) -> pa.Field | None:
+def _plain(field: pa.Field, depth: int) -> pa.Field | None:
     import pyarrow as pa
 
     kind = field.type
+    _ = field.name  # a name that is not UTF-8 raises UnicodeDecodeError here, as pyarrow reads it
+    if depth > MAX_ARROW_DEPTH:
+        return None
     if pa.types.is_timestamp(kind):
         return field.with_type(pa.string())
     if pa.types.is_struct(kind):
-        children = [_plain(kind.field(i)) for i in range(kind.num_fields)]
+        children = [_plain(kind.field(i), depth + 1) for i in range(kind.num_fields)]
         if any(child is None for child in children):
             return None
         return field.with_type(pa.struct(cast("list[pa.Field]", children)))
     if pa.types.is_list(kind):
-        item = _plain(kind.value_field)
+        item = _plain(kind.value_field, depth + 1)
         return None if item is None else field.with_type(pa.list_(item))
     plain = (pa.types.is_null, pa.types.is_boolean, pa.types.is_int64, pa.types.is_float64)
     if any(check(kind) for check in plain) or pa.types.is_string(kind):

@@ -398,6 +398,45 @@ def test_text_that_is_not_utf8_or_a_converter_without_columns_decodes_one_by_one
         assert plain.to_connect_data("t", str(big).encode()).value == big
 
 
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [b'{"id": 1}', None],  # a tombstone: a row of nulls, which put makes
+        [b'{"id": 1}\n{"id": 2}', b""],  # two objects and none: as many lines as messages
+        [b'{"id": 1}\r{"id": 2}'],  # pyarrow's reader breaks lines at a carriage return too
+        [b'{"id": 9007199254740993}', b'{"id": 0.5}'],  # past 2**53 beside a fraction
+        [b'{"a": [10000000000000001, 1.5]}'],  # the same in a list
+        [b'{"id": -18446744073709551616}'],  # past 64 bits
+        [b'{"x": Inf}'],  # the reader takes these; JSON does not
+        [b'{"x": -NaN}'],
+        [b'{"s": {"\xff": 1}}'],  # a nested name that is not UTF-8
+        [b'{"s": "\xff"}'],  # text that is not UTF-8
+        [b'{"a": 1, "a": 2}'],  # a key twice
+        [b"[1, 2]"],  # not an object
+        [b'{"a": ' + b"[" * 100 + b"1" + b"]" * 100 + b"}"],  # nested past MAX_ARROW_DEPTH
+    ],
+)
+def test_json_that_arrow_would_hold_otherwise_than_it_came_is_not_read_into_arrow(
+    messages: list[bytes | None],
+) -> None:
+    """Each of these, read by pyarrow's JSON reader, would be refused later, or become rows or
+    values other than decoding it makes: the batch goes the way of Python values."""
+    assert JsonConverter({"schemas.enable": "false"}).to_arrow_column("t", messages) is None
+
+
+def test_json_objects_read_into_arrow_are_what_decoding_them_gives() -> None:
+    messages = [b'{"id": 1, "at": "2020-01-01", "n": {"l": [1.5, 2]}}', b'{"id": 2, "x": null}']
+    read = JsonConverter({"schemas.enable": "false"}).to_arrow_column("t", messages)
+    assert read is not None
+    schema, values = read
+    assert schema is None
+    assert values.to_arrow().schema.field("at").type == pa.string()  # not a timestamp
+    decoded = [converter_for({}, "value").to_connect_data("t", m).value for m in messages]
+    assert values.to_pylist() == decoded
+    assert values[1] == {"id": 2, "x": None}
+    assert values.nbytes >= values.to_arrow().nbytes + sum(map(len, messages))
+
+
 # Logical types and schema parameters, in Connect's exact bytes.
 
 CONNECT = JsonConverter({"schemas.enable": "true"})
