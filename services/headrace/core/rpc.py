@@ -28,13 +28,15 @@ GRPC_OPTIONS: list[tuple[str, Any]] = [
 CHILD_GRPC_OPTIONS: list[tuple[str, Any]] = [
     *GRPC_OPTIONS,
     ("grpc.initial_reconnect_backoff_ms", 50),
-    ("grpc.min_reconnect_backoff_ms", 50),
     ("grpc.max_reconnect_backoff_ms", 200),
 ]
 """For a channel to a process this one has just started, on a Unix socket: while it starts, the
 channel tries again every 50 to 200 ms. With gRPC's backoff (one second, then 1.6 times longer
 each time) a JVM host that served after 1.4 to 1.9 s was found serving after 2.6 to 2.8 s, and
-a plugin process for a Java connector waits for two such starts."""
+a plugin process for a Java connector waits for two such starts. ``min_reconnect_backoff_ms``
+is left at gRPC's 20 s: gRPC also takes it as the time a connection has to finish its
+handshake, and at 50 ms a JVM host busy loading its plugins on a loaded machine was refused
+as unavailable while it was answering."""
 
 RETRY_AFTER_KEY = "retry-after-ms"
 """Trailing metadata on RESOURCE_EXHAUSTED: milliseconds to wait before trying again."""
