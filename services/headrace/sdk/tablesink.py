@@ -167,37 +167,42 @@ class Pending:
         one record, and a partition's offsets only grow, so whatever is not past the last
         buffered offset is a repeat, and dropped here: the executor's watermark drops what an
         earlier batch wrote, but cannot tell a repeat within one batch from a real row."""
-        arrow = isinstance(offsets, pa.Array)
-        numbers: Sequence[int] = offsets.to_numpy() if isinstance(offsets, pa.Array) else offsets
-        if not self.count:
-            start = 0
-        elif arrow:
-            start = int(np.searchsorted(numbers, self.last, side="right"))
+        if isinstance(offsets, pa.Array):
+            numbers = offsets.to_numpy()
+            start = int(np.searchsorted(numbers, self.last, side="right")) if self.count else 0
         else:
-            start = bisect.bisect_right(numbers, self.last)
-        added = len(numbers) - start
-        if not added:
+            numbers = offsets
+            start = bisect.bisect_right(offsets, self.last) if self.count else 0
+        if start == len(numbers):
             return start
         if self.first < 0:
             self.first = int(numbers[start])
         self.last = int(numbers[-1])
-        self.count += added
-        if arrow:
-            chunk = Chunk(values, offsets, timestamps, start)
-            self.chunks.append(chunk)
-            self.arrow_bytes += (
-                values.nbytes if isinstance(values, ArrowRecords) else chunk.fields().nbytes
-            )
-            return start
-        self.python_count += added
+        self.count += len(numbers) - start
+        if isinstance(offsets, pa.Array):
+            self._add_columns(Chunk(values, offsets, timestamps, start))
+        else:
+            self._add_python(values[start:], offsets[start:], timestamps[start:])
+        return start
+
+    def _add_columns(self, chunk: Chunk) -> None:
+        """A batch's columns, kept as they came."""
+        self.chunks.append(chunk)
+        values = chunk.values
+        self.arrow_bytes += (
+            values.nbytes if isinstance(values, ArrowRecords) else chunk.fields().nbytes
+        )
+
+    def _add_python(self, values: Sequence[Any], offsets: Sequence[int], stamps: Any) -> None:
+        """Records' Python values, appended to the last chunk when it holds such values."""
+        self.python_count += len(offsets)
         last = self.chunks[-1] if self.chunks else None
         if last is None or not isinstance(last.values, list):
             last = Chunk([], [], [])
             self.chunks.append(last)
-        last.values.extend(values[start:])
-        last.offsets.extend(offsets[start:])
-        last.timestamps.extend(timestamps[start:])
-        return start
+        last.values.extend(values)
+        last.offsets.extend(offsets)
+        last.timestamps.extend(stamps)
 
     def full(self, flush_records: int) -> bool:
         """Whether the buffer holds all it may while a write is in flight: its Python values

@@ -167,8 +167,10 @@ class JsonConverter:
         table = json_objects(joined, len(messages))
         if table is None:
             return None
-        if _SIXTEEN in numbers and _has_floats(table.schema):
-            return None  # an integer past 2**53 may share a column with fractions: inexact
+        if _has_floats(table.schema) and (_SIXTEEN in numbers or not _finite(table)):
+            # An integer past 2**53 may share a column with fractions, which would round it;
+            # or a fraction JSON does not have (Infinity, -NaN), which the reader takes.
+            return None
 
         def decode() -> list[Any]:
             column = self.to_connect_column(topic, messages)
@@ -230,8 +232,6 @@ def json_objects(lines: bytes, count: int) -> pa.Table | None:
         table.validate(full=True)  # the reader leaves text that is not UTF-8 as it came
     except (pa.ArrowInvalid, UnicodeDecodeError):  # names too: a field's is read as it is made
         return None
-    if _has_floats(schema) and not _finite(table):
-        return None  # Infinity, -NaN and the like, which the reader takes and JSON does not
     return table
 
 
