@@ -18,7 +18,8 @@ from prometheus_client import REGISTRY
 
 from headrace.core.security.guard import ServerSecurity
 from headrace.executor.admission import Limits
-from headrace.executor.service import ExecutorService, build_server
+from headrace.executor.server import build_server
+from headrace.executor.service import ExecutorService
 from headrace.runtime.executor.client import ExecutorClient
 from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc

@@ -1,7 +1,8 @@
 """The file connectors (Kafka's FileStreamSource and FileStreamSink) in real plugin host processes,
 against the real broker the suite starts: a file goes source -> topic -> sink and comes out the
 same, byte for byte; a restarted source goes on from its stored position; and a ``file`` outside
-the folders the operator allowed (``HEADRACE_FILE_ROOTS``) never starts.
+the folders the operator allowed (``HEADRACE_FILE_ROOTS``) never starts; a host that only
+validates configs never loads pyarrow.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 
 import grpc
+import psutil
 import pytest
 
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
@@ -134,3 +136,17 @@ async def test_a_source_outside_the_allowed_folders_does_not_start(
         failed = await next_event(watch, lambda e: e.task == 0 and e.state == "FAILED")
         assert "ConfigException" in failed.trace and "configuration file" in failed.trace
         watch.cancel()
+
+
+@pytest.mark.parametrize(("manifest", "key"), [(SOURCE, "topic"), (SINK, "topics")])
+async def test_a_host_that_only_validates_never_loads_pyarrow(
+    kafka: str, cluster: str, tmp_path: Path, manifest: Path, key: str
+) -> None:
+    """The config service keeps a host per plugin version to validate configs; pyarrow (about
+    40 MiB resident) is for tasks, which such a host never runs."""
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        config = {"name": "v", "tasks.max": "1", key: f"{cluster}-v", "file": "v.txt"}
+        checked = await host.stub.Validate(pb.ValidateRequest(config=config))
+        assert not any(c.value.errors for c in checked.configs)
+        mapped = [m.path for m in psutil.Process(host.process.pid).memory_maps()]
+        assert not [path for path in mapped if "libarrow" in path]

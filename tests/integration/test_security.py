@@ -38,7 +38,8 @@ from headrace.core.security import tls
 from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.executor.admission import Limits
-from headrace.executor.service import ExecutorService, build_server
+from headrace.executor.server import build_server
+from headrace.executor.service import ExecutorService
 from headrace.local.kafka import free_port
 from headrace.local.stack import COORDINATOR, Stack
 from headrace.runtime.executor.client import ExecutorClient

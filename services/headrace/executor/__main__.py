@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import ThreadedHealth, full_name
@@ -26,13 +27,15 @@ from headrace.core.runner import alive
 from headrace.core.security import secrets
 from headrace.core.security.guard import security_or_exit
 from headrace.core.settings import Settings, settings_or_exit
-from headrace.executor import sql
 from headrace.executor.admission import Limits
 from headrace.executor.ondemand import OnDemand
-from headrace.executor.service import ExecutorService, build_server, set_jvm_level
-from headrace.executor.session import create_session, is_local
+from headrace.executor.server import build_server
+from headrace.executor.session import is_local
 from headrace.sdk.paths import Paths
-from headrace.v1 import executor_pb2, executor_pb2_grpc
+from headrace.v1 import executor_pb2
+
+if TYPE_CHECKING:
+    from headrace.executor.service import ExecutorService
 
 # Long enough for a batch in flight to finish writing; a retry would be harmless anyway.
 STOP_GRACE_S = 30.0
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     def start() -> ExecutorService:
         return started_service(args, limits, roots)
 
-    servicer: executor_pb2_grpc.ExecutorServicer
+    servicer: ExecutorService | OnDemand
     if args.spark_start == EAGER:
         try:
             servicer = start()
@@ -158,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def started_service(args: argparse.Namespace, limits: Limits, roots: Paths) -> ExecutorService:
     """Starts Spark and the service over it; blocks until Spark is usable."""
+    # Imported here, with PySpark and pyarrow behind them: an idle executor started on demand
+    # holds about half the memory it would with them loaded.
+    from headrace.executor import sql
+    from headrace.executor.service import ExecutorService, set_jvm_level
+    from headrace.executor.session import create_session
+
     logger = log.get("headrace.executor")
     logger.info("spark_starting", master=args.master)
     began = time.monotonic()
@@ -171,10 +180,10 @@ def started_service(args: argparse.Namespace, limits: Limits, roots: Paths) -> E
     return ExecutorService(spark, limits, roots, retry_after_ms=args.retry_after_ms)
 
 
-def stop_spark(servicer: executor_pb2_grpc.ExecutorServicer) -> None:
+def stop_spark(servicer: ExecutorService | OnDemand) -> None:
     """Lets go of the service's threads and stops its Spark, if it started one."""
     service = servicer.started if isinstance(servicer, OnDemand) else servicer
-    if isinstance(service, ExecutorService):
+    if service is not None:
         service.close()
         service.spark.stop()
 

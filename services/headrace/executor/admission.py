@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 from headrace.core.rpc import MAX_MESSAGE_BYTES
 
+# Threads beyond the batch limit, so that reads and "busy" answers never wait behind writes.
+_SPARE_THREADS = 4
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -41,6 +44,11 @@ class Limits:
         """The most bytes one batch may have: what one message holds (clients split larger
         batches to fit), or ``max_bytes`` if that is more."""
         return max(self.max_bytes, MAX_MESSAGE_BYTES)
+
+    @property
+    def threads(self) -> int:
+        """How many calls are served at once: every batch in flight, and a few beside them."""
+        return self.max_batches + _SPARE_THREADS
 
 
 class Busy(Exception):

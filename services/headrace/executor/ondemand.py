@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import grpc
 
 from headrace.core.observability import log
-from headrace.executor.service import ExecutorService
 from headrace.v1 import coordinator_pb2, executor_pb2, executor_pb2_grpc
+
+if TYPE_CHECKING:
+    from headrace.executor.service import ExecutorService
 
 
 class OnDemand(executor_pb2_grpc.ExecutorServicer):

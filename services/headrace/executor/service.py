@@ -20,8 +20,7 @@ from pyspark.sql import SparkSession
 
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.observability import log
-from headrace.core.rpc import GO_AHEAD, GRPC_OPTIONS, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
-from headrace.core.security.guard import ServerSecurity
+from headrace.core.rpc import GO_AHEAD, MAX_MESSAGE_BYTES, RETRY_AFTER_KEY
 from headrace.executor import metrics, reading
 from headrace.executor.admission import Busy, Limits
 from headrace.executor.batches import (
@@ -35,8 +34,6 @@ from headrace.executor.writepath import WritePath, WriteRequest
 from headrace.sdk.paths import Paths
 from headrace.v1 import coordinator_pb2, executor_pb2, executor_pb2_grpc
 
-# Threads beyond the batch limit, so that reads and "busy" answers never wait behind writes.
-_SPARE_THREADS = 4
 # Java stack traces run to pages; a status message only needs their head.
 _MAX_DETAIL_CHARS = 2000
 _JAVA_OOM = "java.lang.OutOfMemoryError"
@@ -56,7 +53,7 @@ class ExecutorService(executor_pb2_grpc.ExecutorServicer):
         self._limits = limits
         # The threads that read streams' pieces (see Pieces): as many as calls may be served.
         self._pulls = ThreadPoolExecutor(
-            max_workers=limits.max_batches + _SPARE_THREADS, thread_name_prefix="executor-pull"
+            max_workers=limits.threads, thread_name_prefix="executor-pull"
         )
         self._admission = self._path.admission  # one bound for writes and queries alike
         metrics.watch_in_flight(lambda: self._admission.in_flight)
@@ -391,26 +388,3 @@ def _where(request: executor_pb2.WriteBatchRequest) -> dict[str, object]:
 
 def _detail(what: str, exc: BaseException) -> str:
     return f"{what}: {type(exc).__name__}: {exc}"[:_MAX_DETAIL_CHARS]
-
-
-def build_server(
-    service: executor_pb2_grpc.ExecutorServicer,
-    host: str,
-    port: int,
-    limits: Limits,
-    security: ServerSecurity,
-) -> tuple[grpc.Server, int]:
-    """A server (not started yet) for the service, and the port it bound (``port`` 0 picks one),
-    with TLS and roles as ``security`` says."""
-    workers = limits.max_batches + _SPARE_THREADS
-    server = grpc.server(
-        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="executor-rpc"),
-        options=GRPC_OPTIONS,
-        # Past this gRPC refuses calls itself, so requests cannot queue up in memory unbounded
-        # behind busy threads.
-        maximum_concurrent_rpcs=workers,
-        interceptors=security.threaded_interceptors(),
-    )
-    executor_pb2_grpc.add_ExecutorServicer_to_server(service, server)
-    bound = security.bind(server, f"{host}:{port}")
-    return server, bound

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 from headrace.core.settings import project_home
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 JARS_VARIABLE = "HEADRACE_SPARK_JARS"
 
@@ -117,6 +119,9 @@ def session_conf(master: str, extra_jars: list[Path] | None = None) -> dict[str,
 
 def create_session(master: str, app_name: str = "headrace-executor") -> SparkSession:
     """Starts (or, for ``sc://`` URLs, connects) the SparkSession. Blocks until it is usable."""
+    # Imported here: an executor that never starts Spark never loads PySpark (see ondemand).
+    from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.appName(app_name)
     builder = builder.remote(master) if master.startswith("sc://") else builder.master(master)
     extra = None if master.startswith("sc://") else jars(jar_folder())

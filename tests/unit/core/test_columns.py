@@ -1,4 +1,5 @@
-"""pyarrow stays out of the processes that never meet a column (``headrace.core.columns``)."""
+"""pyarrow stays out of the processes that never meet a column (``headrace.core.columns``), and
+PySpark with it out of an executor that has not started Spark."""
 
 from __future__ import annotations
 
@@ -17,13 +18,17 @@ ENTRY_POINTS = [
     # a plugin process with its source and sink loops and the Java plugins' bridge
     "headrace.runtime.host.__main__, headrace.runtime.source.loop, headrace.runtime.sink.loop, "
     "headrace.runtime.host.java",
+    # an executor started on demand, before the first call that needs Spark
+    "headrace.executor.__main__",
 ]
 
 
 @pytest.mark.parametrize("modules", ENTRY_POINTS)
 def test_a_process_that_meets_no_column_does_not_load_pyarrow(modules: str) -> None:
-    """About 40 MiB resident each (pyarrow with numpy), in every worker and plugin process."""
-    check = f"import sys, {modules}; print(sorted({{'pyarrow', 'numpy'}} & set(sys.modules)))"
+    """About 40 MiB resident each (pyarrow with numpy), in every worker and plugin process; the
+    executor's Spark libraries (PySpark, py4j, the JDBC writer's psycopg) about 25 more."""
+    libraries = "{'pyarrow', 'numpy', 'pyspark', 'py4j', 'psycopg'}"
+    check = f"import sys, {modules}; print(sorted({libraries} & set(sys.modules)))"
     loaded = subprocess.run(
         [sys.executable, "-c", check], capture_output=True, text=True, check=True, timeout=60
     )

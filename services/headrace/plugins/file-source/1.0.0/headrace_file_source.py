@@ -38,9 +38,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from headrace.sdk import (
     NO_DEFAULT,
@@ -61,6 +59,9 @@ from headrace.sdk import (
     topic_name,
 )
 from headrace.sdk.columns import string_column
+
+if TYPE_CHECKING:  # imported where a task makes a column: a process that only validates
+    import pyarrow as pa  # configs (the config service's) never loads it, about 40 MiB
 
 VERSION = "1.0.0"
 FILENAME_FIELD = "filename"
@@ -149,6 +150,8 @@ def lines_of(data: bytes | bytearray, limit: int) -> tuple[pa.Array, int]:
     """``split_lines`` as a pyarrow string column and the bytes its lines take. Text that is
     all ``\n``-terminated is split and checked in native code; a ``\r`` or bytes that are
     not UTF-8 take ``split_lines``'s way, with its U+FFFD for what does not decode."""
+    import pyarrow as pa
+
     if b"\r" not in data:
         parts = data.split(b"\n", limit)  # at most ``limit`` lines, then the rest
         consumed = len(data) - len(parts[-1])
