@@ -28,15 +28,19 @@ def panels(result: Result) -> list[tuple[str, list[Figure]]]:
     return list(by_unit.items())
 
 
-def is_headrace(figure: Figure, peers: Sequence[str]) -> bool:
-    """A figure of headrace's own: every figure a ratio does not name as the peer."""
-    return figure.name not in peers
+def is_headrace(figure: Figure, result: Result) -> bool:
+    """A figure of headrace's own: one a ratio names as headrace's, one named after headrace,
+    or any of a workload that has no peer. A peer's figure that no ratio names (Connect
+    standalone's memory beside distributed's, the raw produce alone) is a peer's all the same."""
+    if not result.ratios:
+        return True
+    subjects = {r.subject for r in result.ratios}
+    return figure.name in subjects or figure.name.startswith("headrace")
 
 
 def chart(result: Result, path: Path) -> Path:
     """Draws ``result`` to ``path`` (PNG)."""
     groups = panels(result)
-    peers = [r.peer for r in result.ratios]
     tallest = max(len(figures) for _, figures in groups)
     fig, axes = plt.subplots(
         1,
@@ -49,7 +53,7 @@ def chart(result: Result, path: Path) -> Path:
         medians = [f.median for f in figures][::-1]
         lows = [f.median - f.spread[0] for f in figures][::-1]
         highs = [f.spread[1] - f.median for f in figures][::-1]
-        colours = [HEADRACE if is_headrace(f, peers) else PEER for f in figures][::-1]
+        colours = [HEADRACE if is_headrace(f, result) else PEER for f in figures][::-1]
         ax.barh(names, medians, color=colours, height=0.6, xerr=[lows, highs], capsize=3)
         better = "higher" if figures[0].higher_is_better else "lower"
         ax.set_xlabel(f"{unit} ({better} is better)")

@@ -1,5 +1,6 @@
 """The benchmark harness's arithmetic: medians, spreads, ratios that read the same way for rates
-and for times, the cap on measured runs, warm-ups at smoke size, and the memory table."""
+and for times, the cap on measured runs, warm-ups at smoke size, the memory table and the charts'
+colours."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any, cast
 import pytest
 from PIL import Image
 
+from bench.charts import is_headrace
 from bench.env import BenchEnv
-from bench.harness import Measure, Result, markdown, run, save
+from bench.harness import Figure, Measure, Ratio, Result, markdown, run, save
 
 
 class Scripted:
@@ -118,3 +120,15 @@ def test_the_report_has_a_chart_per_workload_beside_it(tmp_path: Path) -> None:
     assert not (tmp_path / "idle.png").exists()
     latest = (tmp_path / "latest.md").read_text()
     assert "![scripted](scripted.png)" in latest and "![idle]" not in latest
+
+
+def test_a_chart_colours_every_peer_s_figure_as_a_peer_s() -> None:
+    def figure(name: str) -> Figure:
+        return Figure(name, "records/s", (1.0,))
+
+    named = ["headrace end to end", "Connect end to end", "Connect memory", "raw produce"]
+    compared = Result("w", "d", 1, 0, tuple(map(figure, named)), (Ratio(named[0], named[1], 1.0),))
+    alone = Result("solo", "d", 1, 0, (figure("config service 1,000 connectors"),), ())
+
+    assert [is_headrace(f, compared) for f in compared.figures] == [True, False, False, False]
+    assert is_headrace(alone.figures[0], alone)  # no peer at all: every figure is headrace's
