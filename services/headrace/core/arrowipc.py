@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 def ipc_stream(table: pa.Table) -> bytes:
     """The table as an Arrow IPC stream."""
-    import pyarrow as pa  # loaded where tables are (headrace.core.columns)
+    import pyarrow as pa  # loaded where tables are (headrace.sdk.columns)
 
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:

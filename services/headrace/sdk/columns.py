@@ -1,22 +1,35 @@
-"""pyarrow columns made from Python values without loading pandas.
+"""pyarrow columns made from Python values without loading pandas, and recognised without loading
+pyarrow.
 
 ``pyarrow.array`` asks of every Python sequence it is given whether it is one of pandas's
 objects, and so loads pandas on its first call: about 55 MiB resident in every process that
 makes one column, and a quarter of a second on the way. The columns a task makes of messages
 (bytes, text, offsets, timestamps) are built here from their buffers instead, which pyarrow takes
 as they are.
+
+Loading pyarrow (with numpy) costs a process about 40 MiB resident. A column can only be
+pyarrow's once pyarrow is loaded, so code that takes a column of either kind asks ``is_arrow``
+and imports pyarrow only where it makes or reads one: a process that never meets a column (a
+Java plugin's, a worker, the config service and its validation processes) never loads it.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 MAX_OFFSET = 2**31 - 1
 """The most bytes a binary column (32-bit offsets) holds; past it, a large binary one."""
+
+
+def is_arrow(column: Any) -> TypeGuard[pa.Array]:
+    """Whether ``column`` is a pyarrow Array (never, while pyarrow is not loaded)."""
+    arrow = sys.modules.get("pyarrow")
+    return arrow is not None and isinstance(column, arrow.Array)
 
 
 def binary_column(data: Sequence[bytes | bytearray | None]) -> pa.Array:

@@ -1,4 +1,4 @@
-"""pyarrow stays out of the processes that never meet a column (``headrace.core.columns``), and
+"""pyarrow stays out of the processes that never meet a column (``headrace.sdk.columns``), and
 PySpark with it out of an executor that has not started Spark."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import pyarrow as pa
 import pytest
 
-from headrace.core.columns import is_arrow
+from headrace.sdk.columns import is_arrow
 
 ENTRY_POINTS = [
     "headrace.config.__main__",

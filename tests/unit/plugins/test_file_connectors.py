@@ -301,7 +301,10 @@ async def test_the_sink_appends_each_value_as_a_line_as_kafka_prints_it(root: Pa
     assert path.read_text().endswith("{'a': 1}\nlast\n")  # stop flushes and closes
 
 
-@given(st.lists(st.none() | st.text(), max_size=20), st.sampled_from([pa.string(), pa.binary()]))
+@given(
+    st.lists(st.none() | st.text(), max_size=20),
+    st.sampled_from([pa.string(), pa.large_string(), pa.binary()]),
+)
 async def test_a_batch_is_written_as_its_records_are_one_by_one(
     tmp_path_factory: pytest.TempPathFactory, values: list[Any], arrow_type: pa.DataType
 ) -> None:

@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from headrace.components.converters.base import NULL, SchemaAndValue
-from headrace.core.columns import is_arrow
-from headrace.sdk.columns import binary_column, string_column
+from headrace.sdk.columns import binary_column, is_arrow, string_column
 from headrace.sdk.data import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, Struct
 from headrace.sdk.errors import ConfigException, DataError
 from headrace.sdk.records import Column

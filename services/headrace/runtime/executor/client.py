@@ -36,7 +36,7 @@ from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
-if TYPE_CHECKING:  # loaded where a table is written (headrace.core.columns)
+if TYPE_CHECKING:  # loaded where a table is written (headrace.sdk.columns)
     import pyarrow as pa
 
 _RETRYABLE = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)

@@ -40,12 +40,13 @@ from headrace.sdk import (
     SinkTask,
     TopicPartition,
 )
-from headrace.sdk.columns import int64_column, string_column
+from headrace.sdk.columns import int64_column, is_arrow, string_column
 
 if TYPE_CHECKING:  # imported where a task meets a column: a process that only validates
     import pyarrow as pa  # configs (the config service's) never loads it, about 40 MiB
 
 VERSION = "1.0.0"
+_TEXT = ("string", "large_string")  # the names of pyarrow's text types
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -86,10 +87,11 @@ def lines_of(values: pa.Array) -> pa.Buffer:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    null, newline = string_column([b"null", b"\n"]).cast(values.type)  # large text too
     if values.null_count:
-        values = values.fill_null(string_column([b"null"])[0])
+        values = values.fill_null(null)
     whole = pa.LargeListArray.from_arrays(int64_column([0, len(values)]), values)
-    return pc.binary_join(whole, string_column([b"\n"])[0])[0].as_buffer()
+    return pc.binary_join(whole, newline)[0].as_buffer()
 
 
 def open_for_append(path: Path) -> TextIO:
@@ -154,15 +156,11 @@ class FileStreamSinkTask(SinkTask):
         (a null is ``null``, as ``put`` writes it); any other column goes value by value."""
         if not len(batch):
             return
-        import pyarrow as pa
-
         values = batch.values
-        if isinstance(values, pa.Array) and (
-            pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
-        ):
+        if is_arrow(values) and str(values.type) in _TEXT:
             await asyncio.to_thread(self._write_lines, lines_of(values))
             return
-        python = values.to_pylist() if isinstance(values, pa.Array) else values
+        python = values.to_pylist() if is_arrow(values) else values
         text = "\n".join(line_of(v) for v in python) + "\n"
         await asyncio.to_thread(self._writer().write, text)
 
