@@ -147,20 +147,22 @@ class WatchRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class UnitEvent(_message.Message):
-    __slots__ = ("connector", "task", "state", "trace", "reconfiguration_requested", "active_topic")
+    __slots__ = ("connector", "task", "state", "trace", "reconfiguration_requested", "active_topic", "deletion_heard")
     CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TRACE_FIELD_NUMBER: _ClassVar[int]
     RECONFIGURATION_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_TOPIC_FIELD_NUMBER: _ClassVar[int]
+    DELETION_HEARD_FIELD_NUMBER: _ClassVar[int]
     connector: str
     task: int
     state: str
     trace: str
     reconfiguration_requested: bool
     active_topic: str
-    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., trace: _Optional[str] = ..., reconfiguration_requested: _Optional[bool] = ..., active_topic: _Optional[str] = ...) -> None: ...
+    deletion_heard: bool
+    def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., state: _Optional[str] = ..., trace: _Optional[str] = ..., reconfiguration_requested: _Optional[bool] = ..., active_topic: _Optional[str] = ..., deletion_heard: _Optional[bool] = ...) -> None: ...
 
 class DescribeRequest(_message.Message):
     __slots__ = ()

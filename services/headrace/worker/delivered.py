@@ -1,7 +1,8 @@
 """The deletions a worker has delivered, kept on disk across its restarts.
 
 A deleted unit hears of its deletion once. The worker writes each delivery here as soon as its
-plugin has returned from ``stop(deleted=True)``, before it acknowledges it to the coordinator.
+plugin has returned from ``stop(deleted=True)`` (its plugin process says so before it closes the
+unit's clients, and then answers the stop), before it acknowledges it to the coordinator.
 Without it, an acknowledgement lost with the worker (killed, stopped, or cut off before the
 message left) has the coordinator hand the deletion back to the worker when it returns, and
 the plugin, started again only to hear of it, hears it twice. With it, the worker acknowledges a
@@ -47,8 +48,10 @@ class Delivered:
         return instance in self._seen
 
     def add(self, instance: Instance) -> None:
-        """Records a delivery, on disk before it returns."""
-        self._seen.pop(instance, None)
+        """Records a delivery, on disk before it returns; one recorded already is left as it
+        is (a plugin process says its plugin heard it, then the stop's answer comes)."""
+        if instance in self._seen:
+            return
         self._seen[instance] = None
         self._path.parent.mkdir(parents=True, exist_ok=True)
         with self._path.open("a") as out:

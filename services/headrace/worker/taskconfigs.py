@@ -38,6 +38,11 @@ class TaskConfigsStale(TaskConfigsFailed):
     next assignment brings."""
 
 
+class TaskConfigsGone(TaskConfigsFailed):
+    """The connector is no longer there (deleted since its assignment was made): its deletion
+    reaches this worker in the assignment that follows."""
+
+
 class TaskConfigsClient:
     """Puts task configs, riding out a short outage of the config service and key rotations."""
 
@@ -99,7 +104,7 @@ class TaskConfigsClient:
         """Puts the task configs a connector's incarnation made from its config of
         ``config_version``; TaskConfigsStale when the service holds a newer config or task
         set (the connector's next assignment brings it), TaskConfigsFailed when it refuses
-        them or cannot be reached."""
+        them or cannot be reached, TaskConfigsGone when the connector is not there."""
         request = config_pb2.PutTaskConfigsRequest(
             connector=name,
             tasks=[config_pb2.TaskInfo(task=i, config=dict(t)) for i, t in enumerate(tasks)],
@@ -111,6 +116,8 @@ class TaskConfigsClient:
         except grpc.aio.AioRpcError as exc:
             if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                 raise TaskConfigsStale(exc.details() or "") from None
+            if exc.code() is grpc.StatusCode.NOT_FOUND:
+                raise TaskConfigsGone(exc.details() or "") from None
             raise TaskConfigsFailed(
                 f"the config service refused the task configs ({exc.code().name}): {exc.details()}"
             ) from None

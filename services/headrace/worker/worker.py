@@ -18,6 +18,9 @@ deletion marker becomes ``stop(deleted=True)``, or, when the unit's plugin proce
 clean-up (the plugin is started only to be stopped as deleted); a clean-up the coordinator
 hands out is done the same way. Each one done is acknowledged, and remembered, so that one the
 coordinator sends again (its acknowledgement was lost) is acknowledged without a second call.
+It counts as done when the plugin process says its plugin heard it (``DeletionHeard``), as the
+plugin returns from ``stop(deleted=True)``: not seconds later, once the unit's Kafka clients are
+closed and the stop answers, since a worker killed meanwhile would have it told again.
 
 When the worker is cut off from the coordinator for most of the session timeout (see
 ``membership``), it fences itself: its plugin processes are stopped, bounded in time, and its
@@ -35,7 +38,7 @@ import contextlib
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -54,6 +57,7 @@ from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
     Cleanup,
+    DeletionHeard,
     HostEvent,
     Instance,
     ReconfigurationRequested,
@@ -77,7 +81,7 @@ from headrace.worker.delivered import Delivered
 from headrace.worker.executorlevels import ExecutorLevels
 from headrace.worker.membership import FENCE_AFTER, Membership
 from headrace.worker.reconcile import reconcile
-from headrace.worker.taskconfigs import TaskConfigsClient, TaskConfigsStale
+from headrace.worker.taskconfigs import TaskConfigsClient, TaskConfigsGone, TaskConfigsStale
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,6 @@ MAX_CONCURRENT_UNIT_CALLS = 32
 # Start failures that fail only the unit: the plugin cannot be resolved or its process started,
 # or the plugin process or the config service refused or did not answer.
 START_ERRORS = (PluginError, PluginCallError, OSError, RuntimeError, TimeoutError)
-# Deletions done, remembered so that one sent again is acknowledged without a second call.
 
 T = TypeVar("T")
 
@@ -217,6 +220,9 @@ class Worker:
         self.ready = asyncio.Event()  # joined, and the first assignment applied
         # The deletions delivered here, across restarts (an acknowledgement may be lost).
         self._deleted = Delivered(run_dir / f"deletions-{worker_id}.jsonl")
+        # The deletions being told now, by unit: the incarnation, and the plugin process asked
+        # to tell it (the only one whose word that its plugin heard it is taken).
+        self._telling: dict[WorkUnit, tuple[str, PluginProcess]] = {}
         self._fences = 0  # how often this worker was cut off and gave its units up
         self._fences_at_apply = 0  # how often, when the assignment being applied arrived
         self._session_at_apply = 0  # the Join stream it arrived on
@@ -429,7 +435,7 @@ class Worker:
             self.worker_id,
             self._run_dir,
             self._log_dir,
-            lambda _, e: self._queue.put_nowait(UnitReported(e)),
+            self._on_host_event,
             lambda p, code, overrun: self._queue.put_nowait(ProcessExited(p, code, overrun)),
             self._host_lease,
             self._before_plugin_start,
@@ -439,6 +445,31 @@ class Worker:
         except START_ERRORS as exc:
             return exc
         return process
+
+    def _on_host_event(self, process: PluginProcess, event: HostEvent) -> None:
+        """A plugin process's event: a deletion heard is recorded at once, on disk, and
+        acknowledged, whatever the worker is busy with (the stop that asked for it may take
+        seconds yet to answer, closing the unit's Kafka clients); the rest wait their turn in
+        the queue."""
+        if isinstance(event, DeletionHeard):
+            incarnation, asked = self._telling.get(event.unit, ("", None))
+            heard = (event.unit, incarnation)
+            if asked is process and heard not in self._deleted:  # only what it was asked to tell
+                self._deleted.add(heard)
+                self.membership.deletions_done([heard])
+            return
+        self._queue.put_nowait(UnitReported(event))
+
+    @contextlib.contextmanager
+    def _told_by(self, instance: Instance, process: PluginProcess) -> Iterator[None]:
+        """While ``process`` is asked to tell ``instance`` of its deletion."""
+        unit, incarnation = instance
+        self._telling[unit] = (incarnation, process)
+        try:
+            yield
+        finally:
+            if self._telling.get(unit) == (incarnation, process):
+                del self._telling[unit]
 
     async def _spare_when_idle(self) -> None:
         """Keeps a spare plugin host while no plugin process runs here."""
@@ -494,9 +525,16 @@ class Worker:
                 # A newer config or task set is the connector's now: the assignment that
                 # carries it restarts this connector with it.
                 self.log.info("task_configs_stale", connector=unit.connector, reason=str(exc))
+            except TaskConfigsGone as exc:
+                # Deleted since it was assigned here: the coordinator's next assignment stops it
+                # with the deletion marker. Stopped now without it, the plugin would hear that
+                # it was stopped, and then, started again, that it was deleted.
+                self.log.info(
+                    "connector_deleted_meanwhile", connector=unit.connector, reason=str(exc)
+                )
             except START_ERRORS:
-                # The unit fails here (the connector deleted meanwhile, or the config service
-                # away), yet its plugin runs it: stopped there, or it would run on unseen.
+                # The unit fails here (the config service away, say), yet its plugin runs it:
+                # stopped there, or it would run on unseen.
                 with contextlib.suppress(*START_ERRORS):
                     await process.client.stop(unit, deleted=False, deadline_s=CALL_TIMEOUT_S)
                 raise
@@ -540,18 +578,19 @@ class Worker:
         if deleted and not tell:
             self._abandoned(unit)
         if process is not None and process.client is not None and not running.held:
-            halted = await self._halt(process, unit, deleted=tell)
+            halted = await self._halt(process, (unit, running.incarnation), deleted=tell)
         self.log.info("unit_stopped", connector=unit.connector, task=unit.task, deleted=tell)
         if deleted:
             instance = (unit, running.incarnation)
             # Its process is gone (it crashed), did not answer, or the unit was held (paused or
-            # stopped, so its plugin stopped without the marker): the plugin has not heard of
-            # the deletion yet, and is started only to hear of it.
+            # stopped, so its plugin stopped without the marker): unless its process said the
+            # plugin heard it all the same (and then failed to answer), the plugin has not
+            # heard of the deletion yet, and is started only to hear of it.
             assigned = running.assigned
             cleanup = Cleanup(
                 unit, assigned.incarnation, assigned.connector_config, assigned.task_config
             )
-            if tell and (halted or await self._deliver(cleanup)):
+            if tell and (halted or instance in self._deleted or await self._deliver(cleanup)):
                 self._deleted.add(instance)
                 done.append(instance)
             self.states = without_item(self.states, unit)
@@ -561,12 +600,15 @@ class Worker:
         elif unit not in restarting:
             await self._report(unit, State.UNASSIGNED, running=running)
 
-    async def _halt(self, process: PluginProcess, unit: WorkUnit, *, deleted: bool) -> bool:
+    async def _halt(self, process: PluginProcess, instance: Instance, *, deleted: bool) -> bool:
         """Stops the unit in its plugin process; a failure to is logged, and the unit is gone
         from this worker all the same. Whether the plugin process answered."""
         assert process.client is not None
+        unit = instance[0]
+        telling = self._told_by(instance, process) if deleted else contextlib.nullcontext()
         try:
-            await process.client.stop(unit, deleted=deleted, deadline_s=CALL_TIMEOUT_S)
+            with telling:
+                await process.client.stop(unit, deleted=deleted, deadline_s=CALL_TIMEOUT_S)
         except PluginCallError as exc:
             self.log.warning(
                 "unit_stop_failed", connector=unit.connector, task=unit.task, error=exc.details
@@ -606,7 +648,8 @@ class Worker:
             self._abandoned(unit)
             return False
         try:
-            await host.client.clean_up(cleanup, deadline_s=CALL_TIMEOUT_S)
+            with self._told_by(cleanup.instance, host):
+                await host.client.clean_up(cleanup, deadline_s=CALL_TIMEOUT_S)
         except PluginCallError as exc:
             self.log.error(
                 "deletion_cleanup_failed",
@@ -614,7 +657,7 @@ class Worker:
                 task=unit.task,
                 error=exc.details,
             )
-            return False
+            return cleanup.instance in self._deleted  # heard, though the answer did not come
         self.log.info("deletion_cleaned_up", connector=unit.connector, task=unit.task)
         return True
 

@@ -6,6 +6,8 @@ The plugin processes are fakes that count the deletions they were told of."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +19,7 @@ from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
     Cleanup,
+    DeletionHeard,
     Instance,
     Revocation,
     WorkUnit,
@@ -26,7 +29,7 @@ from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.worker import worker as worker_module
-from headrace.worker.taskconfigs import TaskConfigsFailed
+from headrace.worker.taskconfigs import TaskConfigsFailed, TaskConfigsGone
 from headrace.worker.worker import Worker
 
 REC = PluginDescriptor("rec.RecConnector", "1.0.0", "sink", "rec", "RecConnector", Path("/rec"))
@@ -39,6 +42,15 @@ class Told:
         self.stopped: list[tuple[WorkUnit, bool]] = []  # (unit, deleted) of each stop
         self.started: list[WorkUnit] = []
         self.on_task_start: Callable[[], None] = lambda: None  # what a task's start brings
+        # When set, a stop with the deletion marker says the plugin heard it, as a plugin
+        # process does, then waits for ``closed`` (its clients closing) before it answers.
+        self.closing: asyncio.Event | None = None
+        self.heard = asyncio.Event()
+
+    def tellings(self, unit: WorkUnit) -> int:
+        """How often the plugin was told of the unit's deletion, by a stop or a clean-up."""
+        cleaned = sum(n for (u, _), n in self.deletions.items() if u == unit)
+        return self.stopped.count((unit, True)) + cleaned
 
 
 def fake_process(told: Told) -> Any:
@@ -51,21 +63,29 @@ def fake_process(told: Told) -> Any:
             told.started.append(WorkUnit.of(name))
             return [{}]
 
+        def __init__(self, process: Any) -> None:
+            self.process = process
+
         async def stop(self, unit: WorkUnit, *, deleted: bool, **_: object) -> None:
             told.stopped.append((unit, deleted))
+            if deleted and told.closing is not None:
+                self.process.on_event(self.process, DeletionHeard(unit))
+                told.heard.set()
+                await told.closing.wait()
 
         async def clean_up(self, cleanup: Cleanup, **_: object) -> None:
             told.deletions[cleanup.instance] += 1
 
     class Process:
-        def __init__(self, plugin: PluginDescriptor, *_: object) -> None:
+        def __init__(self, plugin: PluginDescriptor, *args: Any) -> None:
             self.key = worker_module.plugin_key(plugin)
             self.plugin = plugin
+            self.on_event = args[4]  # after settings, worker id, run and log folders
             self.client: Host | None = None
             self.log_file = Path(f"{self.key}.log")
 
         async def start(self, **__: object) -> None:
-            self.client = Host()
+            self.client = Host(self)
 
         async def stop(self, **_: object) -> None:
             self.client = None
@@ -103,6 +123,51 @@ async def test_a_restarted_worker_acknowledges_a_deletion_it_delivered_without_t
     await again._apply(AssignmentUpdate(2, (), cleanups=(CLEANUP,)))
     assert told.deletions == {CLEANUP.instance: 1}  # the plugin heard it once
     assert acknowledged == [CLEANUP.instance]  # and the coordinator hears it is done
+
+
+async def test_a_worker_killed_while_a_told_task_closes_its_clients_does_not_tell_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 20261128, on 1e87552): a deleted task's plugin returned from
+    stop(deleted=True); its plugin process then spent seconds closing the task's consumer
+    before it answered the stop, and the worker, killed meanwhile, had recorded nothing. The
+    coordinator handed the deletion back to it once it returned, and the plugin, started
+    again only to hear of it, heard it twice."""
+    told = Told()
+    first, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    unit = WorkUnit("gone", 0)
+    task = AssignedUnit(unit, dict(CLEANUP.connector_config), {})
+    await first._apply(AssignmentUpdate(1, (task,)))
+    told.closing = asyncio.Event()  # the task's clients never finish closing
+    deletion = AssignmentUpdate(2, (), revoked=(Revocation(unit, deleted=True),))
+    applying = asyncio.create_task(first._apply(deletion))
+    await asyncio.wait_for(told.heard.wait(), 10)
+    assert acknowledged == [(unit, task.incarnation)]  # told the coordinator at once
+    applying.cancel()  # the worker is killed before the stop answers
+    with contextlib.suppress(asyncio.CancelledError):
+        await applying
+    # Its acknowledgement is lost with it; back, it is handed the deletion as a clean-up.
+    again, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    cleanup = Cleanup(unit, task.incarnation, task.connector_config, task.task_config)
+    await again._apply(AssignmentUpdate(3, (), cleanups=(cleanup,)))
+    assert told.tellings(unit) == 1  # the plugin heard it once
+    assert acknowledged == [(unit, task.incarnation)]
+
+
+async def test_a_plugin_process_s_word_counts_only_for_the_deletion_it_was_asked_to_tell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin process that says a deletion was heard that nobody asked it to tell (another
+    connector's, or one of a unit it never ran) changes nothing: that deletion is still told."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    task = AssignedUnit(WorkUnit("live", 0), dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (task,)))
+    [process] = worker._processes.values()
+    process.on_event(process, DeletionHeard(CLEANUP.unit))  # type: ignore[attr-defined]
+    assert acknowledged == []
+    await worker._apply(AssignmentUpdate(2, (task,), cleanups=(CLEANUP,)))
+    assert told.deletions == {CLEANUP.instance: 1} and acknowledged == [CLEANUP.instance]
 
 
 async def test_another_worker_id_keeps_its_own_deliveries(
@@ -252,21 +317,44 @@ async def test_an_assignment_being_applied_when_the_worker_rejoins_starts_nothin
 async def test_a_connector_whose_task_configs_are_refused_is_stopped_in_its_plugin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by the nemesis (seed 20261128, on 362a078): a connector deleted while a worker
-    started it ran in its plugin process, but the config service refused its task configs
-    (NOT_FOUND); the unit failed on the worker and was never stopped in the plugin, which ran
-    it on, unseen, while its deletion was told elsewhere: one unit in two processes."""
+    """Found by the nemesis (seed 20261128, on 362a078): a connector started while the config
+    service refused its task configs failed on the worker and was never stopped in the plugin,
+    which ran it on, unseen: one unit in two processes."""
     told = Told()
     worker, _ = await a_worker("w1", tmp_path, told, monkeypatch)
 
     async def refused(*_: object) -> None:
-        raise TaskConfigsFailed("the config service refused the task configs (NOT_FOUND)")
+        raise TaskConfigsFailed("the config service refused the task configs (UNAVAILABLE)")
 
     monkeypatch.setattr(worker._task_configs, "put", refused)
-    connector = AssignedUnit(WorkUnit.of("gone"), dict(CLEANUP.connector_config), {})
+    connector = AssignedUnit(WorkUnit.of("live"), dict(CLEANUP.connector_config), {})
     await worker._apply(AssignmentUpdate(1, (connector,)))
     assert told.started == [connector.unit]
     assert told.stopped == [(connector.unit, False)]
+
+
+async def test_a_connector_deleted_as_it_starts_is_stopped_once_and_as_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 20261128, on 1e87552): a worker slow to start its plugin
+    processes started a connector deleted since its assignment was made; the config service
+    refused its task configs (NOT_FOUND), and the worker stopped it without the deletion
+    marker, though the revocation with the marker was already on its way: the plugin heard
+    that it was stopped, and then, started again, that it was deleted."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+
+    async def gone(*_: object) -> None:
+        raise TaskConfigsGone("connector 'gone' not found")
+
+    monkeypatch.setattr(worker._task_configs, "put", gone)
+    connector = AssignedUnit(WorkUnit.of("gone"), dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (connector,)))
+    assert told.started == [connector.unit] and told.stopped == []
+    deletion = (Revocation(connector.unit, deleted=True, incarnation=connector.incarnation),)
+    await worker._apply(AssignmentUpdate(2, (), revoked=deletion))
+    assert told.stopped == [(connector.unit, True)] and told.deletions == {}
+    assert acknowledged == [(connector.unit, connector.incarnation)]
 
 
 async def test_an_event_that_fails_is_logged_and_the_worker_goes_on(

@@ -165,4 +165,12 @@ class TopicUsed:
     topic: str
 
 
-HostEvent = UnitStateChanged | ReconfigurationRequested | TopicUsed
+@dataclass(frozen=True)
+class DeletionHeard:
+    """A plugin returned from ``stop(deleted=True)`` for a unit: it has heard of its deletion,
+    though its plugin process may go on for a while closing the unit's Kafka clients."""
+
+    unit: WorkUnit
+
+
+HostEvent = UnitStateChanged | ReconfigurationRequested | TopicUsed | DeletionHeard

@@ -14,6 +14,7 @@ from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
     Cleanup,
+    DeletionHeard,
     HostEvent,
     Instance,
     ReconfigurationRequested,
@@ -125,6 +126,10 @@ def host_event_to_pb(event: HostEvent) -> plugin_pb2.UnitEvent:
             return plugin_pb2.UnitEvent(
                 connector=unit.connector, task=unit.task, active_topic=topic
             )
+        case DeletionHeard(unit):
+            return plugin_pb2.UnitEvent(
+                connector=unit.connector, task=unit.task, deletion_heard=True
+            )
 
 
 def host_event_from_pb(msg: plugin_pb2.UnitEvent) -> HostEvent:
@@ -133,6 +138,8 @@ def host_event_from_pb(msg: plugin_pb2.UnitEvent) -> HostEvent:
         return ReconfigurationRequested(msg.connector)
     if msg.active_topic:
         return TopicUsed(WorkUnit(msg.connector, msg.task), msg.active_topic)
+    if msg.deletion_heard:
+        return DeletionHeard(WorkUnit(msg.connector, msg.task))
     return UnitStateChanged(WorkUnit(msg.connector, msg.task), State(msg.state), msg.trace)
 
 

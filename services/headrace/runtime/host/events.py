@@ -9,6 +9,8 @@ to protobuf at the edge.
 | ``UnitStateChanged(unit, FAILED, trace)`` | ``start`` or the loop raised (with the traceback) |
 | ``UnitStateChanged(unit, STOPPED)`` | stopped on request (the unit is gone from this process) |
 | ``ReconfigurationRequested(connector)`` | ``context.request_task_reconfiguration()`` |
+| ``TopicUsed(unit, topic)`` | a task used a topic for the first time in this run |
+| ``DeletionHeard(unit)`` | returned from ``stop(deleted=True)``; its clients close next |
 
 A new subscriber first gets the current state of every live unit (RUNNING or FAILED), then every
 event as it happens, so a worker that (re)connects late still learns about an earlier failure.

@@ -2,8 +2,9 @@
 
 ``TaskUnit`` owns one task and its runner: ``start`` starts it and launches its loop, any failure
 becomes a FAILED event with the traceback; ``stop`` asks the loop to finish its batch, commits,
-calls the plugin's ``stop(deleted=...)`` once, and closes the Kafka clients. Every plugin call on
-the way out is bounded by ``stop_timeout`` so a hung plugin cannot wedge the process.
+calls the plugin's ``stop(deleted=...)`` once (a deletion heard is said on the bus at once), and
+closes the Kafka clients. Every plugin call on the way out is bounded by ``stop_timeout`` so a
+hung plugin cannot wedge the process.
 ``ConnectorUnit`` does the same for the connector. Every call into plugin code is also bounded
 by the process's watchdog, which ends the process when one holds it (see ``watchdog``).
 """
@@ -22,7 +23,13 @@ from headrace.core.model.connectorconfig import (
     tasks_max,
     transactions,
 )
-from headrace.core.model.structs import ReconfigurationRequested, State, UnitStateChanged, WorkUnit
+from headrace.core.model.structs import (
+    DeletionHeard,
+    ReconfigurationRequested,
+    State,
+    UnitStateChanged,
+    WorkUnit,
+)
 from headrace.core.observability import log
 from headrace.runtime import watchdog
 from headrace.runtime.converted import Converted
@@ -121,6 +128,11 @@ class TaskUnit:
         if self._loop is not None and not self.failed:
             await self._call(runner.finish(), "task_commit_failed", "task_commit_timeout")
         await self._call(runner.task.stop(deleted=deleted), "task_stop_failed", "task_stop_timeout")
+        if deleted:
+            # Said before the clients close, which can take seconds (a consumer leaving its
+            # group): a worker killed meanwhile has recorded it, and does not have the plugin
+            # told a second time.
+            self.bus.publish(DeletionHeard(self.unit))
         await self._call(runner.close(), "task_close_failed", "task_close_timeout")
 
     async def _call(self, work: Awaitable[None], failed_event: str, timeout_event: str) -> None:
@@ -219,6 +231,8 @@ class ConnectorUnit:
                 self._log.warning("connector_stop_timeout", timeout_s=self.stop_timeout)
         except Exception as exc:  # noqa: BLE001 - stopping goes on; the error is logged
             self._log.error("connector_stop_failed", error=str(exc), trace=format_trace(exc))
+        if deleted:
+            self.bus.publish(DeletionHeard(self.unit))
         self._log.info("connector_stopped", deleted=deleted)
         self.bus.publish(UnitStateChanged(self.unit, State.STOPPED))
 

@@ -10,6 +10,7 @@ from typing import ClassVar
 import pytest
 
 from headrace.core.model.structs import (
+    DeletionHeard,
     HostEvent,
     ReconfigurationRequested,
     State,
@@ -43,7 +44,7 @@ class Bus(EventBus):
         self.seen.append(event)
         super().publish(event)
 
-    def states(self) -> list[State | ReconfigurationRequested | TopicUsed]:
+    def states(self) -> list[State | ReconfigurationRequested | TopicUsed | DeletionHeard]:
         """The state of every change, and reconfiguration requests as they are."""
         return [e.state if isinstance(e, UnitStateChanged) else e for e in self.seen]
 
@@ -81,6 +82,8 @@ class Runner:
         self.task = Task(self.calls, hang_stop)
         self.fail_start, self.fail_run, self.ignore_stop = fail_start, fail_run, ignore_stop
         self.stopping = asyncio.Event()
+        self.closed = asyncio.Event()
+        self.close_waits = False  # its close waits for ``closed`` (a consumer leaving its group)
 
     async def start(self, loop: bool = True) -> None:
         if self.fail_start:
@@ -104,6 +107,8 @@ class Runner:
 
     async def close(self) -> None:
         self.calls.append("close")
+        if self.close_waits:
+            await self.closed.wait()
 
     def forget_topics(self) -> None:
         self.calls.append("forget_topics")
@@ -125,6 +130,30 @@ async def test_a_graceful_stop_finishes_then_stops_the_task_once_then_closes() -
         "task.stop(deleted=True)",
         "close",
     ]
+    assert bus.states() == [State.RUNNING, DeletionHeard(WorkUnit("c", 0)), State.STOPPED]
+
+
+async def test_a_deletion_heard_is_said_before_the_task_s_clients_are_closed() -> None:
+    """Found by the nemesis (seed 20261128): a task's plugin returned from stop(deleted=True),
+    its consumer then took seconds to leave its group, and its worker, killed meanwhile, had
+    not heard that the deletion was told: the plugin was told again, in another process."""
+    runner, bus = Runner(), Bus()
+    runner.close_waits = True
+    task = unit(runner, bus)
+    await task.start()
+    stopping = asyncio.create_task(task.stop(deleted=True))
+    await eventually("the deletion heard", lambda: DeletionHeard(task.unit) in bus.seen)
+    assert runner.calls[-2:] == ["task.stop(deleted=True)", "close"] and not stopping.done()
+    runner.closed.set()
+    await stopping
+    assert bus.states()[-1] is State.STOPPED
+
+
+async def test_a_stop_without_the_deletion_says_nothing_of_one() -> None:
+    runner, bus = Runner(), Bus()
+    task = unit(runner, bus)
+    await task.start()
+    await task.stop(deleted=False)
     assert bus.states() == [State.RUNNING, State.STOPPED]
 
 
@@ -179,7 +208,7 @@ async def test_connector_start_returns_task_configs_and_stop_passes_the_flag() -
     assert await unit.start() == [{"k": "0"}, {"k": "1"}]
     await unit.stop(deleted=True)
     assert connector.stop_calls == [True]
-    assert bus.states() == [State.RUNNING, State.STOPPED]
+    assert bus.states() == [State.RUNNING, DeletionHeard(WorkUnit.of("c")), State.STOPPED]
 
 
 @pytest.mark.parametrize("config", [{"count": "x"}, {"tasks.max": "0"}, {"tasks.max": "a"}])
