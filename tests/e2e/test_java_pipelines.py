@@ -134,6 +134,32 @@ def test_a_java_connector_is_validated_with_its_own_config_def(stack: Stack) -> 
     assert {"file", "topic", "batch.size"} <= {k["name"] for k in keys}
 
 
+def test_a_converter_s_own_config_providers_are_refused_and_read_nothing(stack: Stack) -> None:
+    """Found by the second perimeter review (reproduced on the stack ``make run`` starts): a
+    validation, which needs only the ``read`` role, of Kafka's FileStreamSource with config
+    providers under the converter's prefix answered the validating process's whole PATH."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    config = {
+        "connector.class": SOURCE,
+        "topic": "t",
+        **STRINGS,
+        "value.converter.config.providers": "_e",
+        "value.converter.config.providers._e.class": (
+            "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+        ),
+        "value.converter.converter.encoding": "${_e:PATH}",
+    }
+    status, answer = rest("PUT", f"/connector-plugins/{SOURCE}/config/validate", config)
+    assert status == 200
+    errors = {c["value"]["name"]: " ".join(c["value"]["errors"]) for c in answer["configs"]}
+    assert "(CVE-2024-31141)" in errors["value.converter.config.providers"]
+    assert "no config provider '_e'" in errors["value.converter.converter.encoding"]
+    said = json.dumps(answer)
+    assert "/bin" not in said and os.environ["PATH"] not in said
+    status, refused = rest("POST", "/connectors", {"name": "pry", "config": config})
+    assert status == 400 and "CVE-2024-31141" in json.dumps(refused)
+
+
 def test_a_java_connectors_config_hides_only_what_its_definitions_call_secret(
     stack: Stack, tmp_path: Path
 ) -> None:

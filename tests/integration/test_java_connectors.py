@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import secrets
 from pathlib import Path
 
+import grpc
 import pytest
 from aiokafka import AIOKafkaProducer
 
 from headrace.core.storage.topics import ensure_topic
-from headrace.isolation.plugins import discover
+from headrace.isolation import jvm
+from headrace.isolation.plugins import discover, read_manifest
 from headrace.runtime.host.jvm import JVM_LOST
+from headrace.v1 import jvm_pb2, jvm_pb2_grpc
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (
     CONNECT_FILE_VERSIONS,
@@ -268,3 +273,46 @@ async def test_a_cluster_log_level_reaches_a_java_connectors_own_loggers(
             f"DEBUG org.apache.kafka.connect.file.FileStreamSourceTask - Opened {after['file']}"
         )
         await eventually("the task's debug line", lambda: opened in host.log_path.read_text())
+
+
+async def test_a_plugin_jvm_makes_no_config_provider_from_a_config(
+    java_plugins: dict[tuple[str, str], Path], tmp_path: Path
+) -> None:
+    """Found by the second perimeter review (CVE-2024-31141): a converter configured with
+    ``config.providers`` of its own made Kafka's EnvVarConfigProvider in the JVM, which read
+    the process's environment, and the converter's error quoted what it read. Asked directly,
+    past every check of the Python side, the JVM makes none."""
+    probe = f"probe-{secrets.token_hex(8)}"
+    location = read_manifest(java_plugins[(SOURCE, "3.9.1")]).folder
+    socket = tmp_path / "jvm.sock"
+    (tmp_path / "tmp").mkdir()
+    proc = await asyncio.create_subprocess_exec(
+        *jvm.command(location, "256m", tmp_path / "tmp", "--socket", str(socket)),
+        stdin=asyncio.subprocess.PIPE,
+        env={**os.environ, "HOSTILE_PROBE": probe},
+    )
+    try:
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+            await asyncio.wait_for(channel.channel_ready(), HOST_DEADLINE_S)
+            answer = await jvm_pb2_grpc.JvmPluginHostStub(channel).Validate(
+                jvm_pb2.JvmValidateRequest(
+                    connector_class=SOURCE,
+                    config={
+                        "connector.class": SOURCE,
+                        "topic": "t",
+                        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+                        "value.converter.config.providers": "_e",
+                        "value.converter.config.providers._e.class": (
+                            "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+                        ),
+                        "value.converter.converter.encoding": "${_e:HOSTILE_PROBE}",
+                    },
+                ),
+                timeout=HOST_DEADLINE_S,
+            )
+    finally:
+        proc.kill()
+        await proc.wait()
+    said = str(answer)
+    assert "${_e:HOSTILE_PROBE}" in said  # the value comes back as written, unresolved
+    assert probe not in said

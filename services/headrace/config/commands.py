@@ -262,7 +262,10 @@ class Commands:
     ) -> tuple[ConfigInfos, PluginDescriptor | None]:
         check_config_size(config)
         verdict = framework.check(name, config, self.catalog)
-        if verdict.plugin is None:
+        if verdict.plugin is None or framework.unsafe(config):
+            # An unsafe config (one that sets config providers, say) reaches no plugin process:
+            # the plugin's own checks would configure its components from it, and their
+            # errors could quote what those providers read.
             infos = merge(config.get("connector.class", ""), verdict.configs)
         else:
             own = await self.checks.validate(verdict.plugin, config)

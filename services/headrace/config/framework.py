@@ -51,6 +51,7 @@ from headrace.core.model.connectorconfig import (
     enforce_tasks_max,
     offsets_topic,
     refuse_unhonoured,
+    refuse_unsafe,
     requested_version,
     tasks_max,
     transactions,
@@ -240,6 +241,16 @@ def _one_subscription(config: Mapping[str, str]) -> None:
         )
     if has_regex:
         check_topics_regex(config["topics.regex"])
+
+
+def unsafe(config: Mapping[str, str]) -> bool:
+    """Whether the config holds what ``refuse_unsafe`` refuses: then no plugin process is
+    asked about it."""
+    try:
+        refuse_unsafe(config)
+    except ConfigException:
+        return True
+    return False
 
 
 def _missing(key: str) -> None:

@@ -129,6 +129,11 @@ def command(
         "-Dlog4j2.configurationFile=headrace-jvm-log4j2.properties",
         "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
         *more,
+        # No config provider is made from a config by Kafka's own classes (CVE-2024-31141):
+        # a connector, converter or embedded client configured with ``config.providers`` would
+        # otherwise read the JVM's files and environment. After the operator's options: theirs
+        # cannot turn it back on.
+        "-Dorg.apache.kafka.automatic.config.providers=none",
         "-jar",
         str(host_jar()),
         "--location",

@@ -25,10 +25,12 @@ class _Checks:
 
     def __init__(self, secret_keys: tuple[str, ...]) -> None:
         self.secret_keys = secret_keys
+        self.asked: list[dict[str, str]] = []  # every config a plugin process was asked about
 
     async def validate(
         self, plugin: PluginDescriptor, config: Mapping[str, str], *, definition_only: bool = False
     ) -> ConfigInfos:
+        self.asked.append(dict(config))
         defined = (ConfigInfo(KeyInfo(k, "PASSWORD"), ValueInfo(k)) for k in self.secret_keys)
         return ConfigInfos(plugin.class_name, tuple(defined))
 

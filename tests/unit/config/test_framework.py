@@ -9,6 +9,7 @@ import pytest
 from headrace.config import framework
 from headrace.isolation.plugins import PluginCatalog, discover
 from tests.support import install_manifest
+from tests.unit.config.memory import memory_commands
 
 
 @pytest.fixture
@@ -71,3 +72,27 @@ def test_keys_headrace_does_not_honour_are_refused_with_the_reason(
     found = errors(framework.check("x", config, catalog))
     assert list(found) == ["producer.override.acks"]
     assert "idempotent, which needs acks=all" in found["producer.override.acks"][0]
+
+
+async def test_a_config_setting_config_providers_reaches_no_plugin_process() -> None:
+    """Found by the second perimeter review: with ``value.converter.config.providers`` set, a
+    validation asked the plugin's JVM, which made the converter's providers and quoted what
+    one read (the process's PATH) in the converter's error."""
+    commands = await memory_commands()
+    config = {
+        "connector.class": "gen.GenConnector",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.config.providers": "_e",
+        "value.converter.config.providers._e.class": (
+            "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+        ),
+        "value.converter.converter.encoding": "${_e:PATH}",
+    }
+    infos = await commands.validate("c", config)
+    found = {c.value.name: list(c.value.errors) for c in infos.configs if c.value.errors}
+    assert "(CVE-2024-31141)" in " ".join(found["value.converter.config.providers"])
+    assert "no config provider '_e'" in " ".join(found["value.converter.converter.encoding"])
+    assert commands.checks.asked == []  # type: ignore[attr-defined]
+    commands.checks.asked.clear()  # type: ignore[attr-defined]
+    await commands.validate("c", {"connector.class": "gen.GenConnector"})
+    assert len(commands.checks.asked) == 1  # type: ignore[attr-defined]  # a safe one is

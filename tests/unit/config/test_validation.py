@@ -147,6 +147,16 @@ def test_config_name_must_match(catalog: PluginCatalog) -> None:
         ("tasks.max.enforce", "sometimes", "'sometimes' is not true or false"),
         ("config.providers", "file", "config providers are the worker's to set"),
         ("config.providers.file.class", "x.FileConfigProvider", "(CVE-2024-31141)"),
+        # At any prefix: each component and embedded client makes its providers from its keys.
+        ("value.converter.config.providers", "_e", "(CVE-2024-31141)"),
+        (
+            "value.converter.config.providers._e.class",
+            "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+            "config providers are the worker's to set",
+        ),
+        ("source.cluster.config.providers", "f", "(CVE-2024-31141)"),
+        ("schema.history.internal.producer.config.providers.d.param.x", "y", "(CVE-2024-31141)"),
+        ("transforms.t.config.providers", "f", "(CVE-2024-31141)"),
         (
             "consumer.override.sasl.jaas.config",
             "com.sun.security.auth.module.JndiLoginModule required "

@@ -210,14 +210,22 @@ JAAS_CONFIG = "sasl.jaas.config"
 _DIRECTORY_LOGIN_MODULES = ("jndiloginmodule", "ldaploginmodule")
 
 
+def sets_config_providers(key: str) -> bool:
+    """Whether ``key`` sets config providers for whatever reads it: ``config.providers`` (and
+    its ``.<name>.class``, ``.<name>.param.*``) under any prefix, since every component and
+    embedded client configured from a prefix of the connector's keys (a converter, a
+    MirrorMaker cluster's clients, Debezium's schema history) makes its own providers from it."""
+    return f".{key}.".find(f".{CONFIG_PROVIDERS}.") >= 0
+
+
 def refuse_unsafe(config: Mapping[str, str]) -> None:
     """Refuses the inputs behind Kafka Connect's CVEs, with the reason, whatever else is
-    allowed: config providers set in a connector config (CVE-2024-31141: one could read any
-    file or variable of the worker's), and a JAAS config naming a JNDI or LDAP login module, as
-    a client override or a plugin's own key (CVE-2023-25194: it can make the worker load and
-    run remote code)."""
+    allowed: config providers set in a connector config, at any prefix (CVE-2024-31141: one
+    could read any file or variable of the worker's), and a JAAS config naming a JNDI or LDAP
+    login module, as a client override or a plugin's own key (CVE-2023-25194: it can make the
+    worker load and run remote code)."""
     for key in sorted(config):
-        if key == CONFIG_PROVIDERS or key.startswith(CONFIG_PROVIDERS + "."):
+        if sets_config_providers(key):
             raise ConfigException(
                 f"{key}: config providers are the worker's to set, never a connector's: one "
                 "set here could read any file or environment variable of the worker "

@@ -34,10 +34,12 @@ from headrace.sdk.errors import ConfigException
 PROVIDERS = ("file", "env", "dir")
 """The providers headrace has; ``HEADRACE_CONFIG_PROVIDERS`` enables some of them."""
 
-# A reference: ``${`` provider ``:`` body ``}``. A provider-like word then ``:`` with no closing
-# brace is malformed; ``${word}`` (no colon) is left alone, as Connect leaves it.
-_REFERENCE = re.compile(r"\$\{([A-Za-z][A-Za-z0-9._-]*):([^}]*)\}")
-_OPENED = re.compile(r"\$\{[A-Za-z][A-Za-z0-9._-]*:")
+# A reference, in Kafka's own grammar (``ConfigTransformer``): ``${`` provider ``:`` body ``}``,
+# the provider anything up to the first ``:`` (``${_e:PATH}`` is one, for a provider named
+# ``_e``). An opening with no closing brace is malformed; ``${word}`` (no colon) is left alone,
+# as Connect leaves it.
+_REFERENCE = re.compile(r"\$\{([^}:]*):([^}]*)\}")
+_OPENED = re.compile(r"\$\{[^}:]*:")
 
 FRAMEWORK_TYPE_KEYS = (".type", ".plugin.version")
 """Ends of the keys naming a component or its version (``transforms.<alias>.type``...): the

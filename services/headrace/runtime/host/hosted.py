@@ -36,7 +36,7 @@ from headrace.core.model.configinfo import (
     key_info,
     value_info,
 )
-from headrace.core.model.connectorconfig import enforce_tasks_max, tasks_max
+from headrace.core.model.connectorconfig import enforce_tasks_max, refuse_unsafe, tasks_max
 from headrace.core.model.structs import TopicUsed, WorkUnit
 from headrace.core.model.workerconfig import with_worker_converters
 from headrace.core.observability import log
@@ -96,11 +96,12 @@ class HostedPlugin:
 
     async def start_connector(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
         """Starts the connector with its references resolved; its task configs, with resolved
-        values put back as references. ConfigException (a reference that cannot be resolved
-        among them), UnitConflict, or the plugin's own exception (already reported as FAILED)
-        on failure."""
+        values put back as references. ConfigException (a config that sets config providers,
+        a reference that cannot be resolved among them), UnitConflict, or the plugin's own
+        exception (already reported as FAILED) on failure."""
         async with self._locks[WorkUnit.of(name)]:
             self._refuse_when_closing()
+            refuse_unsafe(config)
             resolved = self._resolve(config)
             existing = self._connectors.get(name)
             if existing is not None and not existing.failed:
@@ -172,6 +173,7 @@ class HostedPlugin:
         each key's value, errors, recommended values and visibility from its ``validate()``.
         A PASSWORD key's value is never echoed back. With components from the plugin path
         loaded here, also what configuring the config's components finds, by key."""
+        refuse_unsafe(config)  # checked by the config service too: never configured here
         with watchdog.bounded(config.get("name", "?"), "validate"):
             connector = self.connector_class()
             java_infos = getattr(connector, "java_infos", None)
@@ -236,9 +238,12 @@ class HostedPlugin:
         task_config: Mapping[str, str],
     ) -> None:
         """Starts one task and its loop, both configs resolved; its failures are reported on
-        the bus, but for a reference that cannot be resolved (ConfigException)."""
+        the bus, but for a reference that cannot be resolved or a config that sets config
+        providers (ConfigException)."""
         async with self._locks[unit]:
             self._refuse_when_closing()
+            refuse_unsafe(connector_config)
+            refuse_unsafe(task_config)
             connector_config = self._resolve(connector_config).config
             task_config = self._resolve(task_config).config
             existing = self._tasks.get(unit)

@@ -47,6 +47,10 @@ def test_references_are_read_as_connect_reads_them() -> None:
     assert [r.key for r in find("user=${env:DB_USER};pw=${env:DB_PW}")] == ["DB_USER", "DB_PW"]
     # ${name} without a provider is a topic format's or a regex group's, no reference.
     assert find("kafka_${topic}") == []
+    # A provider's name is anything Kafka takes for one: a reference to a provider of a
+    # component's own config (CVE-2024-31141) is seen as one.
+    assert find("${_e:PATH}") == [Reference("${_e:PATH}", "_e", "", "PATH")]
+    assert find("${my-vault.2:/p:k}")[0].provider == "my-vault.2"
 
 
 def test_a_value_of_references_alone_is_not_itself_secret() -> None:
@@ -71,6 +75,11 @@ def test_well_formed_allowed_references_have_no_problem() -> None:
     ("value", "message"),
     [
         ("${vault:/secret/x:key}", "no config provider 'vault'; there are file, env, dir"),
+        # Kafka's grammar: the provider is whatever comes before the first colon.
+        ("${_e:PATH}", "no config provider '_e'"),
+        ("${1:PATH}", "no config provider '1'"),
+        ("${:PATH}", "no config provider ''"),
+        ("${_e:PATH", "a reference is not closed"),
         ("${env:DB_PW", "a reference is not closed"),
         ("${env:}", "names no key"),
         (

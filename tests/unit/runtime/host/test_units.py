@@ -260,6 +260,33 @@ async def test_nothing_starts_once_the_host_shuts_down() -> None:
         await host.start_connector("d", {})
 
 
+async def test_a_config_that_sets_config_providers_is_refused_before_any_plugin_code() -> None:
+    """The config service refuses it first; a plugin process refuses it too, before any of
+    the plugin's code (or a component's) is configured with it."""
+    started: list[Mapping[str, str]] = []
+
+    class Counted(Connector):
+        async def start(self, config: Mapping[str, str]) -> None:
+            started.append(config)
+            await super().start(config)
+
+    descriptor = PluginDescriptor("x.Connector", "1.0.0", "source", "m", "a", Path("."))
+    host = HostedPlugin(descriptor, Counted, Settings(bootstrap_servers="unused:1"), 1.0)
+    unsafe = {"value.converter.config.providers": "_e", "count": "1"}
+    for call in (
+        lambda: host.start_connector("c", unsafe),
+        lambda: host.start_task(WorkUnit("c", 0), unsafe, {}),
+        lambda: host.start_task(WorkUnit("c", 0), {}, unsafe),
+    ):
+        with pytest.raises(ConfigException, match="CVE-2024-31141"):
+            await call()
+    with pytest.raises(ConfigException, match=r"value\.converter\.config\.providers"):
+        host.validate(unsafe)
+    assert started == []
+    await host.start_connector("c", {"count": "1"})
+    assert started == [{"count": "1"}]  # a safe one starts
+
+
 class EveryRecordOnce(Connector):
     def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
         return ExactlyOnceSupport.SUPPORTED
