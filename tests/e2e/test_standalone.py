@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import pyarrow.dataset as ds
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
@@ -330,6 +331,37 @@ def test_a_connector_file_that_is_refused_stops_the_start_naming_it(
     assert done.returncode == 2
     assert "headrace standalone: error: odd.properties: the config of 'odd'" in done.stderr
     assert "connector.class: no plugin named 'NoSuchThing'" in done.stderr
+
+
+def test_the_rest_api_listens_on_this_machine_unless_an_address_is_named_with_auth(
+    standalone: Standalone,
+) -> None:
+    """Found by the second perimeter review: with no ``listeners``, as Kafka's quickstart file
+    has none, standalone mode served its REST API on every interface with no auth, so anyone on
+    the network could create connectors on the user's machine."""
+    folder = standalone.folder
+    worker = (folder / "connect-standalone.properties").read_text()
+    unnamed = worker.replace(f"listeners=http://127.0.0.1:{standalone.rest_port}", "")
+    (folder / "connect-standalone.properties").write_text(
+        unnamed + f"listeners=http://0.0.0.0:{standalone.rest_port}\n"
+    )
+    done = standalone.run_to_exit(timeout=60)
+    assert done.returncode == 2
+    assert "connect-standalone.properties: listeners:" in done.stderr
+    assert "with auth off" in done.stderr and "HEADRACE_REST_OPEN=true" in done.stderr
+    # Without an address (Connect's older keys name only the port here), this machine only.
+    (folder / "connect-standalone.properties").write_text(
+        unnamed + f"rest.port={standalone.rest_port}\n"
+    )
+    standalone.args = ("connect-standalone.properties",)
+    standalone.start()
+    assert standalone.process is not None
+    listening = {
+        c.laddr
+        for c in psutil.Process(standalone.process.pid).net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr.port == standalone.rest_port
+    }
+    assert {address.ip for address in listening} == {"127.0.0.1"}
 
 
 def test_the_rest_api_drives_a_standalone_worker_as_connect_answers(

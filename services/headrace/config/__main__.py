@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from headrace.config.console import session
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.service import SERVICE_NAMES, ConfigParts, cluster_id
 from headrace.config.store import ConfigStore
@@ -81,6 +82,11 @@ def main() -> None:
     except ValueError as exc:
         parser.error(str(exc))
     security = security_or_exit(parser, settings)
+    refused = session.open_refusal(
+        args.rest_address, security.policy is not None, settings.rest_open == "true"
+    )
+    if refused is not None:
+        parser.error(f"--rest-address: {refused}")
     log.configure("config")
     runner.run(
         lambda: metrics.exposed(

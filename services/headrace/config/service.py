@@ -162,7 +162,9 @@ class ConfigParts:
             return info
 
         api = ConnectApi(self.commands, server_info)
-        site = session.Site.of(rest_address, self.settings.console_origins)
+        site = session.Site.of(
+            rest_address, self.settings.console_origins, self.settings.rest_hosts
+        )
         served = app(api, security.policy, site)
         served.add_routes(migration_api.routes(self.migrations))
         self.console.policy = security.policy

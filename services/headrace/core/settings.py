@@ -40,6 +40,9 @@
 | KAFKA_PLUGIN_SECURITY_PROTOCOL, _SASL_*, _SSL_* | the worker's | plugin processes' Kafka login |
 | HEADRACE_CONSOLE_ORIGINS | empty: none | where browsers reach the REST API and console besides |
 | | | its own address (a proxy's), as ``https://name[:port]`` by ``,`` |
+| HEADRACE_REST_HOSTS | empty: none | DNS names the REST API is served under besides this |
+| | | machine's own (``localhost``, its host name), by ``,`` |
+| HEADRACE_REST_OPEN | false | ``true``: serve the REST API on a network address with no auth |
 | HEADRACE_PLUGIN_SANDBOX | auto | ``auto``, ``required`` or ``off``: confine plugins' files |
 
 The security ones are read and checked by ``headrace.core.security.tls`` and
@@ -315,6 +318,16 @@ class Settings:
     console_origins: tuple[str, ...] = field(
         default_factory=lambda: _names(os.environ.get("HEADRACE_CONSOLE_ORIGINS", ""))
     )
+    # The DNS names the REST API answers under besides this machine's own: a request naming
+    # another is refused, wherever the API listens (DNS rebinding; ``Site``).
+    rest_hosts: tuple[str, ...] = field(
+        default_factory=lambda: _names(os.environ.get("HEADRACE_REST_HOSTS", ""))
+    )
+    # Whether the REST API may listen on a network address with auth off: it refuses to,
+    # unless the operator says so here.
+    rest_open: str = field(
+        default_factory=lambda: os.environ.get("HEADRACE_REST_OPEN", "false").strip().lower()
+    )
 
     @property
     def exactly_once_source(self) -> bool:
@@ -336,6 +349,8 @@ class Settings:
         object.__setattr__(
             self, "console_origins", tuple(origin(given) for given in self.console_origins)
         )
+        if self.rest_open not in ("true", "false"):
+            raise ValueError(f"HEADRACE_REST_OPEN: {self.rest_open!r} is not true or false")
         if not self.client_override_policy:
             policy = self.worker_config.get(clientconfig.POLICY, "None")
             object.__setattr__(self, "client_override_policy", policy)
@@ -404,6 +419,8 @@ class Settings:
             "HEADRACE_PLUGIN_SANDBOX": self.plugin_sandbox,
             "HEADRACE_PLUGIN_SPARE": self.plugin_spare,
             "HEADRACE_CONSOLE_ORIGINS": ",".join(self.console_origins),
+            "HEADRACE_REST_HOSTS": ",".join(self.rest_hosts),
+            "HEADRACE_REST_OPEN": self.rest_open,
             **{
                 PLUGIN_KAFKA_PREFIX + name.removeprefix("KAFKA_"): value
                 for name, value in (

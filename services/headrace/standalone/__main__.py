@@ -18,6 +18,7 @@ from typing import Any
 
 import immutables
 
+from headrace.config.console import session
 from headrace.core import runner
 from headrace.core.model.clientconfig import override_policy
 from headrace.core.observability import log
@@ -77,11 +78,16 @@ def main() -> None:
     # config part's checks among them): it holds this worker's, as its plugin processes' does.
     os.environ.update(settings.to_env())
     security = security_or_exit(parser, settings)
+    rest_address = f"{worker.rest_host}:{worker.rest_port}"
+    refused = session.open_refusal(
+        rest_address, security.policy is not None, settings.rest_open == "true"
+    )
+    if refused is not None:
+        parser.exit(2, f"{PROG}: error: {args.worker}: listeners: {refused}\n")
     log.configure("standalone")
     for entry in worker.plugin_path:
         if not entry.exists():  # as Connect: said, and the rest of the plugin path is used
             log.get().warning("plugin_path_entry_missing", entry=str(entry), file=str(args.worker))
-    rest_address = f"{worker.rest_host}:{worker.rest_port}"
     runner.run(
         lambda: serve(
             settings,

@@ -10,8 +10,9 @@ The worker file's keys:
 | ``offset.storage.file.filename`` | required | the file that keeps source offsets |
 | ``offset.flush.interval.ms`` | 60000 | how often source offsets are stored, at most |
 | ``plugin.path`` | none | where plugins are, comma-separated |
-| ``listeners`` | ``http://:8083`` | the REST API's address (``rest.host.name`` and ``rest.port`` |
-| | | as Connect's older releases took it) |
+| ``listeners`` | ``http://127.0.0.1:8083`` | the REST API's address (``rest.host.name`` and |
+| | | ``rest.port`` as Connect's older releases took it); loopback |
+| | | when it names no host: another address needs auth on |
 | ``exactly.once.source.support`` | disabled | ``enabled``: sources write in transactions, and |
 | | | their offsets reach the file in two phases (``OffsetStore``) |
 | the rest | | as a distributed worker's config file (``headrace.core.model.workerconfig``) |
@@ -39,7 +40,10 @@ OFFSETS_FILE = "offset.storage.file.filename"
 FLUSH_INTERVAL = "offset.flush.interval.ms"
 DEFAULT_FLUSH_INTERVAL_MS = 60_000
 DEFAULT_PORT = 8083
-EVERY_INTERFACE = "0.0.0.0"  # a listener without a host, as Connect binds it
+# A listener that names no host: this machine only. (Connect binds every interface, with its
+# REST API open; headrace serves beyond this machine only where the worker file names an
+# address, and then with auth on unless HEADRACE_REST_OPEN says otherwise.)
+UNNAMED_HOST = "127.0.0.1"
 INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 
 _DISTRIBUTED_ONLY = (
@@ -131,7 +135,7 @@ def worker_from(props: Mapping[str, str], where: str, cwd: Path) -> StandaloneWo
 
 def _rest_address(rest: dict[str, str], where: str) -> tuple[str, int]:
     """The REST API's host and port: the first of ``listeners``, else ``rest.host.name`` and
-    ``rest.port`` (removed from Connect in 4.0, still in older files), else all hosts, 8083."""
+    ``rest.port`` (removed from Connect in 4.0, still in older files), else 127.0.0.1:8083."""
     listeners = rest.pop("listeners", "").strip()
     host_name = rest.pop("rest.host.name", "").strip()
     raw_port = rest.pop("rest.port", "").strip()
@@ -154,10 +158,10 @@ def _rest_address(rest: dict[str, str], where: str) -> tuple[str, int]:
             raise StandaloneConfigError(
                 f"{where}: listeners: {first!r} has no valid port"
             ) from None
-        return url.hostname or EVERY_INTERFACE, port
+        return url.hostname or UNNAMED_HOST, port
     if raw_port and not (raw_port.isdecimal() and 0 < int(raw_port) < 65536):
         raise StandaloneConfigError(f"{where}: rest.port: {raw_port!r} is not a port")
-    return host_name or EVERY_INTERFACE, int(raw_port) if raw_port else DEFAULT_PORT
+    return host_name or UNNAMED_HOST, int(raw_port) if raw_port else DEFAULT_PORT
 
 
 def read_connector(path: Path) -> ConnectorFile:

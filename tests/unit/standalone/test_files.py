@@ -39,7 +39,8 @@ def test_the_quickstart_worker_file_is_taken_as_connect_takes_it(tmp_path: Path)
     assert worker.offsets_file == Path("/tmp/connect.offsets")
     assert worker.offset_flush_interval_ms == 10_000
     assert worker.plugin_path == (tmp_path / "libs/connect-file-4.1.0.jar",)
-    assert (worker.rest_host, worker.rest_port) == ("0.0.0.0", 8083)
+    # This machine only: Connect binds every interface, open; an address is named to serve on.
+    assert (worker.rest_host, worker.rest_port) == ("127.0.0.1", 8083)
     assert worker.worker_config == {
         "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -67,7 +68,8 @@ def test_a_mode_that_does_not_exist_is_refused_naming_it() -> None:
     ("lines", "address"),
     [
         ("listeners=http://localhost:18083", ("localhost", 18083)),
-        ("listeners=http://:9000,http://other:9001", ("0.0.0.0", 9000)),
+        ("listeners=http://:9000,http://other:9001", ("127.0.0.1", 9000)),
+        ("listeners=http://0.0.0.0:9000", ("0.0.0.0", 9000)),
         ("rest.host.name=127.0.0.1\nrest.port=8084", ("127.0.0.1", 8084)),
     ],
 )

@@ -15,8 +15,7 @@ A browser sends other credentials by itself too: a client certificate, under mTL
 all is needed with auth off (a page on the web posting to a service on the operator's own
 machine). So the REST API refuses every change a browser says comes from another site's page
 (:meth:`Site.cross_site`), whatever it carries, and a JSON body sent as a form's content type;
-and, listening on a loopback address, every request naming a host that is not this machine
-(:meth:`Site.host_refusal`).
+and every request naming a host the API is not served under (:meth:`Site.host_refusal`).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -80,6 +80,20 @@ def csrf_refusal(request: web.Request, given: Credential) -> str | None:
 LOOPBACK_NAMES = ("localhost",)
 
 
+def _name(host: str) -> str:
+    """A host name or address as compared: lower case, without brackets or a final dot."""
+    return host.strip().strip("[]").lower().rstrip(".")
+
+
+def _address(name: str) -> bool:
+    """Whether ``name`` is an IP address rather than a DNS name."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
 def _loopback(host: str) -> bool:
     """Whether ``host`` (a name or an address, IPv6 with or without brackets) can only mean
     this machine: ``localhost`` and its subdomains (which browsers never ask DNS for), or a
@@ -93,44 +107,59 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def open_refusal(rest_addr: str, has_auth: bool, open_allowed: bool) -> str | None:
+    """Why the REST API may not listen on ``rest_addr`` (``host:port``): on a network address,
+    with auth off, unless the operator said it may (``HEADRACE_REST_OPEN``). None when it may."""
+    listened, _port = split_address(rest_addr)
+    if has_auth or open_allowed or _loopback(listened):
+        return None
+    return (
+        f"the REST API would listen on {rest_addr}, beyond this machine, with auth off: "
+        "anyone who reaches it could create connectors. Turn auth on (HEADRACE_AUTH_TOKENS, "
+        "docs/operations/security.md), listen on a loopback address, or say it is meant to be "
+        "open with HEADRACE_REST_OPEN=true"
+    )
+
+
 @dataclass(frozen=True)
 class Site:
     """Where browsers reach the REST API and the console.
 
     ``origins``: pages besides the API's own address that may make changes (a proxy's public
-    address, ``HEADRACE_CONSOLE_ORIGINS``). ``hosts``: when the API listens on a loopback
-    address only, the host names a request may name: a page whose name an attacker's DNS
-    points at 127.0.0.1 afterwards (DNS rebinding) is then its own origin, and only its
-    ``Host`` tells it apart. None: any, as for an API listening on a network address, which
-    cannot know its names."""
+    address, ``HEADRACE_CONSOLE_ORIGINS``). ``hosts``: the names a request may name in its
+    ``Host`` besides this machine's own (``localhost``, its host name) and any address written
+    as one: a page whose name an attacker's DNS points at the API afterwards (DNS rebinding) is
+    its own origin, and only its ``Host`` tells it apart, whatever address the API listens on.
+    None: any name (only for a ``Site()`` made without an address, in tests of other checks)."""
 
     origins: frozenset[str] = frozenset()
     hosts: frozenset[str] | None = None
 
     @classmethod
-    def of(cls, rest_addr: str, origins: Iterable[str] = ()) -> Site:
+    def of(cls, rest_addr: str, origins: Iterable[str] = (), hosts: Iterable[str] = ()) -> Site:
         """The site of an API listening on ``rest_addr`` (``host:port``) with the extra
-        ``origins`` (as ``Settings.console_origins`` writes them)."""
+        ``origins`` (as ``Settings.console_origins`` writes them) and the names it is served
+        under (``Settings.rest_hosts``)."""
         listened, _port = split_address(rest_addr)
         named = frozenset(origins)
-        if not _loopback(listened):
-            return cls(named)
-        return cls(named, frozenset(urlsplit(given).hostname or "" for given in named))
+        served = {_name(h) for h in hosts} | {urlsplit(given).hostname or "" for given in named}
+        served |= {_name(listened), _name(socket.gethostname())}
+        return cls(named, frozenset(served - {""}))
 
     def host_refusal(self, request: web.Request) -> str | None:
         """Why a request naming another host than this site's is refused; None for any other.
-        A request without a ``Host`` (HTTP/1.0, no browser sends one) names none."""
+        A request without a ``Host`` (HTTP/1.0, no browser sends one) names none, and one that
+        names an address names no DNS name an attacker could point elsewhere."""
         given = request.headers.get("Host")
         if self.hosts is None or not given:
             return None
-        name = urlsplit(f"//{given}").hostname or ""
-        if _loopback(name) or name in self.hosts:
+        name = _name(urlsplit(f"//{given}").hostname or "")
+        if _loopback(name) or _address(name) or name in self.hosts:
             return None
         return (
-            f"Host {given}: this API listens on a loopback address and answers requests for "
-            "localhost or a loopback address only (a page on another name may have had its "
-            "DNS point here); to reach it by that name, add its origin to "
-            "HEADRACE_CONSOLE_ORIGINS"
+            f"Host {given}: this API answers requests for this machine's names and addresses and "
+            "the names in HEADRACE_REST_HOSTS only (a page on another name may have had its DNS "
+            "point here); to reach it by that name, add it to HEADRACE_REST_HOSTS"
         )
 
     def cross_site(self, request: web.Request) -> bool:

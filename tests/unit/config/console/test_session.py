@@ -63,6 +63,32 @@ def test_the_names_of_this_machine_are_loopback_whatever_their_spelling() -> Non
     for host in ("localhost.example", "127.0.0.1.nip.io:8083", "evil.example"):
         refusal = site.host_refusal(make_mocked_request("GET", "/", headers={"Host": host}))
         assert refusal is not None and host in refusal
-    anywhere = session.Site.of("0.0.0.0:8083")
-    request = make_mocked_request("GET", "/", headers={"Host": "connect.internal:8083"})
-    assert anywhere.hosts is None and anywhere.host_refusal(request) is None
+
+
+def test_an_api_on_every_interface_answers_only_the_names_it_is_served_under() -> None:
+    """Found by the second perimeter review: listening on 0.0.0.0 (as the compose file and the
+    Kubernetes manifests run it, with auth off), the API answered a request naming any host,
+    so a page whose DNS an attacker pointed at it afterwards could use it as its own origin."""
+
+    def refusal(site: session.Site, host: str) -> str | None:
+        return site.host_refusal(make_mocked_request("GET", "/", headers={"Host": host}))
+
+    anywhere = session.Site.of("0.0.0.0:8083", hosts=("Connect.Internal.",))
+    for served in ("connect.internal:8083", "localhost:8083", "10.1.2.3:8083", "[fd00::5]:8083"):
+        assert refusal(anywhere, served) is None
+    for rebound in ("evil.example", "config:8083", "10.1.2.3.nip.io"):
+        said = refusal(anywhere, rebound)
+        assert said is not None and "HEADRACE_REST_HOSTS" in said
+    origins = session.Site.of("0.0.0.0:8083", ("https://console.example.com",))
+    assert refusal(origins, "console.example.com") is None
+    assert refusal(session.Site.of("10.0.0.7:8083"), "config") is not None
+
+
+def test_a_network_listener_with_auth_off_is_refused_unless_said_to_be_open() -> None:
+    refused = session.open_refusal("0.0.0.0:8083", has_auth=False, open_allowed=False)
+    assert refused is not None and "HEADRACE_REST_OPEN=true" in refused
+    assert "HEADRACE_AUTH_TOKENS" in refused
+    assert session.open_refusal("0.0.0.0:8083", has_auth=True, open_allowed=False) is None
+    assert session.open_refusal("0.0.0.0:8083", has_auth=False, open_allowed=True) is None
+    for loopback in ("127.0.0.1:8083", "localhost:8083", "[::1]:8083"):
+        assert session.open_refusal(loopback, has_auth=False, open_allowed=False) is None
