@@ -201,15 +201,26 @@ def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     entry = tmp_path_factory.mktemp("java-plugins")
     for version in CONNECT_FILE_VERSIONS:
         jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
+    shutil.copy(built_jar(JAVA_TEST_CONNECTOR, "recording-source-1.0.0.jar"), entry)
+    return entry
+
+
+@pytest.fixture(scope="session")
+def java_prying_jar() -> Path:
+    """The hostile Java connector's jar (``tests/java/prying``), built here."""
+    return built_jar(JAVA_TEST_CONNECTOR.parent / "prying", "prying-source-1.0.0.jar")
+
+
+def built_jar(project: Path, jar: str) -> Path:
+    """A test connector's jar, built with Maven from its project folder."""
     built = subprocess.run(
-        ["mvn", "-q", "-B", "-f", str(JAVA_TEST_CONNECTOR / "pom.xml"), "package"],
+        ["mvn", "-q", "-B", "-f", str(project / "pom.xml"), "package"],
         capture_output=True,
         text=True,
         check=False,
     )
     assert built.returncode == 0, built.stdout + built.stderr
-    shutil.copy(JAVA_TEST_CONNECTOR / "target" / "recording-source-1.0.0.jar", entry)
-    return entry
+    return project / "target" / jar
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 from pathlib import Path
 
 import grpc
@@ -316,3 +317,26 @@ async def test_a_plugin_jvm_makes_no_config_provider_from_a_config(
     said = str(answer)
     assert "${_e:HOSTILE_PROBE}" in said  # the value comes back as written, unresolved
     assert probe not in said
+
+
+def test_a_plugin_scan_runs_confined_with_none_of_the_services_credentials(
+    java_prying_jar: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the second perimeter review: the JVM scan, which makes an instance of every
+    connector class it finds, ran unconfined with the scanning service's whole environment
+    (the config service's, every worker's, ``plugins install``'s). A hostile connector made at
+    scan time read the tokens file its variable named and left it beside its jar."""
+    token = secrets.token_hex(16)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"admin {token}\n")
+    monkeypatch.setenv("HEADRACE_AUTH_TOKENS", str(tokens))
+    monkeypatch.setenv("HEADRACE_PLUGIN_SANDBOX", "required")  # never skipped for no Landlock
+    entry = tmp_path / "plugins"
+    entry.mkdir()
+    shutil.copy(java_prying_jar, entry)
+    catalog = discover([entry], tmp_path / "scans")
+    assert not catalog.broken, catalog.broken
+    assert [p.class_name for p in catalog.plugins] == ["headrace.testing.PryingSourceConnector"]
+    pried = entry / "pried.txt"
+    assert not pried.exists(), pried.read_text()[:2000]
+    assert [p.name for p in (tmp_path / "scans").iterdir() if p.name.startswith(".")] == []

@@ -25,12 +25,13 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import project_home
+from headrace.isolation import confined, sandbox
 
 HOST_JAR = Path("deploy") / "jvm" / "host" / "target" / "headrace-jvm-host.jar"
 """Where ``make`` builds the JVM host, under the project's home."""
@@ -209,13 +210,24 @@ def scan(location: Path, cache: Path) -> Scan:
 
 
 def _run_scan(location: Path, cache: Path) -> list[Scanned]:
-    """(type, class, version) of each plugin the location holds, scanned by the JVM."""
+    """(type, class, version) of each plugin the location holds, scanned by the JVM.
+
+    Connect's scanner makes an instance of every plugin class it finds: third-party code, run
+    here as it would be in a plugin process, confined to the location, the Java installation
+    and a temporary folder of its own (removed after), in a fresh environment without the
+    service's credentials (``isolation.confined``)."""
     cache.mkdir(parents=True, exist_ok=True)
-    temp = cache / ".tmp"
-    temp.mkdir(exist_ok=True)
-    done = _run(
-        command(location, SCAN_HEAP, temp, "--scan"), SCAN_TIMEOUT_S, f"{location}: the JVM scan"
-    )
+    temp = Path(tempfile.mkdtemp(prefix=".scan-", dir=cache))
+    try:
+        scanning = confined.command(
+            command(location, SCAN_HEAP, temp, "--scan"),
+            run=[java_home()],
+            read=[location, *readable()],
+            write=[temp],
+        )
+        done = _run(scanning, SCAN_TIMEOUT_S, f"{location}: the JVM scan", scan_env(os.environ))
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise PluginError(f"{location}: the JVM scan failed ({done.returncode}): {reason}")
@@ -232,10 +244,25 @@ def _run_scan(location: Path, cache: Path) -> list[Scanned]:
     return found
 
 
-def _run(args: list[str], timeout_s: float, what: str) -> subprocess.CompletedProcess[str]:
+def scan_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a scan: what a plugin process takes of its owner's, and the sandbox's
+    mode; none of the service's settings or credentials."""
+    return {**sandbox.passed_env(environ), **_mode(environ)}
+
+
+def _mode(environ: Mapping[str, str]) -> dict[str, str]:
+    mode = environ.get(confined.MODE_ENV)
+    return {} if mode is None else {confined.MODE_ENV: mode}
+
+
+def _run(
+    args: list[str], timeout_s: float, what: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Runs a command to its end, its output kept; PluginError if it takes over ``timeout_s``."""
     try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, check=False)
+        return subprocess.run(
+            args, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
+        )
     except subprocess.TimeoutExpired as exc:
         raise PluginError(f"{what} took over {timeout_s:.0f}s") from exc
 

@@ -21,7 +21,7 @@ import errno
 import os
 import site
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,6 +172,52 @@ _SYSTEM_READ = (
 _SYSTEM_WRITE = ("/dev/null", "/dev/zero", "/dev/shm")
 
 
+def system_paths(
+    run: Iterable[Path] = (), read: Iterable[Path] = (), write: Iterable[Path] = ()
+) -> Allowed:
+    """What any confined process needs of the system (its libraries, certificates, name
+    resolution, its own ``/proc`` entry, never another's), and ``run``, ``read`` and
+    ``write`` besides."""
+    return Allowed(
+        run=(*(Path(p) for p in _SYSTEM_RUN), *run),
+        read=(*(Path(p) for p in _SYSTEM_READ), Path(f"/proc/{os.getpid()}"), *read),
+        write=(*(Path(p) for p in _SYSTEM_WRITE), *write),
+    )
+
+
+# What a process that runs third-party code takes of its owner's environment, besides what is
+# made for it: what Python, Java, locales and TLS libraries read, never a credential.
+PASSED_ENV = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "VIRTUAL_ENV",
+        "JAVA_HOME",
+        "PYTHONPATH",
+        "PYTHONHASHSEED",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "PROMETHEUS_MULTIPROC_DIR",
+        "HEADRACE_JVM_HEAP",  # a Java plugin's JVM's heap (headrace.runtime.host.jvm)
+        "HEADRACE_JVM_OPTS",  # and more of its options
+        "HEADRACE_JVM_HOST",  # and its jar, where it is not in a checkout (the image)
+    }
+)
+
+
+def passed_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """What ``PASSED_ENV`` names of ``environ``, and its locale's ``LC_*``."""
+    return {k: v for k, v in environ.items() if k in PASSED_ENV or k.startswith("LC_")}
+
+
 def plugin_paths(
     settings: Settings, plugin_folders: Iterable[Path], writable: Iterable[Path]
 ) -> Allowed:
@@ -195,16 +241,14 @@ def plugin_paths(
         *(str(p or "") for p in (kafka.ssl_cafile, kafka.ssl_certfile, kafka.ssl_keyfile)),
         str(kafka.sasl_password_file or ""),
     ]
-    return Allowed(
-        run=(*(Path(p) for p in _SYSTEM_RUN), *sorted(python)),
+    return system_paths(
+        run=sorted(python),
         read=(
-            *(Path(p) for p in _SYSTEM_READ),
-            Path(f"/proc/{os.getpid()}"),
             *plugin_folders,
             *settings.plugin_path,
             settings.var_dir / "plugin-envs",
             *settings.config_provider_paths,
             *(Path(f) for f in files if f),
         ),
-        write=(*(Path(p) for p in _SYSTEM_WRITE), *settings.file_roots, *writable),
+        write=(*settings.file_roots, *writable),
     )

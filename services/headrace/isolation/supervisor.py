@@ -37,6 +37,7 @@ from headrace.core.observability import log
 from headrace.core.rpc import CHILD_GRPC_OPTIONS, MAX_SOCKET_PATH
 from headrace.core.runner import cancel
 from headrace.core.settings import Settings
+from headrace.isolation import sandbox
 from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
 from headrace.isolation.pluginenv import site_for
 from headrace.isolation.plugins import PluginDescriptor
@@ -88,49 +89,22 @@ def prepare_environments(plugin: PluginDescriptor, settings: Settings) -> list[P
     return [site for site in sites if site is not None]
 
 
-# What a plugin process takes of its owner's environment, besides the settings made for it:
-# what Python, locales and TLS libraries read, never a credential.
-_PASSED = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TMPDIR",
-        "VIRTUAL_ENV",
-        "JAVA_HOME",
-        "PYTHONPATH",
-        "PYTHONHASHSEED",
-        "PYTHONUNBUFFERED",
-        "PYTHONDONTWRITEBYTECODE",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "PROMETHEUS_MULTIPROC_DIR",
-        "HEADRACE_JVM_HEAP",  # a Java plugin's JVM's heap (headrace.runtime.host.jvm)
-        "HEADRACE_JVM_OPTS",  # and more of its options
-        "HEADRACE_JVM_HOST",  # and its jar, where it is not in a checkout (the image)
-    }
-)
-
-
 def host_env(
     settings: Settings, worker_id: str, environ: Mapping[str, str] = os.environ
 ) -> dict[str, str]:
-    """The environment of a plugin process, made afresh, not inherited: what ``_PASSED``
-    names of its owner's (and ``LC_*``), the variables the ``env`` config provider may read,
-    and the settings made for plugins (``Settings.for_plugins``: the executor's address, the
-    file roots, and as credentials only the data plane's). The owner's token, tokens file,
-    private key and Kafka login stay with it."""
+    """The environment of a plugin process, made afresh, not inherited: what
+    ``sandbox.PASSED_ENV`` names of its owner's (and ``LC_*``), the variables the ``env``
+    config provider may read, and the settings made for plugins (``Settings.for_plugins``: the
+    executor's address, the file roots, and as credentials only the data plane's). The
+    owner's token, tokens file, private key and Kafka login stay with it."""
     pattern = re.compile(settings.config_provider_env_pattern or "(?!)")
-    kept = {
-        name: value
-        for name, value in environ.items()
-        if name in _PASSED or name.startswith("LC_") or pattern.fullmatch(name)
+    provided = {name: value for name, value in environ.items() if pattern.fullmatch(name)}
+    return {
+        **sandbox.passed_env(environ),
+        **provided,
+        **settings.for_plugins().to_env(),
+        "HEADRACE_WORKER_ID": worker_id,
     }
-    return {**kept, **settings.for_plugins().to_env(), "HEADRACE_WORKER_ID": worker_id}
 
 
 _STARTED = itertools.count(1)  # the processes made in this process, numbered
