@@ -190,6 +190,42 @@ def test_a_java_connectors_config_hides_only_what_its_definitions_call_secret(
         assert rest("DELETE", "/connectors/java-hidden")[0] == 204
 
 
+def test_an_embedded_client_s_password_is_hidden_whatever_its_prefix(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Found by the second perimeter review (reproduced): Debezium's schema history client's
+    ``sasl.jaas.config`` and MirrorMaker's cluster passwords came back in clear: only the
+    ``*.override.*`` client keys were hidden."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    passwords = {
+        "schema.history.internal.producer.sasl.jaas.config": (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+            'password="jaas-pw-d1f7";'
+        ),
+        "source.cluster.ssl.keystore.password": "keystore-pw-9a2c",
+        "target.cluster.ssl.truststore.password": "truststore-pw-5b8e",
+    }
+    config = {
+        "connector.class": JAVA_RECORDING,
+        "path": str(tmp_path / "clients"),
+        **passwords,
+        "source.cluster.bootstrap.servers": "elsewhere:9092",
+    }
+    status, answer = rest("PUT", f"/connector-plugins/{JAVA_RECORDING}/config/validate", config)
+    assert status == 200
+    created = {"name": "java-clients", "config": config, "initial_state": "STOPPED"}
+    assert rest("POST", "/connectors", created)[0] == 201
+    try:
+        status, shown = rest("GET", "/connectors/java-clients/config")
+        assert status == 200
+        assert {k: shown[k] for k in passwords} == dict.fromkeys(passwords, "[hidden]")
+        assert shown["source.cluster.bootstrap.servers"] == "elsewhere:9092"
+        said = json.dumps([answer, shown, rest("GET", "/connectors/java-clients")[1]])
+        assert [k for k, v in passwords.items() if v in said or "pw-" in said] == []
+    finally:
+        assert rest("DELETE", "/connectors/java-clients")[0] == 204
+
+
 def test_a_java_source_killed_mid_stream_writes_each_record_exactly_once(
     stack: Stack, tmp_path: Path
 ) -> None:

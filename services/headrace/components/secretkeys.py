@@ -14,11 +14,11 @@ as are keys under ``transforms.`` or ``predicates.`` that belong to no listed al
 value too many is the safe side. The keys the framework reads to choose what runs (``type``,
 ``predicate``, ``negate``, the version) are never secret.
 
-Client overrides: the Kafka clients type some of their keys PASSWORD (``sasl.jaas.config``,
-the TLS stores' passwords and inline keys); under ``producer.override.``, ``consumer.override.``
-and ``admin.override.`` they are secret too. headrace refuses those overrides
-(``headrace.core.model.connectorconfig.refuse_overrides``), so none is stored, but a validation
-answer names them with their values.
+Kafka clients: they type some of their keys PASSWORD (``sasl.jaas.config``, the TLS stores'
+passwords and inline keys), and a connector config carries them under many prefixes: client
+overrides (``producer.override.``...), and the clients connectors embed and configure from
+their own keys (Debezium's ``schema.history.internal.producer.``, MirrorMaker's
+``source.cluster.``, ``target.cluster.``...). Such a key is secret whatever its prefix.
 
 ``definition`` reads a component's definition where its class can be loaded: in a plugin
 process, the versions it loaded from the plugin path, else the built-ins (all the config service
@@ -42,7 +42,6 @@ from headrace.components.transforms.chain import (
 )
 from headrace.components.transforms.registry import new_predicate, new_transform
 from headrace.components.versions import BUILTINS, VERSION_SUFFIX, Named
-from headrace.core.model.clientconfig import OVERRIDE_PREFIXES as CLIENT_OVERRIDES
 from headrace.core.model.configinfo import ConfigInfos
 from headrace.sdk.config import ConfigDef, Type
 
@@ -76,12 +75,16 @@ def secret_keys(config: Mapping[str, str], password_keys: PasswordKeys) -> froze
         secret = password_keys(use) if use is not None else None
         found.update(prefix + k for k in own if secret is None or k in secret)
     found.update(unclaimed_keys(config))
-    found.update(
-        k
-        for k in config
-        if k.startswith(CLIENT_OVERRIDES) and k.split(".override.", 1)[1] in CLIENT_PASSWORD_KEYS
-    )
+    found.update(k for k in config if is_client_password(k))
     return frozenset(found)
+
+
+def is_client_password(key: str) -> bool:
+    """Whether ``key`` is a Kafka client's PASSWORD key under any prefix: a client override's
+    (``producer.override.sasl.jaas.config``), an embedded client's (Debezium's
+    ``schema.history.internal.producer.sasl.jaas.config``, MirrorMaker's
+    ``source.cluster.ssl.keystore.password``), or a connector's own."""
+    return any(key == k or key.endswith("." + k) for k in CLIENT_PASSWORD_KEYS)
 
 
 def _components(config: Mapping[str, str]) -> Iterator[tuple[Named | None, str, set[str]]]:

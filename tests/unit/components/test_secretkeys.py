@@ -122,6 +122,31 @@ def test_the_client_overrides_password_keys_are_secret() -> None:
     }
 
 
+def test_a_client_password_key_is_secret_under_any_prefix() -> None:
+    """Found by the second perimeter review: the passwords of the clients connectors embed
+    (Debezium's schema history, MirrorMaker's clusters) were answered in clear."""
+    config = {
+        "schema.history.internal.producer.sasl.jaas.config": 'Plain password="a";',
+        "schema.history.internal.consumer.ssl.truststore.password": "b",
+        "source.cluster.ssl.keystore.password": "c",
+        "target.cluster.sasl.jaas.config": 'Plain password="d";',
+        "sasl.jaas.config": 'Plain password="e";',
+        "ssl.key.password": "f",
+        "source.cluster.ssl.keystore.location": "/etc/ks.jks",
+        "source.cluster.bootstrap.servers": "a:9092",
+        "my.ssl.key.passwords": "not a client key",
+        "jaas.config": "not one either",
+    }
+    assert secret_keys(config, known) == {
+        "schema.history.internal.producer.sasl.jaas.config",
+        "schema.history.internal.consumer.ssl.truststore.password",
+        "source.cluster.ssl.keystore.password",
+        "target.cluster.sasl.jaas.config",
+        "sasl.jaas.config",
+        "ssl.key.password",
+    }
+
+
 def test_builtin_definitions_are_read_here_and_unknown_names_have_none() -> None:
     masking = definition("transformation", "MaskField$Value")
     assert masking is not None and "fields" in masking.keys
