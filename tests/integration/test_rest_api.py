@@ -17,6 +17,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from headrace.config.commands import Commands
 from headrace.config.rest import ConnectApi, app
+from headrace.core.observability import log
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.kafka import free_port
@@ -242,6 +243,25 @@ def test_log_levels_change_at_run_time(rest: Rest) -> None:
     status, level = rest("GET", "/admin/loggers/aiokafka.conn")
     assert status == 200 and level["level"] == "DEBUG" and level["last_modified"]
     assert rest("PUT", "/admin/loggers/aiokafka.conn", {"level": "WARN"})[0] == 200
+
+
+def test_logger_levels_are_kept_for_a_bounded_number_of_names(rest: Rest) -> None:
+    """Found by the second perimeter review (reproduced): every made-up name got a 204 and was
+    kept for good, in every process, and sent with every keep-alive: 300 names, 300 kept."""
+    for scope in ("worker", "cluster"):
+        for bad in ("a%0Ab", "%20padded", "x" * 256):
+            path = f"/admin/loggers/{bad}?scope={scope}"
+            assert error(*rest("PUT", path, {"level": "DEBUG"}), 400, "is not a logger's name")
+    taken = 0
+    while (status := rest("PUT", f"/admin/loggers/made.up.{taken}?scope=cluster", DEBUG))[0] == 204:
+        taken += 1
+        assert taken <= log.MAX_SET_LOGGERS
+    assert error(*status, 409, "the most there may be") and taken > 0
+    assert rest("PUT", "/admin/loggers/made.up.0?scope=cluster", DEBUG)[0] == 204  # set again
+    assert rest("PUT", "/admin/loggers/aiokafka?scope=cluster", DEBUG)[0] == 204  # one that is
+
+
+DEBUG = {"level": "DEBUG"}
 
 
 # Hypothesis builds its Random strategy lazily, and building it compiles code. When that first

@@ -466,6 +466,12 @@ class Commands:
         record = configlog.logger_level(logger, log.log4j_name(level), int(time.time() * 1000))
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
+            refused = log.name_refusal(logger)
+            if refused is not None:
+                raise ConfigRejected(Problem.INVALID, refused)
+            refused = log.kept_refusal(logger, state.log_levels.keys())
+            if refused is not None:
+                raise ConfigRejected(Problem.CONFLICT, refused)
             return [record]
 
         await self.store.transact(plan)

@@ -491,10 +491,16 @@ class ConnectApi:
         if not isinstance(level, str) or level.upper() not in log.LEVELS:
             known = ", ".join(log.LEVELS)
             raise BadRequest(f'the body must be {{"level": ...}}, one of {known}; not {body!r}')
+        name = request.match_info["logger"]
         if scope == "cluster":  # KIP-976: every service and plugin process, as Connect answers
-            await self.commands.set_cluster_log_level(request.match_info["logger"], level)
+            await self.commands.set_cluster_log_level(name, level)
             return web.Response(status=204)
-        return web.json_response(log.set_level(request.match_info["logger"], level))
+        try:
+            return web.json_response(log.set_asked(name, level))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        except LookupError as exc:
+            return _error(409, str(exc))
 
     async def topics(self, request: web.Request) -> web.Response:
         name = request.match_info["connector"]

@@ -12,9 +12,10 @@ the libraries' own loggers (``aiokafka``, ``grpc``...).
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, TextIO
 
 import structlog
@@ -106,6 +107,54 @@ def configure(
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
     logging.getLogger(OWN).setLevel(level)
+
+
+MAX_LOGGER_NAME = 255
+# No control character (C0, DEL, C1), no space at either end: the REST API's description says
+# the same (``config/openapi.yaml``).
+_LOGGER_NAME = re.compile(r"[^\x00-\x20\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\x00-\x20\x7f-\x9f])?")
+MAX_SET_LOGGERS = 256
+"""Loggers whose level the API may set, at most, besides those that exist already: each one
+set is kept for good (in every process, for a cluster-wide one, and sent with every
+keep-alive)."""
+
+
+def name_refusal(name: str) -> str | None:
+    """Why no logger's level may be set by that name; None when it may."""
+    if len(name) > MAX_LOGGER_NAME or _LOGGER_NAME.fullmatch(name) is None:
+        return (
+            f"{name[:80]!r} is not a logger's name: at most {MAX_LOGGER_NAME} characters, no "
+            "control characters, no spaces at either end"
+        )
+    return None
+
+
+def kept_refusal(name: str, kept: Collection[str]) -> str | None:
+    """Why a level may not be kept for ``name`` besides those ``kept`` already: it is a new
+    name, no logger has it here, and ``MAX_SET_LOGGERS`` are kept. None when it may."""
+    if name in kept or exists(name) or len(kept) < MAX_SET_LOGGERS:
+        return None
+    return (
+        f"{name}: levels are kept for {len(kept)} loggers already, the most there may be; set "
+        "one of those, or a logger that exists"
+    )
+
+
+_asked: set[str] = set()  # the loggers whose level this process's own API set
+
+
+def set_asked(name: str, level: str) -> list[str]:
+    """:func:`set_level`, asked of this process alone (the REST API's ``scope=worker``):
+    ValueError when ``name`` may not be set (``name_refusal``), LookupError when no more new
+    names may be (``kept_refusal``)."""
+    refused = name_refusal(name)
+    if refused is not None:
+        raise ValueError(refused)
+    refused = kept_refusal(name, _asked)
+    if refused is not None:
+        raise LookupError(refused)
+    _asked.add(name)
+    return set_level(name, level)
 
 
 def exists(name: str) -> bool:

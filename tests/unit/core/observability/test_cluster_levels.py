@@ -57,3 +57,15 @@ def test_a_cluster_level_is_recorded_as_log4j_names_it_for_the_jvms_that_apply_i
     """Python takes WARNING; log4j knows only WARN (and would take an unknown name as DEBUG)."""
     assert log.log4j_name(written) == recorded
     assert recorded in log.LEVELS
+
+
+def test_a_logger_name_is_bounded_and_so_is_the_number_kept() -> None:
+    for good in ("root", "aiokafka.conn", "io.debezium.connector.postgresql", "naïve", "a b"):
+        assert log.name_refusal(good) is None
+    for bad in ("", " lead", "trail ", "a\nb", "a\x00b", "\x85c", "x" * 256):
+        assert "is not a logger's name" in (log.name_refusal(bad) or "")
+    kept = [f"kept.{n}" for n in range(log.MAX_SET_LOGGERS)]
+    assert log.kept_refusal("kept.3", kept) is None  # set again
+    assert log.kept_refusal("root", kept) is None  # one that exists here
+    assert "the most there may be" in (log.kept_refusal("new.one", kept) or "")
+    assert log.kept_refusal("new.one", kept[:-1]) is None
