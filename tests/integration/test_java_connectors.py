@@ -10,11 +10,14 @@ and the files.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -340,3 +343,35 @@ def test_a_plugin_scan_runs_confined_with_none_of_the_services_credentials(
     pried = entry / "pried.txt"
     assert not pried.exists(), pried.read_text()[:2000]
     assert [p.name for p in (tmp_path / "scans").iterdir() if p.name.startswith(".")] == []
+
+
+def test_plugins_install_as_the_docs_give_it_checks_the_digest_it_is_given(
+    tmp_path: Path,
+) -> None:
+    """``headrace plugins install`` as a user types it, in a folder of their own with the
+    defaults (the plugin path's ``var/plugins``, relative): with a SHA-512 that is not the
+    artifact's, nothing is installed; with the artifact's, it is, and found."""
+    coordinate = f"org.apache.kafka:connect-file:{FILE_VERSIONS[0]}"
+    command = [str(Path(sys.executable).parent / "headrace"), "plugins", "install", coordinate]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+
+    def install(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *more], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+        )
+
+    wrong = install("--sha512", "0" * 128)
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert f"connect-file-{FILE_VERSIONS[0]}.jar has SHA-512" in wrong.stderr
+    assert "nothing was installed" in wrong.stderr
+    installed_in = tmp_path / "var" / "plugins" / "connect-file" / FILE_VERSIONS[0]
+    assert not installed_in.exists()
+    jar = (
+        Path.home() / ".m2/repository/org/apache/kafka/connect-file" / FILE_VERSIONS[0]
+    ) / f"connect-file-{FILE_VERSIONS[0]}.jar"
+    digest = hashlib.sha512(jar.read_bytes()).hexdigest()
+    right = install("--sha512", digest.upper())
+    assert right.returncode == 0, right.stdout + right.stderr
+    assert f"installed {coordinate} in {installed_in.resolve()}" in right.stdout
+    assert SOURCE in right.stdout and SINK in right.stdout
+    assert (installed_in / jar.name).is_file()

@@ -89,9 +89,16 @@ def validate(plugin: str, path: str | None, sets: tuple[str, ...], output: str) 
     help="The plugin path entry to install into [default: the first of the plugin path that is "
     "not the built-in plugins: <var>/plugins unless HEADRACE_PLUGIN_PATH says otherwise].",
 )
-def install(coordinate: str, entry: Path | None) -> None:
-    """Installs a Java connector from its Maven COORDINATE (group:artifact:version), with its
-    dependencies, as a plugin version folder; services see it once restarted, as on Connect."""
+@click.option(
+    "--sha512",
+    default=None,
+    metavar="HEX",
+    help="The SHA-512 the artifact's own jar must have; nothing is installed otherwise.",
+)
+def install(coordinate: str, entry: Path | None, sha512: str | None) -> None:
+    """Installs a Java connector from its Maven COORDINATE (group:artifact:version, a release:
+    no LATEST, RELEASE or SNAPSHOT), with its dependencies, as a plugin version folder; every
+    file's checksum is checked. Services see it once restarted, as on Connect."""
     if entry is None:
         configured = [p for p in Settings().plugin_path if p != BUILTIN_PLUGINS]
         if not configured:
@@ -100,7 +107,7 @@ def install(coordinate: str, entry: Path | None) -> None:
             )
         entry = configured[0]
     try:
-        folder = jvm.install(coordinate, entry)
+        folder = jvm.install(coordinate, entry, sha512)
         found = jvm.scan(folder, Settings().var_dir / JVM_PLUGINS)
     except PluginError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -345,16 +345,31 @@ isolation loads from the host whatever a plugin location holds (Kafka's clients,
 and runtime, the logging facade): not installed, nor anything only they need."""
 
 
-def install(coordinate: str, entry: Path) -> Path:
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+"""The Maven plugin that resolves an install, pinned: the same code lays out every install."""
+
+
+def install(coordinate: str, entry: Path, sha512: str | None = None) -> Path:
     """Resolves a connector's Maven coordinate (``group:artifact:version``) and its runtime
     dependencies with Maven, and lays them out as the version folder
     ``<entry>/<artifact>/<version>/``: a plugin location, as Connect's plugin.path takes one,
     without what the host provides (``PROVIDED``).
+
+    A version is one release: ``LATEST``, ``RELEASE``, a SNAPSHOT or a range would install
+    whatever the repository holds that day. Maven checks every file's checksum and fails on a
+    mismatch; with ``sha512`` (hex), the artifact's own jar must have that digest too.
     The folder is written beside and renamed into place, so a failed install leaves nothing.
     PluginError naming the coordinate and Maven's reason when it cannot be."""
     if not _COORDINATE.match(coordinate):
         raise PluginError(f"{coordinate!r} is not a Maven coordinate such as group:artifact:1.0")
     group, artifact, version = coordinate.split(":")
+    if version.upper() in ("LATEST", "RELEASE") or version.upper().endswith("-SNAPSHOT"):
+        raise PluginError(
+            f"{coordinate}: {version} is not one release: name the version to install, which "
+            "stays what it is"
+        )
+    expected = _sha512(coordinate, sha512)
+    entry = entry.resolve()  # Maven takes a relative folder as its pom's, not the caller's
     target = entry / artifact / version
     if target.exists():
         raise PluginError(f"{coordinate} is already installed in {target}")
@@ -372,12 +387,52 @@ def install(coordinate: str, entry: Path) -> Path:
             _POM.format(group=group, artifact=artifact, version=version, exclusions=exclusions)
         )
         jars = Path(work) / "jars"
-        maven = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies"]
-        maven += ["-DincludeScope=runtime", f"-DoutputDirectory={jars}"]
-        done = _run(maven, INSTALL_TIMEOUT_S, f"{coordinate}: Maven")
+        done = _run(maven_command(mvn, pom, jars), INSTALL_TIMEOUT_S, f"{coordinate}: Maven")
         if done.returncode != 0 or not jars.is_dir():
-            errors = [line for line in done.stdout.splitlines() if "ERROR" in line]
-            reason = (errors or done.stderr.strip().splitlines() or ["no output"])[0]
+            said = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
+            errors = [line for line in said if "ERROR" in line]
+            reason = (errors or [line for line in said if line] or ["no output"])[0]
             raise PluginError(f"{coordinate}: Maven could not resolve it: {reason}")
+        if expected is not None:
+            _check_digest(coordinate, jars / f"{artifact}-{version}.jar", expected)
         jars.rename(target)
     return target
+
+
+def maven_command(mvn: str, pom: Path, jars: Path) -> list[str]:
+    """Maven's command line for an install: checksums strict (``-C``: a file whose checksum
+    does not match fails the install, where Maven would only warn), the plugin pinned."""
+    return [
+        mvn,
+        "-q",
+        "-B",
+        "-C",
+        "-Dstyle.color=never",  # its reasons, as they are quoted, without terminal escapes
+        "-f",
+        str(pom),
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+        "-DincludeScope=runtime",
+        f"-DoutputDirectory={jars}",
+    ]
+
+
+def _sha512(coordinate: str, given: str | None) -> str | None:
+    """The expected digest, in lower-case hex; PluginError for one that is not a SHA-512."""
+    if given is None:
+        return None
+    digest = given.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{128}", digest):
+        raise PluginError(f"{coordinate}: --sha512: {given[:40]!r} is not a SHA-512 in hex")
+    return digest
+
+
+def _check_digest(coordinate: str, jar: Path, expected: str) -> None:
+    if not jar.is_file():
+        raise PluginError(f"{coordinate}: no {jar.name} was resolved to check --sha512 against")
+    with jar.open("rb") as artifact:
+        found = hashlib.file_digest(artifact, "sha512").hexdigest()
+    if found != expected:
+        raise PluginError(
+            f"{coordinate}: {jar.name} has SHA-512 {found}, not the {expected} expected: "
+            "nothing was installed"
+        )

@@ -173,3 +173,26 @@ def test_more_jvm_options_are_split_as_words_and_the_heap_is_not_among_them(
     command = jvm.command(Path("/loc"), "300m", tmp_path, more=words)
     assert command.index("-Dname=a b") < command.index("-jar")
     assert "-Xmx300m" in command
+
+
+@pytest.mark.parametrize("version", ["LATEST", "release", "1.0-SNAPSHOT", "2.1.0-snapshot"])
+def test_install_refuses_a_version_that_moves(tmp_path: Path, version: str) -> None:
+    """Found by the second perimeter review: LATEST, RELEASE and SNAPSHOT versions were taken,
+    so the same command installed whatever the repository held that day."""
+    with pytest.raises(PluginError, match="is not one release"):
+        jvm.install(f"org.example:c:{version}", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_install_refuses_a_digest_that_is_no_sha512_before_resolving(tmp_path: Path) -> None:
+    for digest in ("abc", "z" * 128, "a" * 127):
+        with pytest.raises(PluginError, match="is not a SHA-512 in hex"):
+            jvm.install("org.example:c:1.0", tmp_path, sha512=digest)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_maven_checks_every_checksum_with_a_pinned_plugin(tmp_path: Path) -> None:
+    command = jvm.maven_command("mvn", tmp_path / "pom.xml", tmp_path / "jars")
+    assert "-C" in command  # a checksum that does not match fails the install
+    assert f"{jvm.DEPENDENCY_PLUGIN}:copy-dependencies" in command
+    assert jvm.DEPENDENCY_PLUGIN.count(":") == 2  # group:artifact:version, a release
