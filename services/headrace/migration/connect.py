@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -18,8 +19,15 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
+import aiohttp.abc
+
+from headrace.sdk import network
 
 CALL_TIMEOUT_S = 60.0
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""The most of one answer a migration reads: a side that sends more is no Kafka Connect."""
+MAX_MESSAGE_CHARS = 2000
+"""The most of a side's error message a migration quotes."""
 JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 REBALANCE_RETRY_S = 60.0
 """How long a call answered 409 is tried again: a distributed Connect worker answers so while
@@ -106,17 +114,25 @@ class ConnectApi:
                     headers={**JSON, **self.side.headers},
                     ssl=self.side.ssl if self.side.ssl is not None else True,
                     timeout=aiohttp.ClientTimeout(total=CALL_TIMEOUT_S),
+                    # Kafka Connect does not redirect its API: an answer that does may send a
+                    # migration's credentials, and its calls, anywhere.
+                    allow_redirects=False,
                 ) as answer:
-                    text = await answer.text()
+                    raw = await _bounded(answer.content)
                     status = answer.status
             except (aiohttp.ClientError, TimeoutError) as exc:
                 why = str(exc) or type(exc).__name__
                 raise RestError(self.name, call, None, f"no answer: {why}") from None
+            if raw is None:
+                raise RestError(
+                    self.name, call, status, f"answered more than {MAX_ANSWER_BYTES} bytes"
+                )
+            if 300 <= status < 400:
+                raise RestError(self.name, call, status, "a redirect, which is not followed")
             if status == 404 and missing_ok:
                 return None
-            payload = _json(text)
-            message = payload.get("message") if isinstance(payload, dict) else None
-            message = str(message or text.strip())
+            payload = _json(raw.decode("utf-8", errors="replace"))
+            message = _error_message(payload) if status >= 400 else ""
             rebalancing = status == 409 and _rebalancing(message)
             if rebalancing and asyncio.get_running_loop().time() < deadline:
                 await asyncio.sleep(0.25)
@@ -213,3 +229,49 @@ def _json(text: str) -> Any:
         return json.loads(text) if text.strip() else None
     except json.JSONDecodeError:
         return None
+
+
+async def _bounded(content: aiohttp.StreamReader) -> bytes | None:
+    """The whole answer, or None past ``MAX_ANSWER_BYTES`` (the rest left unread)."""
+    chunks, total = [], 0
+    async for chunk in content.iter_chunked(1 << 16):
+        total += len(chunk)
+        if total > MAX_ANSWER_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _error_message(payload: Any) -> str:
+    """What a side's error answer says, when it is Kafka Connect's error body (an
+    ``error_code`` and a ``message``); nothing of any other answer: a URL may name a server
+    that is no Connect, and what it answers is not for the migration's caller to read."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("error_code"), int):
+        return "not Kafka Connect's error body"
+    message = payload.get("message")
+    if not isinstance(message, str):
+        return "not Kafka Connect's error body"
+    return message[:MAX_MESSAGE_CHARS]
+
+
+class GuardedResolver(aiohttp.abc.AbstractResolver):
+    """Names resolved as aiohttp resolves them, refused when any address is one the address
+    guard keeps every connection from (``sdk.network``: a cloud metadata service, a link-local
+    address), checked as the connection is made, so a name pointed there after the request was
+    checked is refused too."""
+
+    def __init__(self) -> None:
+        self._inner = aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[aiohttp.abc.ResolveResult]:
+        found = await self._inner.resolve(host, port, family)
+        for each in found:
+            refused = network.refused_address(each["host"])
+            if refused is not None:
+                raise OSError(f"{host} may not be reached: it resolves to {refused}")
+        return found
+
+    async def close(self) -> None:
+        await self._inner.close()

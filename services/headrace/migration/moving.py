@@ -20,9 +20,10 @@ from pathlib import Path
 import aiohttp
 from yarl import URL
 
-from headrace.migration.connect import ConnectApi, RestError, Side
+from headrace.migration.connect import ConnectApi, GuardedResolver, RestError, Side
 from headrace.migration.cutover import WAIT_S, Cutover, MoveError, Step, next_step
 from headrace.migration.plan import HIDDEN, Move, plan_move, version_to_run
+from headrace.sdk import network
 
 CONNECT = "Kafka Connect"
 HEADRACE = "headrace"
@@ -119,6 +120,9 @@ def _url(raw: str) -> URL:
         raise BadRequest("url", f"not a URL ({exc})") from None
     if url.scheme not in ("http", "https") or not url.host:
         raise BadRequest("url", "must be http:// or https:// with a host, as Kafka Connect's is")
+    refused = network.unsafe_host(url.host, resolve=False)  # a name's addresses: as it connects
+    if refused is not None:
+        raise BadRequest("url", f"may not be reached: {refused}")
     return url
 
 
@@ -157,8 +161,13 @@ def _load_client_certificate(context: ssl.SSLContext, access: Access) -> None:
 
 @contextlib.asynccontextmanager
 async def session(side: Side) -> AsyncIterator[ConnectApi]:
-    """The calls to ``side``, over a session of their own (its Unix socket, if it has one)."""
-    connector = aiohttp.UnixConnector(path=side.socket) if side.socket else None
+    """The calls to ``side``, over a session of their own: its Unix socket, if it has one,
+    else TCP to addresses the address guard allows, checked as each name is resolved."""
+    connector: aiohttp.BaseConnector = (
+        aiohttp.UnixConnector(path=side.socket)
+        if side.socket
+        else aiohttp.TCPConnector(resolver=GuardedResolver())
+    )
     async with aiohttp.ClientSession(connector=connector) as client:
         yield ConnectApi(side, client)
 

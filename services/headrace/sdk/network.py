@@ -125,8 +125,20 @@ def _refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
     return _refused(mapped) if mapped is not None else None
 
 
-def unsafe_host(host: str) -> str | None:
-    """Why ``host`` must not be connected to, or None. Resolves a name (blocking)."""
+def refused_address(address: str) -> str | None:
+    """Why an address (as a resolver gives it) may not be reached, or None."""
+    try:
+        parsed = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return f"{address} is not an address"
+    why = _refused(parsed)
+    return f"{parsed} is {why}" if why else None
+
+
+def unsafe_host(host: str, resolve: bool = True) -> str | None:
+    """Why ``host`` must not be connected to, or None. Resolves a name (blocking) unless
+    ``resolve`` is false: then only what the host says itself is checked, and whatever
+    connects checks the addresses it resolves to."""
     name = host.strip("[]").rstrip(".").lower()
     if name in METADATA_NAMES:
         return f"{host} names a cloud metadata service"
@@ -137,6 +149,8 @@ def unsafe_host(host: str) -> str | None:
     else:
         why = _refused(literal)
         return f"{literal} is {why}" if why else None
+    if not resolve:
+        return None
     try:
         found = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):
