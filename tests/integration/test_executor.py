@@ -34,6 +34,7 @@ from headrace.executor.writers.layout import writer_key
 from headrace.local.kafka import free_port
 from headrace.local.stack import EXECUTOR, Stack
 from headrace.runtime.executor.client import ExecutorClient, SqlCheck, chunks
+from headrace.sdk.errors import RetriableError
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests import sparkprocs
 from tests.postgres import Postgres
@@ -923,11 +924,39 @@ async def test_a_query_over_the_batch_with_ctes_windows_and_inline_rows_is_taken
     ]
 
 
-def test_a_query_check_the_executor_cannot_answer_is_deferred_at_once() -> None:
-    check = SqlCheck(Settings(executor_addr=f"127.0.0.1:{free_port()}"), timeout_s=5.0)
+def test_a_query_check_the_executor_cannot_answer_is_no_verdict() -> None:
+    """Found by the second perimeter review: a check the executor did not answer in time let
+    the query through, so a sink reading a file as a table was created while Spark started."""
+    address = f"127.0.0.1:{free_port()}"
+    check = SqlCheck(Settings(executor_addr=address), timeout_s=5.0)
     started = time.monotonic()
-    assert check.check("SELEC x FROM batch") is None
-    assert time.monotonic() - started < 5.0
+    with pytest.raises(RetriableError, match=f"the Spark executor at {address} could not check"):
+        check.check("SELECT value FROM text.`/etc/hostname`")
+    assert time.monotonic() - started < 5.0  # nothing listens there: said at once
+
+
+def test_a_sink_whose_query_cannot_be_checked_is_neither_created_nor_passed(
+    settings_for: Callable[..., Settings],
+) -> None:
+    settings = replace(settings_for(BUILTIN_PLUGINS), executor_addr=f"127.0.0.1:{free_port()}")
+    stack = Stack(settings)
+    stack.start("config")
+    try:
+        rest = Rest(f"http://{settings.rest_addr}")
+        config = _sink(settings.file_roots[0] / "out", "SELECT value FROM text.`/etc/hostname`")
+        status, body = rest("PUT", "/connector-plugins/ParquetSink/config/validate", config)
+        assert status == 503, body
+        assert body["error_code"] == 503 and "could not check the query" in body["message"]
+        status, body = rest("POST", "/connectors", {"name": "bad-sql", "config": config})
+        assert status == 503 and "ask again once the executor answers" in body["message"]
+        assert rest("GET", "/connectors") == (200, [])
+        with ConfigClient(settings.config_addr) as client:
+            with pytest.raises(grpc.RpcError) as refused:
+                client.create("bad-sql", config)
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert client.names() == []
+    finally:
+        stack.down()
 
 
 @pytest.fixture

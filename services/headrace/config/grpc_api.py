@@ -37,6 +37,7 @@ CODES = {
     Problem.PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
     Problem.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Problem.FORBIDDEN: grpc.StatusCode.FAILED_PRECONDITION,
+    Problem.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
 }
 
 

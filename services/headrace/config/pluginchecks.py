@@ -136,6 +136,8 @@ class PluginChecks:
         if exc.gone and self._shared is None:  # a shared one is its owner's to forget
             await self._forget(process)
         plugin = process.plugin
+        if exc.retriable:
+            return ConfigRejected(Problem.UNAVAILABLE, exc.details)
         return ConfigRejected(
             Problem.INVALID,
             f"connector.class: {plugin.class_name} {plugin.version} failed to {doing}: "

@@ -45,6 +45,7 @@ STATUS = {
     Problem.CONFLICT: 409,
     Problem.UNAUTHENTICATED: 403,  # as Connect answers a badly signed internal request
     Problem.FORBIDDEN: 403,  # topic tracking turned off, as Connect answers it
+    Problem.UNAVAILABLE: 503,  # a check it needs could not be made (the executor starting)
 }
 
 

@@ -27,6 +27,7 @@ class Problem(Enum):
     PRECONDITION = "precondition"  # valid, but not in the state the connector is in
     UNAUTHENTICATED = "unauthenticated"  # an internal call without a valid signature
     FORBIDDEN = "forbidden"  # a call the operator's settings turn off (topic tracking)
+    UNAVAILABLE = "unavailable"  # a check it needs could not be made now: ask again
 
 
 class ConfigRejected(Exception):

@@ -26,10 +26,11 @@ _GONE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 class PluginCallError(Exception):
     """A call into a plugin process failed; the message is the process's own."""
 
-    def __init__(self, details: str, *, gone: bool) -> None:
+    def __init__(self, details: str, *, gone: bool, retriable: bool = False) -> None:
         super().__init__(details)
         self.details = details
         self.gone = gone
+        self.retriable = retriable  # the process could not answer now: asked again, it may
 
 
 class UnknownEvent(ValueError):
@@ -46,7 +47,11 @@ async def _called(call: Callable[[], Awaitable[T]]) -> T:
     try:
         return await call()
     except grpc.aio.AioRpcError as exc:
-        raise PluginCallError(exc.details() or str(exc.code()), gone=exc.code() in _GONE) from None
+        raise PluginCallError(
+            exc.details() or str(exc.code()),
+            gone=exc.code() in _GONE,
+            retriable=exc.code() is grpc.StatusCode.FAILED_PRECONDITION,
+        ) from None
     except grpc.aio.UsageError as exc:
         raise PluginCallError(f"the channel to the process is closed: {exc}", gone=True) from None
 

@@ -58,10 +58,10 @@ class SqlCheck(Protocol):
     ``validate()`` gets as ``context.sql`` to refuse a query before its first batch would."""
 
     def check(self, sql: str) -> str | None:
-        """Why ``sql`` is not Spark SQL (Spark's reason), or None. None also when the executor
-        cannot be asked in time (down, or too slow): validation never waits long on it, and the
-        query is then checked by its first batch. Only the syntax is checked: whether the query
-        fits a batch (its columns) is for the batch to say."""
+        """Why ``sql`` is not Spark SQL (Spark's reason), or None. RetriableError when the
+        executor cannot be asked in time (down, or too slow): that is no verdict, and the config
+        is neither taken nor refused (the caller is told to ask again). Only the syntax is
+        checked: whether the query fits a batch (its columns) is for the batch to say."""
         ...
 
 

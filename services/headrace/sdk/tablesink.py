@@ -339,8 +339,8 @@ def build_tables(records: Sequence[SinkRecord]) -> dict[TopicPartition, pa.Table
 
 def check_sql(results: list[ConfigValue], sql: SqlCheck) -> list[ConfigValue]:
     """``results`` with what ``sql`` says of the ``sql`` key's query added to its errors, when
-    it has one and no error yet. A query the executor could not check in time passes: its first
-    batch checks it."""
+    it has one and no error yet. RetriableError when the executor could not check it in time:
+    a query is never taken unchecked."""
     for result in results:
         if result.name == SQL and result.value and not result.errors:
             reason = sql.check(str(result.value))

@@ -33,6 +33,7 @@ from headrace.core.rpc import accepted, retry_after_s
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.runtime.topicids import TopicIdentity
+from headrace.sdk.errors import RetriableError
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 
@@ -44,8 +45,10 @@ CHUNK_BYTES = 4 * 1024 * 1024
 """The Arrow bytes one WriteStream message carries at most."""
 _FIRST_BACKOFF_S = 0.1
 _MAX_BACKOFF_S = 5.0
-SQL_CHECK_TIMEOUT_S = 3.0
-"""How long validating a config waits for the executor to parse its query."""
+SQL_CHECK_TIMEOUT_S = 15.0
+"""How long validating a config waits for the executor to parse its query, at most: long enough
+for an executor that starts Spark on demand to start it, and never more than half of what the
+plugin process's watchdog gives a call into plugin code (validation is one)."""
 
 
 class ExecutorClient:
@@ -249,19 +252,20 @@ class SqlCheck:
     """The SDK's ``SqlCheck`` of a connector's validation context: asks the executor at
     ``address`` whether a query parses (``CheckSql``).
 
-    Synchronous, as ``validate()`` is, and bounded by ``timeout_s``: an executor that is down or
-    does not answer in time leaves the query unchecked (None, and ``sql_check_deferred`` logged),
-    so validation never waits on it; such a query is then checked by its first batch."""
+    Synchronous, as ``validate()`` is, and bounded by ``timeout_s`` (long enough for an executor
+    to start Spark on demand): an executor that is down or does not answer in time leaves the
+    query unchecked, which is not a verdict: RetriableError, and validation answers that the
+    config could not be checked (503), never that it is fine."""
 
     def __init__(self, settings: Settings, timeout_s: float = SQL_CHECK_TIMEOUT_S) -> None:
         self._settings = settings
         self._address = settings.executor_addr
-        self._timeout_s = timeout_s
+        self._timeout_s = min(timeout_s, settings.plugin_call_timeout_s / 2)
         self._log = log.get("headrace.runtime.executor.client")
 
     def check(self, sql: str) -> str | None:
-        """Why ``sql`` is not Spark SQL (Spark's reason); None when it parses or could not be
-        checked in time."""
+        """Why ``sql`` is not Spark SQL (Spark's reason); None when it parses. RetriableError
+        when the executor could not say in time."""
         request = executor_pb2.CheckSqlRequest(sql=sql)
         try:
             with tls.channel(self._address, self._settings) as channel:
@@ -271,8 +275,13 @@ class SqlCheck:
             if code == grpc.StatusCode.INVALID_ARGUMENT:
                 return details.removeprefix("sql: ")
             self._log.warning(
-                "sql_check_deferred", executor=self._address, code=code.name, reason=details
+                "sql_check_unavailable", executor=self._address, code=code.name, reason=details
             )
+            raise RetriableError(
+                f"sql: the Spark executor at {self._address} could not check the query in "
+                f"{self._timeout_s:.0f} s ({code.name}): the config is not taken unchecked; "
+                "ask again once the executor answers"
+            ) from None
         return None
 
 

@@ -32,7 +32,7 @@ from headrace.core.observability import log
 from headrace.core.security import secrets
 from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict
 from headrace.runtime.lifecycle import format_trace
-from headrace.sdk.errors import ConfigException
+from headrace.sdk.errors import ConfigException, RetriableError
 from headrace.v1 import configdef_pb2
 from headrace.v1 import plugin_pb2 as pb
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
@@ -54,6 +54,8 @@ async def _abort(context: grpc.aio.ServicerContext, exc: Exception) -> NoReturn:
         await context.abort(grpc.StatusCode.ALREADY_EXISTS, _details(str(exc)))
     if isinstance(exc, HostClosing):
         await context.abort(grpc.StatusCode.UNAVAILABLE, _details(str(exc)))
+    if isinstance(exc, RetriableError):  # a check it needs could not be made now: no verdict
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, _details(str(exc)))
     await context.abort(grpc.StatusCode.INTERNAL, _details(format_trace(exc)))
     raise AssertionError("context.abort raises")  # for the type checker: abort never returns
 
