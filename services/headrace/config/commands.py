@@ -27,6 +27,7 @@ from headrace.config.validation import (
     check_config_size,
     check_exists,
     check_free,
+    check_own_group,
     check_size,
     check_task,
 )
@@ -142,8 +143,11 @@ class Commands:
         *,
         tracks_topics: bool = True,
         topic_reset_allowed: bool = True,
+        cluster: str = "headrace",
     ) -> None:
+        """``cluster``: the cluster's name, which its sinks' consumer groups carry."""
         self.store = store
+        self.cluster = cluster
         self.catalog = catalog
         self.offsets = offsets
         self.checks = checks
@@ -200,6 +204,7 @@ class Commands:
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             check_free(name, state)
+            check_own_group(name, accepted.config, state, self.cluster)
             return [*target, record]
 
         return await self._shown(self._view(name, await self.store.transact(plan)))
@@ -225,6 +230,7 @@ class Commands:
         async def plan(state: ConfigState) -> list[configlog.Record]:
             nonlocal created
             created = name not in state.connectors
+            check_own_group(name, accepted.config, state, self.cluster)
             applying = APPLYING.get()
             if applying is not None:
                 applying.created = created  # what its answer says, if it is answered again
@@ -247,6 +253,7 @@ class Commands:
             merged.update(changes)
             await self._still_hidden(sent, merged)
             accepted = await self.check(name, merged)
+            check_own_group(name, accepted.config, state, self.cluster)
             incarnation = state.incarnations.get(name, "")
             return [check_size(configlog.connector_configured(name, accepted.config, incarnation))]
 

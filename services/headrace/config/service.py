@@ -117,6 +117,7 @@ class ConfigParts:
             self.checks,
             tracks_topics=settings.tracks_topics,
             topic_reset_allowed=settings.topic_reset_allowed,
+            cluster=settings.cluster,
         )
         if settings.exactly_once_source:
             self.commands.fence = functools.partial(fence_tasks, settings)

@@ -16,6 +16,7 @@ from enum import Enum
 from headrace.components.java.regex import whole_match_java
 from headrace.core.model import configlog
 from headrace.core.model.configstate import ConfigState
+from headrace.core.model.offsets import GROUP_OVERRIDE, sink_group_id
 from headrace.isolation.plugins import PluginDescriptor
 
 
@@ -97,6 +98,22 @@ def check_topics_regex(regex: str) -> None:
 def check_free(name: str, state: ConfigState) -> None:
     if name in state.connectors:
         raise ConfigRejected(Problem.CONFLICT, f"name: connector {name!r} already exists")
+
+
+def check_own_group(
+    name: str, config: Mapping[str, str], state: ConfigState, cluster: str
+) -> None:
+    """Refuses a config whose sink would consume in another connector's consumer group (one
+    that ``consumer.override.group.id`` names, under the All policy, or its own default): its
+    tasks would take that connector's partitions and commit over its offsets."""
+    group = sink_group_id(cluster, name, config)
+    for other in sorted(state.connectors):
+        if other != name and sink_group_id(cluster, other, state.connectors[other]) == group:
+            raise ConfigRejected(
+                Problem.INVALID,
+                f"{GROUP_OVERRIDE}: {group} is the consumer group of connector {other!r}; a "
+                "connector consumes in a group of its own",
+            )
 
 
 def check_exists(name: str, state: ConfigState) -> None:

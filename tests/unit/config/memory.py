@@ -17,6 +17,7 @@ from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 
 GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/g"))
+LAKE = PluginDescriptor("lake.LakeConnector", "1.0.0", "sink", "lake", "LakeConnector", Path("/l"))
 
 
 class _Checks:
@@ -46,6 +47,7 @@ async def memory_commands(
     tracks_topics: bool = True,
     topic_reset_allowed: bool = True,
     secret_keys: tuple[str, ...] = (),
+    cluster: str = "headrace",
 ) -> Commands:
     """Commands on a started store over ``configs`` and ``status`` (fresh topics unless given),
     with ``plugins`` installed, ``secret_keys`` defined as passwords and topic tracking as
@@ -63,4 +65,5 @@ async def memory_commands(
         checks,
         tracks_topics=tracks_topics,
         topic_reset_allowed=topic_reset_allowed,
+        cluster=cluster,
     )

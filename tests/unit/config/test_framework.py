@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from headrace.config import framework
+from headrace.config.validation import ConfigRejected
 from headrace.isolation.plugins import PluginCatalog, discover
 from tests.support import install_manifest
-from tests.unit.config.memory import memory_commands
+from tests.unit.config.memory import GEN, LAKE, memory_commands
 
 
 @pytest.fixture
@@ -96,3 +97,27 @@ async def test_a_config_setting_config_providers_reaches_no_plugin_process() -> 
     commands.checks.asked.clear()  # type: ignore[attr-defined]
     await commands.validate("c", {"connector.class": "gen.GenConnector"})
     assert len(commands.checks.asked) == 1  # type: ignore[attr-defined]  # a safe one is
+
+
+async def test_a_sink_may_not_consume_in_another_connector_s_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by the second perimeter review: under the All policy, consumer.override.group.id
+    could name another connector's group, whose partitions and offsets its tasks would take."""
+    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")
+    commands = await memory_commands(plugins=(GEN, LAKE), cluster="hr")
+    sink = {"connector.class": "lake.LakeConnector", "topics": "t"}
+    group = "consumer.override.group.id"
+    await commands.create("a", sink)
+    with pytest.raises(ConfigRejected, match="hr-connect-a is the consumer group of connector 'a'"):
+        await commands.create("b", {**sink, group: "hr-connect-a"})
+    await commands.create("c", {**sink, group: "shared"})
+    with pytest.raises(ConfigRejected, match="shared is the consumer group of connector 'c'"):
+        await commands.put_config("d", {**sink, group: "shared"})
+    await commands.put_config("c", {**sink, group: "shared", "tasks.max": "2"})  # its own
+    await commands.create("e", {**sink, group: "hr-connect-f"})
+    with pytest.raises(ConfigRejected, match="of connector 'e'"):
+        await commands.create("f", sink)  # its own default group is e's already
+    with pytest.raises(ConfigRejected, match="of connector 'a'"):
+        await commands.patch("c", {group: "hr-connect-a"})
+    assert sorted((await commands.store.current()).connectors) == ["a", "c", "e"]
