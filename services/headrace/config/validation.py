@@ -100,9 +100,7 @@ def check_free(name: str, state: ConfigState) -> None:
         raise ConfigRejected(Problem.CONFLICT, f"name: connector {name!r} already exists")
 
 
-def check_own_group(
-    name: str, config: Mapping[str, str], state: ConfigState, cluster: str
-) -> None:
+def check_own_group(name: str, config: Mapping[str, str], state: ConfigState, cluster: str) -> None:
     """Refuses a config whose sink would consume in another connector's consumer group (one
     that ``consumer.override.group.id`` names, under the All policy, or its own default): its
     tasks would take that connector's partitions and commit over its offsets."""

@@ -31,7 +31,7 @@ which Connect can hold, are refused with a DataError.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -163,25 +163,25 @@ def _check_parameters(parameters: Any) -> None:
 def _check_int(schema: Schema, value: Any) -> None:
     bound = _INT_BOUNDS[schema.type]
     if isinstance(value, bool) or not isinstance(value, int) or not -bound <= value < bound:
-        raise DataError(f"{value!r} is not a valid {schema.type}")
+        raise DataError(f"{described(value)} is not a valid {schema.type}")
 
 
 def _check_float(schema: Schema, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DataError(f"{value!r} is not a valid {schema.type}")
+        raise DataError(f"{described(value)} is not a valid {schema.type}")
 
 
 def _check_type(*types: type) -> Any:
     def check(schema: Schema, value: Any) -> None:
         if not isinstance(value, types):
-            raise DataError(f"{value!r} is not a valid {schema.type}")
+            raise DataError(f"{described(value)} is not a valid {schema.type}")
 
     return check
 
 
 def _check_array(schema: Schema, value: Any) -> None:
     if not isinstance(value, list | tuple):
-        raise DataError(f"{value!r} is not a valid array")
+        raise DataError(f"{described(value)} is not a valid array")
     assert schema.value_schema is not None
     for item in value:
         schema.value_schema.validate_value(item)
@@ -189,7 +189,7 @@ def _check_array(schema: Schema, value: Any) -> None:
 
 def _check_map(schema: Schema, value: Any) -> None:
     if not isinstance(value, dict):
-        raise DataError(f"{value!r} is not a valid map")
+        raise DataError(f"{described(value)} is not a valid map")
     assert schema.key_schema is not None and schema.value_schema is not None
     for k, v in value.items():
         schema.key_schema.validate_value(k)
@@ -198,7 +198,9 @@ def _check_map(schema: Schema, value: Any) -> None:
 
 def _check_struct(schema: Schema, value: Any) -> None:
     if not isinstance(value, Struct) or value.schema != schema:
-        raise DataError(f"{value!r} is not a Struct of schema {schema.name or '<anonymous>'}")
+        raise DataError(
+            f"{described(value)} is not a Struct of schema {schema.name or '<anonymous>'}"
+        )
     value.validate()
 
 
@@ -515,12 +517,14 @@ def _check_base_type(schema: Schema) -> None:
 def _check_decimal(schema: Schema, value: Any) -> None:
     _check_base_type(schema)
     if not isinstance(value, Decimal) or not value.is_finite():
-        raise DataError(f"{value!r} is not a finite decimal.Decimal, as {DECIMAL_NAME} needs")
+        raise DataError(
+            f"{described(value)} is not a finite decimal.Decimal, as {DECIMAL_NAME} needs"
+        )
     scale = decimal_scale(schema)
     places = -int(value.as_tuple().exponent)
     if places != scale:
         raise DataError(
-            f"{value!r} has scale {places} where its {DECIMAL_NAME} schema has scale {scale}"
+            f"a decimal has scale {places} where its {DECIMAL_NAME} schema has scale {scale}"
         )
 
 
@@ -535,7 +539,7 @@ def _decimal_to_wire(schema: Schema, value: Decimal) -> bytes:
 
 def _decimal_from_wire(schema: Schema, raw: Any) -> Decimal:
     if not isinstance(raw, bytes | bytearray) or not raw:
-        raise DataError(f"a {DECIMAL_NAME} travels as non-empty bytes, not {raw!r}")
+        raise DataError(f"a {DECIMAL_NAME} travels as non-empty bytes, not {described(raw)}")
     sign, digits, _ = Decimal(int.from_bytes(raw, "big", signed=True)).as_tuple()
     return Decimal((sign, digits, -decimal_scale(schema)))
 
@@ -543,7 +547,7 @@ def _decimal_from_wire(schema: Schema, raw: Any) -> Decimal:
 def _check_date(schema: Schema, value: Any) -> None:
     _check_base_type(schema)
     if not isinstance(value, date) or isinstance(value, datetime):
-        raise DataError(f"{value!r} is not a datetime.date, as {DATE_NAME} needs")
+        raise DataError(f"{described(value)} is not a datetime.date, as {DATE_NAME} needs")
 
 
 def _date_to_wire(schema: Schema, value: date) -> int:
@@ -561,9 +565,9 @@ def _date_from_wire(schema: Schema, raw: Any) -> date:
 def _check_time(schema: Schema, value: Any) -> None:
     _check_base_type(schema)
     if not isinstance(value, time) or value.tzinfo is not None:
-        raise DataError(f"{value!r} is not a naive datetime.time, as {TIME_NAME} needs")
+        raise DataError(f"{described(value)} is not a naive datetime.time, as {TIME_NAME} needs")
     if value.microsecond % 1000:
-        raise DataError(f"{value!r} is finer than the milliseconds {TIME_NAME} holds")
+        raise DataError(f"a time is finer than the milliseconds {TIME_NAME} holds")
 
 
 def _time_to_wire(schema: Schema, value: time) -> int:
@@ -585,7 +589,8 @@ def _check_timestamp(schema: Schema, value: Any) -> None:
     _check_base_type(schema)
     if not isinstance(value, datetime) or value.utcoffset() is None:
         raise DataError(
-            f"{value!r} is not a timezone-aware datetime.datetime, as {TIMESTAMP_NAME} needs"
+            f"{described(value)} is not a timezone-aware datetime.datetime, as "
+            f"{TIMESTAMP_NAME} needs"
         )
     if (value - _EPOCH) % _MILLI:
         raise DataError(f"{value!r} is finer than the milliseconds {TIMESTAMP_NAME} holds")
@@ -621,3 +626,37 @@ _TO_LOGICAL: dict[str | None, Callable[[Schema, Any], Any]] = {
     TIME_NAME: _time_from_wire,
     TIMESTAMP_NAME: _timestamp_from_wire,
 }
+
+
+# What an error may say of a record's value: its kind and size, never its content. An error
+# about a value reaches the task's trace, which whoever may read a connector's status reads,
+# and the logs; a value may be anything a source read (a file's lines, a database's rows).
+_KINDS = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a floating-point number",
+    str: "text",
+    bytes: "bytes",
+    bytearray: "bytes",
+    dict: "an object",
+    list: "an array",
+    tuple: "an array",
+}
+
+
+def described(value: Any) -> str:
+    """``value``'s kind, and its size where it has one: ``text of 12 characters``, ``an object
+    of 3 keys``, ``an integer``; its content never."""
+    if value is None:
+        return "null"
+    kind = next((k for t, k in _KINDS.items() if type(value) is t), None)
+    if kind is None:
+        kind = f"a {type(value).__name__}"
+    if isinstance(value, str | bytes | bytearray):
+        unit = "characters" if isinstance(value, str) else "bytes"
+        return f"{kind} of {len(value)} {unit}" if kind != "bytes" else f"{len(value)} bytes"
+    if isinstance(value, Mapping):
+        return f"{kind} of {len(value)} keys"
+    if isinstance(value, Sized):
+        return f"{kind} of {len(value)} items"
+    return kind

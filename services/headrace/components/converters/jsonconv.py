@@ -41,6 +41,7 @@ from headrace.sdk.data import (
     Struct,
     Type,
     decimal_scale,
+    described,
     from_logical,
     to_logical,
 )
@@ -338,7 +339,7 @@ def schema_to_json(schema: Schema | None, numeric_decimals: bool = False) -> dic
 def schema_from_json(node: Any) -> Schema:
     """Parses Connect's JSON form of a schema; DataError on anything else."""
     if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-        raise DataError(f'schema must be an object with a string "type", not {node!r}')
+        raise DataError(f'schema must be an object with a string "type", not {described(node)}')
     try:
         type_ = Type(node["type"])
     except ValueError:
@@ -372,12 +373,12 @@ def _schema_attributes(node: dict[str, Any]) -> dict[str, Any]:
     if not (name is None or isinstance(name, str)) or not (
         version is None or (isinstance(version, int) and not isinstance(version, bool))
     ):
-        raise DataError(f"schema name must be text and version an integer: {node!r}")
+        raise DataError(f"schema name must be text and version an integer: {described(node)}")
     if not (doc is None or isinstance(doc, str)):
-        raise DataError(f"schema doc must be text: {node!r}")
+        raise DataError(f"schema doc must be text: {described(node)}")
     parameters = node.get("parameters") or {}
     if not isinstance(parameters, dict) or not all(isinstance(v, str) for v in parameters.values()):
-        raise DataError(f"schema parameters must be an object of strings: {node!r}")
+        raise DataError(f"schema parameters must be an object of strings: {described(node)}")
     return {"name": name, "version": version, "doc": doc, "parameters": tuple(parameters.items())}
 
 
@@ -460,14 +461,14 @@ def from_json_value(schema: Schema, node: Any, defaults: bool = True) -> Any:
         node = float(node)
     if t is Type.ARRAY:
         if not isinstance(node, list):
-            raise DataError(f"expected a JSON array, not {node!r}")
+            raise DataError(f"expected a JSON array, not {described(node)}")
         assert schema.value_schema is not None
         return [from_json_value(schema.value_schema, v, defaults) for v in node]
     if t is Type.MAP:
         return _map_from_json(schema, node, defaults)
     if t is Type.STRUCT:
         if not isinstance(node, dict):
-            raise DataError(f"expected a JSON object for struct, not {node!r}")
+            raise DataError(f"expected a JSON object for struct, not {described(node)}")
         return Struct(
             schema,
             {f.name: from_json_value(f.schema, node.get(f.name), defaults) for f in schema.fields},
@@ -482,9 +483,9 @@ def _logical_from_json(schema: Schema, node: Any) -> Any:
             return to_logical(schema, _base64(node))
         if _is_number(node):
             return _rescaled(Decimal(node), decimal_scale(schema))
-        raise DataError(f"a decimal must be base64 text or a JSON number, not {node!r}")
+        raise DataError(f"a decimal must be base64 text or a JSON number, not {described(node)}")
     if isinstance(node, bool) or not isinstance(node, int):
-        raise DataError(f"{schema.name} values are JSON integers, not {node!r}")
+        raise DataError(f"{schema.name} values are JSON integers, not {described(node)}")
     return to_logical(schema, node)
 
 
@@ -499,7 +500,7 @@ def _rescaled(value: Decimal, scale: int) -> Decimal:
 
 def _base64(node: Any) -> bytes:
     if not isinstance(node, str):
-        raise DataError(f"bytes must be base64 text, not {node!r}")
+        raise DataError(f"bytes must be base64 text, not {described(node)}")
     try:
         return base64.b64decode(node, validate=True)
     except binascii.Error as exc:
@@ -533,7 +534,9 @@ def _map_from_json(schema: Schema, node: Any, defaults: bool = True) -> dict[Any
     elif isinstance(node, list) and all(isinstance(p, list) and len(p) == 2 for p in node):
         pairs = [(p[0], p[1]) for p in node]
     else:
-        raise DataError(f"expected a JSON object or [[key, value], ...] for map, not {node!r}")
+        raise DataError(
+            f"expected a JSON object or [[key, value], ...] for map, not {described(node)}"
+        )
     return {
         from_json_value(schema.key_schema, k, defaults): from_json_value(
             schema.value_schema, v, defaults
@@ -594,7 +597,7 @@ def _dumps_with_decimals(node: Any) -> str:
 
 def _field_name(node: Any) -> str:
     if not isinstance(node, dict) or not isinstance(node.get("field"), str):
-        raise DataError(f'struct field needs a string "field" name: {node!r}')
+        raise DataError(f'struct field needs a string "field" name: {described(node)}')
     return node["field"]
 
 

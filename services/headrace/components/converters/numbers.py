@@ -29,6 +29,7 @@ from headrace.sdk.data import (
     OPTIONAL_INT32_SCHEMA,
     OPTIONAL_INT64_SCHEMA,
     Schema,
+    described,
 )
 from headrace.sdk.errors import DataError
 
@@ -55,7 +56,7 @@ class _NumberConverter:
             return self._struct.pack(value)
         except struct.error as exc:
             raise DataError(
-                f"Failed to serialize to {self.name}: {value!r} is out of its range"
+                f"Failed to serialize to {self.name}: {described(value)} is out of its range"
             ) from exc
 
     def to_connect_data(self, topic: str, data: bytes | None) -> SchemaAndValue:

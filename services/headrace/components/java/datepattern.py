@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from headrace.components.java.temporal import timestamp_from_millis, to_millis
+from headrace.sdk.data import described
 
 MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July")
 MONTHS += ("August", "September", "October", "November", "December")
@@ -74,7 +75,7 @@ class DatePattern:
         not match the pattern."""
         match = self.regex.match(text)
         if match is None:
-            raise ValueError(f"{text!r} does not match pattern {self.pattern!r}")
+            raise ValueError(f"{described(text)} does not match pattern {self.pattern!r}")
         fields = [t for t in self.tokens if isinstance(t, _Field)]
         return _resolve(list(zip(fields, match.groups(), strict=True)), self.pivot_year)
 

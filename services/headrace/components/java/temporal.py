@@ -32,7 +32,7 @@ def to_millis(value: date | time | datetime) -> int:
     if isinstance(value, date):
         return (value - EPOCH.date()).days * MILLIS_PER_DAY
     if value.tzinfo is not None and value.utcoffset():
-        raise DataError(f"a time of day with a UTC offset is not a Connect Time: {value}")
+        raise DataError("a time of day with a UTC offset is not a Connect Time")
     return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
 
 

@@ -21,7 +21,7 @@ from headrace.components.java.temporal import (
     time_from_millis,
     to_millis,
 )
-from headrace.sdk.data import Struct
+from headrace.sdk.data import Struct, described
 from headrace.sdk.errors import DataError
 
 
@@ -81,7 +81,7 @@ def _append(out: list[str], value: Any, embedded: bool) -> None:
     elif isinstance(value, date | time):
         out.append(date_text(to_millis(value)))
     else:
-        raise DataError(f"cannot write a {type(value).__name__} as text: {value!r}")
+        raise DataError(f"cannot write {described(value)} as text")
 
 
 def _append_all(out: list[str], opening: str, entries: list[tuple[Any, ...]], closing: str) -> None:
@@ -122,10 +122,10 @@ def parse_integer(text: str, bits: int) -> int:
     """``Byte.parseByte``, ``Short.parseShort``, ``Integer.parseInt`` or ``Long.parseLong``;
     ValueError for text that is not a decimal integer in range."""
     if not _JAVA_INTEGER.fullmatch(text):
-        raise ValueError(f"{text!r} is not an integer")
+        raise ValueError(f"{described(text)} is not an integer")
     number = int(text)
     if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
-        raise ValueError(f"{text} is out of range for a {bits}-bit integer")
+        raise ValueError(f"{described(text)} is out of range for a {bits}-bit integer")
     return number
 
 
@@ -133,7 +133,7 @@ def parse_double(text: str) -> float:
     """``Double.parseDouble`` (decimal forms; surrounding whitespace ignored, as in Java)."""
     stripped = text.strip()
     if not _JAVA_DOUBLE.fullmatch(stripped):
-        raise ValueError(f"{text!r} is not a floating-point number")
+        raise ValueError(f"{described(text)} is not a floating-point number")
     stripped = stripped.rstrip("fFdD").replace("Infinity", "inf")
     return float(stripped)
 

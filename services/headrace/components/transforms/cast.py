@@ -43,7 +43,15 @@ from headrace.components.transforms.base import (
 )
 from headrace.sdk.config import ConfigDef, Importance
 from headrace.sdk.config import Type as ConfigType
-from headrace.sdk.data import DATE_NAME, LOGICAL_NAMES, TIME_NAME, TIMESTAMP_NAME, Schema, Struct
+from headrace.sdk.data import (
+    DATE_NAME,
+    LOGICAL_NAMES,
+    TIME_NAME,
+    TIMESTAMP_NAME,
+    Schema,
+    Struct,
+    described,
+)
 from headrace.sdk.data import Type as SchemaType
 from headrace.sdk.errors import ConfigException, DataError
 
@@ -250,7 +258,7 @@ def _to_integer(value: Any, bits: int) -> int:
         try:
             return parse_integer(value, bits)
         except ValueError as exc:
-            raise DataError(f"Cast: value ({value}) does not fit int{bits}: {exc}") from None
+            raise DataError(f"Cast: {described(value)} does not fit int{bits}: {exc}") from None
     raise DataError(f"Cast cannot cast a {type_name(value)} to int{bits}")
 
 
