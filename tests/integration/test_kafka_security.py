@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import json
+import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from headrace.core.observability import log
 from headrace.core.security.kafkalogin import KafkaLoginError
 from headrace.core.security.kafkasecurity import KafkaSecurity
 from headrace.core.settings import Settings
@@ -199,3 +203,30 @@ async def command_answered(settings: Settings) -> None:
     finally:
         await producer.stop()
         await consumer.stop()
+
+
+async def test_a_cluster_wide_debug_of_the_kafka_client_writes_no_record(
+    kafka: str, cluster: str
+) -> None:
+    """Found by the second perimeter review: ``PUT /admin/loggers/aiokafka?scope=cluster`` with
+    DEBUG had every process write each produce request it sent, records and all."""
+    out = io.StringIO()
+    saved, root = structlog.get_config(), logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    log.configure("test", stream=out)
+    log.set_level("aiokafka", "DEBUG")
+    try:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka)
+        await producer.start()
+        try:
+            await producer.send_and_wait(f"{cluster}-debug", b"record-value-5be1", key=b"k-77d0")
+        finally:
+            await producer.stop()
+    finally:
+        log.set_level("aiokafka", "WARN")
+        structlog.configure(**saved)
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    said = out.getvalue()
+    assert "record-value-5be1" not in said and "k-77d0" not in said
+    assert "<ProduceRequest_v" in said  # it was written, as a request's kind

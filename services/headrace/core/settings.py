@@ -429,6 +429,20 @@ class Settings:
             },
         }
 
+    def credentials(self) -> list[str]:
+        """The secret values these settings hold: tokens, and the Kafka logins' passwords."""
+        logins = [self.kafka_security, self.plugin_kafka_security]
+        return [
+            value
+            for value in (
+                self.token,
+                self.plugin_token,
+                *(k.sasl_password for k in logins if k is not None),
+                *(k.ssl_key_password for k in logins if k is not None),
+            )
+            if value
+        ]
+
     def for_plugins(self) -> Settings:
         """What this process's plugin processes run with: its settings, but as credentials
         only those meant for them (``plugin_*``, each in the place of its own), and no tokens
@@ -478,7 +492,13 @@ def settings_or_exit(prog: str) -> Settings:
     config key headrace does not honour, a sandbox mode it does not know) ends the process
     with exit code 2 and the message naming the variable, as a bad flag does."""
     try:
-        return Settings()
+        settings = Settings()
     except ValueError as exc:
         sys.stderr.write(f"{prog}: error: {exc}\n")
         raise SystemExit(2) from None
+    # Its own credentials are hidden in every line it logs, as its connectors' secrets are: a
+    # client's error or a log level set for the cluster may quote one.
+    from headrace.core.security import secrets  # secrets reads settings: imported once made
+
+    secrets.register(settings.credentials())
+    return settings

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, TextIO
 
 import structlog
+from aiokafka.protocol.struct import Struct
 
 from headrace.core.security import secrets
 
@@ -87,6 +88,7 @@ def configure(
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(service=service, **bound)
     handler = logging.StreamHandler(out)
+    handler.addFilter(without_payloads)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[
@@ -107,6 +109,27 @@ def configure(
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
     logging.getLogger(OWN).setLevel(level)
+
+
+PROTOCOL_LOGGERS = ("aiokafka",)
+"""The loggers of the Kafka client's wire protocol: at DEBUG they write every request and
+answer they send, a produce request's records and a SASL login's bytes among them."""
+
+
+def without_payloads(record: logging.LogRecord) -> bool:
+    """A log record of the Kafka client with what it would write of a protocol message (a
+    request or answer, bytes) replaced by its kind: a level set for the whole cluster, DEBUG
+    on ``aiokafka`` say, never writes records or a login's password to every process's log."""
+    if record.name.startswith(PROTOCOL_LOGGERS) and record.args:
+        args = record.args if isinstance(record.args, tuple) else (record.args,)
+        record.args = tuple(_kind_only(a) for a in args)
+    return True
+
+
+def _kind_only(value: Any) -> Any:
+    if isinstance(value, Struct | bytes | bytearray | memoryview):
+        return f"<{type(value).__name__}>"
+    return value
 
 
 MAX_LOGGER_NAME = 255

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 import structlog
+from aiokafka.protocol.admin import SaslAuthenticateRequest_v0
 
 from headrace.config import framework
 from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
@@ -22,7 +23,7 @@ from headrace.core.security.references import (
     only_references,
     problems,
 )
-from headrace.core.settings import Settings
+from headrace.core.settings import Settings, settings_or_exit
 
 POLICY = ProviderPolicy(("file", "env", "dir"), (PurePosixPath("/etc/secrets"),), "DB_.*|API_TOKEN")
 
@@ -217,3 +218,35 @@ def test_provider_settings_travel_through_the_environment(
 def test_a_reference_is_never_masked_as_a_value() -> None:
     secrets.register(["${env:DB_PW}", "s3cr3t-pw"])
     assert secrets.mask("${env:DB_PW} is s3cr3t-pw") == "${env:DB_PW} is [hidden]"
+
+
+def test_a_process_s_own_kafka_login_is_hidden_in_its_log(
+    logged: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the second perimeter review: the services' own Kafka passwords were never
+    registered, so a client's error or a cluster-wide DEBUG could write one to every log."""
+    monkeypatch.setenv("KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT")
+    monkeypatch.setenv("KAFKA_SASL_MECHANISM", "PLAIN")
+    monkeypatch.setenv("KAFKA_SASL_USERNAME", "svc")
+    monkeypatch.setenv("KAFKA_SASL_PASSWORD", "svc-kafka-pw-71c")
+    monkeypatch.setenv("HEADRACE_TOKEN", "svc-token-4d2e")
+    settings_or_exit("test")
+    logging.getLogger("aiokafka.conn").warning("login as svc:svc-kafka-pw-71c with svc-token-4d2e")
+    said = logged.getvalue()
+    assert "svc-kafka-pw-71c" not in said and "svc-token-4d2e" not in said
+    assert "login as svc:[hidden] with [hidden]" in said
+
+
+def test_the_kafka_client_s_protocol_messages_are_never_written(logged: io.StringIO) -> None:
+    """A cluster-wide DEBUG on ``aiokafka`` had every process write each request it sent: a
+    produce request's records, a SASL PLAIN login's password."""
+    logging.getLogger("aiokafka").setLevel(logging.DEBUG)
+    try:
+        login = SaslAuthenticateRequest_v0(b"\x00svc\x00plain-pw-93f")
+        logging.getLogger("aiokafka.conn").debug("Request to %s:%d %d: %s", "h", 9092, 7, login)
+        logging.getLogger("aiokafka.conn").debug("raw %s", b"record-value-0e1")
+    finally:
+        logging.getLogger("aiokafka").setLevel(logging.NOTSET)
+    said = logged.getvalue()
+    assert "plain-pw-93f" not in said and "record-value-0e1" not in said
+    assert "Request to h:9092 7: <SaslAuthenticateRequest_v0>" in said
