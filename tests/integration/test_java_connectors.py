@@ -247,6 +247,12 @@ async def test_a_jvm_that_runs_out_of_heap_ends_its_plugin_process(
         code = await asyncio.wait_for(host.process.wait(), HOST_DEADLINE_S)
         assert code == JVM_LOST
         assert host.events("jvm_host_lost")
+        # What the JVM wrote as it went reached the log as JSON lines of the process, masked
+        # as every line it logs (found by the second perimeter review: they bypassed both).
+        written = host.log_path.read_text().splitlines()
+        assert [line for line in written if not line.startswith("{")] == []
+        said = [e["event"] for e in host.entries() if e.get("logger") == "jvm"]
+        assert any("OutOfMemoryError" in line for line in said), said
 
 
 async def test_a_cluster_log_level_reaches_a_java_connectors_own_loggers(

@@ -107,6 +107,7 @@ def host_env(
     }
 
 
+_MAX_FAILURE = 500  # characters of a host's own start failure shown
 _STARTED = itertools.count(1)  # the processes made in this process, numbered
 HOST_COMMAND = (sys.executable, "-m", "headrace.runtime.host")
 
@@ -278,7 +279,8 @@ class PluginProcess:
         while True:
             if self._proc.returncode is not None:
                 raise RuntimeError(
-                    f"plugin process exited with {self._proc.returncode}: {self.tail()}"
+                    f"plugin process exited with {self._proc.returncode} before it served: "
+                    f"{self.start_failure()}"
                 )
             try:
                 await asyncio.wait_for(self._channel.channel_ready(), timeout=0.5)
@@ -359,11 +361,24 @@ class PluginProcess:
         lines = head.decode(errors="replace").splitlines()
         return lines[0] if lines else ""
 
-    def tail(self, lines: int = 30) -> str:
+    def start_failure(self) -> str:
+        """Why the process ended as it started, as the host itself said it (the error of its
+        last ``plugin_*`` error event, masked by the process as it logged it); never the rest
+        of what it wrote, which only the operator reads: it may be anything a plugin printed,
+        and a status or a validation's error is read by whoever may read connectors."""
+        said = ""
         try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+            lines = self.log_file.read_text(errors="replace").splitlines()[-200:]
         except OSError:
-            return ""
+            lines = []
+        for line in lines:
+            with contextlib.suppress(ValueError, AttributeError):
+                entry = json.loads(line)
+                event = str(entry.get("event", ""))
+                if entry.get("level") == "error" and event.startswith("plugin_"):
+                    said = f"{event}: {str(entry.get('error', ''))[:_MAX_FAILURE]}"
+        where = f"its log, {self.log_file.name}, in the {self._worker_id} log folder"
+        return f"{said} (the rest is in {where})" if said else f"what it wrote is in {where}"
 
     async def stop(self, wait_s: float = 15.0) -> None:
         """Asks the process to stop (SIGTERM), then kills it if it does not go in time."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
-import sys
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,48 @@ class JavaRetriableError(RetriableError):
     worker does."""
 
 
+MAX_LINE = 16_384
+"""The most of one line of the JVM's output that reaches the log."""
+_HEADER = re.compile(r"^\[[^\]]*\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ")
+_LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+}
+JVM_LOGGER = "jvm"
+
+
+async def relay(output: asyncio.StreamReader) -> None:
+    """Writes what the JVM writes (its log4j lines, a crash's message) to this process's log, a
+    line an event of the ``jvm`` logger: framed as JSON and with the secrets this process holds
+    hidden, as every line it logs, rather than passed on as the JVM wrote it. Each line takes
+    the level of the log4j line it belongs to (a stack trace, its message's)."""
+    logger = logging.getLogger(JVM_LOGGER)
+    logger.setLevel(logging.DEBUG)  # the JVM's own levels chose what it writes
+    level, pending = logging.WARNING, b""
+    while chunk := await output.read(65536):
+        *lines, pending = (pending + chunk).split(b"\n")
+        if len(pending) > MAX_LINE:
+            lines, pending = [*lines, pending], b""
+        for line in lines:
+            level = _written(logger, line, level)
+    if pending:
+        _written(logger, pending, level)
+
+
+def _written(logger: logging.Logger, raw: bytes, level: int) -> int:
+    text = raw[:MAX_LINE].decode(errors="replace").rstrip("\r")
+    header = _HEADER.match(text)
+    if header is not None:
+        level = _LEVELS.get(
+            header.group(1), logging.WARNING if header.group(1) == "WARN" else logging.ERROR
+        )
+    if text.strip():
+        logger.log(level, "%s", text)
+    return level
+
+
 def _error(exc: grpc.RpcError) -> ConnectError:
     details = (exc.details() if hasattr(exc, "details") else None) or str(exc)
     if hasattr(exc, "code") and exc.code() == grpc.StatusCode.UNAVAILABLE:
@@ -68,6 +111,7 @@ class JvmHost:
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
         self._levels: dict[str, str] = {}  # the cluster log levels the JVM holds
+        self._relaying: asyncio.Task[None] | None = None  # its output, to this process's log
         self._setting_levels: asyncio.Task[None] | None = None
 
     async def start(self, wait_s: float = READY_WAIT_S) -> None:
@@ -82,9 +126,11 @@ class JvmHost:
                 more=jvm.options(os.environ.get("HEADRACE_JVM_OPTS")),
             ),
             stdin=asyncio.subprocess.PIPE,
-            stdout=sys.stderr.fileno(),
-            stderr=sys.stderr.fileno(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
+        assert self._proc.stdout is not None
+        self._relaying = asyncio.create_task(relay(self._proc.stdout), name="jvm-output")
         target = f"unix:{self._socket}"
         self._channel = grpc.aio.insecure_channel(target, options=CHILD_GRPC_OPTIONS)
         loop = asyncio.get_running_loop()
@@ -109,6 +155,7 @@ class JvmHost:
     async def _watch_exit(self) -> None:
         assert self._proc is not None
         code = await self._proc.wait()
+        await self._relayed()  # what it wrote last, to the log first
         if not self._closing:
             log.get().error("jvm_host_lost", code=code)
             metrics.process_exiting()
@@ -149,6 +196,12 @@ class JvmHost:
         self._levels = levels
         log.get().info("jvm_log_levels_set", loggers=len(answer.changed))
 
+    async def _relayed(self) -> None:
+        """Waits a while for its output to be relayed to its end."""
+        if self._relaying is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._relaying), STOP_WAIT_S)
+
     async def close(self) -> None:
         """Ends the JVM: its input closes, then it is killed if it lingers."""
         self._closing = True
@@ -162,6 +215,9 @@ class JvmHost:
             except TimeoutError:
                 self._proc.kill()
                 await self._proc.wait()
+        await self._relayed()
+        if self._relaying is not None:
+            self._relaying.cancel()
         if self._channel is not None:
             await self._channel.close()
         if self._sync_channel is not None:
