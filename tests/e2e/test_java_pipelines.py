@@ -160,6 +160,39 @@ def test_a_converter_s_own_config_providers_are_refused_and_read_nothing(stack: 
     assert status == 400 and "CVE-2024-31141" in json.dumps(refused)
 
 
+@pytest.mark.parametrize(
+    ("plugin", "key", "value", "says"),
+    [
+        (SOURCE, "file", "/etc/passwd", "is outside the allowed folders"),
+        (SINK, "file", "/tmp/headrace-elsewhere.txt", "is outside the allowed folders"),
+        (SOURCE, "connection.url", "http://169.254.169.254/latest", "a cloud metadata service"),
+        (SINK, "source.cluster.bootstrap.servers", "[fe80::1]:9092", "link-local"),
+        (SOURCE, "database.hostname", "metadata.google.internal", "cloud metadata service"),
+    ],
+)
+def test_a_java_connector_is_held_to_the_file_roots_and_the_address_guard(
+    stack: Stack, plugin: str, key: str, value: str, says: str
+) -> None:
+    """Found by the second perimeter review (reproduced: 201 for Kafka's FileStreamSource on
+    /etc/passwd, and for its FileStreamSink on a file under /tmp): only headrace's own
+    connectors held their files and addresses to the operator's bounds."""
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    config = {
+        "connector.class": plugin,
+        "tasks.max": "1",
+        **({"topic": "t"} if plugin == SOURCE else {"topics": "t"}),
+        **STRINGS,
+        key: value,
+    }
+    status, answer = rest("PUT", f"/connector-plugins/{plugin}/config/validate", config)
+    assert status == 200
+    errors = {c["value"]["name"]: " ".join(c["value"]["errors"]) for c in answer["configs"]}
+    assert says in errors[key], errors
+    status, refused = rest("POST", "/connectors", {"name": "held", "config": config})
+    assert status == 400 and says in refused["message"], refused
+    assert rest("GET", "/connectors/held")[0] == 404
+
+
 def test_a_java_connectors_config_hides_only_what_its_definitions_call_secret(
     stack: Stack, tmp_path: Path
 ) -> None:

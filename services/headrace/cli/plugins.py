@@ -16,7 +16,7 @@ from headrace.cli.sources import read_one
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation import jvm
-from headrace.isolation.plugins import JVM_PLUGINS, read_manifest
+from headrace.isolation.plugins import JVM_PLUGINS, discover, read_manifest
 
 
 def show_plugins(everything: bool, output: str) -> None:
@@ -117,3 +117,13 @@ def install(coordinate: str, entry: Path | None, sha512: str | None) -> None:
         click.echo(f"  {plugin.type:<16} {plugin.class_name} {plugin.version}")
     for kind, class_name, version in found.components:
         click.echo(f"  {kind:<16} {class_name} {version}")
+    settings = Settings()
+    if entry in settings.plugin_path or entry.resolve() in (
+        p.resolve() for p in settings.plugin_path
+    ):
+        catalog = discover(settings.plugin_path, settings.var_dir / JVM_PLUGINS)
+        for alias, taken_by, built_in in catalog.taken_aliases():
+            click.echo(
+                f"note: {alias} now names {taken_by}, not the built-in {built_in}: give the "
+                "built-in's full class name to run it"
+            )

@@ -249,6 +249,8 @@ def installed(plugin_path: Iterable[Path], java_cache: Path | None = None) -> Pl
     catalog = discover(plugin_path, java_cache)
     for plugin in catalog.broken:
         log.get().warning("plugin_broken", folder=str(plugin.folder), reason=plugin.reason)
+    for alias, taken_by, built_in in catalog.taken_aliases():
+        log.get().warning("plugin_alias_taken", alias=alias, names=taken_by, built_in=built_in)
     return catalog
 
 
@@ -309,6 +311,18 @@ class PluginCatalog:
             for name in (plugin.class_name, *plugin.aliases):
                 by_name.setdefault(name, []).append(plugin)
         return by_name
+
+    def taken_aliases(self) -> list[tuple[str, str, str]]:
+        """(alias, the installed class it names, the built-in class it named before) for each
+        alias of a built-in connector that an installed plugin took (``_versions_of``): said
+        where the catalog is made and where a plugin is installed, never silently."""
+        taken = []
+        for name, plugins in sorted(self._by_name.items()):
+            built_in = sorted({p.class_name for p in plugins if p.ships_with_headrace})
+            named = self.versions_of(name)
+            if built_in and named and not named[-1].ships_with_headrace and name not in built_in:
+                taken.append((name, named[-1].class_name, built_in[0]))
+        return taken
 
     def resolve(self, connector_class: str, version: str | None = None) -> PluginDescriptor:
         """The connector version to run: the latest installed that ``version`` (a

@@ -139,6 +139,13 @@ def test_an_alias_a_builtin_shares_with_an_installed_plugin_names_the_installed_
     assert catalog.resolve("FileStreamSource").class_name == java
     assert catalog.resolve("FileStreamSourceConnector").class_name == java
     assert catalog.resolve(builtin.class_name) == builtin  # its full name still names it
+    # Never silently: what each alias a built-in had names now is said (logged as a service
+    # reads the plugin path, printed by `plugins install`).
+    assert catalog.taken_aliases() == [
+        ("FileStreamSource", java, builtin.class_name),
+        ("FileStreamSourceConnector", java, builtin.class_name),
+    ]
+    assert PluginCatalog((builtin,)).taken_aliases() == []
 
 
 PG = "io.debezium.connector.postgresql.PostgresConnector"

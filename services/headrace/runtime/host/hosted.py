@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -47,6 +48,7 @@ from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime import watchdog
 from headrace.runtime.converted import Converted
 from headrace.runtime.executor.client import SqlCheck
+from headrace.runtime.host import javaguard
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.providers import Providers, Resolved
 from headrace.runtime.host.units import ConnectorUnit, TaskUnit, task_configs_of
@@ -102,7 +104,7 @@ class HostedPlugin:
         async with self._locks[WorkUnit.of(name)]:
             self._refuse_when_closing()
             refuse_unsafe(config)
-            resolved = self._resolve(config)
+            resolved = self._guarded(self._resolve(config))
             existing = self._connectors.get(name)
             if existing is not None and not existing.failed:
                 if existing.config != resolved.config:
@@ -131,6 +133,15 @@ class HostedPlugin:
                 unit.failed = True  # as for a task (start_task): the next start makes it anew
                 raise
             return self._stored(unit, configs, config, resolved)
+
+    def _guarded(self, resolved: Resolved) -> Resolved:
+        """A Java connector's config with the keys Connect's connectors read as files or
+        places to connect to held to the operator's bounds (``javaguard``): its ``file``
+        resolved in the file roots. ConfigException for one past them. Python plugins check
+        their own, through their context."""
+        if not self.descriptor.is_java:
+            return resolved
+        return dataclasses.replace(resolved, config=javaguard.checked(resolved.config, self.paths))
 
     def _resolve(self, config: Mapping[str, str]) -> Resolved:
         """The config resolved by the providers; its secrets registered, to be hidden."""
@@ -179,7 +190,9 @@ class HostedPlugin:
             java_infos = getattr(connector, "java_infos", None)
             if java_infos is not None:  # a Java connector's ConfigDef and validate(), as is
                 infos: ConfigInfos = java_infos(config, definition_only)
-                return infos
+                if definition_only:
+                    return infos
+                return _with_errors(infos, javaguard.problems(config, self.paths))
             # As a running one's: so validate() can check what start() would (its paths), and
             # ask the executor whether a query parses (a running one's context does not: its
             # config was validated, and a start must not wait on the executor).
@@ -244,8 +257,8 @@ class HostedPlugin:
             self._refuse_when_closing()
             refuse_unsafe(connector_config)
             refuse_unsafe(task_config)
-            connector_config = self._resolve(connector_config).config
-            task_config = self._resolve(task_config).config
+            connector_config = self._guarded(self._resolve(connector_config)).config
+            task_config = self._guarded(self._resolve(task_config)).config
             existing = self._tasks.get(unit)
             if existing is not None and not existing.failed:
                 if existing.task_config != dict(task_config):
@@ -367,3 +380,27 @@ class HostedPlugin:
             return configs
         extra = {k: config[k] for k in FRAMEWORK_SINK_KEYS if k in config}
         return [{**extra, **c} for c in configs]
+
+
+def _with_errors(infos: ConfigInfos, errors: Mapping[str, str]) -> ConfigInfos:
+    """``infos`` with each of ``errors`` added to its key's (a key it lacks added with it)."""
+    if not errors:
+        return infos
+    configs = [
+        dataclasses.replace(
+            info,
+            value=dataclasses.replace(
+                info.value, errors=(*info.value.errors, errors[info.value.name])
+            ),
+        )
+        if info.value.name in errors
+        else info
+        for info in infos.configs
+    ]
+    named = {info.value.name for info in infos.configs}
+    configs += [
+        ConfigInfo(KeyInfo(key), ValueInfo(key, None, errors=(message,)))
+        for key, message in errors.items()
+        if key not in named
+    ]
+    return dataclasses.replace(infos, configs=tuple(configs))
