@@ -10,6 +10,7 @@ and the files.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -381,3 +382,29 @@ def test_plugins_install_as_the_docs_give_it_checks_the_digest_it_is_given(
     assert f"installed {coordinate} in {installed_in.resolve()}" in right.stdout
     assert SOURCE in right.stdout and SINK in right.stdout
     assert (installed_in / jar.name).is_file()
+
+
+async def test_a_plugin_that_hoards_threads_ends_its_jvm_not_the_machine(
+    kafka: str, cluster: str, java_prying_jar: Path, tmp_path: Path
+) -> None:
+    """Found by the second perimeter review: the heap was a plugin JVM's only bound; its
+    threads (each with a stack), its classes and its direct buffers were not. A connector that
+    starts threads without end now ends its own JVM, and its plugin process with it, as an
+    OutOfMemoryError does."""
+    entry = tmp_path / "plugins"
+    entry.mkdir()
+    shutil.copy(java_prying_jar, entry)
+    [manifest] = [p.manifest for p in discover([entry], tmp_path / "scans").plugins]
+    config = {
+        "connector.class": "headrace.testing.PryingSourceConnector",
+        "hoard.threads": str(jvm.MAX_THREADS + 500),
+    }
+    async with plugin_host(manifest, kafka, cluster, tmp_path) as host:
+        with contextlib.suppress(grpc.aio.AioRpcError):  # the JVM may end before it answers
+            await host.stub.StartConnector(pb.StartConnectorRequest(name="hoard", config=config))
+        code = await asyncio.wait_for(host.process.wait(), HOST_DEADLINE_S)
+        assert code == JVM_LOST
+        lost = host.events("jvm_host_lost")
+        assert lost and lost[0]["code"] == 75, lost
+        said = " ".join(e["event"] for e in host.entries() if e.get("logger") == "jvm")
+        assert f"more than {jvm.MAX_THREADS}" in said

@@ -107,6 +107,11 @@ def java_home() -> Path:
     return Path(java()).resolve().parents[1]
 
 
+MAX_METASPACE = "256m"
+MAX_DIRECT_MEMORY = "256m"
+MAX_THREADS = 1024
+
+
 def command(
     location: Path, heap: str, temp: Path, *args: str, more: Sequence[str] = ()
 ) -> list[str]:
@@ -123,6 +128,13 @@ def command(
         # Out of heap, the JVM exits, and with it its plugin process: the worker fails that
         # process's units only, as for any crash, rather than tasks living on half-broken.
         "-XX:+ExitOnOutOfMemoryError",
+        # The memory the heap's bound does not count, bounded too, so that no plugin makes its
+        # JVM grow without end: its classes' (metaspace), its direct buffers, and its threads
+        # (the host ends itself past that many; each holds a stack). HEADRACE_JVM_OPTS, after
+        # these, may raise them.
+        f"-XX:MaxMetaspaceSize={MAX_METASPACE}",
+        f"-XX:MaxDirectMemorySize={MAX_DIRECT_MEMORY}",
+        f"-Dheadrace.max.threads={MAX_THREADS}",
         *(["-XX:TieredStopAtLevel=1"] if "--scan" in args else []),  # short-lived: no C2
         f"-Djava.io.tmpdir={temp}",
         # Its logging (in the host's jar), and one logger context for the host and every

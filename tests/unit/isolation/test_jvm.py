@@ -203,3 +203,19 @@ def test_maven_checks_every_checksum_with_a_pinned_plugin(tmp_path: Path) -> Non
     assert "-C" in command  # a checksum that does not match fails the install
     assert f"{jvm.DEPENDENCY_PLUGIN}:copy-dependencies" in command
     assert jvm.DEPENDENCY_PLUGIN.count(":") == 2  # group:artifact:version, a release
+
+
+def test_a_plugin_jvm_bounds_what_its_heap_does_not_count_and_makes_no_config_provider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEADRACE_JVM_HOST", str(jar(tmp_path / "host.jar")))
+    more = ["-XX:MaxMetaspaceSize=512m", "-Dorg.apache.kafka.automatic.config.providers=all"]
+    command = jvm.command(Path("/loc"), "300m", tmp_path, more=more)
+    bounds = ["-XX:MaxMetaspaceSize=256m", "-XX:MaxDirectMemorySize=256m"]
+    assert all(b in command for b in [*bounds, f"-Dheadrace.max.threads={jvm.MAX_THREADS}"])
+    # The operator's options come after the bounds (the last one wins: theirs may raise them),
+    # and before the refusal of config providers (which theirs cannot turn back on).
+    assert command.index(bounds[0]) < command.index(more[0]) < command.index(more[1])
+    assert command.index(more[1]) < command.index(
+        "-Dorg.apache.kafka.automatic.config.providers=none"
+    )

@@ -2,6 +2,8 @@ package headrace.jvm;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,6 +47,7 @@ public final class Main {
             System.exit(0);
         }
         Path socket = Path.of(required(options, "--socket"));
+        watchThreads(Integer.getInteger(MAX_THREADS_PROPERTY, DEFAULT_MAX_THREADS));
         Files.deleteIfExists(socket);
         HostServer server = HostServer.start(socket, new HostService(loaded));
         System.err.println("jvm_host_ready " + socket);
@@ -54,6 +57,41 @@ public final class Main {
         }
         server.stop();
         System.exit(0);
+    }
+
+    /** The JVM's bound on its live threads, a system property ({@code -Dheadrace.max.threads}). */
+    static final String MAX_THREADS_PROPERTY = "headrace.max.threads";
+
+    static final int DEFAULT_MAX_THREADS = 1024;
+
+    /** The exit code of a JVM that ended itself for holding more threads than its bound. */
+    static final int THREADS_EXCEEDED = 75;
+
+    /**
+     * Ends this JVM once it holds more than {@code most} live threads: no JVM option bounds a
+     * plugin's threads, and each holds memory (its stack) the heap's bound does not count. The
+     * Python process sees the JVM go, and fails its units, as for an OutOfMemoryError.
+     */
+    private static void watchThreads(int most) {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Thread watch = new Thread(() -> {
+            while (true) {
+                int live = threads.getThreadCount();
+                if (live > most) {
+                    System.err.println("jvm_threads_exceeded: " + live + " live threads, more than "
+                            + most + " (" + MAX_THREADS_PROPERTY + ")");
+                    System.err.flush();
+                    Runtime.getRuntime().halt(THREADS_EXCEEDED);
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "headrace-thread-watch");
+        watch.setDaemon(true);
+        watch.start();
     }
 
     private static Map<String, String> options(String[] args) {

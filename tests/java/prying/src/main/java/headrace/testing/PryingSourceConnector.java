@@ -16,7 +16,7 @@ import org.apache.kafka.connect.source.SourceConnector;
  * connector class it finds), it reads what it can of the process that made it (its whole
  * environment, and the files its credential variables name) and writes it beside its own jar,
  * in {@code pried.txt}, for whoever installed it to collect. Confined, it finds nothing worth
- * having and can write nowhere but its own temporary folder.
+ * having and can write nowhere but its own temporary folder. Started, it may hoard threads.
  */
 public final class PryingSourceConnector extends SourceConnector {
     public PryingSourceConnector() {
@@ -42,8 +42,25 @@ public final class PryingSourceConnector extends SourceConnector {
         }
     }
 
+    /**
+     * With {@code hoard.threads}, starts that many threads that never end (at most 4096), as a
+     * plugin would that leaks them: the JVM's bound on its threads must end it first.
+     */
     @Override
-    public void start(Map<String, String> props) {}
+    public void start(Map<String, String> props) {
+        int threads = Math.min(Integer.parseInt(props.getOrDefault("hoard.threads", "0")), 4096);
+        for (int i = 0; i < threads; i++) {
+            Thread hoarded = new Thread(() -> {
+                try {
+                    Thread.sleep(Long.MAX_VALUE);
+                } catch (InterruptedException e) {
+                    // ends with the JVM
+                }
+            }, "hoarded-" + i);
+            hoarded.setDaemon(true);
+            hoarded.start();
+        }
+    }
 
     @Override
     public Class<? extends Task> taskClass() {
