@@ -25,6 +25,7 @@ import grpc
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from headrace.core.security.guard import HOST_KEY_HEADER
 from headrace.core.storage.topics import ensure_topic
 from headrace.isolation import jvm
 from headrace.isolation.plugins import discover, read_manifest
@@ -302,10 +303,18 @@ async def test_a_plugin_jvm_makes_no_config_provider_from_a_config(
         stdin=asyncio.subprocess.PIPE,
         env={**os.environ, "HOSTILE_PROBE": probe},
     )
+    assert proc.stdin is not None
+    proc.stdin.write(b"the-key\n")  # as its plugin process gives it, every call to carry
+    keyed = ((HOST_KEY_HEADER, "the-key"),)
     try:
         async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
             await asyncio.wait_for(channel.channel_ready(), HOST_DEADLINE_S)
-            answer = await jvm_pb2_grpc.JvmPluginHostStub(channel).Validate(
+            stub = jvm_pb2_grpc.JvmPluginHostStub(channel)
+            # Found by the same review: any process of the user could call it over its socket.
+            with pytest.raises(grpc.aio.AioRpcError) as unkeyed:
+                await stub.Validate(jvm_pb2.JvmValidateRequest(connector_class=SOURCE))
+            assert unkeyed.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            answer = await stub.Validate(
                 jvm_pb2.JvmValidateRequest(
                     connector_class=SOURCE,
                     config={
@@ -320,6 +329,7 @@ async def test_a_plugin_jvm_makes_no_config_provider_from_a_config(
                     },
                 ),
                 timeout=HOST_DEADLINE_S,
+                metadata=keyed,
             )
     finally:
         proc.kill()

@@ -123,6 +123,8 @@ def test_a_prying_plugin_reaches_nothing_it_was_not_given(perimeter: Perimeter) 
         "produce_requests",
         "read_configs",
         "read_offsets",
+        "listen_tcp",
+        "call_sibling_hosts",
     }
     assert tried["read_file"].startswith("refused: [Errno 13] Permission denied"), tried
     assert tried["read_worker_environ"].startswith("refused: [Errno 13]"), tried
@@ -133,6 +135,13 @@ def test_a_prying_plugin_reaches_nothing_it_was_not_given(perimeter: Perimeter) 
     # the same login and code, says the broker is there and the refusal is its ACL.
     assert tried["read_configs"].startswith("refused: "), tried
     assert tried["read_offsets"].startswith("ok: read "), tried
+    # Found by the second perimeter review: Landlock handled no network right, and a sibling's
+    # host answered anyone who found its socket. No TCP listener (Landlock ABI 4 and later), and
+    # no sibling host answers it (its run folder is not its to list; were it, each sibling
+    # would want its key).
+    assert tried["listen_tcp"].startswith("refused: [Errno 13]"), tried
+    assert tried["call_sibling_hosts"].startswith("refused"), tried
+    assert "ok:" not in tried["call_sibling_hosts"], tried
     # Its process said it was confined, and what with.
     confined = log_events(perimeter.stack.log_dir, "plugin_sandboxed")
     assert confined and all(e["landlock_abi"] >= 1 for e in confined)

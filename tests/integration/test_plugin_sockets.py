@@ -3,15 +3,18 @@ about a hundred bytes, and a deep folder must not keep a plugin from starting.""
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from pathlib import Path
 
+import grpc
 import psutil
 import pytest
 
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation.plugins import JVM_PLUGINS, installed
 from headrace.isolation.supervisor import PluginProcess, Spare
+from headrace.v1 import plugin_pb2, plugin_pb2_grpc
 from tests.support import eventually, plugin_hosts
 
 
@@ -75,7 +78,7 @@ async def test_a_spare_serves_the_plugin_it_is_claimed_for_and_is_not_held_after
         assert "--spare" not in command
         # What it writes once claimed goes to the plugin's log, not the spare's.
         assert '"plugin_host_ready"' in process.log_file.read_text()
-        assert await spare.claim(["--manifest", "x", "--socket", "y"], tmp_path / "z") is None
+        assert await spare.claim(["--manifest", "x", "--socket", "y"], tmp_path / "z", "k") is None
     finally:
         await process.stop()
         await spare.stop()
@@ -121,3 +124,40 @@ async def test_no_spare_is_kept_when_the_settings_say_off(tmp_path: Path) -> Non
     await spare.keep()
     assert [c for c in plugin_hosts() if "--spare" in c.cmdline()] == []
     await spare.stop()
+
+
+@pytest.mark.parametrize("spare", [False, True], ids=["started", "spare"])
+async def test_a_plugin_host_answers_only_its_owner(tmp_path: Path, spare: bool) -> None:
+    """Found by the second perimeter review: a plugin could call a sibling plugin process's
+    host over its socket, whose path is no secret from processes of the same user, and stop its
+    units or read its answers. A host answers only calls with the key its owner gave it."""
+    settings = Settings(var_dir=tmp_path / "var", plugin_path=(BUILTIN_PLUGINS,))
+    process = sink_process(settings, tmp_path / "run", tmp_path)
+    kept = Spare(settings, "w1", tmp_path) if spare else None
+    if kept is not None:
+        await kept.keep()
+    await process.start(spare=kept)
+    try:
+        assert process.client is not None  # its owner's calls carry the key, streams too
+        await process.client.validate({}, definition_only=True, deadline_s=30)
+        owners = process.client.watch(lambda _: None)
+        with pytest.raises(TimeoutError):  # open, with nothing to say yet: not refused
+            await asyncio.wait_for(anext(owners), 1.0)
+        [socket] = [p for p in (tmp_path / "run").rglob("host.sock")]
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as sibling:
+            stub = plugin_pb2_grpc.PluginHostStub(sibling)
+            for call in (
+                stub.Describe(plugin_pb2.DescribeRequest(), timeout=30),
+                stub.StopTask(plugin_pb2.StopRequest(connector="c", task=0), timeout=30),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call
+                assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                async for _ in stub.Watch(plugin_pb2.WatchRequest(), timeout=30):
+                    pass
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await process.stop()
+        if kept is not None:
+            await kept.stop()

@@ -36,6 +36,7 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _MAKE_AND_REMOVE = sum(1 << bit for bit in range(4, 13))  # remove, make char/dir/reg/sock/...
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
+BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1  # Landlock's network rights (ABI 4)
 
 READ = READ_FILE | READ_DIR
 RUN = READ | EXECUTE
@@ -110,7 +111,10 @@ def confine(allowed: Allowed) -> int:
     if abi < 1:
         raise SandboxError("this kernel has no Landlock (Linux 5.13 or later, turned on)")
     handled = _handled(abi)
-    attr = _RulesetAttr(handled, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
+    # No TCP listener (ABI 4 and later): a plugin serves nothing. Connecting stays open, port by
+    # port being all Landlock can tell apart, and a connector's ports are its config's.
+    net = BIND_TCP if abi >= 4 else 0
+    attr = _RulesetAttr(handled, net, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
     size = ctypes.sizeof(attr) if abi >= 6 else (16 if abi >= 4 else 8)
     ruleset = _check(
         _libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0),

@@ -36,6 +36,7 @@ from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
 from headrace.core.rpc import CHILD_GRPC_OPTIONS, MAX_SOCKET_PATH
 from headrace.core.runner import cancel
+from headrace.core.security.guard import HOST_KEY_ENV, new_host_key, with_host_key
 from headrace.core.settings import Settings
 from headrace.isolation import sandbox
 from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
@@ -153,13 +154,16 @@ class Spare:
                     stderr=out,
                 )
 
-    async def claim(self, argv: list[str], log_file: Path) -> asyncio.subprocess.Process | None:
-        """The spare, told to serve as ``argv`` says and write to ``log_file``; None when none
-        is held, or it is gone: the caller starts a process of its own. It is not held after."""
+    async def claim(
+        self, argv: list[str], log_file: Path, key: str
+    ) -> asyncio.subprocess.Process | None:
+        """The spare, told to serve as ``argv`` says, with ``key`` (``HostKeyCheck``), and write
+        to ``log_file``; None when none is held, or it is gone: the caller starts a process of
+        its own. It is not held after."""
         proc, self._proc = self._proc, None
         if proc is None or proc.returncode is not None or proc.stdin is None:
             return None
-        claim = json.dumps({"argv": argv, "log": str(log_file)}).encode() + b"\n"
+        claim = json.dumps({"argv": argv, "log": str(log_file), "key": key}).encode() + b"\n"
         try:
             proc.stdin.write(claim)
             await proc.stdin.drain()
@@ -238,6 +242,8 @@ class PluginProcess:
         self._watch: asyncio.Task[None] | None = None
         self._waiter: asyncio.Task[None] | None = None
         self._stopping = False
+        # What every call to it carries: only this worker can call its host (HostKeyCheck).
+        self._key = new_host_key()
 
     async def start(self, wait_s: float = 30.0, spare: Spare | None = None) -> None:
         """Starts the process and waits ``wait_s`` for it to serve: ``spare``'s, when it holds
@@ -265,7 +271,7 @@ class PluginProcess:
             "--parent-pid",
             str(os.getpid()),
         ]
-        claimed = await spare.claim(argv, self.log_file) if spare is not None else None
+        claimed = await spare.claim(argv, self.log_file, self._key) if spare is not None else None
         self._proc = claimed or await self._exec(argv)
         deadline = time.monotonic() + wait_s
         await self._socket_made(deadline)
@@ -274,7 +280,9 @@ class PluginProcess:
             self._proc = await self._exec(argv)
             await self._socket_made(deadline)
         self._channel = grpc.aio.insecure_channel(
-            f"unix:{self._socket}", options=CHILD_GRPC_OPTIONS
+            f"unix:{self._socket}",
+            options=CHILD_GRPC_OPTIONS,
+            interceptors=with_host_key(self._key),
         )
         while True:
             if self._proc.returncode is not None:
@@ -301,7 +309,7 @@ class PluginProcess:
             return await asyncio.create_subprocess_exec(
                 *HOST_COMMAND,
                 *argv,
-                env=host_env(self._settings, self._worker_id),
+                env={**host_env(self._settings, self._worker_id), HOST_KEY_ENV: self._key},
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,

@@ -11,7 +11,9 @@ executor's) interceptors are here.
 from __future__ import annotations
 
 import argparse
+import hmac
 import inspect
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -151,6 +153,78 @@ class AioGuard(grpc.aio.ServerInterceptor):
             return answered
 
         return _rewrapped(handler, wrap)
+
+
+HOST_KEY_HEADER = "x-headrace-host-key"
+HOST_KEY_ENV = "HEADRACE_HOST_KEY"
+"""Where a plugin host finds the key its owner calls it with (a spare: in its claim)."""
+
+
+def new_host_key() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class HostKeyCheck(grpc.aio.ServerInterceptor):
+    """A child process's server (a plugin host) answers only calls that carry the key its owner
+    gave it: its socket's path is no secret from the other processes of its user (the sibling
+    plugin processes among them), and a socket's file rights do not keep them out."""
+
+    def __init__(self, key: str) -> None:
+        self._key = key.encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        given = dict(details.invocation_metadata or ()).get(HOST_KEY_HEADER, "")
+        if hmac.compare_digest(str(given).encode(), self._key):
+            return handler
+
+        def wrap(behaviour: Any) -> Any:
+            async def refused(request: Any, context: Any) -> Any:
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, "no key, or not this one")
+
+            if inspect.isasyncgenfunction(behaviour):
+
+                async def streamed(request: Any, context: Any) -> Any:
+                    await refused(request, context)
+                    yield  # never reached: an async generator, as the method is
+
+                return streamed
+            return refused
+
+        return _rewrapped(handler, wrap)
+
+
+def with_host_key(key: str) -> list[grpc.aio.ClientInterceptor]:
+    """The interceptors that have every call on a channel to a child's server carry its key
+    (``HostKeyCheck``): one a kind of call, as a channel takes each as the first kind it is."""
+    return [_KeyedUnary(key), _KeyedUnaryStream(key)]
+
+
+class _Keyed:
+    def __init__(self, key: str) -> None:
+        self._pair = (HOST_KEY_HEADER, key)
+
+    def _keyed(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()), self._pair)
+        return grpc.aio.ClientCallDetails(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        )
+
+
+class _KeyedUnary(_Keyed, grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._keyed(details), request)
+
+
+class _KeyedUnaryStream(_Keyed, grpc.aio.UnaryStreamClientInterceptor):
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._keyed(details), request)
 
 
 class ThreadedGuard(grpc.ServerInterceptor):

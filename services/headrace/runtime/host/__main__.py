@@ -53,6 +53,8 @@ from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS, MAX_SOCKET_PATH
 from headrace.core.runner import quiet_fenced_futures, watch_parent
+from headrace.core.security import secrets
+from headrace.core.security.guard import HOST_KEY_ENV, HostKeyCheck
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
 from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
@@ -119,6 +121,7 @@ class Claim:
     args: argparse.Namespace
     log: Path
     title: str
+    key: str = ""  # what every call to it must carry (``HostKeyCheck``)
 
 
 def read_claim(line: bytes) -> Claim:
@@ -128,9 +131,11 @@ def read_claim(line: bytes) -> Claim:
         claim = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ClaimError(f"a claim is one line of JSON: {exc}") from None
-    if not isinstance(claim, dict) or set(claim) != {"argv", "log"}:
-        raise ClaimError("a claim is a JSON object with the keys argv and log, and no other")
-    argv, log_file = claim["argv"], claim["log"]
+    if not isinstance(claim, dict) or not {"argv", "log"} <= set(claim) <= {"argv", "log", "key"}:
+        raise ClaimError("a claim is a JSON object with the keys argv, log and key, and no other")
+    argv, log_file, key = claim["argv"], claim["log"], claim.get("key", "")
+    if not isinstance(key, str):
+        raise ClaimError("key: a claim's key is a string")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise ClaimError("argv: a claim's arguments are a list of strings")
     if not isinstance(log_file, str) or not log_file:
@@ -142,7 +147,7 @@ def read_claim(line: bytes) -> Claim:
     if args.spare:
         raise ClaimError("argv: a spare's claim cannot make it a spare again")
     title = " ".join([sys.executable, "-m", "headrace.runtime.host", *argv])
-    return Claim(args, Path(log_file), title)
+    return Claim(args, Path(log_file), title, key)
 
 
 def claimed() -> Claim | None:
@@ -275,7 +280,10 @@ async def serve(args: argparse.Namespace) -> int:
     install(calls)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)  # a stale socket from a killed predecessor
-    server = grpc.aio.server(options=GRPC_OPTIONS)
+    # Only its owner may call it: the key its owner gave it, in its environment or its claim,
+    # taken out of the environment (its plugin has no use for it).
+    key = os.environ.pop(HOST_KEY_ENV, "")
+    server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=[HostKeyCheck(key)] if key else [])
     lease = Lease()
     pb_grpc.add_PluginHostServicer_to_server(
         PluginHostService(plugin, lease, java.hold_levels if java else None), server
@@ -330,12 +338,16 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    # Its memory and environment (its key among them) are its own: no sibling reads them.
+    secrets.keep_to_self()
     args = parse_args(argv)
     if args.spare:
         claim = claimed()
         if claim is None:
             sys.exit(0)  # stopped before it was needed
         args = claim.args
+        if claim.key:
+            os.environ[HOST_KEY_ENV] = claim.key  # where serve() takes it from
     sys.exit(asyncio.run(serve(args)))
 
 

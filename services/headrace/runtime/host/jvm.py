@@ -23,6 +23,7 @@ import grpc
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log, metrics
 from headrace.core.rpc import CHILD_GRPC_OPTIONS, close_channel
+from headrace.core.security.guard import HOST_KEY_HEADER, new_host_key, with_host_key
 from headrace.isolation import jvm
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.sdk.errors import ConnectError, RetriableError
@@ -113,6 +114,7 @@ class JvmHost:
         self._levels: dict[str, str] = {}  # the cluster log levels the JVM holds
         self._relaying: asyncio.Task[None] | None = None  # its output, to this process's log
         self._setting_levels: asyncio.Task[None] | None = None
+        self._sync_key: tuple[tuple[str, str], ...] = ()  # what each synchronous call carries
 
     async def start(self, wait_s: float = READY_WAIT_S) -> None:
         self._temp.mkdir(mode=0o700, exist_ok=True)
@@ -129,10 +131,17 @@ class JvmHost:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
-        assert self._proc.stdout is not None
+        assert self._proc.stdout is not None and self._proc.stdin is not None
         self._relaying = asyncio.create_task(relay(self._proc.stdout), name="jvm-output")
+        # The key every call carries, on the first line of its input: only this process can
+        # call its JVM (HostKeyCheck's counterpart in the host, HostServer.keyed).
+        key = new_host_key()
+        self._proc.stdin.write(f"{key}\n".encode())
+        await self._proc.stdin.drain()
         target = f"unix:{self._socket}"
-        self._channel = grpc.aio.insecure_channel(target, options=CHILD_GRPC_OPTIONS)
+        self._channel = grpc.aio.insecure_channel(
+            target, options=CHILD_GRPC_OPTIONS, interceptors=with_host_key(key)
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
         while True:
@@ -145,6 +154,7 @@ class JvmHost:
                 if loop.time() > deadline:
                     raise PluginError(f"the JVM host did not serve in {wait_s:.0f}s") from None
         self._sync_channel = grpc.insecure_channel(target, options=CHILD_GRPC_OPTIONS)
+        self._sync_key = ((HOST_KEY_HEADER, key),)
         self.stub = pb_grpc.JvmPluginHostStub(self._channel)
         self.sync = pb_grpc.JvmPluginHostStub(self._sync_channel)
         self._tasks = [
@@ -227,7 +237,7 @@ class JvmHost:
         """A call that plugin code answers at once (definitions, task configs): synchronous,
         as the SDK's methods it stands for are."""
         try:
-            return getattr(self.sync, method)(request)
+            return getattr(self.sync, method)(request, metadata=self._sync_key)
         except grpc.RpcError as exc:
             raise _error(exc) from exc
 

@@ -11,7 +11,10 @@ Its task, as it starts, tries each of these and writes what happened to
   login its environment holds;
 - ``read_configs``: read the ``<HEADRACE_CLUSTER>-configs`` topic, where the session key is;
 - ``read_offsets``: the same with the offsets topic, which source tasks may use: the control,
-  which says the login and the broker work, so a refusal of the other is the broker's.
+  which says the login and the broker work, so a refusal of the other is the broker's;
+- ``listen_tcp``: listen on a TCP port, to serve what it took;
+- ``call_sibling_hosts``: call every other plugin host of its worker over its socket, whose
+  path is its own socket's with another folder name (its folder is its temporary folder's).
 
 It imports only the SDK of headrace; everything else is what any plugin could bring.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import ssl
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,6 +106,8 @@ class PryingSourceTask(SourceTask):
         report["produce_requests"] = await self._produce()
         report["read_configs"] = await self._read("configs")
         report["read_offsets"] = await self._read("offsets")
+        report["listen_tcp"] = self._listen()
+        report["call_sibling_hosts"] = await self._siblings()
         path = Path(config["report.path"]) / "report.json"
         path.write_text(json.dumps(report, indent=2))
 
@@ -173,6 +179,40 @@ class PryingSourceTask(SourceTask):
             return f"refused: {type(exc).__name__}: {exc}"
         finally:
             await consumer.stop()
+
+    def _listen(self) -> str:
+        server = socket.socket()
+        try:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            return f"ok: listening on port {server.getsockname()[1]}"
+        except OSError as exc:
+            return f"refused: {exc}"
+        finally:
+            server.close()
+
+    async def _siblings(self) -> str:
+        own = Path(os.environ["TMPDIR"]).parent / "host.sock"  # its folder holds its socket
+        try:
+            found = [p for p in own.parent.parent.glob("*/host.sock") if p != own]
+        except OSError as exc:
+            return f"refused: {exc}"
+        answers = []
+        for sibling in found:
+            async with grpc.aio.insecure_channel(f"unix:{sibling}") as channel:
+                describe = channel.unary_unary(
+                    "/headrace.v1.PluginHost/Describe",
+                    request_serializer=lambda b: b,
+                    response_deserializer=lambda b: b,
+                )
+                try:
+                    await describe(b"", timeout=10)
+                    answers.append(f"ok: {sibling.parent.name} answered")
+                except grpc.aio.AioRpcError as exc:
+                    answers.append(f"refused: {exc.code().name}")
+        if not answers:
+            return "refused: no sibling could be found"
+        return "; ".join(answers)
 
     async def poll(self) -> list[SourceRecord]:
         await asyncio.sleep(0.5)

@@ -1,12 +1,20 @@
 package headrace.jvm;
 
 import io.grpc.BindableService;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -26,7 +34,32 @@ final class HostServer {
         this.workers = workers;
     }
 
-    static HostServer start(Path socket, BindableService service) throws IOException {
+    /** The metadata key every call must carry the owner's key under. */
+    static final Metadata.Key<String> HOST_KEY =
+            Metadata.Key.of("x-headrace-host-key", Metadata.ASCII_STRING_MARSHALLER);
+
+    /**
+     * Answers only calls that carry {@code key}: the socket's path is no secret from the other
+     * processes of its user (sibling plugin processes among them). An empty key checks nothing.
+     */
+    static ServerInterceptor keyed(String key) {
+        byte[] expected = key.getBytes(StandardCharsets.UTF_8);
+        return new ServerInterceptor() {
+            @Override
+            public <Q, A> ServerCall.Listener<Q> interceptCall(
+                    ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+                String given = headers.get(HOST_KEY);
+                byte[] sent = given == null ? new byte[0] : given.getBytes(StandardCharsets.UTF_8);
+                if (expected.length > 0 && !MessageDigest.isEqual(expected, sent)) {
+                    call.close(Status.UNAUTHENTICATED.withDescription("no key, or not this one"), new Metadata());
+                    return new ServerCall.Listener<Q>() {};
+                }
+                return next.startCall(call, headers);
+            }
+        };
+    }
+
+    static HostServer start(Path socket, BindableService service, String key) throws IOException {
         EpollEventLoopGroup boss = new EpollEventLoopGroup(1);
         EpollEventLoopGroup workers = new EpollEventLoopGroup(2);
         Server server =
@@ -35,7 +68,7 @@ final class HostServer {
                         .bossEventLoopGroup(boss)
                         .workerEventLoopGroup(workers)
                         .maxInboundMessageSize(MAX_MESSAGE)
-                        .addService(service)
+                        .addService(ServerInterceptors.intercept(service, keyed(key)))
                         .build()
                         .start();
         Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));

@@ -1,6 +1,7 @@
 package headrace.jvm;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -20,9 +21,10 @@ import java.util.Map;
  * </pre>
  *
  * <p>With {@code --scan} it prints the plugins the location holds, one per line ({@code type},
- * class, version and the jar the class is in, tab-separated), and exits. Otherwise it serves {@code JvmPluginHost} on the
- * Unix socket until its standard input closes: the Python process that started it holds that
- * pipe, so the JVM never outlives it, even when it is killed. It exits 3 when the location
+ * class, version and the jar the class is in, tab-separated), and exits. Otherwise it reads the
+ * key every call must carry from the first line of its standard input, and serves {@code
+ * JvmPluginHost} on the Unix socket until that input closes: the Python process that started it
+ * holds that pipe, so the JVM never outlives it, even when it is killed. It exits 3 when the location
  * cannot be loaded.
  */
 public final class Main {
@@ -48,8 +50,11 @@ public final class Main {
         }
         Path socket = Path.of(required(options, "--socket"));
         watchThreads(Integer.getInteger(MAX_THREADS_PROPERTY, DEFAULT_MAX_THREADS));
+        // The first line of its input is the key every call must carry: never on its command
+        // line or in its environment, which other processes of its user may read.
+        String key = firstLine(System.in);
         Files.deleteIfExists(socket);
-        HostServer server = HostServer.start(socket, new HostService(loaded));
+        HostServer server = HostServer.start(socket, new HostService(loaded), key);
         System.err.println("jvm_host_ready " + socket);
         // The parent holds our stdin: its end (the parent exiting, however) ends this process.
         while (System.in.read() != -1) {
@@ -92,6 +97,16 @@ public final class Main {
         }, "headrace-thread-watch");
         watch.setDaemon(true);
         watch.start();
+    }
+
+    /** One line of {@code in}, without its newline, reading no byte past it. */
+    private static String firstLine(InputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        int read;
+        while ((read = in.read()) != -1 && read != '\n') {
+            line.append((char) read);
+        }
+        return line.toString().strip();
     }
 
     private static Map<String, String> options(String[] args) {
