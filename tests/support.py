@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import json
+import logging
 import os
 import shutil
 import signal
@@ -14,8 +16,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -23,11 +25,13 @@ from typing import Any, TypeVar, overload
 
 import grpc
 import psutil
+import structlog
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.record.memory_records import MemoryRecords
 from prometheus_client.parser import text_string_to_metric_families
 
+from headrace.core.observability import log
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import read_manifest
@@ -511,3 +515,19 @@ def batch_records(batch: Any) -> list[tuple[int, int, bytes | None, bytes | None
     while (read := records.next_batch()) is not None:
         decoded += [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in read]
     return decoded
+
+
+@contextmanager
+def captured_log(service: str = "test") -> Iterator[io.StringIO]:
+    """What this process logs while it is held, as ``log.configure`` sets logging up; the
+    set-up as it was after."""
+    saved, root = structlog.get_config(), logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    out = io.StringIO()
+    log.configure(service, stream=out)
+    try:
+        yield out
+    finally:
+        structlog.configure(**saved)
+        root.handlers[:] = handlers
+        root.setLevel(level)

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import io
 import json
-import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from headrace.core.observability import log
@@ -35,7 +32,7 @@ from headrace.sdk import SinkRecord, SinkTask
 from tests.integration.conftest import manifest_plugins
 from tests.integration.test_source_loop import ListSource, record
 from tests.kafkatls import SecureBroker
-from tests.support import Deadline, eventually
+from tests.support import Deadline, captured_log, eventually
 
 pytestmark = pytest.mark.kafka
 
@@ -210,23 +207,19 @@ async def test_a_cluster_wide_debug_of_the_kafka_client_writes_no_record(
 ) -> None:
     """Found by the second perimeter review: ``PUT /admin/loggers/aiokafka?scope=cluster`` with
     DEBUG had every process write each produce request it sent, records and all."""
-    out = io.StringIO()
-    saved, root = structlog.get_config(), logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    log.configure("test", stream=out)
-    log.set_level("aiokafka", "DEBUG")
-    try:
-        producer = AIOKafkaProducer(bootstrap_servers=kafka)
-        await producer.start()
+    with captured_log() as out:
+        log.set_level("aiokafka", "DEBUG")
         try:
-            await producer.send_and_wait(f"{cluster}-debug", b"record-value-5be1", key=b"k-77d0")
+            producer = AIOKafkaProducer(bootstrap_servers=kafka)
+            await producer.start()
+            try:
+                await producer.send_and_wait(
+                    f"{cluster}-debug", b"record-value-5be1", key=b"k-77d0"
+                )
+            finally:
+                await producer.stop()
         finally:
-            await producer.stop()
-    finally:
-        log.set_level("aiokafka", "WARN")
-        structlog.configure(**saved)
-        root.handlers[:] = handlers
-        root.setLevel(level)
+            log.set_level("aiokafka", "WARN")
     said = out.getvalue()
     assert "record-value-5be1" not in said and "k-77d0" not in said
     assert "<ProduceRequest_v" in said  # it was written, as a request's kind

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import pytest
-import structlog
 from aiokafka.protocol.admin import SaslAuthenticateRequest_v0
 
 from headrace.config import framework
@@ -24,6 +23,7 @@ from headrace.core.security.references import (
     problems,
 )
 from headrace.core.settings import Settings, settings_or_exit
+from tests.support import captured_log
 
 POLICY = ProviderPolicy(("file", "env", "dir"), (PurePosixPath("/etc/secrets"),), "DB_.*|API_TOKEN")
 
@@ -172,16 +172,8 @@ def test_masking_by_value_hides_the_longest_first_and_skips_short_values() -> No
 @pytest.fixture
 def logged() -> Iterator[io.StringIO]:
     """What this process logs, as ``log.configure`` sets it up; the set-up undone after."""
-    saved, root = structlog.get_config(), logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    out = io.StringIO()
-    log.configure("test", stream=out)
-    try:
+    with captured_log() as out:
         yield out
-    finally:
-        structlog.configure(**saved)
-        root.handlers[:] = handlers
-        root.setLevel(level)
 
 
 def test_registered_values_are_hidden_in_every_log_line(logged: io.StringIO) -> None:

@@ -7,35 +7,25 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 
-from headrace.core.observability import log
 from headrace.core.security import secrets
 from headrace.core.settings import Settings
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.isolation.supervisor import PluginProcess
 from headrace.runtime.host.jvm import MAX_LINE, relay
+from tests.support import captured_log
 
 
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
     monkeypatch.setattr(secrets, "_registered", frozenset())
     monkeypatch.setattr(secrets, "_in_order", ())
-    saved, root = structlog.get_config(), logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    out = io.StringIO()
-    log.configure("plugin", stream=out)
-    try:
+    with captured_log("plugin") as out:
         yield out
-    finally:
-        structlog.configure(**saved)
-        root.handlers[:] = handlers
-        root.setLevel(level)
 
 
 async def test_each_line_of_the_jvm_is_a_masked_json_line_of_the_process(
