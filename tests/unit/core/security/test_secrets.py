@@ -223,7 +223,9 @@ def test_a_process_s_own_kafka_login_is_hidden_in_its_log(
     monkeypatch.setenv("KAFKA_SASL_PASSWORD", "svc-kafka-pw-71c")
     monkeypatch.setenv("HEADRACE_TOKEN", "svc-token-4d2e")
     settings_or_exit("test")
-    logging.getLogger("aiokafka.conn").warning("login as svc:svc-kafka-pw-71c with svc-token-4d2e")
+    client = logging.getLogger("a_kafka_client_of_this_test")  # whatever level others set
+    client.setLevel(logging.INFO)
+    client.warning("login as svc:svc-kafka-pw-71c with svc-token-4d2e")
     said = logged.getvalue()
     assert "svc-kafka-pw-71c" not in said and "svc-token-4d2e" not in said
     assert "login as svc:[hidden] with [hidden]" in said
