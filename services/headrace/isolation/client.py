@@ -101,11 +101,13 @@ class PluginClient:
         )
         await _called(lambda: self._stub.StartTask(request, timeout=deadline_s))
 
-    async def stop(self, unit: WorkUnit, *, deleted: bool, deadline_s: float) -> None:
-        """Stops a connector or a task; ``deleted``: its connector was deleted."""
+    async def stop(self, unit: WorkUnit, *, deleted: bool, deadline_s: float) -> bool:
+        """Stops a connector or a task; ``deleted``: its connector was deleted. Whether the
+        process had it to stop."""
         request = plugin_pb2.StopRequest(connector=unit.connector, task=unit.task, deleted=deleted)
         call = self._stub.StopConnector if unit.is_connector else self._stub.StopTask
-        await _called(lambda: call(request, timeout=deadline_s))
+        answer = await _called(lambda: call(request, timeout=deadline_s))
+        return bool(answer.stopped)
 
     async def clean_up(self, cleanup: Cleanup, *, deadline_s: float) -> None:
         """Starts a deleted unit's plugin only to stop it with ``deleted=True``."""

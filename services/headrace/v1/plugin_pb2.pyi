@@ -52,8 +52,10 @@ class StopRequest(_message.Message):
     def __init__(self, connector: _Optional[str] = ..., task: _Optional[int] = ..., deleted: _Optional[bool] = ...) -> None: ...
 
 class StopResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("stopped",)
+    STOPPED_FIELD_NUMBER: _ClassVar[int]
+    stopped: bool
+    def __init__(self, stopped: _Optional[bool] = ...) -> None: ...
 
 class StartTaskRequest(_message.Message):
     __slots__ = ("connector", "task", "connector_config", "task_config")

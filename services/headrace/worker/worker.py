@@ -602,19 +602,23 @@ class Worker:
 
     async def _halt(self, process: PluginProcess, instance: Instance, *, deleted: bool) -> bool:
         """Stops the unit in its plugin process; a failure to is logged, and the unit is gone
-        from this worker all the same. Whether the plugin process answered."""
+        from this worker all the same. Whether the plugin process stopped it: it answered,
+        and had it to stop (one it had stopped already, with ``deleted=False`` as its lease ran
+        out, say, never heard of the deletion: found by the nemesis, seed 404)."""
         assert process.client is not None
         unit = instance[0]
         telling = self._told_by(instance, process) if deleted else contextlib.nullcontext()
         try:
             with telling:
-                await process.client.stop(unit, deleted=deleted, deadline_s=CALL_TIMEOUT_S)
+                stopped = await process.client.stop(
+                    unit, deleted=deleted, deadline_s=CALL_TIMEOUT_S
+                )
         except PluginCallError as exc:
             self.log.warning(
                 "unit_stop_failed", connector=unit.connector, task=unit.task, error=exc.details
             )
             return False
-        return True
+        return stopped
 
     async def _clean_up(self, cleanup: Cleanup) -> None:
         """Delivers a deletion the coordinator handed out, unless this worker already has."""

@@ -63,8 +63,9 @@ class FakeHost:
     async def start_task(self, unit: WorkUnit, *_: object, **__: object) -> None:
         await self.calls.call("start", unit)
 
-    async def stop(self, unit: WorkUnit, **_: object) -> None:
+    async def stop(self, unit: WorkUnit, **_: object) -> bool:
         await self.calls.call("stop", unit)
+        return True
 
 
 class FakeTaskConfigs:

@@ -46,6 +46,7 @@ class Told:
         # process does, then waits for ``closed`` (its clients closing) before it answers.
         self.closing: asyncio.Event | None = None
         self.heard = asyncio.Event()
+        self.gone: set[WorkUnit] = set()  # units its plugin process stopped by itself
 
     def tellings(self, unit: WorkUnit) -> int:
         """How often the plugin was told of the unit's deletion, by a stop or a clean-up."""
@@ -66,12 +67,15 @@ def fake_process(told: Told) -> Any:
         def __init__(self, process: Any) -> None:
             self.process = process
 
-        async def stop(self, unit: WorkUnit, *, deleted: bool, **_: object) -> None:
+        async def stop(self, unit: WorkUnit, *, deleted: bool, **_: object) -> bool:
+            if unit in told.gone:  # stopped already, without the marker: nothing to stop now
+                return False
             told.stopped.append((unit, deleted))
             if deleted and told.closing is not None:
                 self.process.on_event(self.process, DeletionHeard(unit))
                 told.heard.set()
                 await told.closing.wait()
+            return True
 
         async def clean_up(self, cleanup: Cleanup, **_: object) -> None:
             told.deletions[cleanup.instance] += 1
@@ -168,6 +172,25 @@ async def test_a_plugin_process_s_word_counts_only_for_the_deletion_it_was_asked
     assert acknowledged == []
     await worker._apply(AssignmentUpdate(2, (task,), cleanups=(CLEANUP,)))
     assert told.deletions == {CLEANUP.instance: 1} and acknowledged == [CLEANUP.instance]
+
+
+async def test_a_deletion_stop_that_found_nothing_to_stop_is_told_as_a_clean_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 404, on 4fd5400): a worker's stops with the deletion marker
+    reached a plugin process that had just stopped every unit without it, as its lease ran
+    out; the host answered the stops of units it no longer had as done, and the worker took
+    three deletions as told that no plugin had heard."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    unit = WorkUnit("gone", 0)
+    task = AssignedUnit(unit, dict(CLEANUP.connector_config), {})
+    await worker._apply(AssignmentUpdate(1, (task,)))
+    told.gone.add(unit)  # its process stopped it, without the marker
+    deletion = (Revocation(unit, deleted=True, incarnation=task.incarnation),)
+    await worker._apply(AssignmentUpdate(2, (), revoked=deletion))
+    assert told.deletions == {(unit, task.incarnation): 1}  # told, in a clean-up
+    assert acknowledged == [(unit, task.incarnation)]
 
 
 async def test_another_worker_id_keeps_its_own_deliveries(

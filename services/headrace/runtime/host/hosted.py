@@ -237,12 +237,14 @@ class HostedPlugin:
             )
         return found
 
-    async def stop_connector(self, name: str, deleted: bool) -> None:
-        """Stops the connector with the deleted flag; nothing happens for an unknown name."""
+    async def stop_connector(self, name: str, deleted: bool) -> bool:
+        """Stops the connector with the deleted flag; whether it was there to stop (nothing
+        happens for an unknown name)."""
         async with self._locks[WorkUnit.of(name)]:
             unit = self._connectors.pop(name, None)
             if unit is not None:
                 await unit.stop(deleted)
+            return unit is not None
 
     async def start_task(
         self,
@@ -278,12 +280,14 @@ class HostedPlugin:
                 task.failed = True
                 raise
 
-    async def stop_task(self, unit: WorkUnit, deleted: bool) -> None:
-        """Stops one task with the deleted flag; nothing happens for an unknown task."""
+    async def stop_task(self, unit: WorkUnit, deleted: bool) -> bool:
+        """Stops one task with the deleted flag; whether it was there to stop (nothing happens
+        for an unknown task: one the process stopped already, as it shut down, say)."""
         async with self._locks[unit]:
             task = self._tasks.pop(unit, None)
             if task is not None:
                 await task.stop(deleted)
+            return task is not None
 
     async def clean_up(
         self, unit: WorkUnit, connector_config: Mapping[str, str], task_config: Mapping[str, str]

@@ -137,8 +137,8 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     async def StopConnector(
         self, request: pb.StopRequest, context: grpc.aio.ServicerContext
     ) -> pb.StopResponse:
-        await self.plugin.stop_connector(request.connector, request.deleted)
-        return pb.StopResponse()
+        stopped = await self.plugin.stop_connector(request.connector, request.deleted)
+        return pb.StopResponse(stopped=stopped)
 
     async def StartTask(
         self, request: pb.StartTaskRequest, context: grpc.aio.ServicerContext
@@ -158,8 +158,9 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     async def StopTask(
         self, request: pb.StopRequest, context: grpc.aio.ServicerContext
     ) -> pb.StopResponse:
-        await self.plugin.stop_task(WorkUnit(request.connector, request.task), request.deleted)
-        return pb.StopResponse()
+        unit = WorkUnit(request.connector, request.task)
+        stopped = await self.plugin.stop_task(unit, request.deleted)
+        return pb.StopResponse(stopped=stopped)
 
     async def Cleanup(
         self, request: pb.CleanupRequest, context: grpc.aio.ServicerContext

@@ -247,9 +247,9 @@ async def test_starting_a_connector_again_is_harmless_unless_its_config_changed(
     assert await host.start_connector("c", {"count": "1"}) == first
     with pytest.raises(UnitConflict):
         await host.start_connector("c", {"count": "2", "tasks.max": "2"})
-    await host.stop_connector("c", deleted=True)
-    await host.stop_connector("c", deleted=True)  # unknown by now: nothing happens
-    await host.stop_task(WorkUnit("c", 3), deleted=True)
+    assert await host.stop_connector("c", deleted=True)
+    assert not await host.stop_connector("c", deleted=True)  # unknown by now: nothing happens
+    assert not await host.stop_task(WorkUnit("c", 3), deleted=True)
 
 
 async def test_nothing_starts_once_the_host_shuts_down() -> None:
