@@ -135,24 +135,31 @@ class AioGuard(grpc.aio.ServerInterceptor):
             if refused is not None:
                 await context.abort(*refused)
 
-        def wrap(behaviour: Any) -> Any:
-            if inspect.isasyncgenfunction(behaviour):
+        return _checked_first(handler, check)
 
-                async def streamed(request: Any, context: Any) -> Any:
-                    await check(context)
-                    async for item in behaviour(request, context):
-                        yield item
 
-                return streamed
+def _checked_first(handler: grpc.RpcMethodHandler, check: Callable[[Any], Awaitable[None]]) -> Any:
+    """``handler`` with ``check(context)`` awaited before its behaviour: a check that aborts
+    the call ends it there, streamed or not."""
 
-            async def answered(request: Any, context: Any) -> Any:
+    def wrap(behaviour: Any) -> Any:
+        if inspect.isasyncgenfunction(behaviour):
+
+            async def streamed(request: Any, context: Any) -> Any:
                 await check(context)
-                result = behaviour(request, context)
-                return await result if inspect.isawaitable(result) else result
+                async for item in behaviour(request, context):
+                    yield item
 
-            return answered
+            return streamed
 
-        return _rewrapped(handler, wrap)
+        async def answered(request: Any, context: Any) -> Any:
+            await check(context)
+            result = behaviour(request, context)
+            return await result if inspect.isawaitable(result) else result
+
+        return answered
+
+    return _rewrapped(handler, wrap)
 
 
 HOST_KEY_HEADER = "x-headrace-host-key"
@@ -184,20 +191,10 @@ class HostKeyCheck(grpc.aio.ServerInterceptor):
         if hmac.compare_digest(str(given).encode(), self._key):
             return handler
 
-        def wrap(behaviour: Any) -> Any:
-            async def refused(request: Any, context: Any) -> Any:
-                await context.abort(grpc.StatusCode.UNAUTHENTICATED, "no key, or not this one")
+        async def refused(context: Any) -> None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "no key, or not this one")
 
-            if inspect.isasyncgenfunction(behaviour):
-
-                async def streamed(request: Any, context: Any) -> Any:
-                    await refused(request, context)
-                    yield  # never reached: an async generator, as the method is
-
-                return streamed
-            return refused
-
-        return _rewrapped(handler, wrap)
+        return _checked_first(handler, refused)
 
 
 def with_host_key(key: str) -> list[grpc.aio.ClientInterceptor]:
