@@ -86,7 +86,7 @@ down: $(STAMP)
 
 # The suite; a test that hangs past pytest's timeout ends the run and its report says where.
 test: install bytecode jvm kafka-jars spark-jars connect-jars typecheck lint browser
-	$(BIN)/python -m pytest || { cat var/test-hang.txt 2>/dev/null; exit 1; }
+	$(BIN)/python -m pytest || { cat var/test-hang.txt 2>/dev/null && head -1 var/test-hang.txt; exit 1; }
 
 # The console's browser tests drive Debian's Chromium; said before the suite starts when it is
 # missing (under CI its tests then fail; elsewhere they are skipped).

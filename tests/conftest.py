@@ -9,8 +9,10 @@ import faulthandler
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
+import traceback
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -45,16 +47,31 @@ HANG_AFTER_S = 900
 LAST_RESORT_S = 60
 
 
-def end_hung_run(report: TextIO, stop: threading.Event, after_s: float = HANG_AFTER_S) -> None:
+def end_hung_run(
+    report: TextIO, stop: threading.Event, after_s: float = HANG_AFTER_S, nodeid: str = ""
+) -> None:
     """Unless ``stop`` is set within ``after_s``: every thread's stack into ``report``, every
-    process this one started stopped, and the run ended (exit status 1)."""
+    process this one started stopped, and the run ended (exit status 1). The report ends with
+    what a reader of its last lines needs: the test, and where the main thread stands."""
     if stop.wait(after_s):
         return
     faulthandler.dump_traceback(file=report, all_threads=True)
+    report.write(f"\n{nodeid} hung here (the main thread, innermost call last):\n")
+    report.write(main_thread_stack())
+    report.flush()
     stopped = stop_descendants(psutil.Process())
     report.write(f"stopped the session's {len(stopped)} processes: {'; '.join(stopped)}\n")
+    report.write(f"{nodeid} ran past {after_s:.0f}s\n")
     report.flush()
     os._exit(1)
+
+
+def main_thread_stack(frames: int = 20) -> str:
+    """The main thread's innermost ``frames`` calls, innermost last."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    if frame is None:
+        return "  (no Python frame: the main thread is outside the interpreter)\n"
+    return "".join(traceback.format_stack(frame)[-frames:])
 
 
 def stop_descendants(root: psutil.Process, rounds: int = 3) -> list[str]:
@@ -106,7 +123,10 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None]:
         report.flush()
         stop = threading.Event()
         watchdog = threading.Thread(
-            target=end_hung_run, args=(report, stop, after_s), name="hang-watchdog", daemon=True
+            target=end_hung_run,
+            args=(report, stop, after_s, item.nodeid),
+            name="hang-watchdog",
+            daemon=True,
         )
         watchdog.start()
         faulthandler.dump_traceback_later(after_s + LAST_RESORT_S, exit=True, file=report)

@@ -25,7 +25,8 @@ HANGING = textwrap.dedent(
                              start_new_session=True)
     print(child.pid, flush=True)
     with open(sys.argv[1], "w") as report:
-        threading.Thread(target=end_hung_run, args=(report, threading.Event(), 0.5)).start()
+        watchdog_args = (report, threading.Event(), 0.5, "t::hung")
+        threading.Thread(target=end_hung_run, args=watchdog_args).start()
         time.sleep(300)  # the hang
     """
 )
@@ -51,6 +52,9 @@ def test_a_hung_run_ends_says_where_and_stops_what_it_started(tmp_path: Path) ->
     hang_line = HANGING.splitlines().index("    time.sleep(300)  # the hang") + 1
     assert f'File "<string>", line {hang_line} in <module>' in said  # where the run hung
     assert "stopped the session's 1 processes" in said and str(child) in said
+    tail = said.splitlines()[-4:]  # what a CI log that keeps only the end still shows
+    assert tail[-1] == "t::hung ran past 0s"
+    assert f'  File "<string>", line {hang_line}, in <module>' in tail
     wait_for("the child gone", lambda: is_gone(child))
 
 
