@@ -73,9 +73,10 @@ def idle(
 
 
 def plugin_key(plugin: PluginDescriptor) -> str:
-    """The name of a plugin version's process; a connector whose config names component
-    versions from the plugin path runs in a process of its own, named with their digest."""
-    key = f"{plugin.class_name.rsplit('.', 1)[-1]}-{plugin.version}"
+    """The name of a plugin version's process, by its whole class name (two plugins may share
+    a simple one); a connector whose config names component versions from the plugin path runs
+    in a process of its own, named with their digest."""
+    key = f"{plugin.class_name}-{plugin.version}"
     if not plugin.components:
         return key
     named = "\n".join(f"{c.class_name} {c.version} {c.folder}" for c in plugin.components)

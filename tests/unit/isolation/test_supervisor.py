@@ -4,10 +4,12 @@ the socket itself 0600, checked with a real host in ``tests/integration/test_plu
 from __future__ import annotations
 
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from headrace.core.settings import Settings
-from headrace.isolation.supervisor import host_env, private_folder
+from headrace.isolation.plugins import PluginDescriptor
+from headrace.isolation.supervisor import host_env, plugin_key, private_folder
 
 
 def test_the_plugin_hosts_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:
@@ -51,3 +53,17 @@ def test_a_plugin_process_gets_the_plugins_credentials_and_none_of_its_service_s
         "for-the-env-provider",
     )
     assert env["HEADRACE_WORKER_ID"] == "worker-1"
+
+
+def test_two_plugins_of_one_simple_name_and_version_run_in_processes_of_their_own() -> None:
+    """Found trying a hostile Java connector beside the Python one of the same simple name: the
+    process was named by the simple name, and a connector whose class is one ran in the other's
+    process, as the other."""
+    python = PluginDescriptor(
+        "prying_source.PryingSourceConnector", "1.0.0", "source", "prying_source", "X", Path("a")
+    )
+    java = replace(
+        python, class_name="headrace.testing.PryingSourceConnector", runtime="java", module=""
+    )
+    assert plugin_key(python) != plugin_key(java)
+    assert plugin_key(java) == "headrace.testing.PryingSourceConnector-1.0.0"

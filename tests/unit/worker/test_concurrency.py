@@ -197,7 +197,7 @@ async def test_units_start_concurrently_with_one_process_per_plugin_version(
     sinks = {f"s{i}": "out.OutConnector" for i in range(12)}
     await worker._apply(assignment(1, {**gens, **sinks, "lost": "NoSuchConnector"}))
 
-    assert spawned == {"GenConnector-1.0.0": 1, "OutConnector-2.0.0": 1}
+    assert spawned == {"gen.GenConnector-1.0.0": 1, "out.OutConnector-2.0.0": 1}
     assert 1 < calls.peak <= MAX_CONCURRENT_UNIT_CALLS
     started = {u for edge, _, u in calls.events if edge == "end"}
     assert started == {u for name in {**gens, **sinks} for u in units_of(name)}
@@ -233,7 +233,8 @@ async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_othe
     await worker._handle(
         worker_module.Assigned(assignment(1, {"g": "GenConnector", "s": "out.OutConnector"}), 0)
     )
-    gen, sink = worker._processes["GenConnector-1.0.0"], worker._processes["OutConnector-2.0.0"]
+    gen = worker._processes["gen.GenConnector-1.0.0"]
+    sink = worker._processes["out.OutConnector-2.0.0"]
     # The sink connector moves away: its process runs nothing here now.
     revoked = AssignmentUpdate(
         2,
@@ -244,11 +245,11 @@ async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_othe
     check = await asyncio.wait_for(worker._queue.get(), timeout=5)
     assert check == worker_module.IdleCheck(sink)
     await worker._handle(check)
-    assert worker._processes == {"GenConnector-1.0.0": gen}
+    assert worker._processes == {"gen.GenConnector-1.0.0": gen}
     assert sink.client is None and gen.client is not None
     # It comes back when a unit needs it again.
     await worker._handle(
         worker_module.Assigned(assignment(3, {"g": "GenConnector", "s": "out.OutConnector"}), 0)
     )
-    assert spawned == {"GenConnector-1.0.0": 1, "OutConnector-2.0.0": 2}
+    assert spawned == {"gen.GenConnector-1.0.0": 1, "out.OutConnector-2.0.0": 2}
     assert worker._queue.empty()
