@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -54,10 +55,15 @@ class Perimeter:
 
 @pytest.fixture(scope="module")
 def perimeter(
-    session_broker: tuple[EmbeddedKafka, SecureBroker], tmp_path_factory: pytest.TempPathFactory
+    session_broker: tuple[EmbeddedKafka, SecureBroker],
+    tmp_path_factory: pytest.TempPathFactory,
+    java_prying_jar: Path,
 ) -> Iterator[Perimeter]:
     broker, secure = session_broker
     folder = tmp_path_factory.mktemp("perimeter")
+    java_plugins = folder / "java-plugins"
+    java_plugins.mkdir()
+    shutil.copy(java_prying_jar, java_plugins)
     pki = make_pki(folder / "pki")
     server = pki.issue("headrace")
     tokens = folder / "tokens"
@@ -65,7 +71,10 @@ def perimeter(
     bootstrap, services = secure.scram()
     _, plugins = secure.restricted()
     base = local_settings(
-        broker.bootstrap, f"perim{free_port()}", folder, (BUILTIN_PLUGINS, TEST_PLUGINS)
+        broker.bootstrap,
+        f"perim{free_port()}",
+        folder,
+        (BUILTIN_PLUGINS, TEST_PLUGINS, java_plugins),
     )
     settings = replace(
         base,
@@ -145,6 +154,48 @@ def test_a_prying_plugin_reaches_nothing_it_was_not_given(perimeter: Perimeter) 
     # Its process said it was confined, and what with.
     confined = log_events(perimeter.stack.log_dir, "plugin_sandboxed")
     assert confined and all(e["landlock_abi"] >= 1 for e in confined)
+
+
+def test_a_prying_java_connector_can_neither_serve_nor_call_its_siblings(
+    perimeter: Perimeter,
+) -> None:
+    """Found by the second perimeter review, for the JVM host as for Python plugins: a Java
+    connector runs in its plugin process's JVM, confined as that process is. It can open no TCP
+    listener, and no other plugin host or JVM of its worker answers it: their folders are not its
+    to list, and each would want its own key. The Python prying plugin runs beside it, so that
+    there are siblings to find."""
+    settings = perimeter.settings
+    python_report = perimeter.files / "python"
+    java_report = perimeter.files / "java"
+    for report in python_report, java_report:
+        report.mkdir(parents=True, exist_ok=True)
+    admin = replace(settings, token=ADMIN)
+    with ConfigClient(settings.config_addr, admin) as client:
+        client.create(
+            "pry-python",
+            {
+                "connector.class": "prying_source.PryingSourceConnector",
+                "target.file": str(perimeter.tokens),
+                "report.path": str(python_report),
+            },
+        )
+        client.create(
+            "pry-java",
+            {
+                "connector.class": "headrace.testing.PryingSourceConnector",
+                "report.path": str(java_report),
+            },
+        )
+        wait_for("the Python plugin's report", (python_report / "report.json").is_file, 120)
+        found = wait_for("the Java connector's report", (java_report / "report.json").is_file, 120)
+        assert found
+        tried = json.loads((java_report / "report.json").read_text())
+        client.delete("pry-java")
+        client.delete("pry-python")
+    assert set(tried) == {"listen_tcp", "call_sibling_hosts"}
+    assert tried["listen_tcp"].startswith("refused: java.net.BindException"), tried
+    assert tried["call_sibling_hosts"].startswith("refused"), tried
+    assert "ok:" not in tried["call_sibling_hosts"], tried
 
 
 def test_a_connector_logs_its_clients_in_as_the_principal_its_override_names(
