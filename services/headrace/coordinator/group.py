@@ -66,6 +66,9 @@ class Joined:
     worker_id: str
     running: Placement
     outbox: Outbox
+    delivered: frozenset[Instance] = frozenset()
+    """The deletions the worker told last, acknowledged again (a coordinator that failed over
+    may have lost their acknowledgements)."""
 
 
 @dataclass(frozen=True)
@@ -278,8 +281,9 @@ class Group:
     def _handle(self, event: Event) -> None:
         now = self.clock()
         match event:
-            case Joined(worker_id, running, outbox):
+            case Joined(worker_id, running, outbox, delivered):
                 self._join(worker_id, running, outbox, now)
+                self._deleted(worker_id, delivered)
             case Left(worker_id, outbox, clean):
                 member = self.members.get(worker_id)
                 if member is not None and member.outbox is outbox:

@@ -24,7 +24,9 @@ from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc, events_pb2
 
 
 def joined(join: coordinator_pb2.Join, outbox: g.Outbox) -> g.Joined:
-    return g.Joined(join.worker_id, dict(wire.instance_from_pb(u) for u in join.running), outbox)
+    running = dict(wire.instance_from_pb(u) for u in join.running)
+    delivered = frozenset(wire.instance_from_pb(u) for u in join.delivered)
+    return g.Joined(join.worker_id, running, outbox, delivered)
 
 
 def worker_event(worker_id: str, message: coordinator_pb2.WorkerMessage) -> g.Event | None:

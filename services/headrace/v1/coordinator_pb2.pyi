@@ -8,12 +8,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Join(_message.Message):
-    __slots__ = ("worker_id", "running")
+    __slots__ = ("worker_id", "running", "delivered")
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
+    DELIVERED_FIELD_NUMBER: _ClassVar[int]
     worker_id: str
     running: _containers.RepeatedCompositeFieldContainer[_events_pb2.RunningUnit]
-    def __init__(self, worker_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_events_pb2.RunningUnit, _Mapping]]] = ...) -> None: ...
+    delivered: _containers.RepeatedCompositeFieldContainer[_events_pb2.RunningUnit]
+    def __init__(self, worker_id: _Optional[str] = ..., running: _Optional[_Iterable[_Union[_events_pb2.RunningUnit, _Mapping]]] = ..., delivered: _Optional[_Iterable[_Union[_events_pb2.RunningUnit, _Mapping]]] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("sequence",)

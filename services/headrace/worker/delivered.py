@@ -15,6 +15,7 @@ holds twice that, it is rewritten with those (written aside, then renamed over).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -46,6 +47,10 @@ class Delivered:
 
     def __contains__(self, instance: Instance) -> bool:
         return instance in self._seen
+
+    def newest(self, count: int) -> list[Instance]:
+        """The ``count`` deliveries recorded last, oldest first."""
+        return list(itertools.islice(reversed(self._seen), count))[::-1]
 
     def add(self, instance: Instance) -> None:
         """Records a delivery, on disk before it returns; one recorded already is left as it

@@ -59,6 +59,7 @@ class Membership:
         connect: Callable[[str], grpc.aio.Channel] = _plaintext,
         on_levels: Callable[[], None] = lambda: None,
         on_topics_reset: Callable[[str], None] = lambda connector: None,
+        delivered: Callable[[], Collection[Instance]] = tuple,
     ) -> None:
         self._addresses = list(addresses)
         self._on_levels = on_levels  # the cluster's log levels it holds changed
@@ -68,6 +69,8 @@ class Membership:
         self._connect = connect
         self._worker_id = worker_id
         self._running = running
+        # The deletions this worker told most recently, acknowledged again with each Join.
+        self._delivered = delivered
         self._on_assignment = on_assignment
         self._on_fence = on_fence
         self._heartbeat = heartbeat
@@ -134,13 +137,16 @@ class Membership:
             self._on_fence()
 
     def join_message(self) -> coordinator_pb2.Join:
-        """The Join, saying what this worker runs. One cut off past its fencing time fences
+        """The Join, saying what this worker runs, and which deletions it told last (their
+        acknowledgements may have been lost with a coordinator that failed over before it
+        recorded them: found by the nemesis). One cut off past its fencing time fences
         first, whether or not the watchdog got to it (a worker thawed after a long freeze
         rejoins at once): the coordinator may have given its units, and their deletions, to
         others meanwhile, and claiming them would have those deletions delivered here again."""
         self._fence_if_cut_off()
         running = [wire.instance_to_pb(i) for i in sorted(self._running().items())]
-        return coordinator_pb2.Join(worker_id=self._worker_id, running=running)
+        delivered = [wire.instance_to_pb(i) for i in self._delivered()]
+        return coordinator_pb2.Join(worker_id=self._worker_id, running=running, delivered=delivered)
 
     def _contact(self, at: float) -> None:
         self.last_contact = max(self.last_contact, at)

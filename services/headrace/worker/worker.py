@@ -17,7 +17,9 @@ Deletions are delivered exactly once as far as this worker can tell: a revocatio
 deletion marker becomes ``stop(deleted=True)``, or, when the unit's plugin process is gone, a
 clean-up (the plugin is started only to be stopped as deleted); a clean-up the coordinator
 hands out is done the same way. Each one done is acknowledged, and remembered, so that one the
-coordinator sends again (its acknowledgement was lost) is acknowledged without a second call.
+coordinator sends again (its acknowledgement was lost) is acknowledged without a second call, as
+soon as it arrives; each Join acknowledges again the newest ones, for a coordinator that took
+over from one that had not recorded them.
 It counts as done when the plugin process says its plugin heard it (``DeletionHeard``), as the
 plugin returns from ``stop(deleted=True)``: not seconds later, once the unit's Kafka clients are
 closed and the stop answers, since a worker killed meanwhile would have it told again.
@@ -156,6 +158,9 @@ CALL_TIMEOUT_S = 60.0
 # process, on Kafka, on the config service), so one at a time leaves the CPU idle; all at once, a
 # thousand units would open thousands of Kafka connections in one burst.
 MAX_CONCURRENT_UNIT_CALLS = 32
+# How many of the deletions told here last each Join acknowledges again: the ones a coordinator
+# that failed over may not have recorded yet (told within seconds of it), with room to spare.
+REACKNOWLEDGED = 1_000
 # Start failures that fail only the unit: the plugin cannot be resolved or its process started,
 # or the plugin process or the config service refused or did not answer.
 START_ERRORS = (PluginError, PluginCallError, OSError, RuntimeError, TimeoutError)
@@ -249,6 +254,7 @@ class Worker:
             connect=partial(tls.aio_channel, settings=settings),
             on_levels=lambda: self._executor_levels.changed(),
             on_topics_reset=lambda connector: self._queue.put_nowait(TopicsForgotten(connector)),
+            delivered=lambda: self._deleted.newest(REACKNOWLEDGED),
         )
         self.log = log.get(worker=worker_id)
         self._executor_levels = ExecutorLevels(settings, self.log)
@@ -325,6 +331,12 @@ class Worker:
             revoked=len(update.revoked),
             cleanups=len(update.cleanups),
         )
+        told = [c.instance for c in update.cleanups if c.instance in self._deleted]
+        if told:
+            # Told here already, and handed back (the acknowledgement was lost): said at once,
+            # not after the starts, which may take long; the worker may not live through them
+            # (found by the nemesis: killed 4 s into them, and another worker told it again).
+            self.membership.deletions_done(told)
         assigned = {u.unit: u for u in update.units}
         steps = reconcile(
             {u: r.assigned for u, r in self.running.items()}, update.revoked, assigned
@@ -337,7 +349,8 @@ class Worker:
             self.membership.acknowledge(update.generation)
             return  # the assignment that follows says what to run now
         await self._start_all({unit: assigned[unit] for unit in steps.starts})
-        await for_each(self._clean_up, update.cleanups, MAX_CONCURRENT_UNIT_CALLS)
+        untold = [c for c in update.cleanups if c.instance not in told]
+        await for_each(self._clean_up, untold, MAX_CONCURRENT_UNIT_CALLS)
         self.log.info("assignment_applied", generation=update.generation, running=len(self.running))
         if not self.ready.is_set():
             # Caught up: it runs what the group wants of it now.

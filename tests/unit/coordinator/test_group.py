@@ -443,3 +443,24 @@ async def test_a_unit_given_up_in_a_hand_over_that_was_abandoned_still_hears_of_
         c.instance for w in ("w1", "w3") for m in h.received(w) for c in m.cleanups
     }
     assert {(u, f"{u.connector}-1") for u in given_up} <= told
+
+
+async def test_a_deletion_whose_acknowledgement_a_failover_lost_is_acknowledged_on_rejoin() -> None:
+    """Found by the nemesis (seed 20261128, on dd6b7b6): w1 told a connector of its deletion and
+    acknowledged it; the coordinator lost the broker before recording it and failed over. The
+    next one, resuming from the log, still had it pending, and once w1 was killed it had
+    another worker tell it again. w1's Join to the new coordinator says it told it."""
+    h = Harness(session_timeout=10.0, grace=5.0)
+    state, _ = await a_deleted_while_w1_runs_it(h)
+    told = frozenset({(A, "a-1"), (A0, "a-1")})
+
+    after = Harness(session_timeout=10.0, grace=5.0)
+    after.group.resume(h.log[-1])  # nothing acknowledged in it
+    await after.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
+    assert set(after.group.pending) == told
+    after.outboxes["w1"] = asyncio.Queue()
+    await after.send(Joined("w1", {}, after.outboxes["w1"], delivered=told))
+    assert after.group.pending == {}
+    assert after.log[-1].pending == ()
+    await after.tick(16, "w1")
+    assert all(not m.cleanups for m in after.received("w1"))

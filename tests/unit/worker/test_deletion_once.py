@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from headrace.core.model import wire
 from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
@@ -127,6 +128,39 @@ async def test_a_restarted_worker_acknowledges_a_deletion_it_delivered_without_t
     await again._apply(AssignmentUpdate(2, (), cleanups=(CLEANUP,)))
     assert told.deletions == {CLEANUP.instance: 1}  # the plugin heard it once
     assert acknowledged == [CLEANUP.instance]  # and the coordinator hears it is done
+
+
+async def test_a_deletion_told_here_and_handed_back_is_acknowledged_before_any_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the nemesis (seed 20261128, on dd6b7b6): a worker was handed back a deletion it
+    had told (its acknowledgement lost with a coordinator that failed over) with seven units to
+    start; it acknowledged it only after starting them, was killed 4 s into the starts, and
+    another worker told it again."""
+    told = Told()
+    first, _ = await a_worker("w1", tmp_path, told, monkeypatch)
+    await first._apply(AssignmentUpdate(1, (), cleanups=(CLEANUP,)))
+    again, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    acknowledged_at_start: list[list[Instance]] = []
+    told.on_task_start = lambda: acknowledged_at_start.append(list(acknowledged))
+    task = AssignedUnit(WorkUnit("live", 0), dict(CLEANUP.connector_config), {})
+    await again._apply(AssignmentUpdate(2, (task,), cleanups=(CLEANUP,)))
+    assert acknowledged_at_start == [[CLEANUP.instance]]
+    assert told.deletions == {CLEANUP.instance: 1} and acknowledged == [CLEANUP.instance]
+
+
+def test_a_worker_s_join_acknowledges_again_the_deletions_it_told_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the coordinator that took over from one that lost them hears of them."""
+    told = Told()
+    worker, _ = asyncio.run(a_worker("w1", tmp_path, told, monkeypatch))
+    instances = [(WorkUnit(f"c{n}", 0), "inc") for n in range(worker_module.REACKNOWLEDGED + 5)]
+    for instance in instances:
+        worker._deleted.add(instance)
+    join = worker.membership.join_message()
+    said = [wire.instance_from_pb(u) for u in join.delivered]
+    assert said == instances[-worker_module.REACKNOWLEDGED :]
 
 
 async def test_a_worker_killed_while_a_told_task_closes_its_clients_does_not_tell_it_again(
