@@ -275,7 +275,10 @@ class Commands:
             # errors could quote what those providers read.
             infos = merge(config.get("connector.class", ""), verdict.configs)
         else:
-            own = await self.checks.validate(verdict.plugin, config)
+            # As Connect puts a request's name into the config it validates (a ConfigDef may
+            # require it: MirrorMaker's connectors' do).
+            named = {**config, "name": name} if name and "name" not in config else config
+            own = await self.checks.validate(verdict.plugin, named)
             infos = merge(verdict.plugin.class_name, verdict.configs, own.configs)
         hidden = await self.hidden.component_keys(config)
         masked = _masked(framework.opaque(infos, config, verdict.plugin), config, hidden)

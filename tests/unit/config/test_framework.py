@@ -121,3 +121,17 @@ async def test_a_sink_may_not_consume_in_another_connector_s_group(
     with pytest.raises(ConfigRejected, match="of connector 'a'"):
         await commands.patch("c", {group: "hr-connect-a"})
     assert sorted((await commands.store.current()).connectors) == ["a", "c", "e"]
+
+
+async def test_a_plugin_validates_the_config_with_the_name_connect_puts_in_it() -> None:
+    """Found trying MirrorMaker's heartbeat connector as Connect tools create it (``POST
+    /connectors`` with the name beside the config): its ConfigDef requires ``name``, and the
+    config its JVM validated did not carry it, so the create was refused."""
+    commands = await memory_commands()
+    await commands.create("hb", {"connector.class": "gen.GenConnector"})
+    await commands.put_config("hb2", {"connector.class": "gen.GenConnector"})
+    asked = commands.checks.asked  # type: ignore[attr-defined]
+    assert [a.get("name") for a in asked if a] == ["hb", "hb2"]  # ({}: a definition asked)
+    asked.clear()
+    await commands.validate_plugin("GenConnector", {"connector.class": "gen.GenConnector"})
+    assert "name" not in asked[0]  # validated without one: as Connect, the error is the name's
