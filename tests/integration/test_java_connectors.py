@@ -394,6 +394,28 @@ def test_plugins_install_as_the_docs_give_it_checks_the_digest_it_is_given(
     assert (installed_in / jar.name).is_file()
 
 
+def test_plugins_install_of_a_version_maven_cannot_find_says_why_and_installs_nothing(
+    tmp_path: Path,
+) -> None:
+    """``headrace plugins install`` as a user types it, from a folder of their own, of a version
+    that does not exist: Maven's own reason, without its terminal escapes, naming the
+    coordinate; nothing left in the plugin path."""
+    coordinate = "org.apache.kafka:connect-file:0.0.1"
+    command = [str(Path(sys.executable).parent / "headrace"), "plugins", "install", coordinate]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stderr
+    assert f"{coordinate}: Maven could not resolve it: " in said, said
+    reason = said.split("Maven could not resolve it: ", 1)[1]
+    assert "connect-file" in reason and "0.0.1" in reason, said  # Maven's own line
+    assert "\x1b" not in said
+    plugins = tmp_path / "var" / "plugins"
+    assert not plugins.exists() or list(plugins.iterdir()) == []  # not even its folder
+
+
 async def test_a_plugin_that_hoards_threads_ends_its_jvm_not_the_machine(
     kafka: str, cluster: str, java_prying_jar: Path, tmp_path: Path
 ) -> None:

@@ -17,6 +17,7 @@ change. A location whose scan fails is a broken plugin, with the JVM's reason.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -374,7 +375,7 @@ def install(coordinate: str, entry: Path, sha512: str | None = None) -> Path:
     PluginError naming the coordinate and Maven's reason when it cannot be."""
     if not _COORDINATE.match(coordinate):
         raise PluginError(f"{coordinate!r} is not a Maven coordinate such as group:artifact:1.0")
-    group, artifact, version = coordinate.split(":")
+    _, artifact, version = coordinate.split(":")
     if version.upper() in ("LATEST", "RELEASE") or version.upper().endswith("-SNAPSHOT"):
         raise PluginError(
             f"{coordinate}: {version} is not one release: name the version to install, which "
@@ -385,10 +386,20 @@ def install(coordinate: str, entry: Path, sha512: str | None = None) -> Path:
     target = entry / artifact / version
     if target.exists():
         raise PluginError(f"{coordinate} is already installed in {target}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _resolve(coordinate, target, expected)
+    finally:
+        with contextlib.suppress(OSError):
+            target.parent.rmdir()  # only when empty: the artifact's first version failed
+    return target
+
+
+def _resolve(coordinate: str, target: Path, expected: str | None) -> None:
+    group, artifact, version = coordinate.split(":")
     mvn = shutil.which("mvn")
     if mvn is None:
         raise PluginError("installing a Java plugin needs Maven (mvn) on PATH")
-    target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{artifact}-", dir=target.parent) as work:
         pom = Path(work) / "pom.xml"
         exclusions = "".join(
@@ -408,7 +419,6 @@ def install(coordinate: str, entry: Path, sha512: str | None = None) -> Path:
         if expected is not None:
             _check_digest(coordinate, jars / f"{artifact}-{version}.jar", expected)
         jars.rename(target)
-    return target
 
 
 def maven_command(mvn: str, pom: Path, jars: Path) -> list[str]:
@@ -419,6 +429,7 @@ def maven_command(mvn: str, pom: Path, jars: Path) -> list[str]:
         "-q",
         "-B",
         "-C",
+        "-U",  # a version not found before is looked for again: a retry after an outage works
         "-Dstyle.color=never",  # its reasons, as they are quoted, without terminal escapes
         "-f",
         str(pom),
