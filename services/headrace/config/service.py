@@ -125,7 +125,7 @@ class ConfigParts:
         self.restarter = AutoRestarter(self.commands)
         self.commands.restarts_shown = self.restarter.shown
         self.tasks: list[asyncio.Task[None]] = []
-        self.migrations = Migrations()
+        self.migrations = Migrations(settings.worker_config)
         self.console = Console(self.commands, store, settings)
         self._own_rest: tuple[web.AppRunner, Path] | None = None
 

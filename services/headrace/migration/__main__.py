@@ -2,6 +2,7 @@
 source offsets and sink positions.
 
     headrace migrate --from http://connect:8083 [--connector NAME ...] --plan
+                     [--worker-properties connect-distributed.properties]
     headrace migrate --from http://connect:8083 [--connector NAME ...] --cutover [--keep]
     headrace migrate --to http://connect:8083 ...            (and back)
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from headrace.core.model.properties import parse_properties
 from headrace.core.security import tls
 from headrace.core.security.tls import SecurityError
 from headrace.core.settings import Settings, settings_or_exit
@@ -63,6 +65,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="a value the side it comes from hides; VALUE @path reads it from a file",
     )
     parser.add_argument(
+        "--worker-properties",
+        metavar="FILE",
+        help="Kafka Connect's worker properties (with --from): the converters it gives "
+        "connectors that name none",
+    )
+    parser.add_argument(
         "--keep", action="store_true", help="keep each connector STOPPED where it came from"
     )
     parser.add_argument(
@@ -92,8 +100,17 @@ def supplied_values(sets: Sequence[str]) -> dict[str | None, dict[str, str]]:
     return by_connector(found)
 
 
+def worker_properties(path: str | None) -> dict[str, str] | None:
+    """Kafka Connect's worker properties, from the file named; ValueError naming the option
+    when it cannot be read."""
+    if path is None:
+        return None
+    return parse_properties(_read("--worker-properties", path))
+
+
 OPTIONS = {
     "url": "--from/--to",
+    "worker": "--worker-properties",
     "timeout_s": "--timeout",
     "connect": "--connect-ca/--connect-cert",
     "connect.password": "--connect-password",
@@ -139,6 +156,7 @@ def request_of(args: argparse.Namespace) -> Request:
             timeout_s=args.timeout,
             supplied=supplied_values(args.set),
             access=access,
+            worker=worker_properties(args.worker_properties),
         )
     except BadRequest as exc:
         raise ValueError(f"{OPTIONS.get(exc.key, exc.key)}: {exc.problem}") from None
@@ -169,7 +187,7 @@ def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
 async def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     request = request_of(args)
     listener = Listener(said=lambda name, line: console.print(f"{name}: {line}"))
-    moves = await migrate(request, headrace_side(settings), listener)
+    moves = await migrate(request, headrace_side(settings), listener, settings.worker_config)
     if not request.cutover:
         show_plan(moves, args.output, console)
     return 0

@@ -15,6 +15,7 @@ import ssl
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import aiohttp
@@ -22,7 +23,15 @@ from yarl import URL
 
 from headrace.migration.connect import ConnectApi, GuardedResolver, RestError, Side
 from headrace.migration.cutover import WAIT_S, Cutover, MoveError, Step, next_step
-from headrace.migration.plan import HIDDEN, Move, plan_move, version_to_run
+from headrace.migration.plan import (
+    HIDDEN,
+    Move,
+    full_class,
+    install_coordinate,
+    plan_move,
+    version_to_run,
+    with_implicit_converters,
+)
 from headrace.sdk import network
 
 CONNECT = "Kafka Connect"
@@ -78,10 +87,19 @@ class Request:
     timeout_s: float = WAIT_S
     supplied: Mapping[str | None, Mapping[str, str]] = field(default_factory=dict, repr=False)
     access: Access = field(default_factory=Access)
+    worker: Mapping[str, str] | None = field(default=None, repr=False)
+    """Kafka Connect's worker properties, moving from it: the converters it gives every
+    connector that names none (``plan.with_implicit_converters``)."""
 
     def __post_init__(self) -> None:
         if self.direction not in (FROM, TO):
             raise BadRequest("direction", f"{self.direction!r} is neither {FROM!r} nor {TO!r}")
+        if self.worker is not None and self.direction == TO:
+            raise BadRequest(
+                "worker",
+                "only moving from Kafka Connect: moving to it, the converters headrace used "
+                "are written into each config",
+            )
         url = _url(self.url)
         if url.user is not None and (self.access.username or self.access.token):
             raise BadRequest("url", "holds a user, and connect names one too; use one of them")
@@ -183,14 +201,29 @@ class Listener:
     failed: Callable[[str, str], None] = lambda name, message: None
 
 
-async def migrate(request: Request, ours: Side, listener: Listener | None = None) -> list[Move]:
+async def migrate(
+    request: Request,
+    ours: Side,
+    listener: Listener | None = None,
+    our_worker: Mapping[str, str] | None = None,
+) -> list[Move]:
     """Plans every connector ``request`` names (every one on the side they come from, if it
     names none) and, for a cutover, moves each in turn, until one cannot move: MoveError
-    saying where it stands and which were not tried. RestError when a side cannot be read."""
+    saying where it stands and which were not tried. RestError when a side cannot be read.
+    ``our_worker``: headrace's worker config, whose converters its connectors ran with."""
     told = listener or Listener()
+    from_connect = request.direction == FROM
+    worker = request.worker if from_connect else our_worker
     async with session(connect_side(request)) as connect, session(ours) as here:
-        source, target = (connect, here) if request.direction == FROM else (here, connect)
-        moves = await plan(source, target, request.connectors, request.supplied, keep=request.keep)
+        source, target = (connect, here) if from_connect else (here, connect)
+        moves = await plan(
+            source,
+            target,
+            request.connectors,
+            request.supplied,
+            keep=request.keep,
+            implicit=partial(with_implicit_converters, worker=worker, from_connect=from_connect),
+        )
         told.planned(moves)
         if not request.cutover:
             return moves
@@ -216,8 +249,11 @@ async def plan(
     supplied: Mapping[str | None, Mapping[str, str]],
     *,
     keep: bool = False,
+    implicit: Callable[[Mapping[str, str]], tuple[dict[str, str], list[str]]] | None = None,
 ) -> list[Move]:
-    """Each connector's move, from what both sides answer now; changes nothing."""
+    """Each connector's move, from what both sides answer now; changes nothing. ``implicit``
+    writes out what the worker it comes from gave a config (its converters), and says what
+    cannot be known."""
     plugins, theirs = await target.plugins(), await source.plugins()
     moves = []
     for name in names or await source.names():
@@ -225,6 +261,9 @@ async def plan(
         # Gone from where it comes from, a connector an earlier run moved is read where it is.
         side = source if here is not None else target
         config = await side.config(name) or {}
+        unknown: list[str] = []
+        if here is not None and implicit is not None:
+            config, unknown = implicit(config)
         try:
             step, conflict = next_step(here, there, keep=keep), None
         except MoveError as exc:
@@ -237,6 +276,7 @@ async def plan(
                 validation = await target.validate(merged.get("connector.class", ""), merged)
             except RestError as exc:
                 refused = str(exc)
+        from_version = version_to_run(theirs, config) if here is not None else ""
         if step in (Step.STOP, Step.MOVE_OFFSETS):
             conflict = differs(merged, await target.config(name) or {}, target.name)
         moves.append(
@@ -253,7 +293,11 @@ async def plan(
                 next_step=step.said(source.name, target.name) if step is not None else "",
                 creating=step is Step.CREATE,
                 conflict=conflict,
-                from_version=version_to_run(theirs, config) if here is not None else "",
+                from_version=from_version,
+                unknown_converters=unknown,
+                install=install_coordinate(full_class(theirs, config), from_version)
+                if here is not None and target.name == HEADRACE
+                else "",
             )
         )
     return moves

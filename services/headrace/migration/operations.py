@@ -43,7 +43,7 @@ RUNNING, SUCCEEDED, FAILED, CANCELLED = "RUNNING", "SUCCEEDED", "FAILED", "CANCE
 PLANNED, MOVING, MOVED, NOT_TRIED = "PLANNED", "MOVING", "MOVED", "NOT_TRIED"
 KEPT = 100
 REQUEST_KEYS = frozenset(
-    {"from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect"}
+    {"from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect", "worker"}
 )
 ACCESS_KEYS = frozenset({"username", "password", "token", "ca_pem", "cert_pem", "key_pem"})
 
@@ -73,6 +73,12 @@ def request_of(body: Any) -> Request:
     supplied = body.get("set", {})
     if not isinstance(supplied, Mapping) or not all(isinstance(v, str) for v in supplied.values()):
         raise BadRequest("set", "must be an object of [CONNECTOR:]KEY and string values")
+    worker = body.get("worker")
+    if worker is not None and (
+        not isinstance(worker, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in worker.items())
+    ):
+        raise BadRequest("worker", "must be an object of Kafka Connect's worker properties")
     timeout = body.get("timeout_s") or Request.timeout_s
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise BadRequest("timeout_s", "must be a number of seconds")
@@ -85,6 +91,7 @@ def request_of(body: Any) -> Request:
         timeout_s=float(timeout),
         supplied=by_connector(supplied),
         access=_access(body.get("connect", {})),
+        worker=dict(worker) if worker is not None else None,
     )
 
 
@@ -138,10 +145,10 @@ class Operation:
     ended: datetime | None = None
     task: asyncio.Task[None] | None = None
 
-    async def run(self, ours: Side) -> None:
+    async def run(self, ours: Side, our_worker: Mapping[str, str] | None = None) -> None:
         """The migration, to its end: state and error say how it ended."""
         try:
-            await migrate(self.request, ours, self.listener())
+            await migrate(self.request, ours, self.listener(), our_worker)
             self.state = SUCCEEDED
         except (RestError, MoveError, BadRequest) as exc:
             self.state, self.error = FAILED, self._clean(str(exc))
@@ -212,8 +219,9 @@ class Migrations:
     """The operations of one config service. ``ours`` is headrace's side, as the service
     reaches its own REST API: set once that is served."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker: Mapping[str, str] | None = None) -> None:
         self.ours: Side | None = None
+        self.worker = worker or {}  # headrace's worker config: its connectors' converters
         self._operations: dict[str, Operation] = {}
 
     async def start(self, request: Request) -> Operation:
@@ -230,10 +238,10 @@ class Migrations:
         self._forget_old()
         if request.cutover:
             operation.task = asyncio.create_task(
-                _quietly(operation.run(self.ours)), name=f"migration-{operation.id}"
+                _quietly(operation.run(self.ours, self.worker)), name=f"migration-{operation.id}"
             )
         else:
-            await operation.run(self.ours)
+            await operation.run(self.ours, self.worker)
         return operation
 
     def get(self, operation_id: str) -> Operation:

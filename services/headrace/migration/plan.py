@@ -18,8 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from headrace.core.model.workerconfig import with_worker_converters
+
 HIDDEN = "[hidden]"
 VERSION_KEY = "connector.plugin.version"
+CONVERTER_ROLES = ("key.converter", "value.converter")
+"""The converters a connector config may leave to its worker, which change how bytes are read."""
+CONNECT_JSON = "org.apache.kafka.connect.json.JsonConverter"
+HEADRACE_DEFAULT_SUB_CONFIG = {"schemas.enable": "false"}
+"""headrace's converter for a role its config and worker config name none for: Connect's
+JsonConverter without schemas (``headrace.components.converters``' default)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,26 @@ def with_supplied(
     return merged, hidden_keys(merged)
 
 
+def with_implicit_converters(
+    config: Mapping[str, str], worker: Mapping[str, str] | None, *, from_connect: bool
+) -> tuple[dict[str, str], list[str]]:
+    """The config with the converters its worker gave it written out, and the roles whose
+    converter cannot be known. From Kafka Connect: the worker's (its properties file, None when
+    not given), for each role the config names none for; a role neither names is unknown. From
+    headrace: its worker config's, else headrace's default, written out so that Kafka
+    Connect's worker does not put its own in their place. Either way, bytes are read after the
+    move as they were before it."""
+    given = dict(with_worker_converters(config, worker or {}))
+    missing = [role for role in CONVERTER_ROLES if not given.get(role, "").strip()]
+    if from_connect:
+        return given, missing
+    for role in missing:
+        given[role] = CONNECT_JSON
+        for key, value in HEADRACE_DEFAULT_SUB_CONFIG.items():
+            given.setdefault(f"{role}.{key}", value)
+    return given, []
+
+
 def validation_problems(answer: Mapping[str, Any]) -> list[str]:
     """``key: error`` for each error of a validation answer (Connect's ``ConfigInfos``)."""
     problems = []
@@ -78,6 +106,40 @@ def version_to_run(plugins: Sequence[Mapping[str, Any]], config: Mapping[str, st
             return pinned if versions else ""
         return pinned if pinned in versions else ""
     return max(versions, key=_version_order) if versions else ""
+
+
+def full_class(plugins: Sequence[Mapping[str, Any]], config: Mapping[str, str]) -> str:
+    """The full class name of the connector ``config`` names (it may name an alias), as the
+    side that lists ``plugins`` knows it; as named when that side has none."""
+    cls = config.get("connector.class", "")
+    found = [str(p.get("class", "")) for p in plugins if cls and _names(cls, p)]
+    return found[0] if found else cls
+
+
+ARTIFACTS = (
+    ("org.apache.kafka.connect.file.", "org.apache.kafka:connect-file"),
+    ("org.apache.kafka.connect.mirror.", "org.apache.kafka:connect-mirror"),
+)
+"""The Maven artifact of the connectors a package holds, where it is known."""
+DEBEZIUM = "io.debezium.connector."
+DEBEZIUM_ARTIFACT_NAMES = {"postgresql": "postgres"}
+"""Debezium's connectors are ``io.debezium:debezium-connector-<package>``, but for these."""
+
+
+def install_coordinate(class_name: str, version: str) -> str:
+    """The Maven coordinate that installs ``class_name`` at ``version`` (what the side it comes
+    from runs), where it is known: Kafka's own connectors and Debezium's; empty otherwise."""
+    if not version or version.upper() in ("", "UNKNOWN"):
+        return ""
+    for package, artifact in ARTIFACTS:
+        if class_name.startswith(package):
+            return f"{artifact}:{version}"
+    if class_name.startswith(DEBEZIUM):
+        package = class_name.removeprefix(DEBEZIUM).split(".", 1)[0]
+        if package:
+            name = DEBEZIUM_ARTIFACT_NAMES.get(package, package)
+            return f"io.debezium:debezium-connector-{name}:{version}"
+    return ""
 
 
 def _names(cls: str, plugin: Mapping[str, Any]) -> bool:
@@ -107,12 +169,15 @@ def plan_move(
     creating: bool = True,
     conflict: str | None = None,
     from_version: str = "",
+    unknown_converters: Sequence[str] = (),
+    install: str = "",
 ) -> Move:
     """A connector's move to ``target``, from what both sides answered: ``validation`` is the
     target's answer to its config (None when it was not asked: a hidden value is missing, or
     an earlier cutover created it there already, ``creating`` False), ``refused`` the message
     the target refused the validation with, if it did; ``next_step`` what a cutover does
-    first, or ``conflict`` why it would not go on."""
+    first, or ``conflict`` why it would not go on; ``install`` the Maven coordinate that
+    installs its plugin where the target lacks it, if known."""
     merged, missing = with_supplied(config, supplied)
     secrets = secret_values(merged, supplied, validation)
     blockers = []
@@ -123,13 +188,22 @@ def plan_move(
             '(over the API, in "set")'
             for key in missing
         ]
+        blockers += [
+            f"{role}: its config names none, so Kafka Connect's worker gives it, and it says "
+            "how the bytes are read: give the worker's properties file (--worker-properties; "
+            f'over the API, "worker"), or --set {role}=...'
+            for role in unknown_converters
+            if role not in merged
+        ]
         problems = [] if validation is None else validation_problems(validation)
         if refused is not None:
             blockers.append(refused)
         blockers += problems
         if not version and refused is None and not problems:
             plugin = merged.get("connector.class", "?")
-            blockers.append(f"{target} has no plugin {plugin!r} at the version the config asks for")
+            lacking = f"{target} has no plugin {plugin!r} at the version the config asks for"
+            hint = f": install it with headrace plugins install {install}" if install else ""
+            blockers.append(lacking + hint)
     if conflict is not None:
         blockers.append(conflict)
     return Move(

@@ -24,8 +24,15 @@ class ConnectAccess(_message.Message):
     def __init__(self, username: _Optional[str] = ..., password: _Optional[str] = ..., token: _Optional[str] = ..., ca_pem: _Optional[str] = ..., cert_pem: _Optional[str] = ..., key_pem: _Optional[str] = ...) -> None: ...
 
 class StartMigrationRequest(_message.Message):
-    __slots__ = ("from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect")
+    __slots__ = ("from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect", "worker")
     class SetEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class WorkerEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -40,6 +47,7 @@ class StartMigrationRequest(_message.Message):
     SET_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     CONNECT_FIELD_NUMBER: _ClassVar[int]
+    WORKER_FIELD_NUMBER: _ClassVar[int]
     from_url: str
     to_url: str
     connectors: _containers.RepeatedScalarFieldContainer[str]
@@ -48,7 +56,8 @@ class StartMigrationRequest(_message.Message):
     set: _containers.ScalarMap[str, str]
     timeout_s: float
     connect: ConnectAccess
-    def __init__(self, from_url: _Optional[str] = ..., to_url: _Optional[str] = ..., connectors: _Optional[_Iterable[str]] = ..., cutover: _Optional[bool] = ..., keep: _Optional[bool] = ..., set: _Optional[_Mapping[str, str]] = ..., timeout_s: _Optional[float] = ..., connect: _Optional[_Union[ConnectAccess, _Mapping]] = ...) -> None: ...
+    worker: _containers.ScalarMap[str, str]
+    def __init__(self, from_url: _Optional[str] = ..., to_url: _Optional[str] = ..., connectors: _Optional[_Iterable[str]] = ..., cutover: _Optional[bool] = ..., keep: _Optional[bool] = ..., set: _Optional[_Mapping[str, str]] = ..., timeout_s: _Optional[float] = ..., connect: _Optional[_Union[ConnectAccess, _Mapping]] = ..., worker: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class MigrationRequest(_message.Message):
     __slots__ = ("id",)

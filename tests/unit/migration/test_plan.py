@@ -6,14 +6,20 @@ from typing import Any
 
 import pytest
 
+from headrace.components.converters import DEFAULT_SUB_CONFIG
 from headrace.migration.__main__ import supplied_values
 from headrace.migration.plan import (
+    CONNECT_JSON,
+    HEADRACE_DEFAULT_SUB_CONFIG,
     HIDDEN,
     clean,
+    full_class,
+    install_coordinate,
     offsets_summary,
     plan_move,
     validation_problems,
     version_to_run,
+    with_implicit_converters,
 )
 
 PLUGINS = [
@@ -144,3 +150,92 @@ def test_a_password_the_side_it_comes_from_shows_in_clear_is_never_shown_either(
 @pytest.mark.parametrize("pin", ["latest", "[1.0,2.0)"])
 def test_a_version_pin_kip_891_allows_is_not_taken_for_a_missing_version(pin: str) -> None:
     assert move({**SINK, "connector.plugin.version": pin}).movable
+
+
+WORKER = {
+    "bootstrap.servers": "kafka:9092",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
+
+
+def test_a_connector_moved_from_connect_takes_the_converters_its_worker_gave_it() -> None:
+    """Found moving a FileStream pair whose worker set StringConverter and whose configs named
+    none: on headrace they got its default JSON converter, and the sink failed on its first
+    record. The worker's converters, and their keys, are written into the moved config; a
+    config's own are kept."""
+    config, unknown = with_implicit_converters(SINK, WORKER, from_connect=True)
+    assert unknown == []
+    assert config == {
+        **SINK,
+        "key.converter": WORKER["key.converter"],
+        "value.converter": WORKER["value.converter"],
+        "value.converter.schemas.enable": "false",
+    }
+    own = {**SINK, "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    config, _ = with_implicit_converters(own, WORKER, from_connect=True)
+    assert config["value.converter"] == own["value.converter"]
+    assert "value.converter.schemas.enable" not in config  # the worker's, for its converter
+
+
+def test_converters_a_connect_worker_gave_cannot_be_guessed_and_block_the_move() -> None:
+    config, unknown = with_implicit_converters(SINK, None, from_connect=True)
+    assert config == SINK and unknown == ["key.converter", "value.converter"]
+    planned = move(config, unknown_converters=unknown)
+    assert not planned.movable
+    assert all("--worker-properties" in b for b in planned.blockers)
+    assert [b.split(":")[0] for b in planned.blockers] == ["key.converter", "value.converter"]
+    # Said with --set, they are known.
+    supplied = {"key.converter": "StringConverter", "value.converter": "StringConverter"}
+    assert move(config, unknown_converters=unknown, supplied=supplied).movable
+
+
+def test_a_connector_moved_to_connect_has_headrace_s_converters_written_out() -> None:
+    """So that Kafka Connect's worker does not read its topics with converters of its own."""
+    ours = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    config, unknown = with_implicit_converters(SINK, ours, from_connect=False)
+    assert unknown == []
+    assert config == {
+        **SINK,
+        "value.converter": ours["value.converter"],
+        "key.converter": CONNECT_JSON,
+        "key.converter.schemas.enable": "false",
+    }
+    assert HEADRACE_DEFAULT_SUB_CONFIG == DEFAULT_SUB_CONFIG  # what headrace's default is
+
+
+@pytest.mark.parametrize(
+    ("class_name", "version", "coordinate"),
+    [
+        ("org.apache.kafka.connect.file.FileStreamSinkConnector", "3.9.1",
+         "org.apache.kafka:connect-file:3.9.1"),
+        ("org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "4.1.0",
+         "org.apache.kafka:connect-mirror:4.1.0"),
+        ("io.debezium.connector.postgresql.PostgresConnector", "3.0.0.Final",
+         "io.debezium:debezium-connector-postgres:3.0.0.Final"),
+        ("io.debezium.connector.mysql.MySqlConnector", "3.0.0.Final",
+         "io.debezium:debezium-connector-mysql:3.0.0.Final"),
+        ("io.debezium.connector.jdbc.JdbcSinkConnector", "3.0.0.Final",
+         "io.debezium:debezium-connector-jdbc:3.0.0.Final"),
+        ("com.acme.SinkConnector", "1.0", ""),  # not known: no guess
+        ("org.apache.kafka.connect.file.FileStreamSinkConnector", "", ""),  # no version
+    ],
+)  # fmt: skip
+def test_the_coordinate_to_install_is_named_where_it_is_known(
+    class_name: str, version: str, coordinate: str
+) -> None:
+    assert install_coordinate(class_name, version) == coordinate
+
+
+def test_a_plugin_headrace_lacks_is_named_with_the_command_that_installs_it() -> None:
+    theirs = [
+        {"class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "version": "3.9.1"}
+    ]
+    config = {**SINK, "connector.class": "FileStreamSink"}
+    coordinate = install_coordinate(full_class(theirs, config), "3.9.1")
+    planned = move(config, plugins=[], install=coordinate)
+    assert planned.blockers == (
+        "headrace has no plugin 'FileStreamSink' at the version the config asks for: install it "
+        "with headrace plugins install org.apache.kafka:connect-file:3.9.1",
+    )

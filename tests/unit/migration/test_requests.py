@@ -80,6 +80,8 @@ def test_a_plan_is_the_default_and_the_wait_has_one() -> None:
             "use one of them",
         ),
         ({"from_url": URL, "connect": {"cert_pem": "x"}}, "connect.key_pem", "go together"),
+        ({"from_url": URL, "worker": ["a=b"]}, "worker", "worker properties"),
+        ({"to_url": URL, "worker": {"key.converter": "x"}}, "worker", "only moving from"),
         (
             {"from_url": "http://ops:pw@connect:8083", "connect": {"username": "a"}},
             "url",
@@ -169,6 +171,15 @@ def test_the_command_s_options_make_the_same_request(tmp_path: Path) -> None:
     )
     request = request_of_args(args)
     assert request.access.username == "ops" and request.access.password == "pa55word"
+    assert request.worker is None
+    properties = tmp_path / "connect-distributed.properties"
+    properties.write_text(
+        "# the worker\nkey.converter=org.apache.kafka.connect.storage.StringConverter\n"
+    )
+    args = parse_args(["--from", URL, "--plan", "--worker-properties", str(properties)])
+    assert request_of_args(args).worker == {
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter"
+    }
 
 
 @pytest.mark.parametrize(
@@ -178,6 +189,7 @@ def test_the_command_s_options_make_the_same_request(tmp_path: Path) -> None:
         (["--connect-password", "pw"], "--connect-password: given without"),
         (["--connect-password", "@{missing}"], "--connect-password: cannot read"),
         (["--timeout", "0"], "--timeout: "),
+        (["--worker-properties", "{missing}"], "--worker-properties: cannot read"),
     ],
 )
 def test_a_bad_option_is_refused_naming_it(tmp_path: Path, options: list[str], said: str) -> None:
