@@ -25,7 +25,7 @@ from hypothesis import settings as hypothesis_settings
 from headrace.core.security.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation import jvm
-from headrace.local.kafka import EmbeddedKafka, free_port
+from headrace.local.kafka import KAFKA_VERSION, EmbeddedKafka, free_port
 from headrace.local.stack import Stack
 from tests import sparkprocs
 from tests.kafkatls import SecureBroker, make_secure_listeners
@@ -215,12 +215,13 @@ def postgres() -> Iterator[Postgres]:
 @pytest.fixture(scope="session")
 def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin path entry of Java connectors, laid out as a user lays them: Kafka's connect-file
-    at two versions installed from Maven (``headrace plugins install``), and the Java recording
-    source (``tests/java/recording``, built here against the deletion-stop jar) copied in as a
-    jar, as into Connect's plugin.path."""
+    at two versions and its MirrorMaker 2 installed from Maven (``headrace plugins install``),
+    and the Java recording source (``tests/java/recording``, built here against the
+    deletion-stop jar) copied in as a jar, as into Connect's plugin.path."""
     entry = tmp_path_factory.mktemp("java-plugins")
     for version in CONNECT_FILE_VERSIONS:
         jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
+    jvm.install(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
     shutil.copy(built_jar(JAVA_TEST_CONNECTOR, "recording-source-1.0.0.jar"), entry)
     return entry
 

@@ -24,6 +24,7 @@ import grpc
 import pytest
 
 from bench.connect import STRING_CONVERTER, ConnectDistributed, RestTls, basic_auth
+from headrace.core.model.properties import parse_properties
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from headrace.v1 import migration_pb2, migration_pb2_grpc
@@ -189,12 +190,13 @@ class HeldProxy:
 
 def pipeline_in_connect(connect: ConnectDistributed, kafka: str, folder: Path) -> tuple[str, str]:
     """A file source and a file sink through a topic of their own, created in Connect: their
-    names."""
+    names. Their configs name no converters, as is common: Connect's workers give them
+    theirs (StringConverter)."""
     tag = uuid.uuid4().hex[:8]
     topic, source, sink = f"migrated-{tag}", f"lines-in-{tag}", f"lines-out-{tag}"
     asyncio.run(ensure_topic(kafka, topic, 1))
     (folder / "in.txt").touch()
-    config = {"tasks.max": "1", **STRING}
+    config = {"tasks.max": "1"}
     connect.create(source, {"connector.class": "FileStreamSource",
                             "file": str(folder / "in.txt"), "topic": topic, **config})  # fmt: skip
     connect.create(sink, {"connector.class": "FileStreamSink",
@@ -212,7 +214,17 @@ def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
 
     with Appender(in_file) as appender:
         wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
-        planned = migrate(stack, connect, "--from", url(connect), *names, "--plan", "-o", "json")
+        # Which converters Connect's workers gave them cannot be known from its REST API: the
+        # plan asks for the workers' properties rather than read their bytes another way.
+        blind = migrate(stack, connect, "--from", url(connect), *names, "--plan", "-o", "json")
+        assert blind.returncode == 0, blind.stderr
+        for row in json.loads(blind.stdout):
+            assert not row["movable"], row
+            assert any("--worker-properties" in b for b in row["blockers"]), row
+        given = worker_option(connect)
+        planned = migrate(
+            stack, connect, "--from", url(connect), *names, *given, "--plan", "-o", "json"
+        )
         assert planned.returncode == 0, planned.stderr
         rows = json.loads(planned.stdout)
         assert [row["movable"] for row in rows] == [True, True], rows
@@ -220,11 +232,12 @@ def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
         # classes on its JVM plugin host, at the latest installed version, as Connect did.
         assert {row["version"] for row in rows} == {CONNECT_FILE_VERSIONS[-1]}
 
-        over = migrate(stack, connect, "--from", url(connect), *names, "--cutover")
+        over = migrate(stack, connect, "--from", url(connect), *names, *given, "--cutover")
         assert over.returncode == 0, over.stdout + over.stderr
         runs_only_on(ours, theirs, source, sink)  # deleted from Connect once running here
         flowing("lines through headrace", appender, out_file)
 
+        # Moving to Connect, headrace writes out the converters it used into each config.
         back = migrate(stack, connect, "--to", url(connect), *names, "--cutover")
         assert back.returncode == 0, back.stdout + back.stderr
         runs_only_on(theirs, ours, source, sink)
@@ -233,6 +246,15 @@ def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
     each_line_once(appender, out_file)  # across both handovers
     for name in (source, sink):
         connect.delete(name)
+
+
+def worker_properties(connect: ConnectDistributed) -> Path:
+    """The properties file Connect's first worker runs with."""
+    return connect.members[0].folder / "worker.properties"
+
+
+def worker_option(connect: ConnectDistributed) -> tuple[str, str]:
+    return ("--worker-properties", str(worker_properties(connect)))
 
 
 def test_a_plan_for_a_connector_headrace_cannot_run_says_why_and_changes_nothing(
@@ -272,7 +294,7 @@ def test_a_cutover_cut_short_after_connect_stopped_goes_on_when_run_again(
     source, sink = pipeline_in_connect(connect, kafka, tmp_path)
     out_file = tmp_path / "out.txt"
     theirs, ours = connect_rest(connect), Rest(f"http://{stack.settings.rest_addr}")
-    names = ("--connector", source, "--connector", sink)
+    names = ("--connector", source, "--connector", sink, *worker_option(connect))
     with Appender(tmp_path / "in.txt") as appender:
         wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
         with HeldProxy(f"http://{stack.settings.rest_addr}") as proxy:
@@ -311,7 +333,8 @@ def test_automation_plans_over_grpc_and_moves_a_running_pipeline_over_rest(
     out_file = tmp_path / "out.txt"
     theirs, ours = connect_rest(connect), Rest(f"http://{stack.settings.rest_addr}")
     user, password = CREDENTIALS
-    asked = {"from_url": url(connect), "connectors": [source, sink]}
+    worker = parse_properties(worker_properties(connect).read_text())
+    asked = {"from_url": url(connect), "connectors": [source, sink], "worker": worker}
     with Appender(tmp_path / "in.txt") as appender:
         wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
         with grpc.insecure_channel(stack.settings.config_addr) as channel:
@@ -321,6 +344,7 @@ def test_automation_plans_over_grpc_and_moves_a_running_pipeline_over_rest(
                     from_url=url(connect),
                     connectors=[source, sink],
                     connect=migration_pb2.ConnectAccess(username=user, password=password),
+                    worker=worker,
                 ),
                 timeout=120,
             )

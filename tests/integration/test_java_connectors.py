@@ -29,6 +29,7 @@ from headrace.core.security.guard import HOST_KEY_HEADER
 from headrace.core.storage.topics import ensure_topic
 from headrace.isolation import jvm
 from headrace.isolation.plugins import discover, read_manifest
+from headrace.local.kafka import KAFKA_VERSION
 from headrace.runtime.host.jvm import JVM_LOST
 from headrace.v1 import jvm_pb2, jvm_pb2_grpc
 from headrace.v1 import plugin_pb2 as pb
@@ -66,8 +67,16 @@ def java_plugins(
 def test_both_installed_versions_are_listed_with_the_version_they_were_installed_at(
     java_plugins: dict[tuple[str, str], Path],
 ) -> None:
+    mirror = [
+        (f"org.apache.kafka.connect.mirror.Mirror{kind}Connector", KAFKA_VERSION)
+        for kind in ("Checkpoint", "Heartbeat", "Source")
+    ]
     assert sorted(java_plugins) == sorted(
-        [(RECORDING, "1.0.0"), *((cls, v) for cls in (SINK, SOURCE) for v in FILE_VERSIONS)]
+        [
+            (RECORDING, "1.0.0"),
+            *((cls, v) for cls in (SINK, SOURCE) for v in FILE_VERSIONS),
+            *mirror,
+        ]
     )
 
 
