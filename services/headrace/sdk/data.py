@@ -603,7 +603,7 @@ def _timestamp_to_wire(schema: Schema, value: datetime) -> int:
 def _timestamp_from_wire(schema: Schema, raw: Any) -> datetime:
     _check_int(schema, raw)
     try:
-        return _EPOCH + raw * _MILLI
+        return _EPOCH + int(raw) * _MILLI
     except OverflowError:
         raise DataError(f"{raw} ms from the epoch is past the datetimes Python holds") from None
 

@@ -1,0 +1,90 @@
+"""The documentation's command blocks, run as a user runs them: each block as the page has it
+(``tests/docblocks.py`` reads it from the page), in one shell, from a checkout root with the
+default environment (no ``HEADRACE_*`` variable the page does not set) and the default ports.
+
+The checkout root is one of the test's own: the checkout's files, linked, and a ``var/`` of its
+own, where the pages' commands write, so that the run leaves nothing in the checkout. Which
+blocks run where, and why the others do not yet, is in ``tests/unit/docs/test_commands.py``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.docblocks import ROOT, Block, block
+
+pytestmark = pytest.mark.kafka
+
+GUIDE = "docs/writing-a-connector.md"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Iterator[Path]:
+    """A checkout root of the test's own, with a var/ of its own."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    for entry in ROOT.iterdir():
+        if entry.name not in ("var", ".git"):
+            (root / entry.name).symlink_to(entry)
+    yield root
+
+
+def user_env() -> dict[str, str]:
+    """The environment of a user's shell: none of the suite's own settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("HEADRACE_", "KAFKA_"))}
+
+
+def run(checkout: Path, *blocks: Block, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The blocks' lines, in order, in one bash shell at ``checkout``: it stops at the first
+    command that fails, as a user would."""
+    script = "set -euo pipefail\n" + "\n".join(line for b in blocks for line in b.lines)
+    return subprocess.run(
+        ["bash", "-c", script],
+        cwd=checkout,
+        env=user_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_the_guide_s_commands_run_its_example_plugins_as_it_says(checkout: Path) -> None:
+    """``docs/writing-a-connector.md``: the plugin path and file roots exported, the local stack
+    started, the example plugins found and validated, the example connectors applied, their
+    output read, one deleted, the stack stopped."""
+    start = block(
+        GUIDE, "export HEADRACE_PLUGIN_PATH=$PWD/services/headrace/plugins:$PWD/docs/example"
+    )
+    check = block(GUIDE, ".venv/bin/headrace plugins list")
+    create = block(GUIDE, ".venv/bin/headrace apply -f docs/example-connectors/ --wait")
+    delete = block(
+        GUIDE, ".venv/bin/headrace delete connector counts --wait    # gives var/files/counts up"
+    )
+    try:
+        done = run(checkout, start, check, create, delete)
+        said = done.stdout + done.stderr
+        assert done.returncode == 0, said[-6000:]
+        assert "TextLinesSource" in said and "WordCountSink" in said  # found on the plugin path
+        # What ``cat var/files/counts/counts-lines-0.json`` showed: both lines, counted.
+        assert '"topic": "lines"' in done.stdout and '"records": 2' in done.stdout, said[-6000:]
+    finally:
+        stop = subprocess.run(
+            [str(checkout / ".venv/bin/python"), "-m", "headrace.local", "stack", "down"],
+            cwd=checkout,
+            env=user_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert stop.returncode == 0, stop.stderr
+
+
+def test_the_guide_s_type_check_passes_as_it_says(checkout: Path) -> None:
+    done = run(checkout, block(GUIDE, ".venv/bin/mypy --strict docs/example/text-lines/1.0.0/*.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success: no issues found" in done.stdout

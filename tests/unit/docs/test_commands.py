@@ -1,0 +1,154 @@
+"""Every command block of README.md and docs/ (``tests/docblocks.py``) is run by a test as the
+page has it, or is listed here with why it is not (yet). A block added, changed or dropped
+without its test, or a test whose block is gone, fails here: a page and its test cannot drift
+apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.docblocks import ROOT, command_blocks
+
+DOCS_E2E = "tests/e2e/test_docs_commands.py"
+GUIDE = "docs/writing-a-connector.md"
+
+RUN: dict[tuple[str, str], str] = {
+    (GUIDE, "export HEADRACE_PLUGIN_PATH=$PWD/services/headrace/plugins:$PWD/docs/example"): (
+        f"{DOCS_E2E}::test_the_guide_s_commands_run_its_example_plugins_as_it_says"
+    ),
+    (GUIDE, ".venv/bin/headrace plugins list"): (
+        f"{DOCS_E2E}::test_the_guide_s_commands_run_its_example_plugins_as_it_says"
+    ),
+    (GUIDE, ".venv/bin/headrace apply -f docs/example-connectors/ --wait"): (
+        f"{DOCS_E2E}::test_the_guide_s_commands_run_its_example_plugins_as_it_says"
+    ),
+    (GUIDE, ".venv/bin/headrace delete connector counts --wait    # gives var/files/counts up"): (
+        f"{DOCS_E2E}::test_the_guide_s_commands_run_its_example_plugins_as_it_says"
+    ),
+    (GUIDE, ".venv/bin/mypy --strict docs/example/text-lines/1.0.0/*.py"): (
+        f"{DOCS_E2E}::test_the_guide_s_type_check_passes_as_it_says"
+    ),
+}
+"""The blocks a test runs as written: by (page, first line), the test."""
+
+NOT_YET: dict[tuple[str, str], str] = {
+    (
+        "README.md",
+        "make run     # install, start Kafka and every service, run the demo pipeline end to end",
+    ): "make run is not run by the suite yet; make test is the suite itself",
+    (
+        "README.md",
+        "make kafka-up         # the embedded broker on 127.0.0.1:9092; or name yours in the "
+        "worker file",
+    ): "the standalone quickstart runs from the suite's own worker file, not this block",
+    (
+        "README.md",
+        ".venv/bin/headrace migrate --from http://connect:8083 --plan     # what would move; "
+        "changes nothing",
+    ): "names a host called connect; the migration tests run these options against their own",
+    ("README.md", ".venv/bin/headrace plugins list"): (
+        "applies a sink.json the page does not give"
+    ),
+    (
+        "README.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
+    ): ("not run yet: the REST tests send the same body with their own client"),
+    ("docs/architecture.md", "grpcurl -plaintext 127.0.0.1:50051 list"): (
+        "grpcurl is not installed by make"
+    ),
+    (
+        "docs/java-connectors.md",
+        "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final",
+    ): "needs a PostgreSQL with logical decoding on 127.0.0.1:5432; not run as written yet",
+    ("docs/migration.md", "headrace migrate --from https://connect:8443 --plan \\"): (
+        "names a host called connect and files of the user's own"
+    ),
+    (
+        "docs/migration.md",
+        "headrace migrate --from http://connect:8083 --plan                 # every connector",
+    ): "names a host called connect",
+    (
+        "docs/migration.md",
+        "headrace migrate --from http://connect:8083 --plan --worker-properties "
+        "connect-distributed.properties",
+    ): "names a host called connect",
+    (
+        "docs/migration.md",
+        "headrace migrate --from http://connect:8083 --cutover [--connector NAME ...] [--keep]",
+    ): "a synopsis, with its optional parts in brackets",
+    (
+        "docs/migration.md",
+        "headrace migrate --to http://connect:8083 --cutover [--connector NAME ...]",
+    ): "a synopsis, with its optional parts in brackets",
+    (
+        "docs/migration.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/migrations -d '{",
+    ): "names a host called connect",
+    ("docs/operations/deploy.md", "docker build -t headrace:0.1.0 ."): (
+        "needs Docker, which the suite's machines do not have"
+    ),
+    (
+        "docs/operations/deploy.md",
+        "docker run headrace:0.1.0 config --address=0.0.0.0:50051 --rest-address=0.0.0.0:8083",
+    ): "needs Docker",
+    (
+        "docs/operations/deploy.md",
+        "docker compose -f deploy/compose.yaml up -d --wait      # builds the image, starts "
+        "everything",
+    ): "needs Docker",
+    (
+        "docs/operations/deploy.md",
+        "kubectl apply -k deploy/overlays/local          # one of each, small, with its own Kafka",
+    ): "needs a Kubernetes cluster",
+    ("docs/operations/deploy.md", "for s in config coordinator worker executor; do"): (
+        "needs a Kubernetes cluster"
+    ),
+    (
+        "docs/operations/observability.md",
+        "grpcurl -plaintext 127.0.0.1:50054 grpc.health.v1.Health/Check",
+    ): ("grpcurl is not installed by make"),
+    (
+        "docs/operations/security.md",
+        "$ HEADRACE_TOKEN=91b2d4... headrace delete connector orders",
+    ): ("a transcript, with its token elided"),
+    (
+        "docs/reference/rest.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
+    ): ("not run yet: the REST tests send the same bodies with their own client"),
+    (
+        "docs/standalone.md",
+        "headrace standalone worker.properties connector.properties [connector.json ...]",
+    ): ("a synopsis, with its optional parts in brackets"),
+    ("docs/standalone.md", "make kafka-up"): (
+        "the standalone quickstart runs from the suite's own worker file, not this block"
+    ),
+}
+"""The blocks no test runs as written, and why."""
+
+
+def test_every_command_block_is_run_by_a_test_or_said_why_not() -> None:
+    found = {(b.page, b.first.strip()) for b in command_blocks()}
+    unaccounted = sorted(found - set(RUN) - set(NOT_YET))
+    assert not unaccounted, f"command blocks no test runs and none says why: {unaccounted}"
+    gone = sorted((set(RUN) | set(NOT_YET)) - found)
+    assert not gone, f"listed here, but no such block in the pages: {gone}"
+    assert not set(RUN) & set(NOT_YET)
+
+
+def test_each_block_s_test_exists() -> None:
+    for test in set(RUN.values()):
+        path, _, name = test.partition("::")
+        assert f"def {name}(" in (ROOT / path).read_text(), test
+
+
+def test_the_block_reader_reads_a_block_as_a_shell_runs_it(tmp_path: Path) -> None:
+    from tests.docblocks import blocks
+
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Title\n\n```\nheadrace create connector a \\\n    --set x=1   # a comment\n"
+        "# a line of comment\nmake down\n```\n\n```json\n{}\n```\n"
+    )
+    [shell, data] = blocks(page)
+    assert shell.commands == ["headrace create connector a --set x=1", "make down"]
+    assert shell.line == 3 and data.info == "json"
