@@ -9,6 +9,7 @@ blocks run where, and why the others do not yet, is in ``tests/unit/docs/test_co
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.docblocks import ROOT, Block, block
+from tests.support import wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -88,3 +90,53 @@ def test_the_guide_s_type_check_passes_as_it_says(checkout: Path) -> None:
     done = run(checkout, block(GUIDE, ".venv/bin/mypy --strict docs/example/text-lines/1.0.0/*.py"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("page", "first"),
+    [
+        (
+            "README.md",
+            "make kafka-up         # the embedded broker on 127.0.0.1:9092; or name yours in the "
+            "worker file",
+        ),
+        ("docs/standalone.md", "make kafka-up"),
+    ],
+)
+def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
+    checkout: Path, page: str, first: str
+) -> None:
+    """The embedded broker started, a file of 1,000 lines made, and ``headrace standalone`` run
+    on Kafka's quickstart files, as the page says: every line reaches ``test.sink.txt``, in
+    order; Ctrl-C stops it; ``make kafka-down`` stops the broker."""
+    quickstart = block(page, first)
+    folder = checkout / "var" / "quickstart"
+    script = "set -euo pipefail\n" + "\n".join(quickstart.lines)
+    output = checkout.parent / "quickstart.out"
+    with output.open("w") as out:
+        shell = subprocess.Popen(
+            ["bash", "-c", script],
+            cwd=checkout,
+            env=user_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        sink = folder / "test.sink.txt"
+        wait_for(
+            "every line in test.sink.txt",
+            lambda: sink.is_file() and len(sink.read_text().splitlines()) >= 1000,
+            timeout=300,
+        )
+        assert sink.read_text().splitlines() == (folder / "test.txt").read_text().splitlines()
+        os.killpg(shell.pid, signal.SIGINT)  # Ctrl-C, at the terminal's whole foreground group
+        assert shell.wait(timeout=120) in (0, 130, -signal.SIGINT), output.read_text()[-4000:]
+    finally:
+        if shell.poll() is None:
+            os.killpg(shell.pid, signal.SIGKILL)
+            shell.wait()
+        down = subprocess.run(
+            ["make", "kafka-down"], cwd=checkout, env=user_env(), capture_output=True, text=True
+        )
+    assert down.returncode == 0, down.stdout + down.stderr
