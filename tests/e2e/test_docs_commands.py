@@ -140,3 +140,33 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
             ["make", "kafka-down"], cwd=checkout, env=user_env(), capture_output=True, text=True
         )
     assert down.returncode == 0, down.stdout + down.stderr
+
+
+def test_make_run_then_the_readme_s_first_steps_as_it_gives_them(checkout: Path) -> None:
+    """``make run`` (the README's first command; its second, ``make test``, is this suite), the
+    demo it runs end to end, then the README's "Using it" commands against that stack, and
+    ``make down``."""
+    two = block(
+        "README.md",
+        "make run     # install, start Kafka and every service, run the demo pipeline end to end",
+    )
+    assert two.commands == ["make run", "make test"]  # the second is the suite itself
+    using = block("README.md", ".venv/bin/headrace plugins list")
+    try:
+        started = run(checkout, Block(two.page, two.line, two.info, two.lines[:1]), timeout=900)
+        said = started.stdout + started.stderr
+        assert started.returncode == 0, said[-6000:]
+        # As the README says: every one of the 1,000 rows landed, both connectors' status.
+        assert "1000 rows in Parquet under" in started.stdout, said[-3000:]
+        assert "demo-source: RUNNING" in started.stdout and "demo-sink: RUNNING" in started.stdout
+        used = run(checkout, using)
+        said = used.stdout + used.stderr
+        assert used.returncode == 0, said[-6000:]
+        listed = [line for line in used.stdout.splitlines() if line.startswith("my-")]
+        assert any(line.startswith("my-source") and "RUNNING" in line for line in listed), said
+        assert any(line.startswith("my-sink") and "RUNNING" in line for line in listed), said
+    finally:
+        down = subprocess.run(
+            ["make", "down"], cwd=checkout, env=user_env(), capture_output=True, text=True
+        )
+    assert down.returncode == 0, down.stdout + down.stderr
