@@ -64,13 +64,21 @@ def test_the_guide_s_commands_run_its_example_plugins_as_it_says(checkout: Path)
     )
     check = block(GUIDE, ".venv/bin/headrace plugins list")
     create = block(GUIDE, ".venv/bin/headrace apply -f docs/example-connectors/ --wait")
+    rest = block(
+        "docs/reference/rest.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
+    )
     delete = block(
         GUIDE, ".venv/bin/headrace delete connector counts --wait    # gives var/files/counts up"
     )
     try:
-        done = run(checkout, start, check, create, delete)
+        done = run(checkout, start, check, create, rest, delete)
         said = done.stdout + done.stderr
         assert done.returncode == 0, said[-6000:]
+        # The REST reference's calls, on the same stack: created, stopped, its offsets, and a
+        # validation that finds the topic's name wrong.
+        assert '"name":"gen"' in done.stdout.replace(" ", ""), said[-6000:]
+        assert '"offsets"' in done.stdout and '"error_count"' in done.stdout, said[-6000:]
         assert "TextLinesSource" in said and "WordCountSink" in said  # found on the plugin path
         # What ``cat var/files/counts/counts-lines-0.json`` showed: both lines, counted.
         assert '"topic": "lines"' in done.stdout and '"records": 2' in done.stdout, said[-6000:]
@@ -152,6 +160,10 @@ def test_make_run_then_the_readme_s_first_steps_as_it_gives_them(checkout: Path)
     )
     assert two.commands == ["make run", "make test"]  # the second is the suite itself
     using = block("README.md", ".venv/bin/headrace plugins list")
+    curl = block(
+        "README.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
+    )
     try:
         started = run(checkout, Block(two.page, two.line, two.info, two.lines[:1]), timeout=900)
         said = started.stdout + started.stderr
@@ -159,12 +171,13 @@ def test_make_run_then_the_readme_s_first_steps_as_it_gives_them(checkout: Path)
         # As the README says: every one of the 1,000 rows landed, both connectors' status.
         assert "1000 rows in Parquet under" in started.stdout, said[-3000:]
         assert "demo-source: RUNNING" in started.stdout and "demo-sink: RUNNING" in started.stdout
-        used = run(checkout, using)
+        used = run(checkout, using, curl)
         said = used.stdout + used.stderr
         assert used.returncode == 0, said[-6000:]
         listed = [line for line in used.stdout.splitlines() if line.startswith("my-")]
         assert any(line.startswith("my-source") and "RUNNING" in line for line in listed), said
         assert any(line.startswith("my-sink") and "RUNNING" in line for line in listed), said
+        assert '"name":"gen"' in used.stdout.replace(" ", ""), said  # the README's REST call
     finally:
         down = subprocess.run(
             ["make", "down"], cwd=checkout, env=user_env(), capture_output=True, text=True

@@ -43,6 +43,14 @@ RUN: dict[tuple[str, str], str] = {
     ("README.md", ".venv/bin/headrace plugins list"): (
         f"{DOCS_E2E}::test_make_run_then_the_readme_s_first_steps_as_it_gives_them"
     ),
+    (
+        "README.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
+    ): f"{DOCS_E2E}::test_make_run_then_the_readme_s_first_steps_as_it_gives_them",
+    (
+        "docs/reference/rest.md",
+        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
+    ): f"{DOCS_E2E}::test_the_guide_s_commands_run_its_example_plugins_as_it_says",
 }
 """The blocks a test runs as written: by (page, first line), the test."""
 
@@ -52,10 +60,6 @@ NOT_YET: dict[tuple[str, str], str] = {
         ".venv/bin/headrace migrate --from http://connect:8083 --plan     # what would move; "
         "changes nothing",
     ): "names a host called connect; the migration tests run these options against their own",
-    (
-        "README.md",
-        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
-    ): ("not run yet: the REST tests send the same body with their own client"),
     ("docs/architecture.md", "grpcurl -plaintext 127.0.0.1:50051 list"): (
         "grpcurl is not installed by make"
     ),
@@ -114,10 +118,6 @@ NOT_YET: dict[tuple[str, str], str] = {
         "docs/operations/security.md",
         "$ HEADRACE_TOKEN=91b2d4... headrace delete connector orders",
     ): ("a transcript, with its token elided"),
-    (
-        "docs/reference/rest.md",
-        "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
-    ): ("not run yet: the REST tests send the same bodies with their own client"),
     (
         "docs/standalone.md",
         "headrace standalone worker.properties connector.properties [connector.json ...]",
