@@ -7,7 +7,6 @@ decoding on.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,14 +15,10 @@ from typing import Any
 import pgserver
 import psycopg
 
+from headrace.local.kafka import free_port
+
 # pgserver makes its command functions at import time, out of mypy's sight.
 pg_ctl: Callable[..., Any] = pgserver.pg_ctl  # type: ignore[attr-defined]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -50,13 +45,14 @@ class Postgres:
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.data, user=self.system_user)
 
 
-def start_postgres(data: Path) -> Postgres:
-    """Initialises a server in ``data`` and starts it on a free loopback port."""
+def start_postgres(data: Path, port: int | None = None) -> Postgres:
+    """Initialises a server in ``data`` and starts it on ``port`` of loopback, else a free one
+    (outside the ephemeral range, where headrace's default ports are)."""
     # As root (CI containers), pgserver makes an unprivileged user to run the server as.
     initialised = pgserver.get_server(data, cleanup_mode=None)
     user = initialised.system_user
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data, user=user)
-    port = _free_port()
+    port = port or free_port()
     # Logical decoding, for Debezium's PostgreSQL connector (tests/integration/test_debezium.py).
     logical = "-c wal_level=logical -c max_replication_slots=8 -c max_wal_senders=8"
     options = f"-h 127.0.0.1 -p {port} -k {data} {logical}"

@@ -8,16 +8,19 @@ blocks run where, and why the others do not yet, is in ``tests/unit/docs/test_co
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from tests.docblocks import ROOT, Block, block
-from tests.support import wait_for
+from tests.docblocks import ROOT, Block, block, blocks
+from tests.postgres import start_postgres
+from tests.support import consume, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -40,14 +43,19 @@ def user_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("HEADRACE_", "KAFKA_"))}
 
 
-def run(checkout: Path, *blocks: Block, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run(
+    checkout: Path,
+    *blocks: Block,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """The blocks' lines, in order, in one bash shell at ``checkout``: it stops at the first
     command that fails, as a user would."""
     script = "set -euo pipefail\n" + "\n".join(line for b in blocks for line in b.lines)
     return subprocess.run(
         ["bash", "-c", script],
         cwd=checkout,
-        env=user_env(),
+        env=env or user_env(),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -182,4 +190,60 @@ def test_make_run_then_the_readme_s_first_steps_as_it_gives_them(checkout: Path)
         down = subprocess.run(
             ["make", "down"], cwd=checkout, env=user_env(), capture_output=True, text=True
         )
+    assert down.returncode == 0, down.stdout + down.stderr
+
+
+def test_the_debezium_five_commands_capture_a_table_as_the_page_says(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """``docs/java-connectors.md``: Debezium's PostgreSQL connector installed, ``make run`` in
+    another shell, the connector created from the page's ``inventory.json``, listed RUNNING,
+    and its offsets read, against a PostgreSQL where the page says (127.0.0.1:5432, logical
+    decoding on, a database ``inventory``) with a row in a table; the row's change event
+    arrives in ``inventory.public.customers``."""
+    page = "docs/java-connectors.md"
+    five = block(
+        page, "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final"
+    )
+    assert five.commands[1] == "make run"  # in another shell
+    [inventory] = [b for b in blocks(ROOT / page) if b.info == "json" and "inventory" in b.first]
+    (checkout / "inventory.json").write_text("\n".join(inventory.lines))
+    server = start_postgres(tmp_path / "pg", port=5432)
+    env = {**user_env(), "PATH": f"{checkout / '.venv/bin'}:{os.environ['PATH']}"}  # activated
+    stack: subprocess.Popen[bytes] | None = None
+    try:
+        with server.connect() as conn:
+            conn.execute("CREATE DATABASE inventory")
+        with psycopg.connect(host=server.host, port=5432, dbname="inventory",
+                             user=server.user, autocommit=True) as conn:  # fmt: skip
+            conn.execute("CREATE TABLE customers (id int PRIMARY KEY, name text)")
+            conn.execute("INSERT INTO customers VALUES (1, 'Ada')")
+        first = run(checkout, Block(page, five.line, "", five.lines[:1]), env=env)
+        assert first.returncode == 0, first.stdout + first.stderr
+        output = (tmp_path / "make-run.out").open("w")
+        stack = subprocess.Popen(
+            ["bash", "-c", five.lines[1]], cwd=checkout, env=env, stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        said = tmp_path / "make-run.out"
+
+        def up() -> bool:
+            assert stack is not None
+            assert stack.poll() in (None, 0), said.read_text()[-4000:]  # it failed: say why
+            return "the stack keeps running" in said.read_text()
+
+        wait_for("make run up", up, 600)
+        rest = run(checkout, Block(page, five.line, "", five.lines[2:]), env=env)
+        assert rest.returncode == 0, rest.stdout + rest.stderr
+        listed = [line for line in rest.stdout.splitlines() if line.startswith("inventory")]
+        assert listed and "3.6.1.Final" in listed[0], rest.stdout
+        events = asyncio.run(consume("127.0.0.1:9092", "inventory.public.customers", 1, 120))
+        assert b"Ada" in (events[0].value or b"")
+    finally:
+        down = subprocess.run(["make", "down"], cwd=checkout, env=env, capture_output=True,
+                              text=True)  # fmt: skip
+        if stack is not None:
+            stack.wait(timeout=60)
+            output.close()
+        server.stop()
     assert down.returncode == 0, down.stdout + down.stderr

@@ -37,15 +37,23 @@ from headrace.core.rpc import split_address
 from headrace.core.runner import alive
 from headrace.core.security import tls
 from headrace.core.settings import Settings
+from headrace.local.kafka import free_port
 from headrace.v1 import config_pb2, coordinator_pb2, executor_pb2
 
 CONFIG = full_name(config_pb2, "ConfigService")
 COORDINATOR = full_name(coordinator_pb2, "Coordinator")
 EXECUTOR = full_name(executor_pb2, "Executor")
 HEALTH_CALL_S = 1.0
-FREE_PORT = "127.0.0.1:0"  # where a service listens when the others need not know beforehand
+FREE_PORT = "127.0.0.1:0"
+"""Where a service listens when the others need not know beforehand: a port free as it starts,
+chosen outside the system's ephemeral range (``_port_chosen``), where the defaults of the
+others (50051 to 50054) are, and which a port the system picked could take before they bind."""
 METRICS_SERVING = "metrics_serving"
 WORKER_SERVING = "worker_serving"
+
+
+def _port_chosen(arg: str) -> str:
+    return f"127.0.0.1:{free_port()}" if arg == FREE_PORT else arg
 
 
 @dataclass(frozen=True)
@@ -207,7 +215,13 @@ class Stack:
         env = {**os.environ, **self.settings.to_env()}
         with log_path.open("ab") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", spec.module, *spec.args, *self.extra_args.get(name, ())],
+                [
+                    sys.executable,
+                    "-m",
+                    spec.module,
+                    *map(_port_chosen, spec.args),
+                    *self.extra_args.get(name, ()),
+                ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
