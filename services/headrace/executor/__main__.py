@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -103,10 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         # Spark looks up the host's address before reading its conf, and warns when the name
         # resolves to loopback; local mode never leaves loopback anyway.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    roots = Paths(Settings().file_roots)
+    settings = Settings()
+    roots = Paths(settings.file_roots)
+    # Spark's catalog folder, which it would make in the working directory (a checkout, say).
+    warehouse = settings.var_dir.resolve() / "spark-warehouse"
 
     def start() -> ExecutorService:
-        return started_service(args, limits, roots)
+        return started_service(args, limits, roots, warehouse)
 
     servicer: ExecutorService | OnDemand
     if args.spark_start == EAGER:
@@ -159,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def started_service(args: argparse.Namespace, limits: Limits, roots: Paths) -> ExecutorService:
+def started_service(
+    args: argparse.Namespace, limits: Limits, roots: Paths, warehouse: Path | None = None
+) -> ExecutorService:
     """Starts Spark and the service over it; blocks until Spark is usable."""
     # Imported here, with PySpark and pyarrow behind them: an idle executor started on demand
     # holds about half the memory it would with them loaded.
@@ -170,7 +176,7 @@ def started_service(args: argparse.Namespace, limits: Limits, roots: Paths) -> E
     logger = log.get("headrace.executor")
     logger.info("spark_starting", master=args.master)
     began = time.monotonic()
-    spark = create_session(args.master)
+    spark = create_session(args.master, warehouse=warehouse)
     # A session's first plan takes seconds (on Spark Connect, ten or more): made now, so
     # that the first config validated (CheckSql) is answered within its short bound.
     sql.check(spark, "SELECT 1")

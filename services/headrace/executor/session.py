@@ -104,27 +104,35 @@ def jars(folder: Path) -> list[Path]:
     return found
 
 
-def session_conf(master: str, extra_jars: list[Path] | None = None) -> dict[str, str]:
-    """The Spark settings the executor uses with this master (and these jars, unless the
-    master is a Spark Connect server, which has its own)."""
+def session_conf(
+    master: str, extra_jars: list[Path] | None = None, warehouse: Path | None = None
+) -> dict[str, str]:
+    """The Spark settings the executor uses with this master (and these jars and this catalog
+    folder, unless the master is a Spark Connect server, which has its own)."""
     if master.startswith("sc://"):
         return dict(SQL_CONF)
     conf = {**SQL_CONF, **DRIVER_CONF, **DELTA_CONF}
     if extra_jars:
         conf["spark.jars"] = ",".join(str(j) for j in extra_jars)
+    if warehouse is not None:
+        conf["spark.sql.warehouse.dir"] = str(warehouse)
     if is_local(master):
         conf.update(LOCAL_CONF)
     return conf
 
 
-def create_session(master: str, app_name: str = "headrace-executor") -> SparkSession:
-    """Starts (or, for ``sc://`` URLs, connects) the SparkSession. Blocks until it is usable."""
+def create_session(
+    master: str, app_name: str = "headrace-executor", warehouse: Path | None = None
+) -> SparkSession:
+    """Starts (or, for ``sc://`` URLs, connects) the SparkSession, its catalog's folder
+    ``warehouse`` (Spark's default is the working directory's ``spark-warehouse``). Blocks until
+    it is usable."""
     # Imported here: an executor that never starts Spark never loads PySpark (see ondemand).
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
     builder = builder.remote(master) if master.startswith("sc://") else builder.master(master)
     extra = None if master.startswith("sc://") else jars(jar_folder())
-    for key, value in session_conf(master, extra).items():
+    for key, value in session_conf(master, extra, warehouse).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
