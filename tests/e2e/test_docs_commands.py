@@ -158,58 +158,36 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
     assert down.returncode == 0, down.stdout + down.stderr
 
 
-def test_make_run_then_the_readme_s_first_steps_as_it_gives_them(checkout: Path) -> None:
-    """``make run`` (the README's first command; its second, ``make test``, is this suite), the
-    demo it runs end to end, then the README's "Using it" commands against that stack, and
-    ``make down``."""
+def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_written(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """One ``make run`` stack for two pages. ``docs/java-connectors.md``: Debezium's PostgreSQL
+    connector installed, ``make run`` in another shell (the README's first command; its second,
+    ``make test``, is this suite), with the demo it runs end to end; then the README's "Using
+    it" commands and REST call against that stack; then the connector created from the page's
+    ``inventory.json``, listed, and its offsets read, against a PostgreSQL where the page says
+    (127.0.0.1:5432, logical decoding, a database ``inventory``) with a row in a table, whose
+    change event arrives in ``inventory.public.customers``; and ``make down``."""
+    page = "docs/java-connectors.md"
+    five = block(
+        page, "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final"
+    )
     two = block(
         "README.md",
         "make run     # install, start Kafka and every service, run the demo pipeline end to end",
     )
     assert two.commands == ["make run", "make test"]  # the second is the suite itself
+    assert five.commands[1] == "make run"  # in another shell
     using = block("README.md", ".venv/bin/headrace plugins list")
     curl = block(
         "README.md",
         "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
     )
-    try:
-        started = run(checkout, Block(two.page, two.line, two.info, two.lines[:1]), timeout=900)
-        said = started.stdout + started.stderr
-        assert started.returncode == 0, said[-6000:]
-        # As the README says: every one of the 1,000 rows landed, both connectors' status.
-        assert "1000 rows in Parquet under" in started.stdout, said[-3000:]
-        assert "demo-source: RUNNING" in started.stdout and "demo-sink: RUNNING" in started.stdout
-        used = run(checkout, using, curl)
-        said = used.stdout + used.stderr
-        assert used.returncode == 0, said[-6000:]
-        listed = [line for line in used.stdout.splitlines() if line.startswith("my-")]
-        assert any(line.startswith("my-source") and "RUNNING" in line for line in listed), said
-        assert any(line.startswith("my-sink") and "RUNNING" in line for line in listed), said
-        assert '"name":"gen"' in used.stdout.replace(" ", ""), said  # the README's REST call
-    finally:
-        down = subprocess.run(
-            ["make", "down"], cwd=checkout, env=user_env(), capture_output=True, text=True
-        )
-    assert down.returncode == 0, down.stdout + down.stderr
-
-
-def test_the_debezium_five_commands_capture_a_table_as_the_page_says(
-    checkout: Path, tmp_path: Path
-) -> None:
-    """``docs/java-connectors.md``: Debezium's PostgreSQL connector installed, ``make run`` in
-    another shell, the connector created from the page's ``inventory.json``, listed RUNNING,
-    and its offsets read, against a PostgreSQL where the page says (127.0.0.1:5432, logical
-    decoding on, a database ``inventory``) with a row in a table; the row's change event
-    arrives in ``inventory.public.customers``."""
-    page = "docs/java-connectors.md"
-    five = block(
-        page, "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final"
-    )
-    assert five.commands[1] == "make run"  # in another shell
     [inventory] = [b for b in blocks(ROOT / page) if b.info == "json" and "inventory" in b.first]
     (checkout / "inventory.json").write_text("\n".join(inventory.lines))
     server = start_postgres(tmp_path / "pg", port=5432)
     env = {**user_env(), "PATH": f"{checkout / '.venv/bin'}:{os.environ['PATH']}"}  # activated
+    said = tmp_path / "make-run.out"
     stack: subprocess.Popen[bytes] | None = None
     try:
         with server.connect() as conn:
@@ -220,12 +198,11 @@ def test_the_debezium_five_commands_capture_a_table_as_the_page_says(
             conn.execute("INSERT INTO customers VALUES (1, 'Ada')")
         first = run(checkout, Block(page, five.line, "", five.lines[:1]), env=env)
         assert first.returncode == 0, first.stdout + first.stderr
-        output = (tmp_path / "make-run.out").open("w")
-        stack = subprocess.Popen(
-            ["bash", "-c", five.lines[1]], cwd=checkout, env=env, stdout=output,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        said = tmp_path / "make-run.out"
+        with said.open("w") as output:
+            stack = subprocess.Popen(
+                ["bash", "-c", five.lines[1]], cwd=checkout, env=env, stdout=output,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
 
         def up() -> bool:
             assert stack is not None
@@ -233,10 +210,23 @@ def test_the_debezium_five_commands_capture_a_table_as_the_page_says(
             return "the stack keeps running" in said.read_text()
 
         wait_for("make run up", up, 600)
+        # As the README says: every one of the demo's 1,000 rows landed, both connectors' status.
+        started = said.read_text()
+        assert "1000 rows in Parquet under" in started, started[-3000:]
+        assert "demo-source: RUNNING" in started and "demo-sink: RUNNING" in started
+
+        used = run(checkout, using, curl)
+        told = used.stdout + used.stderr
+        assert used.returncode == 0, told[-6000:]
+        listed = [line for line in used.stdout.splitlines() if line.startswith("my-")]
+        assert any(line.startswith("my-source") and "RUNNING" in line for line in listed), told
+        assert any(line.startswith("my-sink") and "RUNNING" in line for line in listed), told
+        assert '"name":"gen"' in used.stdout.replace(" ", ""), told  # the README's REST call
+
         rest = run(checkout, Block(page, five.line, "", five.lines[2:]), env=env)
         assert rest.returncode == 0, rest.stdout + rest.stderr
         listed = [line for line in rest.stdout.splitlines() if line.startswith("inventory")]
-        assert listed and "3.6.1.Final" in listed[0], rest.stdout
+        assert listed and "RUNNING" in listed[0] and "3.6.1.Final" in listed[0], rest.stdout
         events = asyncio.run(consume("127.0.0.1:9092", "inventory.public.customers", 1, 120))
         assert b"Ada" in (events[0].value or b"")
     finally:
@@ -244,6 +234,5 @@ def test_the_debezium_five_commands_capture_a_table_as_the_page_says(
                               text=True)  # fmt: skip
         if stack is not None:
             stack.wait(timeout=60)
-            output.close()
         server.stop()
     assert down.returncode == 0, down.stdout + down.stderr

@@ -11,6 +11,9 @@ from tests.docblocks import ROOT, command_blocks
 
 DOCS_E2E = "tests/e2e/test_docs_commands.py"
 GUIDE = "docs/writing-a-connector.md"
+MAKE_RUN = (
+    f"{DOCS_E2E}::test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_written"
+)
 
 RUN: dict[tuple[str, str], str] = {
     (GUIDE, "export HEADRACE_PLUGIN_PATH=$PWD/services/headrace/plugins:$PWD/docs/example"): (
@@ -39,14 +42,12 @@ RUN: dict[tuple[str, str], str] = {
     (
         "README.md",
         "make run     # install, start Kafka and every service, run the demo pipeline end to end",
-    ): f"{DOCS_E2E}::test_make_run_then_the_readme_s_first_steps_as_it_gives_them",
-    ("README.md", ".venv/bin/headrace plugins list"): (
-        f"{DOCS_E2E}::test_make_run_then_the_readme_s_first_steps_as_it_gives_them"
-    ),
+    ): MAKE_RUN,
+    ("README.md", ".venv/bin/headrace plugins list"): (MAKE_RUN),
     (
         "README.md",
         "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
-    ): f"{DOCS_E2E}::test_make_run_then_the_readme_s_first_steps_as_it_gives_them",
+    ): MAKE_RUN,
     (
         "docs/reference/rest.md",
         "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
@@ -54,7 +55,7 @@ RUN: dict[tuple[str, str], str] = {
     (
         "docs/java-connectors.md",
         "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final",
-    ): f"{DOCS_E2E}::test_the_debezium_five_commands_capture_a_table_as_the_page_says",
+    ): MAKE_RUN,
 }
 """The blocks a test runs as written: by (page, first line), the test."""
 
