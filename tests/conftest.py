@@ -30,7 +30,12 @@ from headrace.local.stack import Stack
 from tests import sparkprocs
 from tests.kafkatls import SecureBroker, make_secure_listeners
 from tests.postgres import Postgres, start_postgres
-from tests.support import CONNECT_FILE_VERSIONS, JAVA_TEST_CONNECTOR, local_settings
+from tests.support import (
+    CONNECT_FILE_VERSIONS,
+    DEBEZIUM_POSTGRES,
+    JAVA_TEST_CONNECTOR,
+    local_settings,
+)
 
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
 hypothesis_settings.register_profile("headrace", deadline=None)
@@ -215,13 +220,15 @@ def postgres() -> Iterator[Postgres]:
 @pytest.fixture(scope="session")
 def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin path entry of Java connectors, laid out as a user lays them: Kafka's connect-file
-    at two versions and its MirrorMaker 2 installed from Maven (``headrace plugins install``),
+    at two versions, its MirrorMaker 2 and Debezium's PostgreSQL connector installed from Maven
+    (``headrace plugins install``),
     and the Java recording source (``tests/java/recording``, built here against the
     deletion-stop jar) copied in as a jar, as into Connect's plugin.path."""
     entry = tmp_path_factory.mktemp("java-plugins")
     for version in CONNECT_FILE_VERSIONS:
         jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
     jvm.install(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
+    jvm.install(DEBEZIUM_POSTGRES, entry)
     shutil.copy(built_jar(JAVA_TEST_CONNECTOR, "recording-source-1.0.0.jar"), entry)
     return entry
 

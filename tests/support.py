@@ -100,6 +100,8 @@ JAVA_TEST_CONNECTOR = Path(__file__).parent / "java" / "recording"
 JAVA_RECORDING = "headrace.testing.RecordingSourceConnector"
 CONNECT_FILE_VERSIONS = ("3.9.1", "4.3.0")
 """The versions of Kafka's connect-file the suite installs side by side."""
+DEBEZIUM_POSTGRES = "io.debezium:debezium-connector-postgres:3.6.1.Final"
+"""Debezium's PostgreSQL connector, as the suite installs it."""
 
 
 @overload

@@ -11,12 +11,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow.dataset as ds
 import pytest
 from aiokafka import AIOKafkaProducer
 
 from headrace.cli.client import ConfigClient, status_json
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
+from tests.postgres import Postgres
 from tests.support import (
     JAVA_RECORDING,
     Rest,
@@ -486,3 +488,74 @@ async def produce(kafka: str, topic: str, values: list[bytes]) -> None:
         await producer.flush()
     finally:
         await producer.stop()
+
+
+def test_debezium_changes_flattened_by_its_own_transformation_land_in_parquet(
+    stack: Stack, postgres: Postgres, tmp_path: Path
+) -> None:
+    """Debezium's PostgreSQL connector with its ExtractNewRecordState transformation, the way
+    its users run it, into headrace's Parquet sink, both run by the stack's workers: each row of
+    the table, inserted and then updated, is a row in Parquet with its columns."""
+    tag = tmp_path.name[-8:].replace("_", "").lower()
+    table, prefix = f"customers_{tag}", f"cdc{tag}"
+    with postgres.connect() as conn:
+        conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, name text, spent int)")
+        conn.execute(f"INSERT INTO {table} VALUES (1, 'Ada', 10), (2, 'Grace', 20)")
+    json_with_schemas = {
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "true",
+    }
+    source = {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "tasks.max": "1",
+        "database.hostname": postgres.host,
+        "database.port": str(postgres.port),
+        "database.user": postgres.user,
+        "database.password": "unused",
+        "database.dbname": postgres.database,
+        "topic.prefix": prefix,
+        "table.include.list": f"public.{table}",
+        "plugin.name": "pgoutput",
+        "slot.name": f"slot_{tag}",
+        "publication.name": f"pub_{tag}",
+        "publication.autocreate.mode": "filtered",
+        "slot.drop.on.stop": "true",
+        "transforms": "unwrap",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        **json_with_schemas,
+    }
+    out = tmp_path / "parquet"
+    sink = {
+        "connector.class": "headrace_parquet.ParquetSinkConnector",
+        "tasks.max": "1",
+        "topics": f"{prefix}.public.{table}",
+        "path": str(out),
+        **json_with_schemas,
+    }
+    rest = Rest(f"http://{stack.settings.rest_addr}")
+    names = (f"cdc-{tag}", f"lake-{tag}")
+    for name, config in zip(names, (source, sink), strict=True):
+        status, created = rest("POST", "/connectors", {"name": name, "config": config})
+        assert status == 201, created
+
+    def rows() -> list[dict[str, Any]]:
+        if not out.exists():
+            return []
+        table_read = ds.dataset(out, format="parquet", ignore_prefixes=[".", "_"]).to_table()
+        if table_read.num_rows == 0:
+            return []  # the sink's folder is there before its first file
+        return sorted(table_read.select(["id", "name", "spent"]).to_pylist(), key=str)
+
+    wait_for("the snapshot's rows in Parquet", lambda: len(rows()) >= 2, timeout=180)
+    with postgres.connect() as conn:
+        conn.execute(f"UPDATE {table} SET spent = 15 WHERE id = 1")
+    expected = [
+        {"id": 1, "name": "Ada", "spent": 10},
+        {"id": 1, "name": "Ada", "spent": 15},
+        {"id": 2, "name": "Grace", "spent": 20},
+    ]
+    wait_for("the update's row in Parquet", lambda: len(rows()) >= 3, timeout=120)
+    assert rows() == sorted(expected, key=str)
+    for name in names:
+        assert rest("DELETE", f"/connectors/{name}")[0] == 204

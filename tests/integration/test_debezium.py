@@ -18,12 +18,19 @@ from headrace.isolation import jvm
 from headrace.isolation.plugins import discover
 from headrace.v1 import plugin_pb2 as pb
 from tests.postgres import Postgres
-from tests.support import HOST_DEADLINE_S, consume, eventually, plugin_host, start_all
+from tests.support import (
+    DEBEZIUM_POSTGRES,
+    HOST_DEADLINE_S,
+    consume,
+    eventually,
+    plugin_host,
+    start_all,
+)
 
 pytestmark = pytest.mark.kafka
 
 DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector"
-COORDINATE = "io.debezium:debezium-connector-postgres:3.6.1.Final"
+COORDINATE = DEBEZIUM_POSTGRES
 
 
 @pytest.fixture(scope="module")

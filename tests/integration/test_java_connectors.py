@@ -76,6 +76,7 @@ def test_both_installed_versions_are_listed_with_the_version_they_were_installed
             (RECORDING, "1.0.0"),
             *((cls, v) for cls in (SINK, SOURCE) for v in FILE_VERSIONS),
             *mirror,
+            ("io.debezium.connector.postgresql.PostgresConnector", "3.6.1.Final"),
         ]
     )
 
