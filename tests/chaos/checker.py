@@ -18,7 +18,7 @@ the recording plugin's own logs, never headrace's view of them, and returns its 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,6 +241,32 @@ def task_count(answers: Sequence[Mapping[str, Any]], before_ms: float) -> int:
     and answer again then; what was stored before is what the deletion applies to)."""
     earlier = [a for a in answers if a["at_ms"] < before_ms]
     return max(earlier, key=lambda a: a["at_ms"])["tasks"] if earlier else 0
+
+
+def deletion_asks(
+    history: Iterable[Mapping[str, Any]], writes_config: Collection[str]
+) -> dict[str, list[int]]:
+    """When each connector's deletion may have been asked for (ms): every delete not refused,
+    but an unanswered one that a later delete answered 204 shows never took effect (a delete of
+    a connector that is gone answers 404), unless a config was written between the two (which
+    may have created it again). Seen in a run (seed 20261128, on 006ad17): a delete timed out
+    unapplied, the connector ran a new config with one task fewer, and was deleted 63 s later;
+    the checker took the units of the first ask, and wanted the task it no longer had told."""
+    ops = [e for e in history if e["type"] == "op"]
+    asked: dict[str, list[int]] = {}
+    for i, entry in enumerate(ops):
+        if entry["op"] != "delete" or entry["outcome"] == "refused":
+            continue
+        connector = entry["connector"]
+        if entry["outcome"] == "unknown":
+            later = [e for e in ops[i + 1 :] if e["connector"] == connector]
+            until = next(
+                (e for e in later if e["op"] in writes_config or e["op"] == "delete"), None
+            )
+            if until is not None and until["op"] == "delete" and until.get("status") == 204:
+                continue  # never took effect
+        asked.setdefault(connector, []).append(entry["began_ms"])
+    return asked
 
 
 def deletion_stops(

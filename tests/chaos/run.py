@@ -436,10 +436,7 @@ class ChaosRun:
             for e in history
             if e["type"] == "op" and e["op"] in WRITES_CONFIG and e["outcome"] == "unknown"
         }
-        asked: dict[str, list[int]] = {}
-        for e in history:
-            if e["type"] == "op" and e["op"] == "delete" and e["outcome"] != "refused":
-                asked.setdefault(e["connector"], []).append(e["began_ms"])
+        asked = checker.deletion_asks(history, WRITES_CONFIG)
         violations += checker.deletion_stops(lifecycles, answers, deleted, unanswered, asked)
         faults = [e for e in history if e["type"] == "fault"]
         return {

@@ -148,3 +148,24 @@ def test_a_deletion_applies_to_the_task_configs_stored_when_it_was_asked_for() -
     assert "deletion stop of a unit it no longer had" in kinds(
         checker.deletion_stops({"c": life}, {"c": told}, ["c"])
     )
+
+
+def test_an_unanswered_delete_that_a_later_204_shows_never_applied_is_no_deletion_ask() -> None:
+    """Seen in a run (seed 20261128, on 006ad17): a delete timed out unapplied, the connector
+    went on with a new config of one task fewer, and a later delete answered 204: its tasks
+    are those of the later ask."""
+
+    def op(kind: str, at: int, outcome: str = "ok", status: int | None = None) -> dict[str, Any]:
+        return {"type": "op", "op": kind, "connector": "c", "began_ms": at, "outcome": outcome,
+                "status": status}  # fmt: skip
+
+    writes = {"create", "reconfigure"}
+    unapplied = [op("reconfigure", 1), op("delete", 2, "unknown"), op("delete", 9, status=204)]
+    assert checker.deletion_asks(unapplied, writes) == {"c": [9]}
+    # Without a later 204 it may have applied; a config written between may have made it again.
+    alone = [op("delete", 2, "unknown")]
+    assert checker.deletion_asks(alone, writes) == {"c": [2]}
+    recreated = [op("delete", 2, "unknown"), op("create", 5, "unknown"), op("delete", 9, "ok", 204)]
+    assert checker.deletion_asks(recreated, writes) == {"c": [2, 9]}
+    refused = [op("delete", 2, "refused")]
+    assert checker.deletion_asks(refused, writes) == {}
