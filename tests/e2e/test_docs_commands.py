@@ -161,23 +161,24 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
 def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_written(
     checkout: Path, tmp_path: Path
 ) -> None:
-    """One ``make run`` stack for two pages. ``docs/java-connectors.md``: Debezium's PostgreSQL
-    connector installed, ``make run`` in another shell (the README's first command; its second,
-    ``make test``, is this suite), with the demo it runs end to end; then the README's "Using
-    it" commands and REST call against that stack; then the connector created from the page's
-    ``inventory.json``, listed, and its offsets read, against a PostgreSQL where the page says
-    (127.0.0.1:5432, logical decoding, a database ``inventory``) with a row in a table, whose
-    change event arrives in ``inventory.public.customers``; and ``make down``."""
+    """One ``make run`` stack for two pages. ``docs/java-connectors.md``: ``make run`` in
+    another shell (the README's first command; its second, ``make test``, is this suite), with
+    the demo it runs end to end; then the README's "Using it" commands and REST call against
+    that stack; then Debezium's PostgreSQL connector installed into the running stack, created
+    from the page's ``inventory.json``, listed, and its offsets read, against a PostgreSQL where
+    the page says (127.0.0.1:5432, logical decoding, a database ``inventory``) with a row in a
+    table, whose change event arrives in ``inventory.public.customers``; and ``make down``."""
     page = "docs/java-connectors.md"
     five = block(
-        page, "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final"
+        page,
+        "make run                                      # in another shell: the stack, running on",
     )
     two = block(
         "README.md",
         "make run     # install, start Kafka and every service, run the demo pipeline end to end",
     )
     assert two.commands == ["make run", "make test"]  # the second is the suite itself
-    assert five.commands[1] == "make run"  # in another shell
+    assert five.commands[0] == "make run"  # in another shell
     using = block("README.md", ".venv/bin/headrace plugins list")
     curl = block(
         "README.md",
@@ -196,11 +197,9 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
                              user=server.user, autocommit=True) as conn:  # fmt: skip
             conn.execute("CREATE TABLE customers (id int PRIMARY KEY, name text)")
             conn.execute("INSERT INTO customers VALUES (1, 'Ada')")
-        first = run(checkout, Block(page, five.line, "", five.lines[:1]), env=env)
-        assert first.returncode == 0, first.stdout + first.stderr
         with said.open("w") as output:
             stack = subprocess.Popen(
-                ["bash", "-c", five.lines[1]], cwd=checkout, env=env, stdout=output,
+                ["bash", "-c", five.lines[0]], cwd=checkout, env=env, stdout=output,
                 stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
 
@@ -223,8 +222,18 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
         assert any(line.startswith("my-sink") and "RUNNING" in line for line in listed), told
         assert '"name":"gen"' in used.stdout.replace(" ", ""), told  # the README's REST call
 
-        rest = run(checkout, Block(page, five.line, "", five.lines[2:]), env=env)
+        # Its last line installed Kafka's connect-file into the running stack, for all of it.
+        assert "installed org.apache.kafka:connect-file:3.9.1 for the cluster" in used.stdout, told
+        kafkas = [
+            line for line in used.stdout.splitlines() if "org.apache.kafka.connect.file" in line
+        ]
+        assert len(kafkas) == 2 and all("3.9.1" in line for line in kafkas), told
+
+        rest = run(checkout, Block(page, five.line, "", five.lines[1:]), env=env)
         assert rest.returncode == 0, rest.stdout + rest.stderr
+        assert "installed io.debezium:debezium-connector-postgres:3.6.1.Final for the cluster" in (
+            rest.stdout
+        ), rest.stdout  # by the running stack, not into a folder beside it
         listed = [line for line in rest.stdout.splitlines() if line.startswith("inventory")]
         assert listed and "RUNNING" in listed[0] and "3.6.1.Final" in listed[0], rest.stdout
         events = asyncio.run(consume("127.0.0.1:9092", "inventory.public.customers", 1, 120))

@@ -160,6 +160,18 @@ class ConfigClient:
         request = config_pb2.ListPluginsRequest(connectors_only=connectors_only)
         return list(self._stub.ListPlugins(request).plugins)
 
+    def install_plugin(self, coordinate: str, sha512: str | None) -> config_pb2.InstalledPlugin:
+        """A Java plugin for the whole cluster, from Maven."""
+        request = config_pb2.InstallPluginRequest(coordinate=coordinate, sha512=sha512 or "")
+        return self._stub.InstallPlugin(request)
+
+    def uninstall_plugin(self, coordinate: str) -> None:
+        self._stub.UninstallPlugin(config_pb2.UninstallPluginRequest(coordinate=coordinate))
+
+    def installed_plugins(self) -> list[config_pb2.InstalledPlugin]:
+        request = config_pb2.ListInstalledPluginsRequest()
+        return list(self._stub.ListInstalledPlugins(request).plugins)
+
     def plugin_config(self, plugin: str, version: str = "") -> list[configdef_pb2.ConfigKeyInfo]:
         """The plugin's own configuration keys; an empty version means the latest installed."""
         request = config_pb2.PluginConfigRequest(plugin=plugin, version=version)

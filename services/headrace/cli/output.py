@@ -122,6 +122,18 @@ def plugins_table(plugins: Sequence[Mapping[str, Any]], width: int | None = None
     return table(("CLASS", "TYPE", "VERSION", "ERROR"), broken, width)
 
 
+def installs_table(installs: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
+    rows = [
+        [
+            i["coordinate"],
+            ", ".join(p["class"].rsplit(".", 1)[-1] for p in i["plugins"]) or "(none here)",
+            i["sha512"][:16],
+        ]
+        for i in installs
+    ]
+    return table(("COORDINATE", "PLUGINS", "SHA-512"), rows, width)
+
+
 def offsets_table(offsets: Mapping[str, Any], width: int | None = None) -> str:
     rows = [
         [compact(o["partition"]), NONE if o["offset"] is None else compact(o["offset"])]

@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import grpc
 
-from headrace.cli.context import address_option, client, emit, output_option
+from headrace.cli.client import rpc_code
+from headrace.cli.context import address_option, client, emit, output_option, rpc_message
 from headrace.cli.inputs import config_body, pairs
-from headrace.cli.output import keys_table, plugins_table, validation_table
+from headrace.cli.output import installs_table, keys_table, plugins_table, validation_table
 from headrace.cli.shapes import config_infos_json, key_json, plugin_json
 from headrace.cli.sources import read_one
 from headrace.core.model.errors import PluginError
@@ -83,29 +85,89 @@ def validate(plugin: str, path: str | None, sets: tuple[str, ...], output: str) 
 @plugins.command("install")
 @click.argument("coordinate")
 @click.option(
-    "--plugin-path",
-    "entry",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The plugin path entry to install into [default: the first of the plugin path that is "
-    "not the built-in plugins: <var>/plugins unless HEADRACE_PLUGIN_PATH says otherwise].",
-)
-@click.option(
     "--sha512",
     default=None,
     metavar="HEX",
     help="The SHA-512 the artifact's own jar must have; nothing is installed otherwise.",
 )
-def install(coordinate: str, entry: Path | None, sha512: str | None) -> None:
+@click.option(
+    "--plugin-path",
+    "entry",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Install into this folder on this machine only, with no cluster (an image's build, "
+    "a shared folder) [default: install for the running cluster].",
+)
+@address_option
+def install(coordinate: str, sha512: str | None, entry: Path | None) -> None:
     """Installs a Java connector from its Maven COORDINATE (group:artifact:version, a release:
-    no LATEST, RELEASE or SNAPSHOT), with its dependencies, as a plugin version folder; every
-    file's checksum is checked. Services see it once restarted, as on Connect."""
+    no LATEST, RELEASE or SNAPSHOT), with its dependencies; every file's checksum is checked.
+
+    The running cluster installs it: the config service resolves it and records it in Kafka,
+    and every config service and worker, one that joins later too, installs the same jars into
+    its own plugin path and uses it without a restart. With no cluster answering, or with
+    --plugin-path, it is installed into a folder on this machine, where services reading it
+    find it within seconds."""
     if entry is None:
-        configured = [p for p in Settings().plugin_path if p != BUILTIN_PLUGINS]
-        if not configured:
-            raise click.UsageError(
-                "give --plugin-path: the plugin path has no folder to install in"
+        try:
+            with client() as c:
+                done = c.install_plugin(coordinate, sha512)
+        except grpc.RpcError as exc:
+            if rpc_code(exc) != grpc.StatusCode.UNAVAILABLE:
+                raise click.ClickException(rpc_message(exc)) from None
+            entry = _local_entry()
+            click.echo(
+                f"no headrace cluster answers ({rpc_message(exc)}): installing in {entry} on "
+                "this machine only",
+                err=True,
             )
-        entry = configured[0]
+        else:
+            click.echo(f"installed {coordinate} for the cluster (SHA-512 {done.sha512[:16]}...)")
+            for plugin in done.plugins:
+                click.echo(f"  {plugin.type:<16} {plugin.class_name} {plugin.version}")
+            return
+    _install_here(coordinate, entry, sha512)
+
+
+@plugins.command("uninstall")
+@click.argument("coordinate")
+@address_option
+def uninstall(coordinate: str) -> None:
+    """Uninstalls a Java plugin installed for the cluster from every config service and
+    worker; refused while a connector runs or pins a version only it holds."""
+    with client() as c:
+        c.uninstall_plugin(coordinate)
+    click.echo(f"uninstalled {coordinate}")
+
+
+@plugins.command("installed")
+@output_option()
+@address_option
+def installed_plugins(output: str) -> None:
+    """The Java plugins installed for the cluster (GET /admin/plugins)."""
+    with client() as c:
+        found = [
+            {
+                "coordinate": i.coordinate,
+                "sha512": i.sha512,
+                "installed_at_ms": i.at_ms,
+                "plugins": [
+                    {"class": p.class_name, "type": p.type, "version": p.version} for p in i.plugins
+                ],
+            }
+            for i in c.installed_plugins()
+        ]
+    emit(found, output, lambda width: installs_table(found, width))
+
+
+def _local_entry() -> Path:
+    configured = [p for p in Settings().plugin_path if p != BUILTIN_PLUGINS]
+    if not configured:
+        raise click.UsageError("give --plugin-path: the plugin path has no folder to install in")
+    return configured[0]
+
+
+def _install_here(coordinate: str, entry: Path, sha512: str | None) -> None:
+    """Installs into ``entry`` on this machine, and says what it holds."""
     try:
         folder = jvm.install(coordinate, entry, sha512)
         found = jvm.scan(folder, Settings().var_dir / JVM_PLUGINS)

@@ -15,6 +15,7 @@ import grpc
 from google.protobuf.message import Message
 
 from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
+from headrace.config.installs.installs import Install, PluginInstalls
 from headrace.config.offsets import ConnectorOffset, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.autorestart import Shown
@@ -62,6 +63,20 @@ def _info(view: ConnectorView) -> config_pb2.ConnectorInfo:
         tasks=[config_pb2.TaskInfo(task=i, config=dict(t)) for i, t in enumerate(view.tasks)],
         type=view.type,
         target_state=view.target.value,
+    )
+
+
+def _installed(install: Install) -> config_pb2.InstalledPlugin:
+    return config_pb2.InstalledPlugin(
+        coordinate=install.coordinate,
+        sha512=install.plugin.sha512,
+        at_ms=install.plugin.at_ms,
+        plugins=[
+            config_pb2.PluginInfo(
+                class_name=p.class_name, type=p.type, version=p.version, aliases=p.aliases
+            )
+            for p in install.holds
+        ],
     )
 
 
@@ -123,8 +138,35 @@ class ConfigCalls:
     """Each call of ``ConfigService``, by its name: protobuf in and out, commands underneath;
     a refusal raises ``ConfigRejected``."""
 
-    def __init__(self, commands: Commands) -> None:
+    def __init__(self, commands: Commands, installs: PluginInstalls | None = None) -> None:
+        """``installs``: the cluster's Java plugin installs; without, those calls are refused."""
         self._commands = commands
+        self._installs = installs
+
+    def _plugin_installs(self) -> PluginInstalls:
+        if self._installs is None:
+            raise ConfigRejected(
+                Problem.PRECONDITION, "plugins are installed for a cluster, not in standalone mode"
+            )
+        return self._installs
+
+    async def InstallPlugin(
+        self, request: config_pb2.InstallPluginRequest
+    ) -> config_pb2.InstalledPlugin:
+        done = await self._plugin_installs().install(request.coordinate, request.sha512 or None)
+        return _installed(done)
+
+    async def UninstallPlugin(
+        self, request: config_pb2.UninstallPluginRequest
+    ) -> config_pb2.UninstallPluginResponse:
+        await self._plugin_installs().uninstall(request.coordinate)
+        return config_pb2.UninstallPluginResponse()
+
+    async def ListInstalledPlugins(
+        self, request: config_pb2.ListInstalledPluginsRequest
+    ) -> config_pb2.ListInstalledPluginsResponse:
+        listed = self._plugin_installs().listed()
+        return config_pb2.ListInstalledPluginsResponse(plugins=[_installed(i) for i in listed])
 
     async def CreateConnector(
         self, request: config_pb2.CreateConnectorRequest

@@ -31,6 +31,8 @@ from headrace.config.commands import Commands
 from headrace.config.console import session
 from headrace.config.console.app import Console
 from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
+from headrace.config.installs import rest as installs_rest
+from headrace.config.installs.installs import PluginInstalls
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, Handler, app
@@ -44,7 +46,8 @@ from headrace.core.security import sessionkey, tls
 from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import task_client_id
-from headrace.isolation.plugins import JVM_PLUGINS, PluginDescriptor, builtin_version, installed
+from headrace.isolation.live import LivePlugins
+from headrace.isolation.plugins import JVM_PLUGINS, PluginCatalog, PluginDescriptor, builtin_version
 from headrace.isolation.supervisor import BeforeStart, PluginProcess
 from headrace.migration import api as migration_api
 from headrace.migration.connect import Side
@@ -110,9 +113,11 @@ class ConfigParts:
         """``before_plugin_start`` and ``plugin_processes``: see ``PluginChecks``."""
         self.settings = settings
         self.checks = PluginChecks(settings, before_plugin_start, plugin_processes)
+        self.live = LivePlugins(settings.plugin_path, settings.var_dir / JVM_PLUGINS)
+        self.live.listen(self._plugins_changed)
         self.commands = Commands(
             store,
-            installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),
+            self.live.catalog,
             offsets,
             self.checks,
             tracks_topics=settings.tracks_topics,
@@ -121,7 +126,9 @@ class ConfigParts:
         )
         if settings.exactly_once_source:
             self.commands.fence = functools.partial(fence_tasks, settings)
-        self.calls = ConfigCalls(self.commands)  # the gRPC API's calls, and automation's
+        self.installs = PluginInstalls(self.commands, self.live)
+        # The gRPC API's calls, and automation's.
+        self.calls = ConfigCalls(self.commands, self.installs)
         self.restarter = AutoRestarter(self.commands)
         self.commands.restarts_shown = self.restarter.shown
         self.tasks: list[asyncio.Task[None]] = []
@@ -138,9 +145,20 @@ class ConfigParts:
             migration_api.MigrationServicer(self.migrations), server
         )
 
+    def _plugins_changed(self, catalog: PluginCatalog) -> None:
+        """The plugin path holds other plugins now: configs are checked against them."""
+        self.commands.catalog = self.commands.hidden.catalog = catalog
+
+    def _installs_changed(self) -> None:
+        self.live.want(self.installs.recorded())
+
     async def start(self) -> None:
         await self.commands.ensure_session_key(sessionkey.now_ms())
+        # The cluster's installs, as replayed, then as they change (another replica's too).
+        self.commands.store.on_plugins = self._installs_changed
+        await self.live.want(self.installs.recorded())
         self.tasks = [
+            asyncio.create_task(self.live.watch(), name="plugin-path"),
             asyncio.create_task(self._rotate_session_keys(), name="session-keys"),
             asyncio.create_task(self.restarter.run(), name="auto-restarts"),
         ]
@@ -168,6 +186,7 @@ class ConfigParts:
         )
         served = app(api, security.policy, site)
         served.add_routes(migration_api.routes(self.migrations))
+        served.add_routes(installs_rest.routes(self.installs))
         self.console.policy = security.policy
         self.console.site = site
         served.add_routes(self.console.routes())

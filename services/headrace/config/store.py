@@ -35,6 +35,8 @@ from headrace.core.model.configstate import (
     ConfigState,
     Folding,
     LoggerLevelSet,
+    PluginInstalled,
+    PluginUninstalled,
     level_pairs,
 )
 from headrace.core.model.errors import WriterFenced
@@ -84,6 +86,8 @@ class ConfigStore:
         self.watchers: list[Callable[[ConfigEvent, ConfigState], None]] = []
         """Told of each configs event once it is folded, with the state before it (the
         console's updates, and the configs a connector had)."""
+        self.on_plugins: Callable[[], None] = lambda: None
+        """Told when the cluster's installed plugins change (``configs.plugins``)."""
         self._config_log = config_logs(self._on_config)
         self._statuses = statuses
         self._wake = asyncio.Event()
@@ -109,6 +113,8 @@ class ConfigStore:
                 watcher(event, before)
         if isinstance(event, LoggerLevelSet):  # KIP-976: this process's too
             log.cluster_levels.apply(level_pairs(self.configs.log_levels))
+        elif isinstance(event, PluginInstalled | PluginUninstalled):
+            self.on_plugins()
 
     @property
     def configs(self) -> ConfigState:

@@ -28,8 +28,11 @@ from headrace.core.model.configstate import (
     ConnectorConfigured,
     ConnectorRemoved,
     Folding,
+    InstalledPlugin,
     LoggerLevelSet,
     LogLevel,
+    PluginInstalled,
+    PluginUninstalled,
     TopicsReset,
 )
 from headrace.core.storage.replay import replaying
@@ -95,6 +98,10 @@ class Replay:
         return configs, [*self._retired, ConfigsChanged(configs)]
 
 
+_NOT_THE_GROUPS = (LoggerLevelSet, TopicsReset, PluginInstalled, PluginUninstalled)
+"""What the configs topic says that changes no assignment: kept, and passed on to workers."""
+
+
 class ConfigFeed:
     """Reads the configs topic, through a :class:`Replay` and then :func:`apply`, and hands
     each group event it calls for to the group it leads (:meth:`lead`). Only reads: the config
@@ -109,12 +116,14 @@ class ConfigFeed:
         logs: LogFactory,
         on_levels: Callable[[Mapping[str, LogLevel]], None] = lambda levels: None,
         on_topics_reset: Callable[[TopicsReset], None] = lambda reset: None,
+        on_plugins: Callable[[Mapping[str, InstalledPlugin]], None] = lambda plugins: None,
     ) -> None:
         self._configs = ConfigState()  # once leading
         self._replay: Replay | None = Replay()  # until then
         self._submit: Callable[[Event], None] = lambda event: None
         self._on_levels = on_levels  # the cluster's log levels (KIP-976), when they change
         self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
+        self._on_plugins = on_plugins  # the cluster's installed Java plugins, when they change
         self._log = logs(self._on_record)
         self._replaying: asyncio.Task[None] | None = None
 
@@ -124,7 +133,7 @@ class ConfigFeed:
             return
         if self._replay is not None:
             self._replay.apply(event)
-        elif isinstance(event, LoggerLevelSet | TopicsReset):
+        elif isinstance(event, _NOT_THE_GROUPS):
             self._configs = configstate.apply(self._configs, event)
         else:
             self._configs, submit = apply(self._configs, event)
@@ -135,6 +144,8 @@ class ConfigFeed:
             self._on_levels(self.configs.log_levels)
         elif isinstance(event, TopicsReset):  # nor this: for the workers running its tasks
             self._on_topics_reset(event)
+        elif isinstance(event, PluginInstalled | PluginUninstalled):  # every worker's
+            self._on_plugins(self.configs.plugins)
 
     @property
     def configs(self) -> ConfigState:

@@ -28,14 +28,14 @@ async def tick(group: Group, every: float) -> None:
 
 def config_feed(configs: LogFactory, servicer: CoordinatorServicer) -> ConfigFeed:
     """The configs log's feed for a coordinator that serves with ``servicer``: the cluster's
-    log levels go to this process and to the workers, and a connector's topics reset to the
-    workers running its tasks."""
+    log levels go to this process and to the workers, a connector's topics reset to the
+    workers running its tasks, and the cluster's installed plugins to every worker."""
 
     def on_levels(levels: Mapping[str, LogLevel]) -> None:
         log.cluster_levels.apply(level_pairs(levels))
         servicer.set_log_levels(levels)
 
-    return ConfigFeed(configs, on_levels, servicer.topics_reset)
+    return ConfigFeed(configs, on_levels, servicer.topics_reset, servicer.set_plugins)
 
 
 class Leading:

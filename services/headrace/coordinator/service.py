@@ -15,7 +15,7 @@ from headrace.coordinator import group as g
 from headrace.coordinator.assignmentlog import History
 from headrace.coordinator.history import GenerationSummary, describe_all
 from headrace.core.model import wire
-from headrace.core.model.configstate import LogLevel, TopicsReset
+from headrace.core.model.configstate import InstalledPlugin, LogLevel, TopicsReset
 from headrace.core.model.structs import AssignmentUpdate
 from headrace.core.observability import log
 from headrace.core.rpc import GO_AHEAD
@@ -127,6 +127,11 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         self._levels = coordinator_pb2.CoordinatorMessage(log_levels=coordinator_pb2.LogLevels())
         self._outboxes: set[g.Outbox] = set()
         self._resets: dict[str, coordinator_pb2.CoordinatorMessage] = {}  # the last, by connector
+        # The Java plugins installed for the whole cluster: each worker installs them as it
+        # joins, before its first assignment, and as they change.
+        self._plugins = coordinator_pb2.CoordinatorMessage(
+            plugins=coordinator_pb2.InstalledPlugins()
+        )
 
     def set_log_levels(self, levels: Mapping[str, LogLevel]) -> None:
         """The cluster's log levels are now ``levels``: every worker connected hears of them."""
@@ -140,6 +145,16 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         )
         for outbox in self._outboxes:
             outbox.put_nowait(self._levels)
+
+    def set_plugins(self, plugins: Mapping[str, InstalledPlugin]) -> None:
+        """The cluster's installed Java plugins are now ``plugins``: every worker hears of it."""
+        self._plugins = coordinator_pb2.CoordinatorMessage(
+            plugins=coordinator_pb2.InstalledPlugins(
+                sha512={coordinate: p.sha512 for coordinate, p in plugins.items()}
+            )
+        )
+        for outbox in self._outboxes:
+            outbox.put_nowait(self._plugins)
 
     def topics_reset(self, reset: TopicsReset) -> None:
         """A connector's topics were reset (KIP-558): every worker connected hears of it, and
@@ -203,6 +218,7 @@ class CoordinatorServicer(coordinator_pb2_grpc.CoordinatorServicer):
         self._outboxes.add(outbox)
         try:
             yield welcome(group.session_timeout, self._name)
+            yield self._plugins
             if self._levels.log_levels.levels:
                 yield self._levels
             for reset in list(self._resets.values()):

@@ -18,6 +18,7 @@ change. A location whose scan fails is a broken plugin, with the JVM's reason.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -373,17 +374,8 @@ def install(coordinate: str, entry: Path, sha512: str | None = None) -> Path:
     mismatch; with ``sha512`` (hex), the artifact's own jar must have that digest too.
     The folder is written beside and renamed into place, so a failed install leaves nothing.
     PluginError naming the coordinate and Maven's reason when it cannot be."""
-    if not _COORDINATE.match(coordinate):
-        raise PluginError(f"{coordinate!r} is not a Maven coordinate such as group:artifact:1.0")
-    _, artifact, version = coordinate.split(":")
-    if version.upper() in ("LATEST", "RELEASE") or version.upper().endswith("-SNAPSHOT"):
-        raise PluginError(
-            f"{coordinate}: {version} is not one release: name the version to install, which "
-            "stays what it is"
-        )
+    target = version_folder(coordinate, entry)
     expected = _sha512(coordinate, sha512)
-    entry = entry.resolve()  # Maven takes a relative folder as its pom's, not the caller's
-    target = entry / artifact / version
     if target.exists():
         raise PluginError(f"{coordinate} is already installed in {target}")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -393,6 +385,77 @@ def install(coordinate: str, entry: Path, sha512: str | None = None) -> Path:
         with contextlib.suppress(OSError):
             target.parent.rmdir()  # only when empty: the artifact's first version failed
     return target
+
+
+def version_folder(coordinate: str, entry: Path) -> Path:
+    """Where ``coordinate`` is installed in the plugin path entry: ``<entry>/<artifact>/
+    <version>``, resolved (Maven takes a relative folder as its pom's, not the caller's);
+    PluginError for a coordinate that is not one release."""
+    if not _COORDINATE.match(coordinate):
+        raise PluginError(f"{coordinate!r} is not a Maven coordinate such as group:artifact:1.0")
+    _, artifact, version = coordinate.split(":")
+    if version.upper() in ("LATEST", "RELEASE") or version.upper().endswith("-SNAPSHOT"):
+        raise PluginError(
+            f"{coordinate}: {version} is not one release: name the version to install, which "
+            "stays what it is"
+        )
+    return entry.resolve() / artifact / version
+
+
+def ensure(coordinate: str, entry: Path, sha512: str | None = None) -> tuple[Path, str]:
+    """:func:`install`, unless the version folder is there already; the folder and the SHA-512
+    of the artifact's jar in it, which must be ``sha512`` when given (PluginError saying both
+    otherwise). Under a lock on the entry: services that share one plugin path (a volume every
+    worker mounts) install it once, and none reads a half-made folder."""
+    target = version_folder(coordinate, entry)
+    expected = _sha512(coordinate, sha512)
+    target.parent.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target.parent.parent):
+        if not target.exists():
+            install(coordinate, entry, expected)
+        found = artifact_digest(coordinate, target)
+    if expected is not None and found != expected:
+        raise PluginError(
+            f"{coordinate}: {target} holds a jar with SHA-512 {found}, not the {expected} the "
+            "cluster installed: remove the folder to have it installed again"
+        )
+    return target, found
+
+
+def remove(coordinate: str, entry: Path) -> bool:
+    """Removes the version folder of ``coordinate`` from the plugin path entry, under the
+    entry's lock; whether there was one."""
+    target = version_folder(coordinate, entry)
+    if not target.parent.parent.is_dir():
+        return False
+    with _locked(target.parent.parent):
+        if not target.exists():
+            return False
+        shutil.rmtree(target)
+        with contextlib.suppress(OSError):
+            target.parent.rmdir()  # its last version
+    return True
+
+
+def artifact_digest(coordinate: str, target: Path) -> str:
+    """The SHA-512 (hex) of the artifact's own jar in its version folder ``target``."""
+    _, artifact, version = coordinate.split(":")
+    jar = target / f"{artifact}-{version}.jar"
+    if not jar.is_file():
+        raise PluginError(f"{coordinate}: {target} holds no {jar.name}")
+    with jar.open("rb") as opened:
+        return hashlib.file_digest(opened, "sha512").hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(entry: Path) -> Iterator[None]:
+    """An exclusive lock on the plugin path entry (its ``.install.lock``), between processes."""
+    with (entry / ".install.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _resolve(coordinate: str, target: Path, expected: str | None) -> None:
@@ -452,8 +515,7 @@ def _sha512(coordinate: str, given: str | None) -> str | None:
 def _check_digest(coordinate: str, jar: Path, expected: str) -> None:
     if not jar.is_file():
         raise PluginError(f"{coordinate}: no {jar.name} was resolved to check --sha512 against")
-    with jar.open("rb") as artifact:
-        found = hashlib.file_digest(artifact, "sha512").hexdigest()
+    found = artifact_digest(coordinate, jar.parent)
     if found != expected:
         raise PluginError(
             f"{coordinate}: {jar.name} has SHA-512 {found}, not the {expected} expected: "

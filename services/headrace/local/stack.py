@@ -151,6 +151,8 @@ class Stack:
 
     settings: Settings
     extra_args: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # More environment for one service, over the settings' (a worker's own plugin path).
+    extra_env: dict[str, dict[str, str]] = field(default_factory=dict)
     # Services someone else runs at the addresses the settings name (an executor already serving
     # a Spark cluster, or the one the test suite shares): ``up`` and ``down`` leave them alone.
     external: frozenset[str] = frozenset()
@@ -212,7 +214,7 @@ class Stack:
         log_path = self.log_file(name)
         offset = log_path.stat().st_size if log_path.exists() else 0
         self.log_offsets[name] = offset
-        env = {**os.environ, **self.settings.to_env()}
+        env = {**os.environ, **self.settings.to_env(), **self.extra_env.get(name, {})}
         with log_path.open("ab") as out:
             proc = subprocess.Popen(
                 [

@@ -115,7 +115,14 @@ async def serve(
     log_dir.mkdir(parents=True, exist_ok=True)
     # Named as Connect names a standalone worker: where its REST API listens.
     worker = Worker(
-        settings, rest_address, parts.commands.catalog, run_dir, log_dir, logs, executor
+        settings,
+        rest_address,
+        parts.commands.catalog,
+        run_dir,
+        log_dir,
+        logs,
+        executor,
+        live=parts.live,
     )
     await parts.start()
     address = settings.config_addr

@@ -284,3 +284,43 @@ class PutTaskConfigsResponse(_message.Message):
     CHANGED_FIELD_NUMBER: _ClassVar[int]
     changed: bool
     def __init__(self, changed: _Optional[bool] = ...) -> None: ...
+
+class InstallPluginRequest(_message.Message):
+    __slots__ = ("coordinate", "sha512")
+    COORDINATE_FIELD_NUMBER: _ClassVar[int]
+    SHA512_FIELD_NUMBER: _ClassVar[int]
+    coordinate: str
+    sha512: str
+    def __init__(self, coordinate: _Optional[str] = ..., sha512: _Optional[str] = ...) -> None: ...
+
+class InstalledPlugin(_message.Message):
+    __slots__ = ("coordinate", "sha512", "at_ms", "plugins")
+    COORDINATE_FIELD_NUMBER: _ClassVar[int]
+    SHA512_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    PLUGINS_FIELD_NUMBER: _ClassVar[int]
+    coordinate: str
+    sha512: str
+    at_ms: int
+    plugins: _containers.RepeatedCompositeFieldContainer[PluginInfo]
+    def __init__(self, coordinate: _Optional[str] = ..., sha512: _Optional[str] = ..., at_ms: _Optional[int] = ..., plugins: _Optional[_Iterable[_Union[PluginInfo, _Mapping]]] = ...) -> None: ...
+
+class UninstallPluginRequest(_message.Message):
+    __slots__ = ("coordinate",)
+    COORDINATE_FIELD_NUMBER: _ClassVar[int]
+    coordinate: str
+    def __init__(self, coordinate: _Optional[str] = ...) -> None: ...
+
+class UninstallPluginResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListInstalledPluginsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListInstalledPluginsResponse(_message.Message):
+    __slots__ = ("plugins",)
+    PLUGINS_FIELD_NUMBER: _ClassVar[int]
+    plugins: _containers.RepeatedCompositeFieldContainer[InstalledPlugin]
+    def __init__(self, plugins: _Optional[_Iterable[_Union[InstalledPlugin, _Mapping]]] = ...) -> None: ...

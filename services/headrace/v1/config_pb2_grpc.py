@@ -140,6 +140,21 @@ class ConfigServiceStub:
                 request_serializer=headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
                 _registered_method=True)
+        self.InstallPlugin = channel.unary_unary(
+                '/headrace.v1.ConfigService/InstallPlugin',
+                request_serializer=headrace_dot_v1_dot_config__pb2.InstallPluginRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.InstalledPlugin.FromString,
+                _registered_method=True)
+        self.UninstallPlugin = channel.unary_unary(
+                '/headrace.v1.ConfigService/UninstallPlugin',
+                request_serializer=headrace_dot_v1_dot_config__pb2.UninstallPluginRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.UninstallPluginResponse.FromString,
+                _registered_method=True)
+        self.ListInstalledPlugins = channel.unary_unary(
+                '/headrace.v1.ConfigService/ListInstalledPlugins',
+                request_serializer=headrace_dot_v1_dot_config__pb2.ListInstalledPluginsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_config__pb2.ListInstalledPluginsResponse.FromString,
+                _registered_method=True)
 
 
 class ConfigServiceServicer:
@@ -275,6 +290,26 @@ class ConfigServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InstallPlugin(self, request, context):
+        """A Java plugin for the whole cluster, from Maven (admin): recorded in Kafka, and installed by
+        every config service and worker into its own plugin path without a restart.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UninstallPlugin(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListInstalledPlugins(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ConfigServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -382,6 +417,21 @@ def add_ConfigServiceServicer_to_server(servicer, server):
                     servicer.ValidateConfig,
                     request_deserializer=headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.SerializeToString,
+            ),
+            'InstallPlugin': grpc.unary_unary_rpc_method_handler(
+                    servicer.InstallPlugin,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.InstallPluginRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.InstalledPlugin.SerializeToString,
+            ),
+            'UninstallPlugin': grpc.unary_unary_rpc_method_handler(
+                    servicer.UninstallPlugin,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.UninstallPluginRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.UninstallPluginResponse.SerializeToString,
+            ),
+            'ListInstalledPlugins': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListInstalledPlugins,
+                    request_deserializer=headrace_dot_v1_dot_config__pb2.ListInstalledPluginsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_config__pb2.ListInstalledPluginsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -951,6 +1001,87 @@ class ConfigService:
             '/headrace.v1.ConfigService/ValidateConfig',
             headrace_dot_v1_dot_config__pb2.ValidateConfigRequest.SerializeToString,
             headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InstallPlugin(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/InstallPlugin',
+            headrace_dot_v1_dot_config__pb2.InstallPluginRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.InstalledPlugin.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UninstallPlugin(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/UninstallPlugin',
+            headrace_dot_v1_dot_config__pb2.UninstallPluginRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.UninstallPluginResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListInstalledPlugins(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.ConfigService/ListInstalledPlugins',
+            headrace_dot_v1_dot_config__pb2.ListInstalledPluginsRequest.SerializeToString,
+            headrace_dot_v1_dot_config__pb2.ListInstalledPluginsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from headrace.v1 import events_pb2 as headrace_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dheadrace/v1/coordinator.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/events.proto\"w\n\x04Join\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12)\n\x07running\x18\x03 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\x12+\n\tdelivered\x18\x04 \x03(\x0b\x32\x18.headrace.v1.RunningUnitJ\x04\x08\x02\x10\x03\"\x1d\n\tHeartbeat\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"%\n\x0fRevocationsDone\x12\x12\n\ngeneration\x18\x01 \x01(\x03\"8\n\rDeletionsDone\x12\'\n\x05units\x18\x01 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\"\x07\n\x05Leave\"\xfc\x01\n\rWorkerMessage\x12!\n\x04join\x18\x01 \x01(\x0b\x32\x11.headrace.v1.JoinH\x00\x12+\n\theartbeat\x18\x02 \x01(\x0b\x32\x16.headrace.v1.HeartbeatH\x00\x12\x38\n\x10revocations_done\x18\x03 \x01(\x0b\x32\x1c.headrace.v1.RevocationsDoneH\x00\x12\x34\n\x0e\x64\x65letions_done\x18\x04 \x01(\x0b\x32\x1a.headrace.v1.DeletionsDoneH\x00\x12#\n\x05leave\x18\x05 \x01(\x0b\x32\x12.headrace.v1.LeaveH\x00\x42\x06\n\x04kind\"\xf6\x02\n\x0c\x41ssignedUnit\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12H\n\x10\x63onnector_config\x18\x02 \x03(\x0b\x32..headrace.v1.AssignedUnit.ConnectorConfigEntry\x12>\n\x0btask_config\x18\x03 \x03(\x0b\x32).headrace.v1.AssignedUnit.TaskConfigEntry\x12\x13\n\x0bincarnation\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0f\n\x07restart\x18\x06 \x01(\x03\x12\x16\n\x0e\x63onfig_version\x18\x07 \x01(\x03\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x02\n\x07\x43leanup\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\x43\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32).headrace.v1.Cleanup.ConnectorConfigEntry\x12\x39\n\x0btask_config\x18\x04 \x03(\x0b\x32$.headrace.v1.Cleanup.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\nAssignment\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12(\n\x05units\x18\x02 \x03(\x0b\x32\x19.headrace.v1.AssignedUnit\x12(\n\x07revoked\x18\x03 \x03(\x0b\x32\x17.headrace.v1.Revocation\x12&\n\x08\x63leanups\x18\x04 \x03(\x0b\x32\x14.headrace.v1.Cleanup\":\n\x07Welcome\x12\x1a\n\x12session_timeout_ms\x18\x01 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x02 \x01(\t\" \n\x0cHeartbeatAck\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"(\n\x08LogLevel\x12\r\n\x05level\x18\x01 \x01(\t\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\"\x85\x01\n\tLogLevels\x12\x32\n\x06levels\x18\x01 \x03(\x0b\x32\".headrace.v1.LogLevels.LevelsEntry\x1a\x44\n\x0bLevelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12$\n\x05value\x18\x02 \x01(\x0b\x32\x15.headrace.v1.LogLevel:\x02\x38\x01\"\x88\x02\n\x12\x43oordinatorMessage\x12-\n\nassignment\x18\x01 \x01(\x0b\x32\x17.headrace.v1.AssignmentH\x00\x12\'\n\x07welcome\x18\x02 \x01(\x0b\x32\x14.headrace.v1.WelcomeH\x00\x12\x32\n\rheartbeat_ack\x18\x03 \x01(\x0b\x32\x19.headrace.v1.HeartbeatAckH\x00\x12,\n\nlog_levels\x18\x04 \x01(\x0b\x32\x16.headrace.v1.LogLevelsH\x00\x12\x30\n\x0ctopics_reset\x18\x05 \x01(\x0b\x32\x18.headrace.v1.TopicsResetH\x00\x42\x06\n\x04kind\"\x1e\n\x0eHistoryRequest\x12\x0c\n\x04last\x18\x01 \x01(\x05\"B\n\nMemberLoad\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x12\n\nconnectors\x18\x02 \x01(\x05\x12\r\n\x05tasks\x18\x03 \x01(\x05\"@\n\x08UnitMove\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_worker\x18\x02 \x01(\t\x12\x11\n\tto_worker\x18\x03 \x01(\t\",\n\x0bRevokedUnit\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\"O\n\x11MemberRevocations\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\'\n\x05units\x18\x02 \x03(\x0b\x32\x18.headrace.v1.RevokedUnit\"2\n\x0e\x44\x65partedMember\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\r\n\x05units\x18\x02 \x01(\x05\"@\n\x0cOwedDeletion\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\"\xcd\x02\n\x11GenerationSummary\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12\x16\n\x0erecorded_at_ms\x18\x02 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x03 \x01(\t\x12(\n\x07members\x18\x04 \x03(\x0b\x32\x17.headrace.v1.MemberLoad\x12\x11\n\tnew_units\x18\x05 \x03(\t\x12$\n\x05moved\x18\x06 \x03(\x0b\x32\x15.headrace.v1.UnitMove\x12/\n\x07revoked\x18\x07 \x03(\x0b\x32\x1e.headrace.v1.MemberRevocations\x12-\n\x08\x64\x65parted\x18\x08 \x03(\x0b\x32\x1b.headrace.v1.DepartedMember\x12\x34\n\x11pending_deletions\x18\t \x03(\x0b\x32\x19.headrace.v1.OwedDeletion\"F\n\x0fHistoryResponse\x12\x33\n\x0bgenerations\x18\x01 \x03(\x0b\x32\x1e.headrace.v1.GenerationSummary2\x9c\x01\n\x0b\x43oordinator\x12G\n\x04Join\x12\x1a.headrace.v1.WorkerMessage\x1a\x1f.headrace.v1.CoordinatorMessage(\x01\x30\x01\x12\x44\n\x07History\x12\x1b.headrace.v1.HistoryRequest\x1a\x1c.headrace.v1.HistoryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dheadrace/v1/coordinator.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/events.proto\"w\n\x04Join\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12)\n\x07running\x18\x03 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\x12+\n\tdelivered\x18\x04 \x03(\x0b\x32\x18.headrace.v1.RunningUnitJ\x04\x08\x02\x10\x03\"\x1d\n\tHeartbeat\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"%\n\x0fRevocationsDone\x12\x12\n\ngeneration\x18\x01 \x01(\x03\"8\n\rDeletionsDone\x12\'\n\x05units\x18\x01 \x03(\x0b\x32\x18.headrace.v1.RunningUnit\"\x07\n\x05Leave\"\xfc\x01\n\rWorkerMessage\x12!\n\x04join\x18\x01 \x01(\x0b\x32\x11.headrace.v1.JoinH\x00\x12+\n\theartbeat\x18\x02 \x01(\x0b\x32\x16.headrace.v1.HeartbeatH\x00\x12\x38\n\x10revocations_done\x18\x03 \x01(\x0b\x32\x1c.headrace.v1.RevocationsDoneH\x00\x12\x34\n\x0e\x64\x65letions_done\x18\x04 \x01(\x0b\x32\x1a.headrace.v1.DeletionsDoneH\x00\x12#\n\x05leave\x18\x05 \x01(\x0b\x32\x12.headrace.v1.LeaveH\x00\x42\x06\n\x04kind\"\xf6\x02\n\x0c\x41ssignedUnit\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12H\n\x10\x63onnector_config\x18\x02 \x03(\x0b\x32..headrace.v1.AssignedUnit.ConnectorConfigEntry\x12>\n\x0btask_config\x18\x03 \x03(\x0b\x32).headrace.v1.AssignedUnit.TaskConfigEntry\x12\x13\n\x0bincarnation\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0f\n\x07restart\x18\x06 \x01(\x03\x12\x16\n\x0e\x63onfig_version\x18\x07 \x01(\x03\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x02\n\x07\x43leanup\x12#\n\x04unit\x18\x01 \x01(\x0b\x32\x15.headrace.v1.WorkUnit\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\x43\n\x10\x63onnector_config\x18\x03 \x03(\x0b\x32).headrace.v1.Cleanup.ConnectorConfigEntry\x12\x39\n\x0btask_config\x18\x04 \x03(\x0b\x32$.headrace.v1.Cleanup.TaskConfigEntry\x1a\x36\n\x14\x43onnectorConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fTaskConfigEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x01\n\nAssignment\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12(\n\x05units\x18\x02 \x03(\x0b\x32\x19.headrace.v1.AssignedUnit\x12(\n\x07revoked\x18\x03 \x03(\x0b\x32\x17.headrace.v1.Revocation\x12&\n\x08\x63leanups\x18\x04 \x03(\x0b\x32\x14.headrace.v1.Cleanup\":\n\x07Welcome\x12\x1a\n\x12session_timeout_ms\x18\x01 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x02 \x01(\t\" \n\x0cHeartbeatAck\x12\x10\n\x08sequence\x18\x01 \x01(\x03\"(\n\x08LogLevel\x12\r\n\x05level\x18\x01 \x01(\t\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\"\x85\x01\n\tLogLevels\x12\x32\n\x06levels\x18\x01 \x03(\x0b\x32\".headrace.v1.LogLevels.LevelsEntry\x1a\x44\n\x0bLevelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12$\n\x05value\x18\x02 \x01(\x0b\x32\x15.headrace.v1.LogLevel:\x02\x38\x01\"|\n\x10InstalledPlugins\x12\x39\n\x06sha512\x18\x01 \x03(\x0b\x32).headrace.v1.InstalledPlugins.Sha512Entry\x1a-\n\x0bSha512Entry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xba\x02\n\x12\x43oordinatorMessage\x12-\n\nassignment\x18\x01 \x01(\x0b\x32\x17.headrace.v1.AssignmentH\x00\x12\'\n\x07welcome\x18\x02 \x01(\x0b\x32\x14.headrace.v1.WelcomeH\x00\x12\x32\n\rheartbeat_ack\x18\x03 \x01(\x0b\x32\x19.headrace.v1.HeartbeatAckH\x00\x12,\n\nlog_levels\x18\x04 \x01(\x0b\x32\x16.headrace.v1.LogLevelsH\x00\x12\x30\n\x0ctopics_reset\x18\x05 \x01(\x0b\x32\x18.headrace.v1.TopicsResetH\x00\x12\x30\n\x07plugins\x18\x06 \x01(\x0b\x32\x1d.headrace.v1.InstalledPluginsH\x00\x42\x06\n\x04kind\"\x1e\n\x0eHistoryRequest\x12\x0c\n\x04last\x18\x01 \x01(\x05\"B\n\nMemberLoad\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x12\n\nconnectors\x18\x02 \x01(\x05\x12\r\n\x05tasks\x18\x03 \x01(\x05\"@\n\x08UnitMove\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\x13\n\x0b\x66rom_worker\x18\x02 \x01(\t\x12\x11\n\tto_worker\x18\x03 \x01(\t\",\n\x0bRevokedUnit\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\"O\n\x11MemberRevocations\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\'\n\x05units\x18\x02 \x03(\x0b\x32\x18.headrace.v1.RevokedUnit\"2\n\x0e\x44\x65partedMember\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\r\n\x05units\x18\x02 \x01(\x05\"@\n\x0cOwedDeletion\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\"\xcd\x02\n\x11GenerationSummary\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12\x16\n\x0erecorded_at_ms\x18\x02 \x01(\x03\x12\x13\n\x0b\x63oordinator\x18\x03 \x01(\t\x12(\n\x07members\x18\x04 \x03(\x0b\x32\x17.headrace.v1.MemberLoad\x12\x11\n\tnew_units\x18\x05 \x03(\t\x12$\n\x05moved\x18\x06 \x03(\x0b\x32\x15.headrace.v1.UnitMove\x12/\n\x07revoked\x18\x07 \x03(\x0b\x32\x1e.headrace.v1.MemberRevocations\x12-\n\x08\x64\x65parted\x18\x08 \x03(\x0b\x32\x1b.headrace.v1.DepartedMember\x12\x34\n\x11pending_deletions\x18\t \x03(\x0b\x32\x19.headrace.v1.OwedDeletion\"F\n\x0fHistoryResponse\x12\x33\n\x0bgenerations\x18\x01 \x03(\x0b\x32\x1e.headrace.v1.GenerationSummary2\x9c\x01\n\x0b\x43oordinator\x12G\n\x04Join\x12\x1a.headrace.v1.WorkerMessage\x1a\x1f.headrace.v1.CoordinatorMessage(\x01\x30\x01\x12\x44\n\x07History\x12\x1b.headrace.v1.HistoryRequest\x1a\x1c.headrace.v1.HistoryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,6 +42,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLEANUP_TASKCONFIGENTRY']._serialized_options = b'8\001'
   _globals['_LOGLEVELS_LEVELSENTRY']._loaded_options = None
   _globals['_LOGLEVELS_LEVELSENTRY']._serialized_options = b'8\001'
+  _globals['_INSTALLEDPLUGINS_SHA512ENTRY']._loaded_options = None
+  _globals['_INSTALLEDPLUGINS_SHA512ENTRY']._serialized_options = b'8\001'
   _globals['_JOIN']._serialized_start=72
   _globals['_JOIN']._serialized_end=191
   _globals['_HEARTBEAT']._serialized_start=193
@@ -78,26 +80,30 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LOGLEVELS']._serialized_end=1696
   _globals['_LOGLEVELS_LEVELSENTRY']._serialized_start=1628
   _globals['_LOGLEVELS_LEVELSENTRY']._serialized_end=1696
-  _globals['_COORDINATORMESSAGE']._serialized_start=1699
-  _globals['_COORDINATORMESSAGE']._serialized_end=1963
-  _globals['_HISTORYREQUEST']._serialized_start=1965
-  _globals['_HISTORYREQUEST']._serialized_end=1995
-  _globals['_MEMBERLOAD']._serialized_start=1997
-  _globals['_MEMBERLOAD']._serialized_end=2063
-  _globals['_UNITMOVE']._serialized_start=2065
-  _globals['_UNITMOVE']._serialized_end=2129
-  _globals['_REVOKEDUNIT']._serialized_start=2131
-  _globals['_REVOKEDUNIT']._serialized_end=2175
-  _globals['_MEMBERREVOCATIONS']._serialized_start=2177
-  _globals['_MEMBERREVOCATIONS']._serialized_end=2256
-  _globals['_DEPARTEDMEMBER']._serialized_start=2258
-  _globals['_DEPARTEDMEMBER']._serialized_end=2308
-  _globals['_OWEDDELETION']._serialized_start=2310
-  _globals['_OWEDDELETION']._serialized_end=2374
-  _globals['_GENERATIONSUMMARY']._serialized_start=2377
-  _globals['_GENERATIONSUMMARY']._serialized_end=2710
-  _globals['_HISTORYRESPONSE']._serialized_start=2712
-  _globals['_HISTORYRESPONSE']._serialized_end=2782
-  _globals['_COORDINATOR']._serialized_start=2785
-  _globals['_COORDINATOR']._serialized_end=2941
+  _globals['_INSTALLEDPLUGINS']._serialized_start=1698
+  _globals['_INSTALLEDPLUGINS']._serialized_end=1822
+  _globals['_INSTALLEDPLUGINS_SHA512ENTRY']._serialized_start=1777
+  _globals['_INSTALLEDPLUGINS_SHA512ENTRY']._serialized_end=1822
+  _globals['_COORDINATORMESSAGE']._serialized_start=1825
+  _globals['_COORDINATORMESSAGE']._serialized_end=2139
+  _globals['_HISTORYREQUEST']._serialized_start=2141
+  _globals['_HISTORYREQUEST']._serialized_end=2171
+  _globals['_MEMBERLOAD']._serialized_start=2173
+  _globals['_MEMBERLOAD']._serialized_end=2239
+  _globals['_UNITMOVE']._serialized_start=2241
+  _globals['_UNITMOVE']._serialized_end=2305
+  _globals['_REVOKEDUNIT']._serialized_start=2307
+  _globals['_REVOKEDUNIT']._serialized_end=2351
+  _globals['_MEMBERREVOCATIONS']._serialized_start=2353
+  _globals['_MEMBERREVOCATIONS']._serialized_end=2432
+  _globals['_DEPARTEDMEMBER']._serialized_start=2434
+  _globals['_DEPARTEDMEMBER']._serialized_end=2484
+  _globals['_OWEDDELETION']._serialized_start=2486
+  _globals['_OWEDDELETION']._serialized_end=2550
+  _globals['_GENERATIONSUMMARY']._serialized_start=2553
+  _globals['_GENERATIONSUMMARY']._serialized_end=2886
+  _globals['_HISTORYRESPONSE']._serialized_start=2888
+  _globals['_HISTORYRESPONSE']._serialized_end=2958
+  _globals['_COORDINATOR']._serialized_start=2961
+  _globals['_COORDINATOR']._serialized_end=3117
 # @@protoc_insertion_point(module_scope)

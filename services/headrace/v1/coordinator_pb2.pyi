@@ -158,19 +158,34 @@ class LogLevels(_message.Message):
     levels: _containers.MessageMap[str, LogLevel]
     def __init__(self, levels: _Optional[_Mapping[str, LogLevel]] = ...) -> None: ...
 
+class InstalledPlugins(_message.Message):
+    __slots__ = ("sha512",)
+    class Sha512Entry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SHA512_FIELD_NUMBER: _ClassVar[int]
+    sha512: _containers.ScalarMap[str, str]
+    def __init__(self, sha512: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
 class CoordinatorMessage(_message.Message):
-    __slots__ = ("assignment", "welcome", "heartbeat_ack", "log_levels", "topics_reset")
+    __slots__ = ("assignment", "welcome", "heartbeat_ack", "log_levels", "topics_reset", "plugins")
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_ACK_FIELD_NUMBER: _ClassVar[int]
     LOG_LEVELS_FIELD_NUMBER: _ClassVar[int]
     TOPICS_RESET_FIELD_NUMBER: _ClassVar[int]
+    PLUGINS_FIELD_NUMBER: _ClassVar[int]
     assignment: Assignment
     welcome: Welcome
     heartbeat_ack: HeartbeatAck
     log_levels: LogLevels
     topics_reset: _events_pb2.TopicsReset
-    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ..., log_levels: _Optional[_Union[LogLevels, _Mapping]] = ..., topics_reset: _Optional[_Union[_events_pb2.TopicsReset, _Mapping]] = ...) -> None: ...
+    plugins: InstalledPlugins
+    def __init__(self, assignment: _Optional[_Union[Assignment, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., heartbeat_ack: _Optional[_Union[HeartbeatAck, _Mapping]] = ..., log_levels: _Optional[_Union[LogLevels, _Mapping]] = ..., topics_reset: _Optional[_Union[_events_pb2.TopicsReset, _Mapping]] = ..., plugins: _Optional[_Union[InstalledPlugins, _Mapping]] = ...) -> None: ...
 
 class HistoryRequest(_message.Message):
     __slots__ = ("last",)

@@ -31,6 +31,16 @@ class SessionKeyCreated(_message.Message):
     created_ms: int
     def __init__(self, key: _Optional[bytes] = ..., created_ms: _Optional[int] = ...) -> None: ...
 
+class PluginInstalled(_message.Message):
+    __slots__ = ("coordinate", "sha512", "at_ms")
+    COORDINATE_FIELD_NUMBER: _ClassVar[int]
+    SHA512_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    coordinate: str
+    sha512: str
+    at_ms: int
+    def __init__(self, coordinate: _Optional[str] = ..., sha512: _Optional[str] = ..., at_ms: _Optional[int] = ...) -> None: ...
+
 class TaskConfigured(_message.Message):
     __slots__ = ("connector", "task", "config")
     class ConfigEntry(_message.Message):

@@ -59,11 +59,13 @@ class Membership:
         connect: Callable[[str], grpc.aio.Channel] = _plaintext,
         on_levels: Callable[[], None] = lambda: None,
         on_topics_reset: Callable[[str], None] = lambda connector: None,
+        on_plugins: Callable[[Mapping[str, str]], object] = lambda plugins: None,
         delivered: Callable[[], Collection[Instance]] = tuple,
     ) -> None:
         self._addresses = list(addresses)
         self._on_levels = on_levels  # the cluster's log levels it holds changed
         self._on_topics_reset = on_topics_reset  # a connector's topics reset (KIP-558)
+        self._on_plugins = on_plugins  # the Java plugins installed for the cluster
         self._resets_seen: dict[str, int] = {}  # the last reset acted on, by connector
         # A channel to a coordinator (TLS and token: headrace.core.security.tls).
         self._connect = connect
@@ -208,6 +210,8 @@ class Membership:
                                 {k: (v.level, v.at_ms) for k, v in levels.items()}
                             ):
                                 self._on_levels()
+                        case "plugins":  # installed before the assignments that follow start
+                            self._on_plugins(dict(message.plugins.sha512))
                         case "topics_reset":
                             reset = message.topics_reset
                             # Every joining worker hears of past resets: act on new ones only.

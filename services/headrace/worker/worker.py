@@ -51,6 +51,7 @@ import structlog
 from aiokafka.errors import KafkaError
 
 from headrace.components import versions
+from headrace.core import runner
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
 from headrace.core.model.persistent import with_item, without_item
@@ -76,7 +77,8 @@ from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.client import PluginCallError
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.isolation.live import LivePlugins
+from headrace.isolation.plugins import JVM_PLUGINS, PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import BeforeStart, PluginProcess, Spare, idle, plugin_key
 from headrace.worker import metrics
 from headrace.worker.delivered import Delivered
@@ -206,15 +208,25 @@ class Worker:
         log_dir: Path,
         logs: Callable[[str], LogFactory] | None = None,
         before_plugin_start: BeforeStart | None = None,
+        live: LivePlugins | None = None,
     ) -> None:
         """``logs`` gives the log of each of the cluster's topics (status, configs): on Kafka
         unless given (standalone mode's are in its process); ``before_plugin_start`` is done
-        before each plugin process starts (standalone mode starts the executor)."""
+        before each plugin process starts (standalone mode starts the executor); ``live``, the
+        plugin path kept current by the process's config service, which it shares (standalone
+        mode), else the worker keeps its own."""
         self._before_plugin_start = before_plugin_start
         logs = logs or partial(kafka_logs, settings)
         self.settings = settings
         self.worker_id = worker_id
         self.catalog = catalog
+        # The plugin path as it is now: the cluster's installs, and what is copied in by hand.
+        self._watches_plugins = live is None
+        self.live = live or LivePlugins(
+            settings.plugin_path, settings.var_dir / JVM_PLUGINS, catalog=catalog
+        )
+        self.live.listen(self._catalog_changed)
+        self._watching: asyncio.Task[None] | None = None
         self._run_dir = run_dir
         self._log_dir = log_dir
         self.running: dict[WorkUnit, Running] = {}
@@ -254,6 +266,7 @@ class Worker:
             connect=partial(tls.aio_channel, settings=settings),
             on_levels=lambda: self._executor_levels.changed(),
             on_topics_reset=lambda connector: self._queue.put_nowait(TopicsForgotten(connector)),
+            on_plugins=self.live.want,
             delivered=lambda: self._deleted.newest(REACKNOWLEDGED),
         )
         self.log = log.get(worker=worker_id)
@@ -266,6 +279,8 @@ class Worker:
         await self._status.start(reader=False)
         self._task_configs.start()
         self.membership.start()
+        if self._watches_plugins:
+            self._watching = asyncio.create_task(self.live.watch(), name="plugin-path")
         self.log.info("worker_joining", plugins=len(self.catalog.plugins))
         while (event := await self._next_event()) is not None:
             try:
@@ -365,6 +380,8 @@ class Worker:
     async def _start_all(self, starts: Mapping[WorkUnit, AssignedUnit]) -> None:
         """Starts the units concurrently, once the plugin processes they need are up; a held
         unit is only reported (PAUSED or STOPPED)."""
+        # A plugin the cluster installed before these units were assigned is here first.
+        await self.live.settled()
         plugins: dict[WorkUnit, PluginDescriptor | PluginError] = {}
         for unit, assigned in starts.items():
             plugin = plugins[unit] = self._resolve(assigned.connector_config)
@@ -854,7 +871,13 @@ class Worker:
             self.log.info("plugin_process_idle_stopped", plugin=process.key)
             await process.stop()
 
+    def _catalog_changed(self, catalog: PluginCatalog) -> None:
+        """The plugin path holds other plugins now: units started from now on resolve their
+        plugin in ``catalog``; those running go on with theirs."""
+        self.catalog = catalog
+
     async def _stop_everything(self) -> None:
+        await runner.cancel(self._watching)
         for handle in self._idle_checks.values():
             handle.cancel()
         await self._stop_all([Revocation(unit) for unit in self.running])

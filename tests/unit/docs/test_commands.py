@@ -54,8 +54,14 @@ RUN: dict[tuple[str, str], str] = {
     ): f"{DOCS_E2E}::test_the_guide_s_commands_run_its_example_plugins_as_it_says",
     (
         "docs/java-connectors.md",
-        "headrace plugins install io.debezium:debezium-connector-postgres:3.6.1.Final",
+        "make run                                      # in another shell: the stack, running on",
     ): MAKE_RUN,
+    (
+        "docs/java-connectors.md",
+        "headrace plugins install org.apache.kafka:connect-file:3.9.1   # answers once it is "
+        "recorded",
+    ): "tests/e2e/test_live_install.py::"
+    "test_one_install_reaches_every_worker_live_and_a_worker_that_joins_later",
 }
 """The blocks a test runs as written: by (page, first line), the test."""
 

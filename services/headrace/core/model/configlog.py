@@ -16,6 +16,8 @@
 | ``auto-restart-<name>`` | tombstone | clean-up after a deletion |
 | ``session-key`` | ``SessionKeyCreated`` | the key internal calls are signed with |
 | ``logger-cluster-<logger>`` | ``LoggerLevelSet`` | a log level for every process (KIP-976) |
+| ``plugin-<group:artifact:version>`` | ``PluginInstalled`` | a Java plugin for every service |
+| ``plugin-<group:artifact:version>`` | tombstone | the plugin is uninstalled |
 | ``topics-reset-<name>`` | ``TopicsReset`` | its tasks report the topics they use again (KIP-558) |
 | ``topics-reset-<name>`` | tombstone | clean-up after a deletion |
 | ``request-<id>`` | ``RequestApplied`` | the command topic's command of that id is applied |
@@ -42,8 +44,11 @@ from headrace.core.model.configstate import (
     ConnectorConfigured,
     ConnectorRemoved,
     EncodedConfig,
+    InstalledPlugin,
     LoggerLevelSet,
     LogLevel,
+    PluginInstalled,
+    PluginUninstalled,
     RequestApplied,
     RequestForgotten,
     RestartRequested,
@@ -90,6 +95,7 @@ def auto_restart_key(name: str) -> str:
 
 LOGGER_PREFIX = "logger-cluster-"
 TOPICS_RESET_PREFIX = "topics-reset-"
+PLUGIN_PREFIX = "plugin-"
 
 
 def logger_key(logger: str) -> str:
@@ -149,6 +155,12 @@ def decode(key: str, value: bytes | None, offset: int = 0) -> ConfigEvent | None
     if key.startswith(LOGGER_PREFIX) and value is not None:
         msg_l = events_pb2.LoggerLevelSet.FromString(value)
         return LoggerLevelSet(msg_l.logger, LogLevel(msg_l.level, msg_l.at_ms))
+    if key.startswith(PLUGIN_PREFIX):
+        coordinate = key.removeprefix(PLUGIN_PREFIX)
+        if value is None:
+            return PluginUninstalled(coordinate)
+        msg_p = events_pb2.PluginInstalled.FromString(value)
+        return PluginInstalled(coordinate, InstalledPlugin(msg_p.sha512, msg_p.at_ms))
     if key == SESSION_KEY and value is not None:
         msg_k = events_pb2.SessionKeyCreated.FromString(value)
         return SessionKeyCreated(SessionKey(msg_k.key, msg_k.created_ms))
@@ -187,6 +199,18 @@ def logger_level(logger: str, level: str, at_ms: int) -> Record:
     """A log level set for every process of the cluster (KIP-976)."""
     msg = events_pb2.LoggerLevelSet(logger=logger, level=level, at_ms=at_ms)
     return logger_key(logger), msg.SerializeToString()
+
+
+def plugin_installed(coordinate: str, plugin: InstalledPlugin) -> Record:
+    """A Java plugin installed for the whole cluster."""
+    msg = events_pb2.PluginInstalled(
+        coordinate=coordinate, sha512=plugin.sha512, at_ms=plugin.at_ms
+    )
+    return f"{PLUGIN_PREFIX}{coordinate}", msg.SerializeToString()
+
+
+def plugin_uninstalled(coordinate: str) -> Record:
+    return f"{PLUGIN_PREFIX}{coordinate}", None
 
 
 def topics_reset(name: str, at_ms: int) -> Record:

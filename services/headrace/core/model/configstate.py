@@ -230,8 +230,35 @@ class LoggerLevelSet:
     level: LogLevel
 
 
+@dataclass(frozen=True)
+class InstalledPlugin:
+    """A Java plugin installed for the whole cluster: the SHA-512 its artifact's jar must have
+    wherever it is installed, and when it was installed (ms)."""
+
+    sha512: str
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class PluginInstalled:
+    """``headrace plugins install <group:artifact:version>``: every config service and worker
+    installs it into its own plugin path."""
+
+    coordinate: str
+    plugin: InstalledPlugin
+
+
+@dataclass(frozen=True)
+class PluginUninstalled:
+    """``headrace plugins uninstall <group:artifact:version>``."""
+
+    coordinate: str
+
+
 ConfigEvent = (
     LoggerLevelSet
+    | PluginInstalled
+    | PluginUninstalled
     | TopicsReset
     | ConnectorConfigured
     | ConnectorRemoved
@@ -281,6 +308,8 @@ class ConfigState:
     log_levels: Mapping[str, LogLevel] = field(default_factory=immutables.Map)
     # Per connector, when its topics were last reset (KIP-558), in ms.
     topic_resets: Mapping[str, int] = field(default_factory=immutables.Map)
+    # The Java plugins installed for the whole cluster, by Maven coordinate.
+    plugins: Mapping[str, InstalledPlugin] = field(default_factory=immutables.Map)
 
     def tasks_of(self, name: str) -> tuple[Config, ...]:
         """The live task configs of a connector that exists; none for one that does not."""
@@ -385,6 +414,10 @@ class Folding:
                     self._write("task_origins")[connector] = made_from
             case LoggerLevelSet(logger, level):
                 self._write("log_levels")[logger] = level
+            case PluginInstalled(coordinate, plugin):
+                self._write("plugins")[coordinate] = plugin
+            case PluginUninstalled(coordinate):
+                self._drop("plugins", coordinate)
             case TopicsReset(name, at_ms):
                 if name in self._read("connectors"):
                     self._write("topic_resets")[name] = at_ms

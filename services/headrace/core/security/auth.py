@@ -91,6 +91,7 @@ METHODS: Mapping[str, Need] = {
             "ListPlugins",
             "GetPluginConfig",
             "ValidateConfig",
+            "ListInstalledPlugins",
         )
     },
     **{
@@ -108,6 +109,8 @@ METHODS: Mapping[str, Need] = {
             "AlterOffsets",
             "ResetOffsets",
             "ResetConnectorTopics",
+            "InstallPlugin",
+            "UninstallPlugin",
         )
     },
     # Migrations: starting or cancelling one changes connectors on both sides.

@@ -10,8 +10,11 @@ from headrace.core.model.configstate import (
     AutoRestartsRecorded,
     ConnectorConfigured,
     ConnectorRemoved,
+    InstalledPlugin,
     LoggerLevelSet,
     LogLevel,
+    PluginInstalled,
+    PluginUninstalled,
     RequestApplied,
     RequestForgotten,
     RestartRequested,
@@ -54,4 +57,6 @@ any_event = st.one_of(
     st.builds(RequestForgotten, names),
     st.builds(LoggerLevelSet, names, st.builds(LogLevel, st.just("DEBUG"), st.integers(0, 9))),
     st.builds(TopicsReset, names, st.integers(0, 9)),
+    st.builds(PluginInstalled, names, st.builds(InstalledPlugin, names, st.integers(0, 9))),
+    st.builds(PluginUninstalled, names),
 )

@@ -11,6 +11,7 @@ from headrace.core.model.configstate import (
     ConfigState,
     ConnectorConfigured,
     ConnectorRemoved,
+    InstalledPlugin,
     RestartRequested,
     TargetStateChanged,
     TaskConfigured,
@@ -226,3 +227,16 @@ def test_a_replay_folded_in_one_reaches_the_state_of_one_event_at_a_time(
     for event in events:
         one_at_a_time = apply(one_at_a_time, event)
     assert fold(events) == one_at_a_time
+
+
+def test_a_plugin_installed_for_the_cluster_is_kept_until_uninstalled_and_read_back() -> None:
+    coordinate = "org.apache.kafka:connect-file:3.9.1"
+    plugin = InstalledPlugin("ab" * 64, 5)
+    records = [configlog.plugin_installed(coordinate, plugin)]
+    state = fold(records_to_events(records))
+    assert dict(state.plugins) == {coordinate: plugin}
+    records.append(configlog.plugin_uninstalled(coordinate))
+    assert dict(fold(records_to_events(records)).plugins) == {}
+    # A deletion of a connector leaves the cluster's plugins alone.
+    state = fold([*records_to_events(records[:1]), ConnectorRemoved("a")])
+    assert coordinate in state.plugins
