@@ -17,7 +17,7 @@ from headrace.config import framework
 from headrace.config.builtins import PluginInfo, builtin_plugins
 from headrace.config.groupadmin import GroupInUse, NoSuchPartition
 from headrace.config.hiddenkeys import HiddenKeys
-from headrace.config.offsets import ConnectorOffset, OffsetsAdmin
+from headrace.config.offsets import ConnectorOffset, OffsetsAdmin, as_json
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import APPLYING, ConfigStore
 from headrace.config.validation import (
@@ -629,17 +629,41 @@ class Commands:
         view = await self.get(name)
         return await self.offsets.read(name, view.type, view.config)
 
-    async def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> None:
-        """Sets or forgets the offsets of the partitions named; only while STOPPED."""
+    async def alter_offsets(self, name: str, entries: Sequence[ConnectorOffset]) -> bool:
+        """Sets or forgets the offsets of the partitions named; only while STOPPED. The
+        connector is asked first (KIP-875's ``alterOffsets``), and may refuse: whether it
+        altered what it keeps outside Kafka too."""
         view = await self._stopped(name)
         if not entries:
             raise ConfigRejected(Problem.INVALID, "offsets: name at least one partition to alter")
+        await self._on_group(self.offsets.check(view.type, entries))
+        handled = await self._connector_alters(view, entries, reset=False)
         await self._on_group(self.offsets.alter(name, view.type, view.config, entries))
+        return handled
 
-    async def reset_offsets(self, name: str) -> None:
-        """Forgets every offset of the connector; only while STOPPED."""
+    async def reset_offsets(self, name: str) -> bool:
+        """Forgets every offset of the connector; only while STOPPED. The connector is asked
+        first, with every partition it has an offset for, and may refuse."""
         view = await self._stopped(name)
+        stored = await self.offsets.read(name, view.type, view.config)
+        forgotten = [ConnectorOffset(e.partition, None) for e in stored]
+        handled = await self._connector_alters(view, forgotten, reset=True)
         await self._on_group(self.offsets.reset(name, view.type, view.config))
+        return handled
+
+    async def _connector_alters(
+        self, view: ConnectorView, entries: Sequence[ConnectorOffset], *, reset: bool
+    ) -> bool:
+        """A new instance of the connector's plugin asked to alter its offsets to ``entries``."""
+        try:
+            plugin = self.catalog.resolve(
+                view.config.get("connector.class", ""), requested_version(view.config)
+            )
+        except PluginError as exc:
+            raise ConfigRejected(Problem.NO_PLUGIN, str(exc)) from None
+        return await self.checks.alter_offsets(
+            plugin, view.name, view.config, as_json(view.type, entries), reset=reset
+        )
 
     async def _stopped(self, name: str) -> ConnectorView:
         """The connector, if it is STOPPED and none of its tasks still runs."""

@@ -16,7 +16,7 @@ from google.protobuf.message import Message
 
 from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
 from headrace.config.installs.installs import Install, PluginInstalls
-from headrace.config.offsets import ConnectorOffset, parse_entries
+from headrace.config.offsets import ConnectorOffset, modified, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.autorestart import Shown
 from headrace.core.model.configstate import AppliedRequest
@@ -39,6 +39,7 @@ CODES = {
     Problem.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Problem.FORBIDDEN: grpc.StatusCode.FAILED_PRECONDITION,
     Problem.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Problem.REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -281,16 +282,13 @@ class ConfigCalls:
     async def AlterOffsets(
         self, request: config_pb2.AlterOffsetsRequest
     ) -> config_pb2.OffsetsChanged:
-        await self._alter(request)
-        return config_pb2.OffsetsChanged(message="The offsets of the connector were altered.")
-
-    async def _alter(self, request: config_pb2.AlterOffsetsRequest) -> None:
         entries = parse_entries([(o.partition, o.offset) for o in request.offsets])
-        await self._commands.alter_offsets(request.name, entries)
+        handled = await self._commands.alter_offsets(request.name, entries)
+        return config_pb2.OffsetsChanged(message=modified(handled, reset=False))
 
     async def ResetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.OffsetsChanged:
-        await self._commands.reset_offsets(request.name)
-        return config_pb2.OffsetsChanged(message="The offsets of the connector were reset.")
+        handled = await self._commands.reset_offsets(request.name)
+        return config_pb2.OffsetsChanged(message=modified(handled, reset=True))
 
     async def GetConnectorTopics(
         self, request: config_pb2.ConnectorRequest

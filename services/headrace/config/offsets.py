@@ -102,6 +102,35 @@ def parse_entries(partitions_and_offsets: Sequence[tuple[str, str]]) -> list[Con
     return entries
 
 
+def modified(handled: bool, *, reset: bool) -> str:
+    """What an alteration (or a reset) is answered with, as Connect words it: whether the
+    connector said it altered what it keeps outside Kafka too (KIP-875's ``alterOffsets``)."""
+    done = "reset" if reset else "altered"
+    if handled:
+        return f"The offsets for this connector have been {done} successfully"
+    return (
+        f"The Connect framework-managed offsets for this connector have been {done} "
+        "successfully. However, if this connector manages offsets externally, they will need "
+        f"to be manually {done} in the system that the connector uses."
+    )
+
+
+def as_json(kind: str, entries: Sequence[ConnectorOffset]) -> list[dict[str, Any]]:
+    """Entries in Connect's JSON shape, a sink's partition and offset as numbers."""
+    if kind != "sink":
+        return [
+            {"partition": dict(e.partition), "offset": None if e.offset is None else dict(e.offset)}
+            for e in entries
+        ]
+    return [
+        {
+            "partition": {KAFKA_TOPIC: tp.topic, KAFKA_PARTITION: tp.partition},
+            "offset": None if offset is None else {KAFKA_OFFSET: offset},
+        }
+        for tp, offset in map(sink_entry, entries)
+    ]
+
+
 def check_entries(kind: str, entries: Sequence[ConnectorOffset]) -> None:
     """Refuses entries a connector of this kind (source or sink) cannot take, naming what is
     wrong, before anything is written."""

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.configinfo import ComponentKeys, ConfigInfos
@@ -75,6 +76,30 @@ class PluginChecks:
                 )
             except PluginCallError as exc:
                 raise await self._failed(process, "validate the config", exc) from None
+
+    async def alter_offsets(
+        self,
+        plugin: PluginDescriptor,
+        name: str,
+        config: Mapping[str, str],
+        entries: list[dict[str, Any]],
+        *,
+        reset: bool,
+    ) -> bool:
+        """KIP-875: asks a new instance of the connector, in its plugin's process, to alter
+        its offsets; whether it altered what it keeps itself. ConfigRejected (REFUSED) with
+        its reason, worded as Connect words it, when it refused."""
+        async with self._calling(plugin) as process:
+            assert process.client is not None
+            try:
+                handled, refusal = await process.client.alter_offsets(
+                    name, config, entries, reset=reset, deadline_s=VALIDATE_TIMEOUT_S
+                )
+            except PluginCallError as exc:
+                raise await self._failed(process, "alter its offsets", exc) from None
+        if refusal:
+            raise ConfigRejected(Problem.REFUSED, refusal)
+        return handled
 
     async def describe(self, plugin: PluginDescriptor) -> list[ComponentKeys]:
         """The components from the plugin path that ``plugin``'s process loads beside it,

@@ -26,7 +26,7 @@ from aiohttp.typedefs import Middleware
 from headrace.config.commands import Commands, ConnectorView, RestartPlan
 from headrace.config.console import app as console
 from headrace.config.console import session
-from headrace.config.offsets import ConnectorOffset
+from headrace.config.offsets import ConnectorOffset, modified
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.autorestart import Shown
 from headrace.core.model.connectjson import config_infos_json, key_json
@@ -46,6 +46,7 @@ STATUS = {
     Problem.UNAUTHENTICATED: 403,  # as Connect answers a badly signed internal request
     Problem.FORBIDDEN: 403,  # topic tracking turned off, as Connect answers it
     Problem.UNAVAILABLE: 503,  # a check it needs could not be made (the executor starting)
+    Problem.REFUSED: 500,  # as Connect answers a connector's alterOffsets that threw
 }
 
 
@@ -434,14 +435,12 @@ class ConnectApi:
 
     async def alter_offsets(self, request: web.Request) -> web.Response:
         entries = _offsets_body(await _json_body(request))
-        await self.commands.alter_offsets(request.match_info["connector"], entries)
-        return web.json_response({"message": OFFSETS_ALTERED})
+        handled = await self.commands.alter_offsets(request.match_info["connector"], entries)
+        return web.json_response({"message": modified(handled, reset=False)})
 
     async def reset_offsets(self, request: web.Request) -> web.Response:
-        await self.commands.reset_offsets(request.match_info["connector"])
-        return web.json_response(
-            {"message": "The offsets for this connector have been reset successfully"}
-        )
+        handled = await self.commands.reset_offsets(request.match_info["connector"])
+        return web.json_response({"message": modified(handled, reset=True)})
 
     async def plugins(self, request: web.Request) -> web.Response:
         connectors_only = request.query.get("connectorsOnly", "true").strip().lower()

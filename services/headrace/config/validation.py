@@ -29,6 +29,7 @@ class Problem(Enum):
     UNAUTHENTICATED = "unauthenticated"  # an internal call without a valid signature
     FORBIDDEN = "forbidden"  # a call the operator's settings turn off (topic tracking)
     UNAVAILABLE = "unavailable"  # a check it needs could not be made now: ask again
+    REFUSED = "refused"  # the connector's own code refused it (KIP-875's alterOffsets)
 
 
 class ConfigRejected(Exception):

@@ -8,8 +8,9 @@ having answered that the call failed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 
@@ -69,6 +70,23 @@ class PluginClient:
         request = plugin_pb2.ValidateRequest(config=dict(config), definition_only=definition_only)
         answer = await _called(lambda: self._stub.Validate(request, timeout=deadline_s))
         return wire.config_infos_from_pb(answer)
+
+    async def alter_offsets(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        entries: list[dict[str, Any]],
+        *,
+        reset: bool,
+        deadline_s: float,
+    ) -> tuple[bool, str]:
+        """KIP-875: whether the connector altered its own offsets too, and why it refused
+        ("" when it did not)."""
+        request = plugin_pb2.ConnectorAlterOffsetsRequest(
+            name=name, config=dict(config), offsets_json=json.dumps(entries), reset=reset
+        )
+        answer = await _called(lambda: self._stub.AlterOffsets(request, timeout=deadline_s))
+        return answer.handled, answer.refusal
 
     async def describe(self, *, deadline_s: float) -> list[ComponentKeys]:
         """The components from the plugin path this process loaded, with their keys."""

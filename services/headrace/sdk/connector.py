@@ -16,7 +16,7 @@ system; every other stop (rebalance, pause, restart, shutdown, update) passes ``
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,12 @@ from headrace.sdk.paths import Paths
 
 if TYPE_CHECKING:
     from headrace.sdk.task import SinkTask, SourceTask, Task
+
+
+SourceOffsets = Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+"""A source connector's offsets to alter: (source partition, offset or None) pairs."""
+SinkOffsets = Mapping[tuple[str, int], int | None]
+"""A sink connector's offsets to alter: (topic, partition) -> offset, or None to forget it."""
 
 
 def _ignore(*_: Any) -> None:
@@ -133,6 +139,15 @@ class SourceConnector(Connector):
         ``context.transaction_context``; UNSUPPORTED by default."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
 
+    def alter_offsets(self, config: Mapping[str, str], offsets: SourceOffsets) -> bool:
+        """KIP-875: the offsets of this stopped connector are about to be altered, or reset
+        (every partition's offset None), to ``offsets``: (source partition, offset) pairs.
+        Called on a new instance, not started. Return True once what the connector keeps
+        outside Kafka is altered too; False (the default) when it keeps nothing there. Raise
+        to refuse (nothing is altered then): ``NotImplementedError`` when offsets cannot be
+        altered from outside at all, ``ConnectError`` with the reason otherwise."""
+        return False
+
 
 class SinkConnector(Connector):
     """A connector whose tasks write from Kafka into an external system."""
@@ -140,3 +155,12 @@ class SinkConnector(Connector):
     @abc.abstractmethod
     def task_class(self) -> type[SinkTask]:
         """The SinkTask class this connector runs."""
+
+    def alter_offsets(self, config: Mapping[str, str], offsets: SinkOffsets) -> bool:
+        """KIP-875: the consumer group offsets of this stopped connector are about to be
+        altered, or reset (every offset None), to ``offsets``, by (topic, partition). Called on
+        a new instance, not started. Return True once what the connector keeps outside Kafka
+        is altered too; False (the default) when it keeps nothing there. Raise to refuse
+        (nothing is altered then): ``NotImplementedError`` when offsets cannot be altered from
+        outside at all, ``ConnectError`` with the reason otherwise."""
+        return False

@@ -44,6 +44,37 @@ class JvmValidateRequest(_message.Message):
     definition_only: bool
     def __init__(self, connector_class: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., definition_only: _Optional[bool] = ...) -> None: ...
 
+class JvmAlterOffsetsRequest(_message.Message):
+    __slots__ = ("connector_class", "config", "offsets_json")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONNECTOR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    OFFSETS_JSON_FIELD_NUMBER: _ClassVar[int]
+    connector_class: str
+    config: _containers.ScalarMap[str, str]
+    offsets_json: str
+    def __init__(self, connector_class: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., offsets_json: _Optional[str] = ...) -> None: ...
+
+class JvmAlterOffsetsResponse(_message.Message):
+    __slots__ = ("handled", "unsupported", "connect_exception", "message", "failed")
+    HANDLED_FIELD_NUMBER: _ClassVar[int]
+    UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    CONNECT_EXCEPTION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    handled: bool
+    unsupported: bool
+    connect_exception: bool
+    message: str
+    failed: bool
+    def __init__(self, handled: _Optional[bool] = ..., unsupported: _Optional[bool] = ..., connect_exception: _Optional[bool] = ..., message: _Optional[str] = ..., failed: _Optional[bool] = ...) -> None: ...
+
 class CapabilitiesRequest(_message.Message):
     __slots__ = ("connector_class", "config")
     class ConfigEntry(_message.Message):

@@ -45,6 +45,11 @@ class JvmPluginHostStub:
                 request_serializer=headrace_dot_v1_dot_jvm__pb2.JvmValidateRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
                 _registered_method=True)
+        self.AlterOffsets = channel.unary_unary(
+                '/headrace.v1.JvmPluginHost/AlterOffsets',
+                request_serializer=headrace_dot_v1_dot_jvm__pb2.JvmAlterOffsetsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_jvm__pb2.JvmAlterOffsetsResponse.FromString,
+                _registered_method=True)
         self.Capabilities = channel.unary_unary(
                 '/headrace.v1.JvmPluginHost/Capabilities',
                 request_serializer=headrace_dot_v1_dot_jvm__pb2.CapabilitiesRequest.SerializeToString,
@@ -117,6 +122,12 @@ class JvmPluginHostServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Validate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterOffsets(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -206,6 +217,11 @@ def add_JvmPluginHostServicer_to_server(servicer, server):
                     servicer.Validate,
                     request_deserializer=headrace_dot_v1_dot_jvm__pb2.JvmValidateRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.SerializeToString,
+            ),
+            'AlterOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterOffsets,
+                    request_deserializer=headrace_dot_v1_dot_jvm__pb2.JvmAlterOffsetsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_jvm__pb2.JvmAlterOffsetsResponse.SerializeToString,
             ),
             'Capabilities': grpc.unary_unary_rpc_method_handler(
                     servicer.Capabilities,
@@ -322,6 +338,33 @@ class JvmPluginHost:
             '/headrace.v1.JvmPluginHost/Validate',
             headrace_dot_v1_dot_jvm__pb2.JvmValidateRequest.SerializeToString,
             headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.JvmPluginHost/AlterOffsets',
+            headrace_dot_v1_dot_jvm__pb2.JvmAlterOffsetsRequest.SerializeToString,
+            headrace_dot_v1_dot_jvm__pb2.JvmAlterOffsetsResponse.FromString,
             options,
             channel_credentials,
             insecure,

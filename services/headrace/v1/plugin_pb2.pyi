@@ -196,6 +196,33 @@ class ComponentDefinition(_message.Message):
     keys: _containers.RepeatedCompositeFieldContainer[_configdef_pb2.ConfigKeyInfo]
     def __init__(self, class_name: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ..., defined: _Optional[bool] = ..., keys: _Optional[_Iterable[_Union[_configdef_pb2.ConfigKeyInfo, _Mapping]]] = ...) -> None: ...
 
+class ConnectorAlterOffsetsRequest(_message.Message):
+    __slots__ = ("name", "config", "offsets_json", "reset")
+    class ConfigEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    OFFSETS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    config: _containers.ScalarMap[str, str]
+    offsets_json: str
+    reset: bool
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., offsets_json: _Optional[str] = ..., reset: _Optional[bool] = ...) -> None: ...
+
+class ConnectorAlterOffsetsResponse(_message.Message):
+    __slots__ = ("handled", "refusal")
+    HANDLED_FIELD_NUMBER: _ClassVar[int]
+    REFUSAL_FIELD_NUMBER: _ClassVar[int]
+    handled: bool
+    refusal: str
+    def __init__(self, handled: _Optional[bool] = ..., refusal: _Optional[str] = ...) -> None: ...
+
 class ValidateRequest(_message.Message):
     __slots__ = ("config", "definition_only")
     class ConfigEntry(_message.Message):

@@ -40,6 +40,11 @@ class PluginHostStub:
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.ValidateRequest.SerializeToString,
                 response_deserializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
                 _registered_method=True)
+        self.AlterOffsets = channel.unary_unary(
+                '/headrace.v1.PluginHost/AlterOffsets',
+                request_serializer=headrace_dot_v1_dot_plugin__pb2.ConnectorAlterOffsetsRequest.SerializeToString,
+                response_deserializer=headrace_dot_v1_dot_plugin__pb2.ConnectorAlterOffsetsResponse.FromString,
+                _registered_method=True)
         self.Describe = channel.unary_unary(
                 '/headrace.v1.PluginHost/Describe',
                 request_serializer=headrace_dot_v1_dot_plugin__pb2.DescribeRequest.SerializeToString,
@@ -91,6 +96,12 @@ class PluginHostServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Validate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterOffsets(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -157,6 +168,11 @@ def add_PluginHostServicer_to_server(servicer, server):
                     servicer.Validate,
                     request_deserializer=headrace_dot_v1_dot_plugin__pb2.ValidateRequest.FromString,
                     response_serializer=headrace_dot_v1_dot_configdef__pb2.ConfigInfos.SerializeToString,
+            ),
+            'AlterOffsets': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterOffsets,
+                    request_deserializer=headrace_dot_v1_dot_plugin__pb2.ConnectorAlterOffsetsRequest.FromString,
+                    response_serializer=headrace_dot_v1_dot_plugin__pb2.ConnectorAlterOffsetsResponse.SerializeToString,
             ),
             'Describe': grpc.unary_unary_rpc_method_handler(
                     servicer.Describe,
@@ -231,6 +247,33 @@ class PluginHost:
             '/headrace.v1.PluginHost/Validate',
             headrace_dot_v1_dot_plugin__pb2.ValidateRequest.SerializeToString,
             headrace_dot_v1_dot_configdef__pb2.ConfigInfos.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterOffsets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/headrace.v1.PluginHost/AlterOffsets',
+            headrace_dot_v1_dot_plugin__pb2.ConnectorAlterOffsetsRequest.SerializeToString,
+            headrace_dot_v1_dot_plugin__pb2.ConnectorAlterOffsetsResponse.FromString,
             options,
             channel_credentials,
             insecure,

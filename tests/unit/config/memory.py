@@ -38,6 +38,18 @@ class _Checks:
     async def describe(self, plugin: PluginDescriptor) -> list[object]:
         return []
 
+    async def alter_offsets(
+        self,
+        plugin: PluginDescriptor,
+        name: str,
+        config: Mapping[str, str],
+        entries: list[dict[str, object]],
+        *,
+        reset: bool,
+    ) -> bool:
+        """A connector that keeps no offsets of its own (KIP-875's default)."""
+        return False
+
 
 async def memory_commands(
     configs: MemoryTopic | None = None,

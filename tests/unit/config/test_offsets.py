@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 from aiokafka import TopicPartition
 
-from headrace.config.offsets import ConnectorOffset, parse_entries, sink_entry, source_entry
+from headrace.config.offsets import (
+    ConnectorOffset,
+    modified,
+    parse_entries,
+    sink_entry,
+    source_entry,
+)
 from headrace.config.validation import ConfigRejected, Problem
 
 
@@ -56,3 +62,17 @@ def test_entries_parse_from_json_and_an_empty_or_null_offset_forgets() -> None:
     for bad in [("{", "{}"), ("[1]", "{}"), ('{"a": 1}', "7")]:
         with pytest.raises(ConfigRejected, match="offsets"):
             parse_entries([bad])
+
+
+def test_an_alteration_is_answered_in_connect_s_words_for_what_the_connector_said() -> None:
+    assert modified(True, reset=False) == (
+        "The offsets for this connector have been altered successfully"
+    )
+    assert (
+        modified(True, reset=True) == "The offsets for this connector have been reset successfully"
+    )
+    assert modified(False, reset=True) == (
+        "The Connect framework-managed offsets for this connector have been reset successfully. "
+        "However, if this connector manages offsets externally, they will need to be manually "
+        "reset in the system that the connector uses."
+    )

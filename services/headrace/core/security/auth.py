@@ -138,6 +138,7 @@ METHODS: Mapping[str, Need] = {
         _PLUGIN + name: Need.LOCAL
         for name in (
             "Validate",
+            "AlterOffsets",
             "Describe",
             "StartConnector",
             "StopConnector",
@@ -155,6 +156,7 @@ METHODS: Mapping[str, Need] = {
         for name in (
             "Scan",
             "Validate",
+            "AlterOffsets",
             "Capabilities",
             "StartConnector",
             "TaskConfigs",

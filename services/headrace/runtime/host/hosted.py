@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import Any
 
 from headrace.components import secretkeys, versions
 from headrace.core.model.configinfo import (
@@ -56,7 +57,7 @@ from headrace.runtime.placement import Placement
 from headrace.runtime.sink.loop import SinkRunner
 from headrace.runtime.source.loop import SourceRunner
 from headrace.sdk.config import Type as ConfigType
-from headrace.sdk.connector import Connector, ConnectorContext
+from headrace.sdk.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
 from headrace.sdk.errors import ConnectError
 from headrace.sdk.paths import Paths
 from headrace.sdk.task import SinkTask, SourceTask
@@ -178,6 +179,37 @@ class HostedPlugin:
             unit.fail(exc)
             raise
         return self._with_framework_keys(configs, raw)
+
+    def alter_offsets(
+        self, name: str, config: Mapping[str, str], entries: list[dict[str, Any]], reset: bool
+    ) -> tuple[bool, str]:
+        """KIP-875: asks a new instance of the connector class (not started) to alter, or
+        reset, its offsets to ``entries`` (Connect's shape) before the framework writes them:
+        whether it altered what it keeps itself, and why it refused ("" when it did not),
+        worded as Connect words it."""
+        refuse_unsafe(config)
+        resolved = self._guarded(self._resolve(config))
+        connector = self.connector_class()
+        kind = "sink" if isinstance(connector, SinkConnector) else "source"
+        try:
+            with watchdog.bounded(name, "alter_offsets"):
+                if isinstance(connector, SinkConnector):
+                    handled = connector.alter_offsets(resolved.config, sink_offsets(entries))
+                else:
+                    assert isinstance(connector, SourceConnector)
+                    pairs = [(e["partition"], e["offset"]) for e in entries]
+                    handled = connector.alter_offsets(resolved.config, pairs)
+        except NotImplementedError:
+            return False, (
+                f"Failed to modify offsets for connector {name} because it doesn't support "
+                "external modification of offsets"
+            )
+        except ConnectError as exc:
+            return False, str(exc) or f"Failed to modify offsets for {kind} connector {name}"
+        except Exception:  # noqa: BLE001 - a connector's failure is its refusal, logged
+            self._log.exception("alter_offsets_failed", connector=name)
+            return False, f"Failed to modify offsets for {kind} connector {name}"
+        return bool(handled), ""
 
     def validate(self, config: Mapping[str, str], definition_only: bool = False) -> ConfigInfos:
         """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
@@ -408,3 +440,13 @@ def _with_errors(infos: ConfigInfos, errors: Mapping[str, str]) -> ConfigInfos:
         if key not in named
     ]
     return dataclasses.replace(infos, configs=tuple(configs))
+
+
+def sink_offsets(entries: list[dict[str, Any]]) -> dict[tuple[str, int], int | None]:
+    """A sink's entries (Connect's shape) as its ``alter_offsets`` takes them."""
+    return {
+        (str(e["partition"]["kafka_topic"]), int(e["partition"]["kafka_partition"])): (
+            None if e["offset"] is None else int(e["offset"]["kafka_offset"])
+        )
+        for e in entries
+    }

@@ -37,8 +37,11 @@ from headrace.sdk.connector import (
     ConnectorTransactionBoundaries,
     ExactlyOnceSupport,
     SinkConnector,
+    SinkOffsets,
     SourceConnector,
+    SourceOffsets,
 )
+from headrace.sdk.errors import ConnectError
 from headrace.sdk.records import (
     RecordMetadata,
     SinkRecord,
@@ -115,6 +118,24 @@ class _JavaConnector(_Java):
         )
         return config_infos_from_pb(self.host.call("Validate", request))
 
+    def _alter_offsets(self, config: Mapping[str, str], entries: list[dict[str, Any]]) -> bool:
+        """KIP-875's alterOffsets() of a new instance of the Java class: what it threw raised
+        as its Python counterpart (UnsupportedOperationException: NotImplementedError;
+        ConnectException: ConnectError, with its message)."""
+        request = pb.JvmAlterOffsetsRequest(
+            connector_class=self.java_class,
+            config=dict(config),
+            offsets_json=json.dumps({"entries": entries}),
+        )
+        answer = self.host.call("AlterOffsets", request)
+        if answer.unsupported:
+            raise NotImplementedError(answer.message)
+        if answer.connect_exception:
+            raise ConnectError(answer.message)
+        if answer.failed:
+            raise RuntimeError(answer.message)
+        return bool(answer.handled)
+
     def validate(self, config: Mapping[str, str]) -> list[ConfigValue]:
         """What the Java connector's validate() says of each of its keys."""
         return [
@@ -137,6 +158,16 @@ class JavaSinkConnector(_JavaConnector, SinkConnector):
     def task_class(self) -> type[SinkTask]:
         return self.TASK
 
+    def alter_offsets(self, config: Mapping[str, str], offsets: SinkOffsets) -> bool:
+        entries = [
+            {
+                "partition": {"kafka_topic": topic, "kafka_partition": partition},
+                "offset": None if offset is None else {"kafka_offset": offset},
+            }
+            for (topic, partition), offset in offsets.items()
+        ]
+        return self._alter_offsets(config, entries)
+
 
 class JavaSourceConnector(_JavaConnector, SourceConnector):
     """A Java SourceConnector, with what it says of exactly-once and transactions."""
@@ -149,6 +180,13 @@ class JavaSourceConnector(_JavaConnector, SourceConnector):
     def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport | None:
         answer = self._capabilities(config).exactly_once_support
         return ExactlyOnceSupport(answer.lower()) if answer else None
+
+    def alter_offsets(self, config: Mapping[str, str], offsets: SourceOffsets) -> bool:
+        entries = [
+            {"partition": dict(partition), "offset": None if offset is None else dict(offset)}
+            for partition, offset in offsets
+        ]
+        return self._alter_offsets(config, entries)
 
     def can_define_transaction_boundaries(
         self, config: Mapping[str, str]

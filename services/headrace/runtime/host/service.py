@@ -16,6 +16,7 @@ Errors cross the socket as status codes with text, never as pickles:
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import NoReturn
@@ -124,6 +125,18 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
         return config_infos_to_pb(infos)
+
+    async def AlterOffsets(
+        self, request: pb.ConnectorAlterOffsetsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ConnectorAlterOffsetsResponse:
+        try:
+            entries = json.loads(request.offsets_json)
+            handled, refusal = self.plugin.alter_offsets(
+                request.name, dict(request.config), entries, request.reset
+            )
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
+            await _abort(context, exc)
+        return pb.ConnectorAlterOffsetsResponse(handled=handled, refusal=refusal)
 
     async def StartConnector(
         self, request: pb.StartConnectorRequest, context: grpc.aio.ServicerContext

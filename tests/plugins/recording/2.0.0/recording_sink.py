@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from headrace.sdk import SinkConnector, SinkRecord, SinkTask, Struct, TopicPartition
+from headrace.sdk import (
+    ConnectError,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    Struct,
+    TopicPartition,
+)
 
 VERSION = "2.0.0"
 TAG_RECORDS = True  # what 1.0.0 does not do
@@ -63,6 +70,22 @@ class RecordingSinkConnector(SinkConnector):
 
     async def stop(self, deleted: bool = False) -> None:
         _lifecycle(self.path, unit="connector", connector=self.name, event="stop", deleted=deleted)
+
+    def alter_offsets(
+        self, config: Mapping[str, str], offsets: Mapping[tuple[str, int], int | None]
+    ) -> bool:
+        """KIP-875, as ``alter.offsets`` says: ``handle`` (True), ``refuse`` (a ConnectError),
+        ``unsupported`` (NotImplementedError), else the default (False); each call recorded
+        with the offsets it was given."""
+        given = {f"{topic}/{partition}": offset for (topic, partition), offset in offsets.items()}
+        _lifecycle(config["path"], unit="connector", connector=config.get("name", ""),
+                   event="alter_offsets", offsets=given)  # fmt: skip
+        answer = config.get("alter.offsets", "")
+        if answer == "refuse":
+            raise ConnectError("the recording sink keeps its offsets to itself")
+        if answer == "unsupported":
+            raise NotImplementedError
+        return answer == "handle"
 
 
 class RecordingSinkTask(SinkTask):

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.ExactlyOnceSupport;
 import org.apache.kafka.connect.source.SourceConnector;
 
@@ -52,6 +53,24 @@ public final class RecordingSourceConnector extends SourceConnector implements D
         Lifecycle.record(config.get("path"), "connector", config.get("name"), null, "stop", deleted);
     }
 
+    /**
+     * KIP-875, as {@code alter.offsets} says: {@code handle} (true), {@code refuse} (a
+     * ConnectException), {@code unsupported} (UnsupportedOperationException), else false; each
+     * call recorded.
+     */
+    @Override
+    public boolean alterOffsets(Map<String, String> props, Map<Map<String, ?>, Map<String, ?>> offsets) {
+        Lifecycle.record(props.get("path"), "connector", props.get("name"), null, "alter_offsets", null);
+        String answer = props.getOrDefault("alter.offsets", "");
+        if (answer.equals("refuse")) {
+            throw new ConnectException("the recording source keeps its offsets to itself");
+        }
+        if (answer.equals("unsupported")) {
+            throw new UnsupportedOperationException("no");
+        }
+        return answer.equals("handle");
+    }
+
     @Override
     public ExactlyOnceSupport exactlyOnceSupport(Map<String, String> props) {
         return ExactlyOnceSupport.SUPPORTED;
@@ -70,6 +89,8 @@ public final class RecordingSourceConnector extends SourceConnector implements D
                         "records a poll gives at most")
                 .define("poll.ms", ConfigDef.Type.LONG, 0L, ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
                         "how long each poll waits before it gives records")
+                .define("alter.offsets", ConfigDef.Type.STRING, "", ConfigDef.Importance.LOW,
+                        "what alterOffsets does: handle, refuse, unsupported or nothing")
                 .define("secret", ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.LOW, "never shown");
     }
 
