@@ -39,6 +39,7 @@ from tests.support import (
     JAVA_RECORDING,
     consume,
     eventually,
+    json_lines,
     plugin_host,
     start_all,
     start_task,
@@ -243,10 +244,18 @@ async def test_a_restarted_java_task_resumes_from_its_offsets_in_connects_shape(
         more = {**config, "records": "300"}
         await host.stub.StartTask(start_task("rec", 0, more, pb.TaskConfig(config=more)))
         records = await consume(kafka, topic, 300)
+        # The connector's own offset reader (KIP-131) reads the stored offsets as it starts.
+        await host.stub.StopTask(pb.StopRequest(connector="rec", task=0, deleted=False))
+        await host.stub.StopConnector(pb.StopRequest(connector="rec", deleted=False))
+        await host.stub.StartConnector(pb.StartConnectorRequest(name="rec", config=more))
     values = [json.loads(r.value or b"")["n"] for r in records]
     assert sorted(values) == list(range(300))  # none lost, none twice
     stored = await stored_offsets(kafka, cluster, "rec")
     assert stored == {'{"task":0}': {"next": 300}}
+    said = [
+        e["event"] for e in json_lines(tmp_path / "lifecycle.jsonl") if e["unit"] == "connector"
+    ]
+    assert [e for e in said if e.startswith("stored")] == ["stored none", "stored 300"]
 
 
 async def test_a_jvm_that_runs_out_of_heap_ends_its_plugin_process(

@@ -25,6 +25,7 @@ from headrace.sdk.config import ConfigDef, ConfigValue
 from headrace.sdk.executor import NoSqlCheck, SqlCheck
 from headrace.sdk.logger import Logger, StdlibLogger
 from headrace.sdk.paths import Paths
+from headrace.sdk.task import NoOffsets, OffsetReader
 
 if TYPE_CHECKING:
     from headrace.sdk.task import SinkTask, SourceTask, Task
@@ -43,9 +44,11 @@ def _ignore(*_: Any) -> None:
 @dataclass
 class ConnectorContext:
     """What the framework offers a running connector: its ``logger``, and ``paths``, the
-    folders a path in its config may name (``headrace.sdk.paths``). A connector being validated
-    also gets ``sql``, which asks the Spark executor whether a query parses
-    (``headrace.sdk.executor.SqlCheck``); elsewhere it checks nothing."""
+    folders a path in its config may name (``headrace.sdk.paths``). A source connector gets
+    ``offset_reader``, its stored source offsets as they were when it started (KIP-131's
+    ``offsetStorageReader``): ``task_configs`` may leave out the work its tasks finished. A
+    connector being validated also gets ``sql``, which asks the Spark executor whether a query
+    parses (``headrace.sdk.executor.SqlCheck``); elsewhere it checks nothing."""
 
     name: str = ""
     _on_reconfigure: Callable[[], None] = field(default=_ignore, repr=False)
@@ -53,6 +56,7 @@ class ConnectorContext:
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
     paths: Paths = field(default_factory=Paths, repr=False)
     sql: SqlCheck = field(default_factory=NoSqlCheck, repr=False)
+    offset_reader: OffsetReader = field(default_factory=NoOffsets, repr=False)
 
     def request_task_reconfiguration(self) -> None:
         """Asks the framework to call ``task_configs`` again and restart the tasks with them."""

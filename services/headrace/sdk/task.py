@@ -72,7 +72,9 @@ class OffsetReader(Protocol):
         ...
 
 
-class _NoOffsets:
+class NoOffsets:
+    """An offset reader of a connector with no stored offsets."""
+
     def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
@@ -109,7 +111,7 @@ class SourceTaskContext:
 
     connector: str = ""
     task: int = 0
-    offset_reader: OffsetReader = field(default_factory=_NoOffsets)
+    offset_reader: OffsetReader = field(default_factory=NoOffsets)
     logger: Logger = field(default_factory=StdlibLogger, repr=False)
     paths: Paths = field(default_factory=Paths, repr=False)
     transaction_context: TransactionContext | None = field(default=None, repr=False)

@@ -99,7 +99,7 @@ class CapabilitiesResponse(_message.Message):
     def __init__(self, exactly_once_support: _Optional[str] = ..., transaction_boundaries: _Optional[str] = ...) -> None: ...
 
 class JvmStartConnectorRequest(_message.Message):
-    __slots__ = ("connector_class", "name", "config", "max_tasks")
+    __slots__ = ("connector_class", "name", "config", "max_tasks", "offsets")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -111,11 +111,13 @@ class JvmStartConnectorRequest(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     MAX_TASKS_FIELD_NUMBER: _ClassVar[int]
+    OFFSETS_FIELD_NUMBER: _ClassVar[int]
     connector_class: str
     name: str
     config: _containers.ScalarMap[str, str]
     max_tasks: int
-    def __init__(self, connector_class: _Optional[str] = ..., name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., max_tasks: _Optional[int] = ...) -> None: ...
+    offsets: _containers.RepeatedCompositeFieldContainer[SourceOffset]
+    def __init__(self, connector_class: _Optional[str] = ..., name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., max_tasks: _Optional[int] = ..., offsets: _Optional[_Iterable[_Union[SourceOffset, _Mapping]]] = ...) -> None: ...
 
 class JvmStartConnectorResponse(_message.Message):
     __slots__ = ("tasks",)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation.plugins import read_manifest
 from headrace.isolation.supervisor import host_env
-from headrace.runtime.host.hosted import HostedPlugin
+from headrace.runtime.host.hosted import HostedPlugin, no_stored_offsets
 from headrace.runtime.host.loader import load_connector_class
 from headrace.sdk import (
     ConfigException,
@@ -495,7 +495,9 @@ def test_file_roots_come_from_the_environment(
 async def test_the_runtime_hands_connectors_the_operators_roots(root: Path) -> None:
     manifest = read_manifest(BUILTIN_PLUGINS / "file-source" / "1.0.0" / "manifest.json")
     settings = Settings(bootstrap_servers="unused:1", file_roots=(root,))
-    plugin = HostedPlugin(manifest, load_connector_class(manifest), settings, 1.0)
+    plugin = HostedPlugin(
+        manifest, load_connector_class(manifest), settings, 1.0, no_stored_offsets
+    )
     config = {"name": "src", "file": "in.txt", "topic": "t", "tasks.max": "1"}
     assert await plugin.start_connector("src", config) == [config]
     with pytest.raises(ConfigException, match="outside"):

@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from headrace.components import secretkeys, versions
@@ -38,13 +39,19 @@ from headrace.core.model.configinfo import (
     key_info,
     value_info,
 )
-from headrace.core.model.connectorconfig import enforce_tasks_max, refuse_unsafe, tasks_max
+from headrace.core.model.connectorconfig import (
+    enforce_tasks_max,
+    offsets_topic,
+    refuse_unsafe,
+    tasks_max,
+)
 from headrace.core.model.structs import TopicUsed, WorkUnit
 from headrace.core.model.workerconfig import with_worker_converters
 from headrace.core.observability import log
 from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
+from headrace.core.storage.stores import OffsetStore
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime import watchdog
 from headrace.runtime.converted import Converted
@@ -60,7 +67,7 @@ from headrace.sdk.config import Type as ConfigType
 from headrace.sdk.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
 from headrace.sdk.errors import ConnectError
 from headrace.sdk.paths import Paths
-from headrace.sdk.task import SinkTask, SourceTask
+from headrace.sdk.task import NoOffsets, OffsetReader, SinkTask, SourceTask
 
 FRAMEWORK_SINK_KEYS = ("topics", "topics.regex")
 
@@ -73,6 +80,15 @@ class HostClosing(ConnectError):
     """The process is shutting down and starts nothing new."""
 
 
+StoredOffsets = Callable[[str, Mapping[str, str]], Awaitable[OffsetReader]]
+"""Reads a source connector's stored offsets, by its name and config."""
+
+
+async def no_stored_offsets(name: str, config: Mapping[str, str]) -> OffsetReader:
+    """None stored: for a host whose connectors keep no offsets in Kafka (tests)."""
+    return NoOffsets()
+
+
 class HostedPlugin:
     """Connectors and tasks of one plugin version."""
 
@@ -82,8 +98,12 @@ class HostedPlugin:
         connector_class: type[Connector],
         settings: Settings,
         stop_timeout: float = 10.0,
+        stored_offsets: StoredOffsets | None = None,
     ) -> None:
+        """``stored_offsets`` reads a source connector's stored offsets as it starts: from the
+        cluster's offsets topic (or the connector's own) unless given."""
         self.descriptor = descriptor
+        self._read_offsets = stored_offsets or self._stored_offsets
         self.connector_class = connector_class
         self.settings = settings
         self.paths = Paths(settings.file_roots)  # what every connector's context allows
@@ -118,14 +138,20 @@ class HostedPlugin:
             if existing is not None:
                 await existing.stop(deleted=False)
                 del self._connectors[name]
+            connector = self.connector_class()
             unit = ConnectorUnit(
                 name,
-                self.connector_class(),
+                connector,
                 resolved.config,
                 self.bus,
                 self.stop_timeout,
                 paths=self.paths,
                 exactly_once=self.settings.exactly_once_source,
+                stored_offsets=(
+                    functools.partial(self._read_offsets, name, resolved.config)
+                    if isinstance(connector, SourceConnector)
+                    else None
+                ),
             )
             self._connectors[name] = unit  # kept when FAILED: a later stop(deleted) reaches it
             try:
@@ -134,6 +160,13 @@ class HostedPlugin:
                 unit.failed = True  # as for a task (start_task): the next start makes it anew
                 raise
             return self._stored(unit, configs, config, resolved)
+
+    async def _stored_offsets(self, name: str, config: Mapping[str, str]) -> OffsetReader:
+        """A source connector's stored offsets, read whole now (its context's reader)."""
+        store = OffsetStore(self.settings, name, topic=offsets_topic(config, self.settings.cluster))
+        await store.load()
+        await store.close()
+        return store
 
     def _guarded(self, resolved: Resolved) -> Resolved:
         """A Java connector's config with the keys Connect's connectors read as files or

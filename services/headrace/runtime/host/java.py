@@ -79,6 +79,15 @@ class _Java:
     java_class: ClassVar[str]
 
 
+def stored_offsets(reader: object) -> list[pb.SourceOffset]:
+    """What a source's offset reader holds, as its JVM takes it (none but a store's)."""
+    stored = reader.state.items() if isinstance(reader, OffsetStore) else ()
+    return [
+        pb.SourceOffset(partition=partition, offset=json.dumps(dict(offset)))
+        for partition, offset in stored
+    ]
+
+
 class _JavaConnector(_Java):
     definition: ClassVar[ConfigInfos]
     context: Any
@@ -90,7 +99,11 @@ class _JavaConnector(_Java):
         await self.host.acall(
             "StartConnector",
             pb.JvmStartConnectorRequest(
-                connector_class=self.java_class, name=self._name, config=dict(config), max_tasks=1
+                connector_class=self.java_class,
+                name=self._name,
+                config=dict(config),
+                max_tasks=1,
+                offsets=stored_offsets(self.context.offset_reader),
             ),
         )
 
@@ -230,12 +243,7 @@ class JavaSourceTask(_JavaTask, Converted, SourceTask):
     async def start(self, config: Mapping[str, str]) -> None:
         self._polled: dict[int, Polled] = {}
         self._acknowledged: list[pb.Acknowledged] = []
-        reader = self.context.offset_reader
-        stored = reader.state.items() if isinstance(reader, OffsetStore) else ()
-        offsets = [
-            pb.SourceOffset(partition=partition, offset=json.dumps(dict(offset)))
-            for partition, offset in stored
-        ]
+        offsets = stored_offsets(self.context.offset_reader)
         transactions = self.context.transaction_context is not None
         started = await self._start_task(config, offsets=offsets, transactions=transactions)
         self.commits_records = started.commits_records

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Protocol
 
 from headrace.components.transforms import parse_chain
@@ -39,7 +39,7 @@ from headrace.sdk.config import ConfigValue
 from headrace.sdk.connector import Connector, ConnectorContext, SourceConnector
 from headrace.sdk.errors import ConfigException
 from headrace.sdk.paths import Paths
-from headrace.sdk.task import Task
+from headrace.sdk.task import NoOffsets, OffsetReader, Task
 
 STOP_KILL_GRACE_S = 5.0
 """How long past its stop timeout a stop may hold the event loop before the process is ended."""
@@ -159,9 +159,12 @@ class ConnectorUnit:
         *,
         paths: Paths | None = None,
         exactly_once: bool = True,
+        stored_offsets: Callable[[], Awaitable[OffsetReader]] | None = None,
     ) -> None:
+        """``stored_offsets`` reads a source connector's stored offsets, as it starts."""
         self.name = name
         self.unit = WorkUnit.of(name)
+        self._stored_offsets = stored_offsets
         self.exactly_once = exactly_once  # the worker config's exactly.once.source.support
         self.connector = connector
         self.config = dict(config)
@@ -177,16 +180,18 @@ class ConnectorUnit:
         ConfigException for a bad config; other plugin errors propagate (the caller reports
         them). Both leave the unit FAILED and reported on the bus.
         """
-        self.connector.initialize(
-            ConnectorContext(
-                self.name,
-                self._request_reconfiguration,
-                self.fail,
-                logger=self._log,
-                paths=self.paths,
-            )
-        )
         try:
+            reader = NoOffsets() if self._stored_offsets is None else await self._stored_offsets()
+            self.connector.initialize(
+                ConnectorContext(
+                    self.name,
+                    self._request_reconfiguration,
+                    self.fail,
+                    logger=self._log,
+                    paths=self.paths,
+                    offset_reader=reader,
+                )
+            )
             with watchdog.bounded(self.unit, "connector_start"):
                 configs = await self._start_connector()
         except Exception as exc:

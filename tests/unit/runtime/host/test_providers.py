@@ -13,7 +13,7 @@ from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
 from headrace.isolation.plugins import PluginDescriptor
-from headrace.runtime.host.hosted import HostedPlugin
+from headrace.runtime.host.hosted import HostedPlugin, no_stored_offsets
 from headrace.runtime.host.providers import Providers
 from headrace.sdk import ConfigDef, ConfigType, SourceConnector, SourceRecord, SourceTask
 
@@ -171,7 +171,7 @@ async def test_a_connector_starts_resolved_and_its_task_configs_leave_unresolved
         config_provider_env_pattern="DB_.*",
     )
     descriptor = PluginDescriptor("x.Copying", "1.0.0", "source", "m", "a", Path("."))
-    host = HostedPlugin(descriptor, Copying, settings, 1.0)
+    host = HostedPlugin(descriptor, Copying, settings, 1.0, no_stored_offsets)
     config = {
         "pw": "${env:DB_PW}",
         "db": f"${{file:{allowed}/db.properties:password}}",
@@ -189,7 +189,7 @@ async def test_a_connector_whose_reference_cannot_be_resolved_does_not_start(
 ) -> None:
     settings = Settings(bootstrap_servers="unused:1", config_providers=("env",))
     descriptor = PluginDescriptor("x.Copying", "1.0.0", "source", "m", "a", Path("."))
-    host = HostedPlugin(descriptor, Copying, settings, 1.0)
+    host = HostedPlugin(descriptor, Copying, settings, 1.0, no_stored_offsets)
     with pytest.raises(BadReference, match=r"pw: \$\{env:DB_PW\}: no environment variable"):
         await host.start_connector("c", {"pw": "${env:DB_PW}"})
     assert "c" not in host._connectors

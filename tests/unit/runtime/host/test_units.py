@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -21,12 +21,13 @@ from headrace.core.model.structs import (
 from headrace.core.settings import Settings
 from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.host.events import EventBus
-from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict
+from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict, no_stored_offsets
 from headrace.runtime.host.units import ConnectorUnit, TaskUnit
 from headrace.sdk import (
     ConfigDef,
     ConfigException,
     ConfigType,
+    ConnectError,
     ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
@@ -211,6 +212,50 @@ async def test_connector_start_returns_task_configs_and_stop_passes_the_flag() -
     assert bus.states() == [State.RUNNING, DeletionHeard(WorkUnit.of("c")), State.STOPPED]
 
 
+class Stored:
+    """Stored offsets: task 0 of two finished (a file read to its end, say)."""
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        return {"done": True} if partition == {"task": 0} else None
+
+    def offsets(
+        self, partitions: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[Mapping[str, Any], dict[str, Any] | None]]:
+        return [(p, self.offset(p)) for p in partitions]
+
+
+class Resuming(Connector):
+    """Leaves out the work its stored offsets say is done (KIP-131's connector reader)."""
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        reader = self.context.offset_reader
+        return [{"k": str(k)} for k in range(self.count) if reader.offset({"task": k}) is None]
+
+
+async def test_a_source_connector_reads_its_stored_offsets_as_it_starts() -> None:
+    async def stored() -> Stored:
+        return Stored()
+
+    config = {"tasks.max": "2", "count": "2"}
+    assert await ConnectorUnit("c", Resuming(), config, Bus(), 1.0).start() == [
+        {"k": "0"},
+        {"k": "1"},
+    ]  # without a reader: none stored
+    unit = ConnectorUnit("c", Resuming(), config, Bus(), 1.0, stored_offsets=stored)
+    assert await unit.start() == [{"k": "1"}]
+
+
+async def test_a_connector_whose_offsets_cannot_be_read_fails() -> None:
+    async def unreadable() -> Stored:
+        raise ConnectError("the offsets topic was not read whole")
+
+    bus = Bus()
+    unit = ConnectorUnit("c", Resuming(), {"count": "1"}, bus, 1.0, stored_offsets=unreadable)
+    with pytest.raises(ConnectError):
+        await unit.start()
+    assert bus.states() == [State.FAILED]
+
+
 @pytest.mark.parametrize("config", [{"count": "x"}, {"tasks.max": "0"}, {"tasks.max": "a"}])
 async def test_connector_config_errors_are_config_exceptions(config: dict[str, str]) -> None:
     bus = Bus()
@@ -238,7 +283,9 @@ async def test_a_reconfiguration_request_is_an_event() -> None:
 
 def plugin() -> HostedPlugin:
     descriptor = PluginDescriptor("x.Connector", "1.0.0", "source", "m", "a", Path("."))
-    return HostedPlugin(descriptor, Connector, Settings(bootstrap_servers="unused:1"), 1.0)
+    return HostedPlugin(
+        descriptor, Connector, Settings(bootstrap_servers="unused:1"), 1.0, no_stored_offsets
+    )
 
 
 async def test_starting_a_connector_again_is_harmless_unless_its_config_changed() -> None:
@@ -271,7 +318,9 @@ async def test_a_config_that_sets_config_providers_is_refused_before_any_plugin_
             await super().start(config)
 
     descriptor = PluginDescriptor("x.Connector", "1.0.0", "source", "m", "a", Path("."))
-    host = HostedPlugin(descriptor, Counted, Settings(bootstrap_servers="unused:1"), 1.0)
+    host = HostedPlugin(
+        descriptor, Counted, Settings(bootstrap_servers="unused:1"), 1.0, no_stored_offsets
+    )
     unsafe = {"value.converter.config.providers": "_e", "count": "1"}
     for call in (
         lambda: host.start_connector("c", unsafe),
@@ -337,7 +386,9 @@ class HangsFirst(Connector):
 
 async def test_a_connector_start_its_caller_gave_up_on_is_made_anew_by_the_next_start() -> None:
     descriptor = PluginDescriptor("x.Connector", "1.0.0", "source", "m", "a", Path("."))
-    host = HostedPlugin(descriptor, HangsFirst, Settings(bootstrap_servers="unused:1"), 1.0)
+    host = HostedPlugin(
+        descriptor, HangsFirst, Settings(bootstrap_servers="unused:1"), 1.0, no_stored_offsets
+    )
     HangsFirst.started.clear()
     first = asyncio.create_task(host.start_connector("c", {"count": "2", "tasks.max": "2"}))
     await eventually("the first start hangs", lambda: HangsFirst.started == ["hung"], within=5.0)

@@ -2,6 +2,7 @@ package headrace.jvm;
 
 import headrace.connect.DeletionAware;
 import headrace.v1.Jvm.JvmEvent;
+import headrace.v1.Jvm.SourceOffset;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.metrics.PluginMetrics;
@@ -27,13 +28,19 @@ final class ConnectorRun {
         this.plugins = plugins;
     }
 
+    /** Starts the connector; a source's offset reader answers {@code offsets}, as stored when it starts. */
     static ConnectorRun start(
-            Location location, String className, String name, Map<String, String> config, Events events) {
+            Location location,
+            String className,
+            String name,
+            Map<String, String> config,
+            List<SourceOffset> offsets,
+            Events events) {
         Plugins plugins = location.connect();
         Connector connector = plugins.newConnector(className);
         ConnectorRun run = new ConnectorRun(name, config, connector, plugins);
         try (LoaderSwap swap = run.swap()) {
-            connector.initialize(context(name, connector, events));
+            connector.initialize(context(name, connector, new SnapshotReader(offsets), events));
             connector.start(config);
         }
         return run;
@@ -68,7 +75,8 @@ final class ConnectorRun {
         }
     }
 
-    private static SourceConnectorContext context(String name, Connector connector, Events events) {
+    private static SourceConnectorContext context(
+            String name, Connector connector, OffsetStorageReader offsets, Events events) {
         PluginMetrics metrics = Metrics.forPlugin(Map.of("connector", name));
         return new SourceConnectorContext() {
             @Override
@@ -91,7 +99,7 @@ final class ConnectorRun {
                 if (!(connector instanceof SourceConnector)) {
                     throw new UnsupportedOperationException("a sink connector has no offset reader");
                 }
-                return new SnapshotReader(List.of());
+                return offsets;
             }
         };
     }

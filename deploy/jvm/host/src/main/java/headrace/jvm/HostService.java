@@ -193,7 +193,12 @@ final class HostService extends JvmPluginHostGrpc.JvmPluginHostImplBase {
                 previous.stop(false);
             }
             ConnectorRun run = ConnectorRun.start(
-                    location, request.getConnectorClass(), request.getName(), request.getConfigMap(), events);
+                    location,
+                    request.getConnectorClass(),
+                    request.getName(),
+                    request.getConfigMap(),
+                    request.getOffsetsList(),
+                    events);
             connectors.put(request.getName(), run);
             return taskConfigs(run, request.getMaxTasks());
         });

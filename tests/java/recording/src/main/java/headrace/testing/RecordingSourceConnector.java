@@ -16,7 +16,8 @@ import org.apache.kafka.connect.source.SourceConnector;
  * produces {@code records} records {@code "n"} to {@code topic}; with {@code allocate.mb}, its
  * task allocates that much heap, a megabyte a poll, and keeps it (to exhaust a small heap). A
  * task polls {@code batch.size} records at a time, every {@code poll.ms}. It supports
- * exactly-once delivery: its offsets say exactly what it wrote.
+ * exactly-once delivery: its offsets say exactly what it wrote. As it starts, it records what its
+ * offset reader says of task 0's partition ({@code "stored <next>"}).
  */
 public final class RecordingSourceConnector extends SourceConnector implements DeletionAware {
     private Map<String, String> config;
@@ -25,6 +26,10 @@ public final class RecordingSourceConnector extends SourceConnector implements D
     public void start(Map<String, String> props) {
         config = new HashMap<>(props);
         Lifecycle.record(config.get("path"), "connector", config.get("name"), null, "start", null);
+        // What its offset reader says of task 0's partition as it starts: "stored <next>".
+        Map<String, Object> stored = context().offsetStorageReader().offset(Map.of("task", 0));
+        Lifecycle.record(config.get("path"), "connector", config.get("name"), null,
+                "stored " + (stored == null ? "none" : stored.get("next")), null);
     }
 
     @Override
