@@ -40,6 +40,7 @@ from tests.support import (
     consume,
     eventually,
     json_lines,
+    next_event,
     plugin_host,
     start_all,
     start_task,
@@ -256,6 +257,36 @@ async def test_a_restarted_java_task_resumes_from_its_offsets_in_connects_shape(
         e["event"] for e in json_lines(tmp_path / "lifecycle.jsonl") if e["unit"] == "connector"
     ]
     assert [e for e in said if e.startswith("stored")] == ["stored none", "stored 300"]
+
+
+@pytest.mark.parametrize(("timeout_ms", "arrives"), [("30000", True), ("0", False)])
+async def test_a_retriable_transformation_failure_is_retried_within_errors_retry_timeout(
+    kafka: str, cluster: str, tmp_path: Path, recording: Path, timeout_ms: str, arrives: bool
+) -> None:
+    """A Java transformation's RetriableException, in the JVM: retried as Connect retries it
+    within ``errors.retry.timeout``, and every record arrives once; with none (0, the default),
+    the task fails on the first, naming it."""
+    topic = f"{cluster}-flaky-{timeout_ms}"
+    flaky = {
+        "tasks.max": "1",
+        "records": "20",
+        "transforms": "flaky",
+        "transforms.flaky.type": "headrace.testing.Flaky",
+        "transforms.flaky.failures": "2",
+        "errors.retry.timeout": timeout_ms,
+        "errors.retry.delay.max.ms": "1000",
+    }
+    config = recording_config(tmp_path, topic, **flaky)
+    async with plugin_host(recording, kafka, cluster, tmp_path) as host:
+        watch = host.stub.Watch(pb.WatchRequest())
+        await start_all(host, "rec", config)
+        if arrives:
+            records = await consume(kafka, topic, 20)
+            assert sorted(json.loads(r.value or b"")["n"] for r in records) == list(range(20))
+        else:
+            failed = await next_event(watch, lambda e: e.task == 0 and e.state == "FAILED")
+            assert "RetriableException" in failed.trace and "flaky" in failed.trace
+        watch.cancel()
 
 
 async def test_a_jvm_that_runs_out_of_heap_ends_its_plugin_process(

@@ -75,6 +75,7 @@ final class Pipeline implements AutoCloseable {
     private final HeaderConverter headerConverter;
     private final List<Stage<SourceRecord>> sourceStages;
     private final List<Stage<SinkRecord>> sinkStages;
+    private final Retries retries;
     final boolean tolerateAll;
 
     private Pipeline(
@@ -83,12 +84,14 @@ final class Pipeline implements AutoCloseable {
             HeaderConverter headerConverter,
             List<Stage<SourceRecord>> sourceStages,
             List<Stage<SinkRecord>> sinkStages,
+            Retries retries,
             boolean tolerateAll) {
         this.keyConverter = keyConverter;
         this.valueConverter = valueConverter;
         this.headerConverter = headerConverter;
         this.sourceStages = sourceStages;
         this.sinkStages = sinkStages;
+        this.retries = retries;
         this.tolerateAll = tolerateAll;
     }
 
@@ -100,7 +103,7 @@ final class Pipeline implements AutoCloseable {
             List<Stage<SourceRecord>> sourceStages = source ? stages(plugins, config) : List.of();
             List<Stage<SinkRecord>> sinkStages = source ? List.of() : stages(plugins, config);
             boolean all = "all".equalsIgnoreCase(config.getOrDefault("errors.tolerance", "none").trim());
-            return new Pipeline(key, value, headers, sourceStages, sinkStages, all);
+            return new Pipeline(key, value, headers, sourceStages, sinkStages, Retries.of(config), all);
         }
     }
 
@@ -223,8 +226,9 @@ final class Pipeline implements AutoCloseable {
     private <R extends ConnectRecord<R>> R transformed(List<Stage<R>> stages, R record) {
         R current = record;
         for (Stage<R> stage : stages) {
+            R input = current;
             try {
-                current = stage.apply(current);
+                current = retries.run(() -> stage.apply(input));
             } catch (RuntimeException e) {
                 throw new StageFailure("TRANSFORMATION", stage.transformation(), e);
             }
@@ -241,20 +245,22 @@ final class Pipeline implements AutoCloseable {
         RecordHeaders headers = new RecordHeaders();
         try {
             for (Header header : record.headers()) {
-                headers.add(header.key(), headerConverter.fromConnectHeader(topic, header.key(), header.schema(), header.value()));
+                headers.add(header.key(), retries.run(() -> headerConverter.fromConnectHeader(
+                        topic, header.key(), header.schema(), header.value())));
             }
         } catch (RuntimeException e) {
             throw new StageFailure("HEADER_CONVERTER", headerConverter, e);
         }
         byte[] key;
         try {
-            key = keyConverter.fromConnectData(topic, headers, record.keySchema(), record.key());
+            key = retries.run(() -> keyConverter.fromConnectData(topic, headers, record.keySchema(), record.key()));
         } catch (RuntimeException e) {
             throw new StageFailure("KEY_CONVERTER", keyConverter, e);
         }
         byte[] value;
         try {
-            value = valueConverter.fromConnectData(topic, headers, record.valueSchema(), record.value());
+            value = retries.run(() -> valueConverter.fromConnectData(
+                    topic, headers, record.valueSchema(), record.value()));
         } catch (RuntimeException e) {
             throw new StageFailure("VALUE_CONVERTER", valueConverter, e);
         }
@@ -270,20 +276,20 @@ final class Pipeline implements AutoCloseable {
             RecordHeaders kafkaHeaders, long timestamp, TimestampType timestampType) {
         SchemaAndValue keyData;
         try {
-            keyData = keyConverter.toConnectData(topic, kafkaHeaders, key);
+            keyData = retries.run(() -> keyConverter.toConnectData(topic, kafkaHeaders, key));
         } catch (RuntimeException e) {
             throw new StageFailure("KEY_CONVERTER", keyConverter, e);
         }
         SchemaAndValue valueData;
         try {
-            valueData = valueConverter.toConnectData(topic, kafkaHeaders, value);
+            valueData = retries.run(() -> valueConverter.toConnectData(topic, kafkaHeaders, value));
         } catch (RuntimeException e) {
             throw new StageFailure("VALUE_CONVERTER", valueConverter, e);
         }
         ConnectHeaders headers = new ConnectHeaders();
         try {
             for (org.apache.kafka.common.header.Header header : kafkaHeaders) {
-                SchemaAndValue data = headerConverter.toConnectHeader(topic, header.key(), header.value());
+                SchemaAndValue data = retries.run(() -> headerConverter.toConnectHeader(topic, header.key(), header.value()));
                 headers.add(header.key(), data);
             }
         } catch (RuntimeException e) {
