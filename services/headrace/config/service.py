@@ -217,6 +217,7 @@ class ConfigParts:
             return await handler(request)
 
         served = app(api)
+        served.add_routes(installs_rest.routes(self.installs))  # a migration's --install
         served.middlewares.append(own)
         folder = Path(tempfile.mkdtemp(prefix="headrace-config-"))  # 0700
         socket = folder / "rest.sock"

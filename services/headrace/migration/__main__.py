@@ -74,6 +74,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--keep", action="store_true", help="keep each connector STOPPED where it came from"
     )
     parser.add_argument(
+        "--install",
+        action="store_true",
+        help="with --from: first install, for the whole cluster, each plugin headrace lacks "
+        "whose Maven coordinate the plan names",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=WAIT_S, help="seconds to wait for each state change"
     )
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
@@ -153,6 +159,7 @@ def request_of(args: argparse.Namespace) -> Request:
             tuple(args.connector),
             cutover=args.cutover,
             keep=args.keep,
+            install=args.install,
             timeout_s=args.timeout,
             supplied=supplied_values(args.set),
             access=access,

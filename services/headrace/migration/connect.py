@@ -209,6 +209,15 @@ class ConnectApi:
     async def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> None:
         await self._call("PATCH", f"/connectors/{_path(name)}/offsets", {"offsets": offsets})
 
+    async def install_plugin(self, coordinate: str) -> None:
+        """headrace's own: a Java plugin installed for the whole cluster (``POST
+        /admin/plugins``); one installed already is taken as it is."""
+        try:
+            await self._call("POST", "/admin/plugins", {"coordinate": coordinate})
+        except RestError as exc:
+            if exc.status != 409:
+                raise
+
     async def delete(self, name: str) -> None:
         await self._call("DELETE", f"/connectors/{_path(name)}")
 

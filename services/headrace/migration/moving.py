@@ -84,6 +84,9 @@ class Request:
     connectors: tuple[str, ...] = ()
     cutover: bool = False
     keep: bool = False
+    install: bool = False
+    """Moving from Kafka Connect: first install, for the whole cluster, each plugin headrace
+    lacks whose Maven coordinate the plan names (Kafka's own connectors, Debezium's)."""
     timeout_s: float = WAIT_S
     supplied: Mapping[str | None, Mapping[str, str]] = field(default_factory=dict, repr=False)
     access: Access = field(default_factory=Access)
@@ -94,6 +97,10 @@ class Request:
     def __post_init__(self) -> None:
         if self.direction not in (FROM, TO):
             raise BadRequest("direction", f"{self.direction!r} is neither {FROM!r} nor {TO!r}")
+        if self.install and self.direction == TO:
+            raise BadRequest(
+                "install", "only moving from Kafka Connect: headrace installs plugins, not Connect"
+            )
         if self.worker is not None and self.direction == TO:
             raise BadRequest(
                 "worker",
@@ -216,7 +223,8 @@ async def migrate(
     worker = request.worker if from_connect else our_worker
     async with session(connect_side(request)) as connect, session(ours) as here:
         source, target = (connect, here) if from_connect else (here, connect)
-        moves = await plan(
+        planning = partial(
+            plan,
             source,
             target,
             request.connectors,
@@ -224,6 +232,12 @@ async def migrate(
             keep=request.keep,
             implicit=partial(with_implicit_converters, worker=worker, from_connect=from_connect),
         )
+        moves = await planning()
+        lacking = sorted({m.install for m in moves if m.install})
+        if request.install and lacking:
+            for coordinate in lacking:
+                await here.install_plugin(coordinate)
+            moves = await planning()  # with what it now has
         told.planned(moves)
         if not request.cutover:
             return moves

@@ -43,7 +43,18 @@ RUNNING, SUCCEEDED, FAILED, CANCELLED = "RUNNING", "SUCCEEDED", "FAILED", "CANCE
 PLANNED, MOVING, MOVED, NOT_TRIED = "PLANNED", "MOVING", "MOVED", "NOT_TRIED"
 KEPT = 100
 REQUEST_KEYS = frozenset(
-    {"from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect", "worker"}
+    {
+        "from_url",
+        "to_url",
+        "connectors",
+        "cutover",
+        "keep",
+        "set",
+        "timeout_s",
+        "connect",
+        "worker",
+        "install",
+    }
 )
 ACCESS_KEYS = frozenset({"username", "password", "token", "ca_pem", "cert_pem", "key_pem"})
 
@@ -88,6 +99,7 @@ def request_of(body: Any) -> Request:
         tuple(connectors),
         cutover=_flag(body, "cutover"),
         keep=_flag(body, "keep"),
+        install=_flag(body, "install"),
         timeout_s=float(timeout),
         supplied=by_connector(supplied),
         access=_access(body.get("connect", {})),

@@ -45,6 +45,7 @@ class Move:
     next: str = ""  # what a cutover does first
     secrets: Sequence[str] = field(default_factory=tuple, repr=False)  # never to be shown
     from_version: str = ""  # what the side it comes from runs
+    install: str = ""  # the Maven coordinate of the plugin the side it goes to lacks, if known
 
     @property
     def movable(self) -> bool:
@@ -181,6 +182,7 @@ def plan_move(
     merged, missing = with_supplied(config, supplied)
     secrets = secret_values(merged, supplied, validation)
     blockers = []
+    lacks = ""
     version = version_to_run(plugins, merged)
     if creating:
         blockers += [
@@ -199,11 +201,13 @@ def plan_move(
         if refused is not None:
             blockers.append(refused)
         blockers += problems
-        if not version and refused is None and not problems:
+        if not version and (install or (refused is None and not problems)):
+            # Said even when the validation refused the config: it refuses it for that.
             plugin = merged.get("connector.class", "?")
             lacking = f"{target} has no plugin {plugin!r} at the version the config asks for"
             hint = f": install it with headrace plugins install {install}" if install else ""
             blockers.append(lacking + hint)
+            lacks = install
     if conflict is not None:
         blockers.append(conflict)
     return Move(
@@ -217,6 +221,7 @@ def plan_move(
         next_step,
         secrets,
         from_version,
+        lacks,
     )
 
 

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from headrace.v1 import config_pb2 as headrace_dot_v1_dot_config__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bheadrace/v1/migration.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/config.proto\"u\n\rConnectAccess\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61_pem\x18\x04 \x01(\t\x12\x10\n\x08\x63\x65rt_pem\x18\x05 \x01(\t\x12\x0f\n\x07key_pem\x18\x06 \x01(\t\"\x81\x03\n\x15StartMigrationRequest\x12\x10\n\x08\x66rom_url\x18\x01 \x01(\t\x12\x0e\n\x06to_url\x18\x02 \x01(\t\x12\x12\n\nconnectors\x18\x03 \x03(\t\x12\x0f\n\x07\x63utover\x18\x04 \x01(\x08\x12\x0c\n\x04keep\x18\x05 \x01(\x08\x12\x38\n\x03set\x18\x06 \x03(\x0b\x32+.headrace.v1.StartMigrationRequest.SetEntry\x12\x11\n\ttimeout_s\x18\x07 \x01(\x01\x12+\n\x07\x63onnect\x18\x08 \x01(\x0b\x32\x1a.headrace.v1.ConnectAccess\x12>\n\x06worker\x18\t \x03(\x0b\x32..headrace.v1.StartMigrationRequest.WorkerEntry\x1a*\n\x08SetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bWorkerEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1e\n\x10MigrationRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\x17\n\x15ListMigrationsRequest\"\xef\x01\n\rConnectorMove\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0e\n\x06plugin\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x14\n\x0c\x66rom_version\x18\x05 \x01(\t\x12-\n\x07offsets\x18\x06 \x03(\x0b\x32\x1c.headrace.v1.ConnectorOffset\x12\x0f\n\x07movable\x18\x07 \x01(\x08\x12\x0c\n\x04next\x18\x08 \x01(\t\x12\x10\n\x08\x62lockers\x18\t \x03(\t\x12\r\n\x05state\x18\n \x01(\t\x12\r\n\x05steps\x18\x0b \x03(\t\x12\r\n\x05\x65rror\x18\x0c \x01(\t\"\xd3\x01\n\tMigration\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x11\n\tdirection\x18\x03 \x01(\t\x12\x0b\n\x03url\x18\x04 \x01(\t\x12\x0f\n\x07\x63utover\x18\x05 \x01(\x08\x12\x0c\n\x04keep\x18\x06 \x01(\x08\x12\x12\n\nconnectors\x18\x07 \x03(\t\x12)\n\x05moves\x18\x08 \x03(\x0b\x32\x1a.headrace.v1.ConnectorMove\x12\r\n\x05\x65rror\x18\t \x01(\t\x12\x0f\n\x07\x63reated\x18\n \x01(\t\x12\r\n\x05\x65nded\x18\x0b \x01(\t\"D\n\x16ListMigrationsResponse\x12*\n\nmigrations\x18\x01 \x03(\x0b\x32\x16.headrace.v1.Migration2\xcc\x02\n\x10MigrationService\x12L\n\x0eStartMigration\x12\".headrace.v1.StartMigrationRequest\x1a\x16.headrace.v1.Migration\x12\x45\n\x0cGetMigration\x12\x1d.headrace.v1.MigrationRequest\x1a\x16.headrace.v1.Migration\x12Y\n\x0eListMigrations\x12\".headrace.v1.ListMigrationsRequest\x1a#.headrace.v1.ListMigrationsResponse\x12H\n\x0f\x43\x61ncelMigration\x12\x1d.headrace.v1.MigrationRequest\x1a\x16.headrace.v1.Migrationb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bheadrace/v1/migration.proto\x12\x0bheadrace.v1\x1a\x18headrace/v1/config.proto\"u\n\rConnectAccess\x12\x10\n\x08username\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61_pem\x18\x04 \x01(\t\x12\x10\n\x08\x63\x65rt_pem\x18\x05 \x01(\t\x12\x0f\n\x07key_pem\x18\x06 \x01(\t\"\x92\x03\n\x15StartMigrationRequest\x12\x10\n\x08\x66rom_url\x18\x01 \x01(\t\x12\x0e\n\x06to_url\x18\x02 \x01(\t\x12\x12\n\nconnectors\x18\x03 \x03(\t\x12\x0f\n\x07\x63utover\x18\x04 \x01(\x08\x12\x0c\n\x04keep\x18\x05 \x01(\x08\x12\x38\n\x03set\x18\x06 \x03(\x0b\x32+.headrace.v1.StartMigrationRequest.SetEntry\x12\x11\n\ttimeout_s\x18\x07 \x01(\x01\x12+\n\x07\x63onnect\x18\x08 \x01(\x0b\x32\x1a.headrace.v1.ConnectAccess\x12>\n\x06worker\x18\t \x03(\x0b\x32..headrace.v1.StartMigrationRequest.WorkerEntry\x12\x0f\n\x07install\x18\n \x01(\x08\x1a*\n\x08SetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bWorkerEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1e\n\x10MigrationRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\x17\n\x15ListMigrationsRequest\"\xef\x01\n\rConnectorMove\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0e\n\x06plugin\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\t\x12\x14\n\x0c\x66rom_version\x18\x05 \x01(\t\x12-\n\x07offsets\x18\x06 \x03(\x0b\x32\x1c.headrace.v1.ConnectorOffset\x12\x0f\n\x07movable\x18\x07 \x01(\x08\x12\x0c\n\x04next\x18\x08 \x01(\t\x12\x10\n\x08\x62lockers\x18\t \x03(\t\x12\r\n\x05state\x18\n \x01(\t\x12\r\n\x05steps\x18\x0b \x03(\t\x12\r\n\x05\x65rror\x18\x0c \x01(\t\"\xd3\x01\n\tMigration\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x11\n\tdirection\x18\x03 \x01(\t\x12\x0b\n\x03url\x18\x04 \x01(\t\x12\x0f\n\x07\x63utover\x18\x05 \x01(\x08\x12\x0c\n\x04keep\x18\x06 \x01(\x08\x12\x12\n\nconnectors\x18\x07 \x03(\t\x12)\n\x05moves\x18\x08 \x03(\x0b\x32\x1a.headrace.v1.ConnectorMove\x12\r\n\x05\x65rror\x18\t \x01(\t\x12\x0f\n\x07\x63reated\x18\n \x01(\t\x12\r\n\x05\x65nded\x18\x0b \x01(\t\"D\n\x16ListMigrationsResponse\x12*\n\nmigrations\x18\x01 \x03(\x0b\x32\x16.headrace.v1.Migration2\xcc\x02\n\x10MigrationService\x12L\n\x0eStartMigration\x12\".headrace.v1.StartMigrationRequest\x1a\x16.headrace.v1.Migration\x12\x45\n\x0cGetMigration\x12\x1d.headrace.v1.MigrationRequest\x1a\x16.headrace.v1.Migration\x12Y\n\x0eListMigrations\x12\".headrace.v1.ListMigrationsRequest\x1a#.headrace.v1.ListMigrationsResponse\x12H\n\x0f\x43\x61ncelMigration\x12\x1d.headrace.v1.MigrationRequest\x1a\x16.headrace.v1.Migrationb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,21 +39,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CONNECTACCESS']._serialized_start=70
   _globals['_CONNECTACCESS']._serialized_end=187
   _globals['_STARTMIGRATIONREQUEST']._serialized_start=190
-  _globals['_STARTMIGRATIONREQUEST']._serialized_end=575
-  _globals['_STARTMIGRATIONREQUEST_SETENTRY']._serialized_start=486
-  _globals['_STARTMIGRATIONREQUEST_SETENTRY']._serialized_end=528
-  _globals['_STARTMIGRATIONREQUEST_WORKERENTRY']._serialized_start=530
-  _globals['_STARTMIGRATIONREQUEST_WORKERENTRY']._serialized_end=575
-  _globals['_MIGRATIONREQUEST']._serialized_start=577
-  _globals['_MIGRATIONREQUEST']._serialized_end=607
-  _globals['_LISTMIGRATIONSREQUEST']._serialized_start=609
-  _globals['_LISTMIGRATIONSREQUEST']._serialized_end=632
-  _globals['_CONNECTORMOVE']._serialized_start=635
-  _globals['_CONNECTORMOVE']._serialized_end=874
-  _globals['_MIGRATION']._serialized_start=877
-  _globals['_MIGRATION']._serialized_end=1088
-  _globals['_LISTMIGRATIONSRESPONSE']._serialized_start=1090
-  _globals['_LISTMIGRATIONSRESPONSE']._serialized_end=1158
-  _globals['_MIGRATIONSERVICE']._serialized_start=1161
-  _globals['_MIGRATIONSERVICE']._serialized_end=1493
+  _globals['_STARTMIGRATIONREQUEST']._serialized_end=592
+  _globals['_STARTMIGRATIONREQUEST_SETENTRY']._serialized_start=503
+  _globals['_STARTMIGRATIONREQUEST_SETENTRY']._serialized_end=545
+  _globals['_STARTMIGRATIONREQUEST_WORKERENTRY']._serialized_start=547
+  _globals['_STARTMIGRATIONREQUEST_WORKERENTRY']._serialized_end=592
+  _globals['_MIGRATIONREQUEST']._serialized_start=594
+  _globals['_MIGRATIONREQUEST']._serialized_end=624
+  _globals['_LISTMIGRATIONSREQUEST']._serialized_start=626
+  _globals['_LISTMIGRATIONSREQUEST']._serialized_end=649
+  _globals['_CONNECTORMOVE']._serialized_start=652
+  _globals['_CONNECTORMOVE']._serialized_end=891
+  _globals['_MIGRATION']._serialized_start=894
+  _globals['_MIGRATION']._serialized_end=1105
+  _globals['_LISTMIGRATIONSRESPONSE']._serialized_start=1107
+  _globals['_LISTMIGRATIONSRESPONSE']._serialized_end=1175
+  _globals['_MIGRATIONSERVICE']._serialized_start=1178
+  _globals['_MIGRATIONSERVICE']._serialized_end=1510
 # @@protoc_insertion_point(module_scope)

@@ -24,7 +24,7 @@ class ConnectAccess(_message.Message):
     def __init__(self, username: _Optional[str] = ..., password: _Optional[str] = ..., token: _Optional[str] = ..., ca_pem: _Optional[str] = ..., cert_pem: _Optional[str] = ..., key_pem: _Optional[str] = ...) -> None: ...
 
 class StartMigrationRequest(_message.Message):
-    __slots__ = ("from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect", "worker")
+    __slots__ = ("from_url", "to_url", "connectors", "cutover", "keep", "set", "timeout_s", "connect", "worker", "install")
     class SetEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class StartMigrationRequest(_message.Message):
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     CONNECT_FIELD_NUMBER: _ClassVar[int]
     WORKER_FIELD_NUMBER: _ClassVar[int]
+    INSTALL_FIELD_NUMBER: _ClassVar[int]
     from_url: str
     to_url: str
     connectors: _containers.RepeatedScalarFieldContainer[str]
@@ -57,7 +58,8 @@ class StartMigrationRequest(_message.Message):
     timeout_s: float
     connect: ConnectAccess
     worker: _containers.ScalarMap[str, str]
-    def __init__(self, from_url: _Optional[str] = ..., to_url: _Optional[str] = ..., connectors: _Optional[_Iterable[str]] = ..., cutover: _Optional[bool] = ..., keep: _Optional[bool] = ..., set: _Optional[_Mapping[str, str]] = ..., timeout_s: _Optional[float] = ..., connect: _Optional[_Union[ConnectAccess, _Mapping]] = ..., worker: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    install: bool
+    def __init__(self, from_url: _Optional[str] = ..., to_url: _Optional[str] = ..., connectors: _Optional[_Iterable[str]] = ..., cutover: _Optional[bool] = ..., keep: _Optional[bool] = ..., set: _Optional[_Mapping[str, str]] = ..., timeout_s: _Optional[float] = ..., connect: _Optional[_Union[ConnectAccess, _Mapping]] = ..., worker: _Optional[_Mapping[str, str]] = ..., install: _Optional[bool] = ...) -> None: ...
 
 class MigrationRequest(_message.Message):
     __slots__ = ("id",)

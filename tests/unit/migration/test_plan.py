@@ -239,3 +239,13 @@ def test_a_plugin_headrace_lacks_is_named_with_the_command_that_installs_it() ->
         "headrace has no plugin 'FileStreamSink' at the version the config asks for: install it "
         "with headrace plugins install org.apache.kafka:connect-file:3.9.1",
     )
+    assert planned.install == coordinate  # what --install installs
+
+
+def test_the_command_that_installs_a_lacking_plugin_is_named_though_validation_refused_it() -> None:
+    coordinate = "org.apache.kafka:connect-file:4.3.0"
+    refused = "connector.class: no plugin named 'FileStreamSink' is installed"
+    planned = move(SINK, plugins=[], install=coordinate, refused=refused, validation=None)
+    assert planned.install == coordinate
+    assert any(f"headrace plugins install {coordinate}" in b for b in planned.blockers)
+    assert move(SINK, plugins=[], refused=refused, validation=None).install == ""
