@@ -31,6 +31,23 @@ RUN --mount=type=cache,target=/root/.m2 \
     mvn -q -B -f deploy/jvm/pom.xml package -DskipTests \
     && test -f deploy/jvm/host/target/headrace-jvm-host.jar
 
+# The Java plugins deploy/java-plugins/plugins.txt names (Strimzi's spec.build, as a file): each
+# resolved by Maven and checked against its SHA-512 by `headrace plugins install`, and scanned by
+# the JVM host, as on a running cluster. Only the laid-out folders ship.
+FROM ${PYTHON_IMAGE} AS java-plugins
+RUN mkdir -p /usr/share/man/man1 \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless maven \
+    && rm -rf /var/lib/apt/lists/*
+RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
+    pip install --no-cache-dir "$(echo /wheels/headrace-*.whl)"
+COPY --from=jvm-host /src/deploy/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
+COPY --from=jvm-host /src/deploy/jvm/host/target/lib/ /opt/headrace/jvm/lib/
+COPY deploy/java-plugins/ /java-plugins/
+RUN --mount=type=cache,target=/root/.m2 \
+    HEADRACE_JVM_HOST=/opt/headrace/jvm/headrace-jvm-host.jar HEADRACE_VAR=/tmp/var \
+    sh /java-plugins/install.sh /java-plugins/plugins.txt /plugins
+
 FROM ${PYTHON_IMAGE}
 # Java 17 for PySpark (the executor's driver runs in a JVM); tini as PID 1, to pass signals on
 # and reap what the worker's plugin processes leave behind. The man folder is missing from slim
@@ -55,12 +72,14 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
 COPY --from=spark-jars /spark/lib/ /opt/headrace/spark-jars/
 COPY --from=jvm-host /src/deploy/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
 COPY --from=jvm-host /src/deploy/jvm/host/target/lib/ /opt/headrace/jvm/lib/
+COPY --from=java-plugins /plugins/ /opt/headrace/image-plugins/
 
 # Logs, sockets and plugin environments go under HEADRACE_VAR; connectors' files under its
-# files/ (the default HEADRACE_FILE_ROOTS). Extra plugin versions are mounted on
-# /opt/headrace/plugins, after the built-in ones on the plugin path.
+# files/ (the default HEADRACE_FILE_ROOTS). After the built-in plugins, the plugin path has
+# /opt/headrace/plugins, a volume in the deployments, where plugins installed live go (the first
+# entry that is not the built-ins'), then /opt/headrace/image-plugins, baked in above.
 ENV HEADRACE_VAR=/var/lib/headrace \
-    HEADRACE_PLUGIN_PATH=/opt/headrace/venv/lib/python3.11/site-packages/headrace/plugins:/opt/headrace/plugins \
+    HEADRACE_PLUGIN_PATH=/opt/headrace/venv/lib/python3.11/site-packages/headrace/plugins:/opt/headrace/plugins:/opt/headrace/image-plugins \
     HEADRACE_SPARK_JARS=/opt/headrace/spark-jars \
     HEADRACE_JVM_HOST=/opt/headrace/jvm/headrace-jvm-host.jar
 RUN groupadd --system --gid 10001 headrace \

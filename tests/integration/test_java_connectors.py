@@ -490,3 +490,36 @@ async def test_a_plugin_that_hoards_threads_ends_its_jvm_not_the_machine(
         assert lost and lost[0]["code"] == 75, lost
         said = " ".join(e["event"] for e in host.entries() if e.get("logger") == "jvm")
         assert f"more than {jvm.MAX_THREADS}" in said
+
+
+def test_an_images_java_plugins_are_installed_from_its_list_each_checked_against_its_digest(
+    java_plugin_entry: Path, tmp_path: Path
+) -> None:
+    """``deploy/java-plugins/install.sh``, as the Dockerfile runs it on the image's list: a
+    line with the artifact jar's published SHA-512 (Maven's own copy, read here) is installed
+    and scanned; a wrong digest, or none, fails the build naming the line, and installs
+    nothing."""
+    version = FILE_VERSIONS[0]
+    coordinate = f"org.apache.kafka:connect-file:{version}"
+    local = Path.home() / ".m2" / "repository" / "org" / "apache" / "kafka" / "connect-file"
+    digest = hashlib.sha512((local / version / f"connect-file-{version}.jar").read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEADRACE_")}
+    env |= {"PATH": f"{Path(sys.executable).parent}:{env['PATH']}", "HEADRACE_VAR": str(tmp_path)}
+    script = Path(__file__).parents[2] / "deploy" / "java-plugins" / "install.sh"
+
+    def build(listed: str, folder: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "plugins.txt").write_text(f"# baked in\n\n{listed}\n")
+        return subprocess.run(
+            ["sh", str(script), str(tmp_path / "plugins.txt"), str(tmp_path / folder)],
+            env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    built = build(f"{coordinate} {digest.hexdigest()}", "image")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (tmp_path / "image" / "connect-file" / version / f"connect-file-{version}.jar").is_file()
+    assert "FileStreamSourceConnector" in built.stdout
+    wrong = build(f"{coordinate} {'0' * 128}", "wrong")
+    assert wrong.returncode == 1 and "plugins.txt:3:" in wrong.stderr, wrong.stderr
+    assert "has SHA-512" in wrong.stderr and not list((tmp_path / "wrong").iterdir())
+    bare = build(coordinate, "bare")
+    assert bare.returncode == 1 and "plugins.txt:3: expected" in bare.stderr, bare.stderr

@@ -909,8 +909,11 @@ def test_the_image_runs_as_the_user_the_pods_require() -> None:
     user = last("USER").split(":")[0]
     assert user.isdigit() and user != "0"
     env = dockerfile_env()
-    builtin, mounted = env["HEADRACE_PLUGIN_PATH"].split(":")
+    builtin, mounted, baked = env["HEADRACE_PLUGIN_PATH"].split(":")
     assert builtin == f"{env['VIRTUAL_ENV']}/lib/python3.11/site-packages/headrace/plugins"
+    # Installed live into the volume (the first entry not the built-ins'); baked in, after.
+    copied = [value.split()[-2:] for name, value in INSTRUCTIONS if name == "COPY"]
+    assert ["/plugins/", f"{baked}/"] in copied
     for where, _, workload, container in headrace_containers():
         pod = workload["spec"]["template"]["spec"]["securityContext"]
         assert pod["runAsUser"] == int(user) and pod["runAsNonRoot"], where
