@@ -306,6 +306,33 @@ def test_install_gives_headrace_the_plugins_connect_runs_then_the_pipeline_moves
     assert ours("GET", "/admin/plugins")[1][0]["coordinate"] == coordinate
 
 
+def test_client_settings_connect_s_worker_gives_move_as_overrides_or_are_refused_naming_them(
+    stack: Stack, connect: ConnectDistributed, kafka: str, tmp_path: Path
+) -> None:
+    """A Connect worker whose properties set its producers' acks: the moved source would get
+    that as its own override (``producer.override.acks``), which headrace's workers refuse under
+    their default policy, and the plan says so, naming the key; the sink, whose consumer the
+    worker leaves alone, moves."""
+    source, sink = pipeline_in_connect(connect, kafka, tmp_path)
+    props = tmp_path / "connect-distributed.properties"
+    props.write_text(worker_properties(connect).read_text() + "\nproducer.acks=1\n")
+    names = ("--connector", source, "--connector", sink)
+    planned = migrate(
+        stack, connect, "--from", url(connect), *names, "--worker-properties", str(props),
+        "--plan", "-o", "json",
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    rows = {row["name"]: row for row in json.loads(planned.stdout)}
+    assert not rows[source]["movable"]
+    assert any(
+        "producer.override.acks" in b and "connector.client.config.override.policy" in b
+        for b in rows[source]["blockers"]
+    ), rows[source]["blockers"]
+    assert rows[sink]["movable"], rows[sink]["blockers"]
+    for name in (source, sink):
+        connect.delete(name)
+
+
 def worker_properties(connect: ConnectDistributed) -> Path:
     """The properties file Connect's first worker runs with."""
     return connect.members[0].folder / "worker.properties"

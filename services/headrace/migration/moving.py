@@ -30,7 +30,7 @@ from headrace.migration.plan import (
     install_coordinate,
     plan_move,
     version_to_run,
-    with_implicit_converters,
+    with_implicit,
 )
 from headrace.sdk import network
 
@@ -220,7 +220,6 @@ async def migrate(
     ``our_worker``: headrace's worker config, whose converters its connectors ran with."""
     told = listener or Listener()
     from_connect = request.direction == FROM
-    worker = request.worker if from_connect else our_worker
     async with session(connect_side(request)) as connect, session(ours) as here:
         source, target = (connect, here) if from_connect else (here, connect)
         planning = partial(
@@ -230,7 +229,12 @@ async def migrate(
             request.connectors,
             request.supplied,
             keep=request.keep,
-            implicit=partial(with_implicit_converters, worker=worker, from_connect=from_connect),
+            implicit=partial(
+                with_implicit,
+                connect_worker=request.worker,
+                our_worker=our_worker,
+                from_connect=from_connect,
+            ),
         )
         moves = await planning()
         lacking = sorted({m.install for m in moves if m.install})
@@ -263,11 +267,11 @@ async def plan(
     supplied: Mapping[str | None, Mapping[str, str]],
     *,
     keep: bool = False,
-    implicit: Callable[[Mapping[str, str]], tuple[dict[str, str], list[str]]] | None = None,
+    implicit: Callable[[Mapping[str, str], str], tuple[dict[str, str], list[str]]] | None = None,
 ) -> list[Move]:
     """Each connector's move, from what both sides answer now; changes nothing. ``implicit``
-    writes out what the worker it comes from gave a config (its converters), and says what
-    cannot be known."""
+    writes out what the worker it comes from gave a config of a kind (its converters, its
+    clients' settings), and says what cannot be known."""
     plugins, theirs = await target.plugins(), await source.plugins()
     moves = []
     for name in names or await source.names():
@@ -275,9 +279,10 @@ async def plan(
         # Gone from where it comes from, a connector an earlier run moved is read where it is.
         side = source if here is not None else target
         config = await side.config(name) or {}
+        kind = await side.kind(name) or ""
         unknown: list[str] = []
         if here is not None and implicit is not None:
-            config, unknown = implicit(config)
+            config, unknown = implicit(config, kind)
         try:
             step, conflict = next_step(here, there, keep=keep), None
         except MoveError as exc:
@@ -296,7 +301,7 @@ async def plan(
         moves.append(
             plan_move(
                 name,
-                await side.kind(name) or "",
+                kind,
                 config,
                 await source.offsets(name) if here is not None else [],
                 supplied=values,

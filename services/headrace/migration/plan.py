@@ -84,6 +84,52 @@ def with_implicit_converters(
     return given, []
 
 
+CONNECTION_KEYS = frozenset({"bootstrap.servers", "security.protocol", "client.id"})
+"""Client keys that say how a worker reaches Kafka, not how a connector's clients behave: the
+cluster's own, never carried from one side's workers to a connector's config."""
+CONNECTION_PREFIXES = ("sasl.", "ssl.")
+
+
+def implicit_clients(kind: str, worker: Mapping[str, str]) -> dict[str, str]:
+    """What a worker's properties give a connector of ``kind``'s clients (a source's producer,
+    a sink's consumer, and both one's admin), as the connector's own overrides
+    (``producer.override.acks``); the keys of reaching Kafka aside."""
+    roles = ("producer", "admin") if kind == "source" else ("consumer", "admin")
+    found = {}
+    for key, value in worker.items():
+        role, _, client_key = key.partition(".")
+        if role not in roles or not client_key or client_key in CONNECTION_KEYS:
+            continue
+        if client_key.startswith(CONNECTION_PREFIXES):
+            continue
+        found[f"{role}.override.{client_key}"] = value
+    return found
+
+
+def with_implicit(
+    config: Mapping[str, str],
+    kind: str,
+    *,
+    connect_worker: Mapping[str, str] | None,
+    our_worker: Mapping[str, str] | None,
+    from_connect: bool,
+) -> tuple[dict[str, str], list[str]]:
+    """:func:`with_implicit_converters`, and the client settings the worker it comes from gave
+    it written out as its own overrides where the side it goes to would not give the same: from
+    Kafka Connect, each of its worker's that headrace's worker config does not set alike; from
+    headrace, each of its worker config's (Kafka Connect's worker is not known). The side it
+    goes to checks them as any override (headrace: its override policy, naming the key)."""
+    worker = connect_worker if from_connect else our_worker
+    given, missing = with_implicit_converters(config, worker, from_connect=from_connect)
+    theirs = implicit_clients(kind, worker or {})
+    if from_connect:
+        ours = implicit_clients(kind, our_worker or {})
+        theirs = {k: v for k, v in theirs.items() if ours.get(k) != v}
+    for key, value in theirs.items():
+        given.setdefault(key, value)
+    return given, missing
+
+
 def validation_problems(answer: Mapping[str, Any]) -> list[str]:
     """``key: error`` for each error of a validation answer (Connect's ``ConfigInfos``)."""
     problems = []

@@ -19,6 +19,7 @@ from headrace.migration.plan import (
     plan_move,
     validation_problems,
     version_to_run,
+    with_implicit,
     with_implicit_converters,
 )
 
@@ -249,3 +250,55 @@ def test_the_command_that_installs_a_lacking_plugin_is_named_though_validation_r
     assert planned.install == coordinate
     assert any(f"headrace plugins install {coordinate}" in b for b in planned.blockers)
     assert move(SINK, plugins=[], refused=refused, validation=None).install == ""
+
+
+CONNECT_WORKER = {
+    "bootstrap.servers": "kafka:9092",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "producer.acks": "1",
+    "producer.compression.type": "zstd",
+    "producer.security.protocol": "SASL_SSL",
+    "producer.sasl.jaas.config": "[hidden]",
+    "consumer.max.poll.records": "100",
+    "admin.request.timeout.ms": "30000",
+}
+
+
+def test_what_connect_s_worker_gave_a_connector_s_clients_moves_as_its_own_overrides() -> None:
+    moved, unknown = with_implicit(
+        {"connector.class": "FileStreamSource"},
+        "source",
+        connect_worker=CONNECT_WORKER,
+        our_worker={"producer.compression.type": "zstd"},  # headrace's workers give the same
+        from_connect=True,
+    )
+    assert unknown == []
+    overrides = {k: v for k, v in moved.items() if ".override." in k}
+    # A source's producer and admin; not the keys of reaching Kafka, nor what headrace gives.
+    assert overrides == {
+        "producer.override.acks": "1",
+        "admin.override.request.timeout.ms": "30000",
+    }
+    assert moved["value.converter"] == CONNECT_WORKER["value.converter"]
+
+
+def test_a_connector_s_own_override_is_kept_and_a_sink_takes_the_consumer_s() -> None:
+    config = {"connector.class": "FileStreamSink", "consumer.override.max.poll.records": "5"}
+    moved, _ = with_implicit(
+        config, "sink", connect_worker=CONNECT_WORKER, our_worker=None, from_connect=True
+    )
+    assert moved["consumer.override.max.poll.records"] == "5"
+    assert "producer.override.acks" not in moved
+
+
+def test_moving_to_connect_headrace_s_worker_client_settings_are_written_out() -> None:
+    moved, unknown = with_implicit(
+        {"connector.class": "FileStreamSource"},
+        "source",
+        connect_worker=None,
+        our_worker={"producer.linger.ms": "5", "consumer.fetch.min.bytes": "1"},
+        from_connect=False,
+    )
+    assert unknown == [] and moved["producer.override.linger.ms"] == "5"
+    assert "consumer.override.fetch.min.bytes" not in moved
