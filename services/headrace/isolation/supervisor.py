@@ -72,6 +72,13 @@ def idle(
     return asked is None or now - asked >= settings.plugin_idle_stop_s
 
 
+START_S = 30.0
+"""How long a plugin process has to serve once started."""
+JAVA_START_S = 90.0
+"""The same for a Java plugin's, which starts a JVM that loads its location (Debezium's JDBC
+sink: 35 jars, 42 MB) first; under load, past 30 s."""
+
+
 def plugin_key(plugin: PluginDescriptor) -> str:
     """The name of a plugin version's process, by its whole class name (two plugins may share
     a simple one); a connector whose config names component versions from the plugin path runs
@@ -246,12 +253,15 @@ class PluginProcess:
         # What every call to it carries: only this worker can call its host (HostKeyCheck).
         self._key = new_host_key()
 
-    async def start(self, wait_s: float = 30.0, spare: Spare | None = None) -> None:
-        """Starts the process and waits ``wait_s`` for it to serve: ``spare``'s, when it holds
-        one. The environments its plugins' requirements call for are built first, off the
-        event loop and outside that wait: the process then finds them ready. PluginError when
+    async def start(self, wait_s: float | None = None, spare: Spare | None = None) -> None:
+        """Starts the process and waits ``wait_s`` for it to serve (``START_S``, or for a Java
+        plugin ``JAVA_START_S``): ``spare``'s, when it holds one. The environments its
+        plugins' requirements call for are built first, off the event loop and outside that
+        wait: the process then finds them ready. PluginError when
         one cannot be built. What ``before_start`` does for the plugin (start a service it
         needs) is done before that."""
+        if wait_s is None:
+            wait_s = JAVA_START_S if self.plugin.is_java else START_S
         if self._before_start is not None:
             await self._before_start(self.plugin)
         await asyncio.to_thread(prepare_environments, self.plugin, self._settings)
