@@ -156,3 +156,29 @@ def test_a_java_source_connector_may_refuse_an_alteration_and_is_asked_in_its_jv
     )
     assert api("GET", path) == (200, {"offsets": []})
     assert len(calls(ledger)) == 4
+
+
+def test_a_create_whose_initial_offsets_its_connector_refuses_creates_nothing(
+    rest: tuple[Rest, str, Path],
+) -> None:
+    """KIP-995's initial offsets are an alteration too: asked of the connector first, and a
+    refusal leaves no connector behind."""
+    api, cluster, folder = rest
+    topic = f"{cluster}-in"
+    config = {
+        "connector.class": "recording_sink.RecordingSinkConnector",
+        "connector.plugin.version": "1.0.0",
+        "topics": topic,
+        "path": str(folder / "initial-ledger"),
+        "alter.offsets": "refuse",
+    }
+    offsets = [
+        {"partition": {"kafka_topic": topic, "kafka_partition": 1}, "offset": {"kafka_offset": 2}}
+    ]
+    body = {"name": "initial", "config": config, "initial_offsets": {"offsets": offsets}}
+    status, answer = api("POST", "/connectors", body)
+    assert status == 500 and answer["message"] == "the recording sink keeps its offsets to itself"
+    assert api("GET", "/connectors/initial")[0] == 404
+    status, answer = api("POST", "/connectors", {**body, "config": {**config, "alter.offsets": ""}})
+    assert status == 201, answer
+    assert api("GET", "/connectors/initial/offsets")[1]["offsets"] == offsets

@@ -215,6 +215,8 @@ class Commands:
         check_free(name, await self.store.current())
         kind = self.type_of(config)
         await self._on_group(self.offsets.check(kind, entries))
+        if entries:  # as an alteration of a stopped connector's, its connector asked first
+            await self._connector_alters(name, kind, config, entries, reset=False)
         await self._on_group(self.offsets.reset(name, kind, config))
         if entries:
             await self._on_group(self.offsets.alter(name, kind, config, entries))
@@ -637,7 +639,7 @@ class Commands:
         if not entries:
             raise ConfigRejected(Problem.INVALID, "offsets: name at least one partition to alter")
         await self._on_group(self.offsets.check(view.type, entries))
-        handled = await self._connector_alters(view, entries, reset=False)
+        handled = await self._connector_alters(name, view.type, view.config, entries, reset=False)
         await self._on_group(self.offsets.alter(name, view.type, view.config, entries))
         return handled
 
@@ -647,22 +649,28 @@ class Commands:
         view = await self._stopped(name)
         stored = await self.offsets.read(name, view.type, view.config)
         forgotten = [ConnectorOffset(e.partition, None) for e in stored]
-        handled = await self._connector_alters(view, forgotten, reset=True)
+        handled = await self._connector_alters(name, view.type, view.config, forgotten, reset=True)
         await self._on_group(self.offsets.reset(name, view.type, view.config))
         return handled
 
     async def _connector_alters(
-        self, view: ConnectorView, entries: Sequence[ConnectorOffset], *, reset: bool
+        self,
+        name: str,
+        kind: str,
+        config: Mapping[str, str],
+        entries: Sequence[ConnectorOffset],
+        *,
+        reset: bool,
     ) -> bool:
         """A new instance of the connector's plugin asked to alter its offsets to ``entries``."""
         try:
             plugin = self.catalog.resolve(
-                view.config.get("connector.class", ""), requested_version(view.config)
+                config.get("connector.class", ""), requested_version(config)
             )
         except PluginError as exc:
             raise ConfigRejected(Problem.NO_PLUGIN, str(exc)) from None
         return await self.checks.alter_offsets(
-            plugin, view.name, view.config, as_json(view.type, entries), reset=reset
+            plugin, name, config, as_json(kind, entries), reset=reset
         )
 
     async def _stopped(self, name: str) -> ConnectorView:
