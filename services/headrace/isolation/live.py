@@ -153,9 +153,12 @@ class LivePlugins:
         """Reads the plugin path again whenever what it holds changed, until cancelled."""
         while True:
             await asyncio.sleep(every_s)
-            if listing(self.plugin_path) != self._listing and not self._lock.locked():
-                async with self._lock:
-                    await self._read()
+            try:
+                if listing(self.plugin_path) != self._listing and not self._lock.locked():
+                    async with self._lock:
+                        await self._read()
+            except Exception:  # noqa: BLE001 - logged: the next look tries again
+                self._log.exception("plugin_path_read_failed")
 
     async def _read(self) -> None:
         """Reads the plugin path (in a thread: a new Java location is scanned by a JVM) and
