@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
+import grpc
 import pytest
 
 from headrace.cli.client import ConfigClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.local.stack import Stack
+from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
 from tests.docblocks import block
 from tests.support import CONNECT_FILE_VERSIONS, Rest, json_lines, local_settings, wait_for
 
@@ -113,6 +115,15 @@ def arrived(folder: Path, name: str, count: int) -> bool:
     return out.is_file() and len(out.read_text().splitlines()) >= count
 
 
+def no_deletion_owed(settings: Settings) -> bool:
+    """Whether the coordinator's newest generation owes no deletion stop."""
+    with grpc.insecure_channel(settings.coordinator_addrs[0]) as channel:
+        history = coordinator_pb2_grpc.CoordinatorStub(channel).History(
+            coordinator_pb2.HistoryRequest(last=1), timeout=10
+        )
+    return bool(history.generations) and not history.generations[-1].pending_deletions
+
+
 def placement(client: ConfigClient, names: list[str]) -> dict[str, str] | None:
     """Unit -> the worker running it, once every unit of ``names`` runs."""
     found: dict[str, str] = {}
@@ -186,6 +197,9 @@ def test_one_install_reaches_every_worker_live_and_a_worker_that_joins_later(
         assert "in use" in refused.stderr and "source-a" in refused.stderr, refused.stderr
         for name in names:
             client.delete(name)
+        # Uninstalled once their deletions are told: a connector deleted is stopped with
+        # deleted=true by the plugin it ran (`headrace coordinator history` shows none owed).
+        wait_for("no deletion owed", partial(no_deletion_owed, settings), 60)
         removed = headrace(settings, uninstall)
         assert removed.returncode == 0, removed.stdout + removed.stderr
         entries = [settings.var_dir / "plugins"] + [

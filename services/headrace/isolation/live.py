@@ -149,6 +149,15 @@ class LivePlugins:
             await asyncio.to_thread(jvm.remove, coordinate, self.entry)
             await self._read()
 
+    async def refresh(self) -> bool:
+        """Reads the plugin path now if what it holds changed since it was last read (a plugin
+        copied in since the last look): whether it did."""
+        if listing(self.plugin_path) == self._listing:
+            return False
+        async with self._lock:
+            await self._read()
+        return True
+
     async def watch(self, every_s: float = WATCH_EVERY_S) -> None:
         """Reads the plugin path again whenever what it holds changed, until cancelled."""
         while True:

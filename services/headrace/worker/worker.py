@@ -380,11 +380,15 @@ class Worker:
     async def _start_all(self, starts: Mapping[WorkUnit, AssignedUnit]) -> None:
         """Starts the units concurrently, once the plugin processes they need are up; a held
         unit is only reported (PAUSED or STOPPED)."""
-        # A plugin the cluster installed before these units were assigned is here first.
+        # A plugin the cluster installed before these units were assigned is here first; one
+        # copied into the plugin path since the last look is read before a unit fails for it.
         await self.live.settled()
-        plugins: dict[WorkUnit, PluginDescriptor | PluginError] = {}
+        plugins = {unit: self._resolve(a.connector_config) for unit, a in starts.items()}
+        unknown = [u for u, p in plugins.items() if isinstance(p, PluginError)]
+        if unknown and await self.live.refresh():
+            plugins |= {u: self._resolve(starts[u].connector_config) for u in unknown}
         for unit, assigned in starts.items():
-            plugin = plugins[unit] = self._resolve(assigned.connector_config)
+            plugin = plugins[unit]
             descriptor = plugin if isinstance(plugin, PluginDescriptor) else None
             self.running[unit] = Running(descriptor, assigned)
         held = {u for u, a in starts.items() if a.target is not Target.RUNNING}
