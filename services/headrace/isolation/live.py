@@ -127,7 +127,8 @@ class LivePlugins:
                     continue
                 self.failed.pop(coordinate, None)
                 self._log.debug("plugin_present", coordinate=coordinate, folder=str(folder))
-            await self._read()
+            if listing(self.plugin_path) != self._listing:  # a worker's every rejoin lands here
+                await self._read()
 
     async def install(self, coordinate: str, sha512: str | None) -> tuple[Path, str]:
         """Installs one plugin here now (the config service's, before it records it): its
