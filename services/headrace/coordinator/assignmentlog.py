@@ -4,13 +4,21 @@
 | --- | --- | --- |
 | ``generation-<n>`` | ``GenerationRecorded`` | generation n of the group, whole |
 | ``generation-<n>`` | tombstone | generation n has left the history |
+| ``told-<instance>`` | ``DeletionTold`` | a worker told the unit (``core.storage.told``) |
+| ``told-<instance>`` | tombstone | a generation without that deletion pending was recorded |
 
 Each generation is its own record: the live members with what each runs and must stop, the
 members in their grace period with the units kept for them, and every pending deletion. The
 coordinator appends a generation *before* it tells any worker about it, so what a crash
 interrupts is found again on replay. A deletion acknowledged while a hand-over waits has the
 last generation written again under its key, without it: what resumes from the log never
-delivers an acknowledged deletion again. Only the active coordinator writes.
+delivers an acknowledged deletion again. Only the active coordinator writes generations.
+
+A worker whose plugin returned from ``stop(deleted=True)`` appends a ``told-`` record, besides
+acknowledging it over its stream: a leader that resumes reads it as that acknowledgement, even if
+the worker never rejoins. The leader tombstones it with the first generation it appends that no
+longer has the deletion pending (after it, in the same batch: on any replay, either the record
+or that generation is there).
 
 With generation n it tombstones generation n - :data:`HISTORY`, so the topic holds the last
 :data:`HISTORY` generations and compaction never removes the latest: a pending deletion, being
@@ -23,13 +31,15 @@ in every generation until its plugin has acknowledged it, cannot be compacted aw
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
 
 from headrace.coordinator.deletions import PendingDeletion
 from headrace.core.model import wire
 from headrace.core.model.configstate import frozen_config
 from headrace.core.model.structs import Revocation, WorkUnit
+from headrace.core.storage import told
+from headrace.core.storage.told import DeletionTold, ToldForgotten
 from headrace.core.storage.topiclog import LogFactory, LogRecord, Record
 from headrace.v1 import events_pb2
 
@@ -63,7 +73,7 @@ class GenerationForgotten:
     number: int
 
 
-Event = GenerationRecorded | GenerationForgotten
+Event = GenerationRecorded | GenerationForgotten | DeletionTold | ToldForgotten
 
 
 def key(number: int) -> str:
@@ -81,9 +91,9 @@ def _member(
     )
 
 
-def encode(generation: Generation) -> list[Record]:
-    """The records that append ``generation``: itself, and the tombstone of the generation that
-    leaves the history."""
+def encode(generation: Generation, told_keys: Collection[str] = ()) -> list[Record]:
+    """The records that append ``generation``: itself, the tombstone of the generation that
+    leaves the history, and those of the ``told_keys`` whose deletion it no longer has pending."""
     members = sorted(set(generation.members) | set(generation.revocations))
     msg = events_pb2.GenerationRecorded(
         generation=generation.number,
@@ -113,6 +123,8 @@ def encode(generation: Generation) -> list[Record]:
     records: list[Record] = [(key(generation.number), msg.SerializeToString())]
     if generation.number > HISTORY:
         records.append((key(generation.number - HISTORY), None))
+    owed = {told.key(p.instance) for p in generation.pending}
+    records += [(k, None) for k in sorted(told_keys) if k not in owed]
     return records
 
 
@@ -123,7 +135,7 @@ def _placement(member: events_pb2.MemberUnits) -> dict[WorkUnit, str]:
 def decode(record_key: str, value: bytes | None) -> Event | None:
     """The event a record carries; None for a key this protocol does not know."""
     if not record_key.startswith(PREFIX):
-        return None
+        return told.decode(record_key, value)
     number = int(record_key.removeprefix(PREFIX))
     if value is None:
         return GenerationForgotten(number)
@@ -157,9 +169,11 @@ def decode(record_key: str, value: bytes | None) -> Event | None:
 
 @dataclass(frozen=True)
 class History:
-    """The generations the topic holds, by number; the last is what a restart resumes from."""
+    """The generations the topic holds, by number; the last is what a restart resumes from.
+    ``told`` is the deletions workers told whose records are not tombstoned yet, by key."""
 
     generations: Mapping[int, Generation] = field(default_factory=dict)
+    told: Mapping[str, DeletionTold] = field(default_factory=dict)
 
     @property
     def last(self) -> Generation | None:
@@ -172,13 +186,19 @@ class History:
 
 def apply(state: History, event: Event) -> History:
     """Folds one event into the history."""
-    generations = dict(state.generations)
     match event:
         case GenerationRecorded(generation):
-            generations[generation.number] = generation
+            return replace(state, generations={**state.generations, generation.number: generation})
         case GenerationForgotten(number):
+            generations = dict(state.generations)
             generations.pop(number, None)
-    return History(generations)
+            return replace(state, generations=generations)
+        case DeletionTold(instance):
+            return replace(state, told={**state.told, told.key(instance): event})
+        case ToldForgotten(record_key):
+            told_now = dict(state.told)
+            told_now.pop(record_key, None)
+            return replace(state, told=told_now)
 
 
 class AssignmentLog:
@@ -191,6 +211,9 @@ class AssignmentLog:
     def __init__(self, logs: LogFactory) -> None:
         self.history = History()
         self._log = logs(self._on_record)
+        self.on_told: Callable[[DeletionTold], None] = lambda _: None
+        """Called with each deletion told read from when it is set (the leader sets it once it
+        has resumed from the replay, whose deletions told are in :attr:`History.told`)."""
 
     @property
     def last(self) -> Generation | None:
@@ -200,6 +223,8 @@ class AssignmentLog:
         event = decode(record.key, record.value)
         if event is not None:
             self.history = apply(self.history, event)
+        if isinstance(event, DeletionTold):
+            self.on_told(event)
 
     async def start(self, *, writer: bool = True, follow: bool = True) -> None:
         """Replays the topic, so that :attr:`last` is the generation to resume from."""
@@ -213,4 +238,4 @@ class AssignmentLog:
         await self._log.close()
 
     async def append(self, generation: Generation) -> None:
-        await self._log.append_many(encode(generation))
+        await self._log.append_many(encode(generation, self.history.told))

@@ -19,9 +19,11 @@ units are kept for it until ``session timeout + grace period`` after its last he
 waiting, and nothing is stopped anywhere else. A hand-over that waited for a lost member is
 abandoned: what that member was to give up stays kept for it, with the rest of its units.
 
-**After a restart** (:meth:`resume`), every member of the last generation is taken as lost at
-that moment: each unit is kept for the member that ran it before that generation until the
-member rejoins, and a member that does not rejoin in time loses its units as any other would.
+**After a restart** (:meth:`resume`), the deletions workers recorded as told since the last
+generation are acknowledged (``core.storage.told``), and every member of that generation is taken
+as lost at that moment: each unit is kept for the member that ran it before that generation
+until the member rejoins, and a member that does not rejoin in time loses its units as any other
+would.
 
 The group speaks the shared vocabulary only: each member's outbox takes ``AssignmentUpdate``s,
 which the gRPC edge (``service``) turns into protobuf.
@@ -51,6 +53,7 @@ from headrace.core.model.structs import (
     WorkUnit,
 )
 from headrace.core.observability import log
+from headrace.core.storage.told import DeletionTold
 from headrace.v1 import coordinator_pb2
 
 Outbox = asyncio.Queue[AssignmentUpdate | coordinator_pb2.CoordinatorMessage | None]
@@ -224,10 +227,15 @@ class Group:
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     _sessions: itertools.count[int] = field(default_factory=itertools.count)
 
-    def resume(self, last: Generation) -> None:
-        """Continues from the last generation in the log; see the module docstring."""
+    def resume(self, last: Generation, told: Iterable[DeletionTold] = ()) -> None:
+        """Continues from the last generation in the log, less the deletions ``told`` (a worker
+        recorded that its plugin heard them); see the module docstring."""
         self.recorded = last
         self.pending = {p.instance: p for p in last.pending}
+        for deletion in told:
+            if self.pending.pop(deletion.instance, None) is not None:
+                unit = str(deletion.instance[0])
+                log.get().info("deletion_acknowledged", worker=deletion.worker_id, unit=unit)
         until = self.clock() + self.session_timeout + self.grace
         kept: dict[str, dict[WorkUnit, str]] = {
             m: dict(units) for m, units in [*last.departed.items(), *last.members.items()]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from headrace.coordinator import metrics
 from headrace.coordinator.assignmentlog import AssignmentLog, Generation
 from headrace.coordinator.configview import ConfigFeed
-from headrace.coordinator.group import Group, Tick
+from headrace.coordinator.group import DeletionsDone, Group, Tick
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
 from headrace.core.model.configstate import LogLevel, level_pairs
@@ -24,6 +24,18 @@ async def tick(group: Group, every: float) -> None:
     while True:
         await asyncio.sleep(every)
         group.submit(Tick())
+
+
+def resume(group: Group, assignments: AssignmentLog) -> None:
+    """Has ``group`` go on from the replayed ``assignments``: from its last generation, less the
+    deletions workers recorded as told since; and from now on, each deletion recorded as told is
+    the acknowledgement of the worker that told it. (Nothing is read between the two: no await.)
+    """
+    if assignments.last is not None:
+        group.resume(assignments.last, assignments.history.told.values())
+    assignments.on_told = lambda t: group.submit(
+        DeletionsDone(t.worker_id, frozenset({t.instance}))
+    )
 
 
 def config_feed(configs: LogFactory, servicer: CoordinatorServicer) -> ConfigFeed:
@@ -75,8 +87,7 @@ class Leading:
         group = self.group = Group(
             self._append, session_timeout=self._session_timeout, grace=self._grace, name=self._name
         )
-        if self.assignments.last is not None:
-            group.resume(self.assignments.last)
+        resume(group, self.assignments)
         metrics.GENERATION.set(group.generation)
         await self._configs.start(group.submit)
         self.tasks = [

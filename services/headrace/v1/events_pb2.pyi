@@ -245,3 +245,15 @@ class GenerationRecorded(_message.Message):
     coordinator: str
     unassigned: _containers.RepeatedCompositeFieldContainer[RunningUnit]
     def __init__(self, generation: _Optional[int] = ..., members: _Optional[_Iterable[_Union[MemberUnits, _Mapping]]] = ..., departed: _Optional[_Iterable[_Union[MemberUnits, _Mapping]]] = ..., pending: _Optional[_Iterable[_Union[PendingDeletion, _Mapping]]] = ..., recorded_at_ms: _Optional[int] = ..., coordinator: _Optional[str] = ..., unassigned: _Optional[_Iterable[_Union[RunningUnit, _Mapping]]] = ...) -> None: ...
+
+class DeletionTold(_message.Message):
+    __slots__ = ("unit", "incarnation", "worker_id", "told_at_ms")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    TOLD_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    unit: WorkUnit
+    incarnation: str
+    worker_id: str
+    told_at_ms: int
+    def __init__(self, unit: _Optional[_Union[WorkUnit, _Mapping]] = ..., incarnation: _Optional[str] = ..., worker_id: _Optional[str] = ..., told_at_ms: _Optional[int] = ...) -> None: ...

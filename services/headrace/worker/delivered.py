@@ -11,6 +11,10 @@ deletion handed back at once, without starting the plugin.
 One file per worker id in the run folder: a JSON line per delivered unit (connector, task and
 incarnation), flushed to disk before the acknowledgement. It keeps the newest ``most``; when it
 holds twice that, it is rewritten with those (written aside, then renamed over).
+
+The file speaks only when the worker comes back. ``core.storage.told`` puts each delivery where
+the next leading coordinator reads it without this worker: a ``told-`` record on the assignments
+topic, written as the acknowledgement is sent.
 """
 
 from __future__ import annotations

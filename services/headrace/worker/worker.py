@@ -75,6 +75,7 @@ from headrace.core.observability import log
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
+from headrace.core.storage.told import ToldRecords
 from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.client import PluginCallError
 from headrace.isolation.live import LivePlugins
@@ -270,6 +271,7 @@ class Worker:
             delivered=lambda: self._deleted.newest(REACKNOWLEDGED),
         )
         self.log = log.get(worker=worker_id)
+        self._told = ToldRecords(logs("assignments"), worker_id, self.log)
         self._executor_levels = ExecutorLevels(settings, self.log)
         self._task_configs = TaskConfigsClient(settings, self.log, logs("configs"))
 
@@ -277,6 +279,7 @@ class Worker:
         """Joins the group and acts on events until :meth:`shutdown`; :attr:`ready` is set
         (and ``worker_ready`` logged) once the first assignment is applied."""
         await self._status.start(reader=False)
+        await self._told.start()
         self._task_configs.start()
         self.membership.start()
         if self._watches_plugins:
@@ -593,6 +596,7 @@ class Worker:
             )
         if done:
             self.membership.deletions_done(done)
+            await self._told.record(done)
 
     async def _stop(
         self,
@@ -660,6 +664,7 @@ class Worker:
             return  # not acknowledged: the coordinator keeps it pending and sends it again
         self._deleted.add(cleanup.instance)
         self.membership.deletions_done([cleanup.instance])
+        await self._told.record([cleanup.instance])
 
     async def _deliver(self, cleanup: Cleanup) -> bool:
         """Starts the deleted unit's plugin only to stop it with ``deleted=True``; whether the
@@ -892,4 +897,5 @@ class Worker:
         await self._task_configs.close()
         await self._executor_levels.close()
         await self._status.close()
+        await self._told.close()
         self.log.info("worker_stopped")

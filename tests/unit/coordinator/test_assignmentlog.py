@@ -3,6 +3,8 @@ and the history keeps the last ones without ever losing the latest."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from headrace.coordinator.assignmentlog import (
     HISTORY,
     AssignmentLog,
@@ -17,6 +19,7 @@ from headrace.coordinator.assignmentlog import (
 )
 from headrace.coordinator.deletions import PendingDeletion
 from headrace.core.model.structs import Revocation, WorkUnit
+from headrace.core.storage import told
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 
 A, A0, B = WorkUnit.of("a"), WorkUnit("a", 0), WorkUnit.of("b")
@@ -46,6 +49,21 @@ def test_a_generation_past_the_history_forgets_the_oldest() -> None:
     records = encode(generation(HISTORY + 7))
     assert [k for k, _ in records] == [key(HISTORY + 7), key(7)]
     assert decode(*records[1]) == GenerationForgotten(7)
+
+
+def test_a_deletion_told_is_held_until_a_generation_no_longer_owes_it() -> None:
+    instance = (B, "i0")
+    record = told.encode(instance, "w2")
+    state = apply(History(), decode(*record))  # type: ignore[arg-type]
+    assert [(t.instance, t.worker_id) for t in state.told.values()] == [(instance, "w2")]
+    # A generation that still owes it keeps the record; one that does not tombstones it.
+    assert [k for k, _ in encode(generation(3), state.told)] == [key(3)]
+    later = replace(generation(4), pending=())
+    records = encode(later, state.told)
+    assert records == [(key(4), records[0][1]), (record[0], None)]
+    for r in records:
+        state = apply(state, decode(*r))  # type: ignore[arg-type]
+    assert state.told == {} and state.last == later
 
 
 def test_keys_of_other_protocols_are_ignored() -> None:

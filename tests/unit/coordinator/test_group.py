@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
+import structlog
+
 from headrace.coordinator import assignmentlog
 from headrace.coordinator.group import (
     Beat,
@@ -23,6 +25,7 @@ from headrace.coordinator.group import (
     RevocationsDone,
     Tick,
 )
+from headrace.coordinator.leading import resume
 from headrace.core.model.configstate import (
     ConfigState,
     ConnectorConfigured,
@@ -32,7 +35,9 @@ from headrace.core.model.configstate import (
     apply,
     fold,
 )
-from headrace.core.model.structs import AssignmentUpdate, Cleanup, Revocation, WorkUnit
+from headrace.core.model.structs import AssignmentUpdate, Cleanup, Instance, Revocation, WorkUnit
+from headrace.core.storage.told import ToldRecords
+from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 
 A, A0, A1, A2 = WorkUnit.of("a"), WorkUnit("a", 0), WorkUnit("a", 1), WorkUnit("a", 2)
 B, B0 = WorkUnit.of("b"), WorkUnit("b", 0)
@@ -66,11 +71,20 @@ class Clock:
 
 
 class Harness:
-    def __init__(self, session_timeout: float = 10.0, grace: float = 0.0) -> None:
+    def __init__(
+        self,
+        session_timeout: float = 10.0,
+        grace: float = 0.0,
+        assignments: assignmentlog.AssignmentLog | None = None,
+    ) -> None:
+        """A group whose generations are collected in :attr:`log`, and appended to
+        ``assignments`` too when one is given."""
         self.log: list[assignmentlog.Generation] = []
 
         async def append(generation: assignmentlog.Generation) -> None:
             self.log.append(generation)
+            if assignments is not None:
+                await assignments.append(generation)
 
         self.clock = Clock()
         self.group = Group(append, session_timeout=session_timeout, grace=grace, clock=self.clock)
@@ -78,6 +92,13 @@ class Harness:
 
     async def send(self, *events: Event) -> None:
         await self.group.process(list(events))
+
+    async def submitted(self) -> None:
+        """Processes what was submitted to the group's queue (as its ``run`` would)."""
+        events = []
+        while not self.group.queue.empty():
+            events.append(self.group.queue.get_nowait())
+        await self.send(*events)
 
     async def join(self, worker: str, units: dict[WorkUnit, str] | None = None) -> None:
         self.outboxes[worker] = asyncio.Queue()
@@ -464,3 +485,71 @@ async def test_a_deletion_whose_acknowledgement_a_failover_lost_is_acknowledged_
     assert after.log[-1].pending == ()
     await after.tick(16, "w1")
     assert all(not m.cleanups for m in after.received("w1"))
+
+
+async def a_told_deletion_no_leader_heard(
+    topic: MemoryTopic,
+) -> tuple[ConfigState, ToldRecords, frozenset[Instance]]:
+    """w1 ran connector a, deleted; its plugin heard of the deletion, and w1's acknowledgement
+    went to a leader that was frozen and never heard it. The configs before, the recorder w1
+    records told deletions with, and the deletions."""
+    first = assignmentlog.AssignmentLog(memory_logs(topic))
+    await first.start()
+    h = Harness(session_timeout=10.0, grace=5.0, assignments=first)
+    state, revocation = await a_deleted_while_w1_runs_it(h)
+    heard = frozenset((r.unit, r.incarnation) for r in revocation.revoked if r.deleted)
+    assert heard == {(A, "a-1"), (A0, "a-1")}
+    recorder = ToldRecords(memory_logs(topic), "w1", structlog.get_logger())
+    await recorder.start()
+    return state, recorder, heard
+
+
+async def a_standby_leads(topic: MemoryTopic) -> tuple[Harness, assignmentlog.AssignmentLog]:
+    """The standby takes the lead: it replays the assignments topic and resumes from it."""
+    replayed = assignmentlog.AssignmentLog(memory_logs(topic))
+    await replayed.start()
+    after = Harness(session_timeout=10.0, grace=5.0, assignments=replayed)
+    resume(after.group, replayed)
+    return after, replayed
+
+
+async def test_a_deletion_told_while_no_leader_listened_is_not_told_again_elsewhere() -> None:
+    """Found by the nemesis (seed 412, on e6c3cfe): w1 told a connector of its deletion while
+    the leading coordinator was frozen, so its acknowledgement went unheard; w1 was killed, and
+    its new process frozen past its grace period. The standby took the lead, resumed with the
+    deletion pending and w1 gone, and had w2 tell it again. A worker now records each deletion
+    it told on the assignments topic, and a leader that resumes reads it there."""
+    topic = MemoryTopic("assignments", compacted=True)
+    state, w1, heard = await a_told_deletion_no_leader_heard(topic)
+    await w1.record(heard)  # then w1 is killed, and never heard from within its grace period
+    after, _ = await a_standby_leads(topic)
+    await after.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
+    await after.join("w2")
+    await after.tick(16, "w2")
+    assert after.group.pending == {}
+    assert all(not m.cleanups for m in after.received("w2"))
+    # The records are tombstoned with the generation that no longer owes the deletions.
+    again = assignmentlog.AssignmentLog(memory_logs(topic))
+    await again.start()
+    assert again.last is not None and again.last.pending == ()
+    assert again.history.told == {}
+
+
+async def test_a_deletion_recorded_as_told_after_the_leader_resumed_is_its_acknowledgement() -> (
+    None
+):
+    """The same, with w1's record landing only once the standby leads (w1's link to the broker
+    was slow): the leader reads it as w1's acknowledgement, before w1's grace period is over."""
+    topic = MemoryTopic("assignments", compacted=True)
+    state, w1, heard = await a_told_deletion_no_leader_heard(topic)
+    after, replayed = await a_standby_leads(topic)
+    await after.send(ConfigsChanged(apply(state, ConnectorRemoved("a"))))
+    await after.join("w2")
+    assert set(after.group.pending) == heard  # kept for w1, in its grace period
+    await w1.record(heard)
+    await after.submitted()
+    assert after.group.pending == {}
+    assert after.log[-1].pending == ()
+    await after.tick(16, "w2")
+    assert all(not m.cleanups for m in after.received("w2"))
+    assert replayed.history.told == {}  # tombstoned, and read back

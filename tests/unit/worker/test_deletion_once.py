@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from headrace.coordinator.assignmentlog import AssignmentLog
 from headrace.core.model import wire
 from headrace.core.model.structs import (
     AssignedUnit,
@@ -26,7 +27,6 @@ from headrace.core.model.structs import (
     WorkUnit,
 )
 from headrace.core.settings import Settings
-from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.worker import worker as worker_module
@@ -99,17 +99,30 @@ def fake_process(told: Told) -> Any:
 
 
 async def a_worker(
-    worker_id: str, run_dir: Path, told: Told, monkeypatch: pytest.MonkeyPatch
+    worker_id: str,
+    run_dir: Path,
+    told: Told,
+    monkeypatch: pytest.MonkeyPatch,
+    assignments: MemoryTopic | None = None,
 ) -> tuple[Worker, list[Instance]]:
-    """A worker whose acknowledgements are only recorded (none reaches a coordinator)."""
+    """A worker whose acknowledgements are only recorded (none reaches a coordinator); the
+    deletions it records as told go to ``assignments``."""
     monkeypatch.setattr(worker_module, "PluginProcess", fake_process(told))
     settings = Settings(
         config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1", plugin_spare="off"
     )  # no plugin process: none kept spare
-    worker = Worker(settings, worker_id, PluginCatalog((REC,)), run_dir, run_dir)
-    status = StatusStore(memory_logs(MemoryTopic("status")))
-    await status.start(reader=False)
-    monkeypatch.setattr(worker, "_status", status)
+    topics = {role: MemoryTopic(role) for role in ("status", "configs")}
+    topics["assignments"] = assignments or MemoryTopic("assignments")
+    worker = Worker(
+        settings,
+        worker_id,
+        PluginCatalog((REC,)),
+        run_dir,
+        run_dir,
+        logs=lambda role: memory_logs(topics[role]),
+    )
+    await worker._status.start(reader=False)
+    await worker._told.start()
     acknowledged: list[Instance] = []
     monkeypatch.setattr(worker.membership, "deletions_done", acknowledged.extend)
     return worker, acknowledged
@@ -128,6 +141,19 @@ async def test_a_restarted_worker_acknowledges_a_deletion_it_delivered_without_t
     await again._apply(AssignmentUpdate(2, (), cleanups=(CLEANUP,)))
     assert told.deletions == {CLEANUP.instance: 1}  # the plugin heard it once
     assert acknowledged == [CLEANUP.instance]  # and the coordinator hears it is done
+
+
+async def test_a_deletion_told_here_is_recorded_where_the_next_leader_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told, assignments = Told(), MemoryTopic("assignments")
+    worker, _ = await a_worker("w1", tmp_path, told, monkeypatch, assignments)
+    await worker._apply(AssignmentUpdate(1, (), cleanups=(CLEANUP,)))
+    replayed = AssignmentLog(memory_logs(assignments))
+    await replayed.start()
+    assert [(t.instance, t.worker_id) for t in replayed.history.told.values()] == [
+        (CLEANUP.instance, "w1")
+    ]
 
 
 async def test_a_deletion_told_here_and_handed_back_is_acknowledged_before_any_start(

@@ -5,7 +5,7 @@
 | configs | 1 | compact | the config service (one partition: the order of events) |
 | offsets | 25 | compact | source tasks; the config service when offsets are altered |
 | status | 5 | compact | workers |
-| assignments | 1 | compact | the active coordinator, in transactions |
+| assignments | 1 | compact | the active coordinator, in transactions; workers, deletions told |
 | leader | 1 | delete, an hour | the active coordinator's lease, in transactions |
 | requests | 4 | delete | automation: lifecycle commands, keyed by request id |
 | responses | 4 | delete | the config service: each command's answer, keyed by request id |
