@@ -4,6 +4,7 @@ Connect user sends, run by the stack's workers beside a JVM of their own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pyarrow.dataset as ds
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -53,9 +55,25 @@ def running(client: ConfigClient, name: str) -> dict[str, Any] | None:
     return None
 
 
+def jvms(stack: Stack, worker: str) -> Counter[str]:
+    """How many JVM plugin hosts the worker runs, by location."""
+    pid = stack.pid(worker)
+    assert pid is not None
+    found: Counter[str] = Counter()
+    for process in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            line = process.cmdline()
+            if "--location" in line and Path(line[0]).name == "java":
+                found[line[line.index("--location") + 1]] += 1
+    return found
+
+
 def test_two_versions_of_connect_file_run_side_by_side_each_on_the_one_it_pinned(
     stack: Stack, tmp_path: Path
 ) -> None:
+    """FileStream's 3.9.1 source and sink, and its 4.3.0 sink, on one worker: each version on
+    the one its connector pinned, and each version's connectors in one JVM of its own (the
+    source and the sink of 3.9.1 ran a JVM each)."""
     lines = [f"row {i}" for i in range(300)]
     (tmp_path / "in.txt").write_text("".join(f"{line}\n" for line in lines))
     topic = f"{tmp_path.name}-lines"
@@ -79,37 +97,45 @@ def test_two_versions_of_connect_file_run_side_by_side_each_on_the_one_it_pinned
             },
         )
         assert status == 201
-        status, _ = rest(
-            "PUT",
-            "/connectors/file-out/config",
-            {
-                "connector.class": SINK,
-                "connector.plugin.version": "[4.0,)",
-                "tasks.max": "1",
-                "file": str(tmp_path / "out.txt"),
-                "topics": topic,
-                **STRINGS,
-            },
-        )
-        assert status == 201
+        for name, version in (("file-out", "[4.0,)"), ("file-out-old", "3.9.1")):
+            status, _ = rest(
+                "PUT",
+                f"/connectors/{name}/config",
+                {
+                    "connector.class": SINK,
+                    "connector.plugin.version": version,
+                    "tasks.max": "1",
+                    "file": str(tmp_path / f"{name}.txt"),
+                    "topics": topic,
+                    **STRINGS,
+                },
+            )
+            assert status == 201
+        names = ("file-in", "file-out", "file-out-old")
         with ConfigClient(stack.settings.config_addr) as client:
-            source = wait_for("file-in running", lambda: running(client, "file-in"), timeout=90)
-            sink = wait_for("file-out running", lambda: running(client, "file-out"), timeout=90)
+            source, sink, old_sink = (
+                wait_for(f"{n} running", lambda n=n: running(client, n), timeout=90) for n in names
+            )
+            for out in ("file-out.txt", "file-out-old.txt"):
 
-            def written() -> list[str] | None:
-                out = tmp_path / "out.txt"
-                found = out.read_text().splitlines() if out.exists() else []
-                return found if len(found) >= len(lines) else None
+                def written(out: str = out) -> list[str] | None:
+                    path = tmp_path / out
+                    found = path.read_text().splitlines() if path.exists() else []
+                    return found if len(found) >= len(lines) else None
 
-            assert wait_for("every line written", written, timeout=90) == lines
-            client.delete("file-in")
-            client.delete("file-out")
+                assert wait_for(f"every line in {out}", written, timeout=90) == lines
+            by_location = jvms(stack, "worker-1")
+            for name in names:
+                client.delete(name)
     finally:
         stack.start("worker-2")
-    for unit in (source["connector"], *source["tasks"]):
+    for unit in (source["connector"], *source["tasks"], old_sink["connector"], *old_sink["tasks"]):
         assert (unit["worker_id"], unit["version"]) == ("worker-1", "3.9.1")
     for unit in (sink["connector"], *sink["tasks"]):
         assert (unit["worker_id"], unit["version"]) == ("worker-1", "4.3.0")
+    file_jvms = {where: n for where, n in by_location.items() if "connect-file" in where}
+    assert sorted(file_jvms.values()) == [1, 1], by_location
+    assert sorted(Path(where).name for where in file_jvms) == ["3.9.1", "4.3.0"], by_location
 
 
 def test_a_java_connector_is_validated_with_its_own_config_def(stack: Stack) -> None:

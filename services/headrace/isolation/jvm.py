@@ -27,7 +27,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -78,6 +78,20 @@ def heap(class_name: str, version: str, setting: str | None) -> str:
         if target in chosen:
             return chosen[target]
     raise AssertionError("the default is always chosen")
+
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def _bytes(size: str) -> int:
+    unit = size[-1].lower() if size[-1].isalpha() else ""
+    return int(size.removesuffix(size[-1]) if unit else size) * _UNITS[unit]
+
+
+def location_heap(connectors: Iterable[tuple[str, str]], setting: str | None) -> str:
+    """The maximum heap of a JVM that runs several connector versions of one location, given
+    as (class, version): the largest :func:`heap` among them."""
+    return max((heap(c, v, setting) for c, v in connectors), key=_bytes, default=DEFAULT_HEAP)
 
 
 def options(setting: str | None) -> list[str]:

@@ -185,6 +185,23 @@ def _java_manifest(path: Path, raw: dict[str, object]) -> PluginDescriptor:
     )
 
 
+def location_connectors(plugin: PluginDescriptor) -> list[PluginDescriptor]:
+    """A Java connector version and every other connector of the same version that its
+    location's scan found beside it, the one given first: what one JVM of that location runs.
+    Just the one given for a Python plugin, or a scan that cannot be read (a rescan replaced it)."""
+    if not plugin.is_java or plugin.manifest_file is None:
+        return [plugin]
+    found = [plugin]
+    for manifest in sorted(plugin.manifest_file.parent.parent.glob("*/manifest.json")):
+        try:
+            other = read_manifest(manifest)
+        except PluginError:
+            continue
+        if other.version == plugin.version and other.class_name != plugin.class_name:
+            found.append(other)
+    return found
+
+
 def _module_exists(folder: Path, module: str) -> bool:
     """Whether ``module`` (dotted) is a file or a package under ``folder``, without importing it."""
     base = folder.joinpath(*module.split("."))

@@ -82,7 +82,16 @@ sink: 35 jars, 42 MB) first; under load, past 30 s."""
 def plugin_key(plugin: PluginDescriptor) -> str:
     """The name of a plugin version's process, by its whole class name (two plugins may share
     a simple one); a connector whose config names component versions from the plugin path runs
-    in a process of its own, named with their digest."""
+    in a process of its own, named with their digest. Every Java connector of one location and
+    version shares one process, and its one JVM (``location_connectors``): named by the
+    location, and its path's digest (two locations may share a name)."""
+    if plugin.is_java and not plugin.components:
+        where = plugin.folder.resolve()
+        digest = hashlib.sha256(str(where).encode()).hexdigest()[:10]
+        name = where.name.removesuffix(".jar")
+        if name == plugin.version:  # <artifact>/<version>, as plugins install makes it
+            return f"{where.parent.name}-{plugin.version}+{digest}"
+        return f"{name}-{plugin.version}+{digest}"
     key = f"{plugin.class_name}-{plugin.version}"
     if not plugin.components:
         return key

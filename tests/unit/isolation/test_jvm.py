@@ -160,6 +160,14 @@ def test_a_jvms_heap_is_its_versions_else_its_connectors_else_everyones() -> Non
     assert jvm.heap(PG, "3.6.1.Final", f"{PG}=2G") == "2G"
 
 
+def test_a_jvm_of_several_connectors_takes_the_largest_heap_any_of_them_is_given() -> None:
+    source, sink = "org.example.Source", "org.example.Sink"
+    setting = f"384m, {sink}=1g, {source}=2048k"
+    assert jvm.location_heap([(source, "1.0"), (sink, "1.0")], setting) == "1g"
+    assert jvm.location_heap([(source, "1.0")], setting) == "2048k"
+    assert jvm.location_heap([(source, "1.0"), (sink, "1.0")], None) == jvm.DEFAULT_HEAP
+
+
 @pytest.mark.parametrize("setting", ["lots", f"{PG}=", "256m,=", f"{PG}=512 m", "a=b=1g", "0m"])
 def test_a_heap_setting_that_is_not_a_size_is_refused_naming_the_variable(setting: str) -> None:
     with pytest.raises(PluginError, match="HEADRACE_JVM_HEAP"):

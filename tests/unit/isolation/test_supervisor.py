@@ -66,4 +66,24 @@ def test_two_plugins_of_one_simple_name_and_version_run_in_processes_of_their_ow
         python, class_name="headrace.testing.PryingSourceConnector", runtime="java", module=""
     )
     assert plugin_key(python) != plugin_key(java)
-    assert plugin_key(java) == "headrace.testing.PryingSourceConnector-1.0.0"
+    assert plugin_key(python) == "prying_source.PryingSourceConnector-1.0.0"
+
+
+def test_the_java_connectors_of_one_location_and_version_share_a_process(tmp_path: Path) -> None:
+    """FileStream's source and sink on one worker ran two plugin processes and two JVMs."""
+    location = tmp_path / "connect-file" / "3.9.1"
+    source = PluginDescriptor(
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "3.9.1",
+        "source",
+        "",
+        "",
+        location,
+        runtime="java",
+    )
+    sink = replace(source, class_name=source.class_name.replace("Source", "Sink"), type="sink")
+    assert plugin_key(source) == plugin_key(sink)
+    assert plugin_key(source).startswith("connect-file-3.9.1+")
+    assert plugin_key(replace(sink, version="4.0.0")) != plugin_key(source)
+    elsewhere = replace(sink, folder=tmp_path / "other" / "3.9.1")
+    assert plugin_key(elsewhere) != plugin_key(source)

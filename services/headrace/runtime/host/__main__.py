@@ -1,4 +1,6 @@
-"""The plugin host: one OS process per plugin version, serving ``PluginHost`` on a Unix socket.
+"""The plugin host: one OS process per plugin version, serving ``PluginHost`` on a Unix socket;
+for a Java plugin, one per location and version, running every connector of that version the
+location holds in its one JVM (``plugins``).
 
     python -m headrace.runtime.host --manifest PATH --socket PATH [--stop-timeout 10]
                                     [--parent-pid PID] [--component PATH ...]
@@ -57,18 +59,24 @@ from headrace.core.security import secrets
 from headrace.core.security.guard import HOST_KEY_ENV, HostKeyCheck
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
-from headrace.isolation.plugins import COMPONENT_TYPES, PluginDescriptor, read_manifest
+from headrace.isolation.plugins import (
+    COMPONENT_TYPES,
+    PluginDescriptor,
+    location_connectors,
+    read_manifest,
+)
 from headrace.isolation.sandbox import SandboxError
 from headrace.isolation.supervisor import OVERRUN_FILE, PRIVATE_SOCKET, prepare_environments
+from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.java import connector_class as java_connector_class
 from headrace.runtime.host.jvm import JvmHost
 from headrace.runtime.host.jvm import heap as jvm_heap
 from headrace.runtime.host.loader import load_components, load_connector_class
+from headrace.runtime.host.plugins import HostedPlugins
 from headrace.runtime.host.service import Lease, PluginHostService
 from headrace.runtime.lifecycle import bounded, format_trace
 from headrace.runtime.watchdog import Watchdog, install, kill
-from headrace.sdk.connector import Connector
 from headrace.v1 import plugin_pb2
 from headrace.v1 import plugin_pb2_grpc as pb_grpc
 
@@ -184,23 +192,36 @@ async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), LEASE_CHECK_S)
 
 
-async def _load_java(descriptor: PluginDescriptor, socket: Path) -> tuple[JvmHost, type[Connector]]:
-    """Starts the JVM host of a Java plugin beside this process (confined as it is), and the
-    SDK connector class that stands for the plugin."""
-    host = JvmHost(descriptor, socket.parent, jvm_heap(descriptor))
+async def _load_java(
+    descriptor: PluginDescriptor, socket: Path, settings: Settings, stop_timeout: float
+) -> tuple[JvmHost, HostedPlugins]:
+    """Starts the JVM host of a Java plugin location beside this process (confined as it is),
+    for every connector of the plugin's version there; the plugin's own is loaded at once."""
+    connectors = location_connectors(descriptor)
+    host = JvmHost(descriptor, socket.parent, jvm_heap(connectors))
     await host.start()
+
+    def make(connector: PluginDescriptor, bus: EventBus) -> HostedPlugin:
+        connector_class = java_connector_class(connector, host)
+        return HostedPlugin(connector, connector_class, settings, stop_timeout, bus=bus)
+
+    plugins = HostedPlugins(connectors, make)
     try:
-        return host, java_connector_class(descriptor, host)
+        plugins.plugin(descriptor)
     except Exception:
         await host.close()
         raise
+    return host, plugins
 
 
 def _load(
-    descriptor: PluginDescriptor, component_manifests: Sequence[Path], settings: Settings
-) -> tuple[PluginDescriptor, type[Connector]]:
+    descriptor: PluginDescriptor,
+    component_manifests: Sequence[Path],
+    settings: Settings,
+    stop_timeout: float,
+) -> HostedPlugins:
     """Imports the connector's plugin and the components beside it, each with the
-    environment its requirements call for; the descriptor then lists the components."""
+    environment its requirements call for; its descriptor lists the components."""
     components = tuple(read_manifest(m) for m in component_manifests)
     for component in components:
         if component.type not in COMPONENT_TYPES:
@@ -211,7 +232,10 @@ def _load(
             sys.path.insert(0, str(site))  # the version folder goes before it when imported
     connector_class = load_connector_class(descriptor)
     load_components(components)
-    return full, connector_class
+    return HostedPlugins(
+        [full],
+        lambda d, bus: HostedPlugin(d, connector_class, settings, stop_timeout, bus=bus),
+    )
 
 
 def _confine(
@@ -266,13 +290,12 @@ async def serve(args: argparse.Namespace) -> int:
     java: JvmHost | None = None
     try:
         if descriptor.is_java:
-            java, connector_class = await _load_java(descriptor, args.socket)
+            java, plugins = await _load_java(descriptor, args.socket, settings, args.stop_timeout)
         else:
-            descriptor, connector_class = _load(descriptor, args.component, settings)
+            plugins = _load(descriptor, args.component, settings, args.stop_timeout)
     except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
         logger.error("plugin_load_failed", error=str(exc), trace=format_trace(exc))
         return 2
-    plugin = HostedPlugin(descriptor, connector_class, settings, args.stop_timeout)
     # The reason a call overran goes beside the socket too, for the worker's trace.
     overrun = functools.partial(kill, reason_file=args.socket.parent / OVERRUN_FILE)
     calls = Watchdog(settings.plugin_call_timeout_s, on_overrun=overrun)
@@ -286,7 +309,7 @@ async def serve(args: argparse.Namespace) -> int:
     server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=[HostKeyCheck(key)] if key else [])
     lease = Lease()
     pb_grpc.add_PluginHostServicer_to_server(
-        PluginHostService(plugin, lease, java.hold_levels if java else None), server
+        PluginHostService(plugins, lease, java.hold_levels if java else None), server
     )
     health = Health([full_name(plugin_pb2, "PluginHost")])
     health.register(server)
@@ -308,19 +331,25 @@ async def serve(args: argparse.Namespace) -> int:
         else None
     )
     fence = asyncio.create_task(_watch_lease(lease, stop))
-    logger.info("plugin_host_ready", socket=socket_path, pid=os.getpid(), type=descriptor.type)
+    logger.info(
+        "plugin_host_ready",
+        socket=socket_path,
+        pid=os.getpid(),
+        type=descriptor.type,
+        connectors=[d.class_name for d in plugins.connectors],
+    )
 
     await stop.wait()
     logger.info("plugin_host_stopping")
     if lease.expired():
         # Fenced: what does not stop in time is cut short with the process.
-        finished, _ = await bounded(plugin.shutdown(), lease.stop_s)
+        finished, _ = await bounded(plugins.shutdown(), lease.stop_s)
         if not finished:
             logger.warning("plugin_host_fence_timeout", stop_s=lease.stop_s)
             metrics.process_exiting()
             os._exit(0)
     else:
-        await plugin.shutdown()
+        await plugins.shutdown()
     await fence
     if java is not None:
         await java.close()

@@ -99,9 +99,11 @@ class HostedPlugin:
         settings: Settings,
         stop_timeout: float = 10.0,
         stored_offsets: StoredOffsets | None = None,
+        bus: EventBus | None = None,
     ) -> None:
         """``stored_offsets`` reads a source connector's stored offsets as it starts: from the
-        cluster's offsets topic (or the connector's own) unless given."""
+        cluster's offsets topic (or the connector's own) unless given; ``bus``, where its units
+        report, shared with the other plugins of the process, else its own (closed with it)."""
         self.descriptor = descriptor
         self._read_offsets = stored_offsets or self._stored_offsets
         self.connector_class = connector_class
@@ -110,7 +112,8 @@ class HostedPlugin:
         self.providers = Providers.of(settings)
         self._password_keys: frozenset[str] | None = None
         self.stop_timeout = stop_timeout
-        self.bus = EventBus()
+        self._owns_bus = bus is None
+        self.bus = bus or EventBus()
         self._connectors: dict[str, ConnectorUnit] = {}
         self._tasks: dict[WorkUnit, TaskUnit] = {}
         self._locks: defaultdict[WorkUnit, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -393,7 +396,8 @@ class HostedPlugin:
         self._closing = True
         await asyncio.gather(*(self.stop_task(unit, False) for unit in list(self._tasks)))
         await asyncio.gather(*(self.stop_connector(n, False) for n in list(self._connectors)))
-        self.bus.close()
+        if self._owns_bus:
+            self.bus.close()
 
     def _refuse_when_closing(self) -> None:
         if self._closing:

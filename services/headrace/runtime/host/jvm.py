@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -248,7 +248,8 @@ class JvmHost:
             raise _error(exc) from exc
 
 
-def heap(descriptor: PluginDescriptor) -> str:
-    """The JVM's maximum heap: this connector version's in ``HEADRACE_JVM_HEAP``, else the
-    default (``headrace.isolation.jvm.heap``)."""
-    return jvm.heap(descriptor.class_name, descriptor.version, os.environ.get("HEADRACE_JVM_HEAP"))
+def heap(connectors: Iterable[PluginDescriptor]) -> str:
+    """The JVM's maximum heap: the largest that ``HEADRACE_JVM_HEAP`` gives the connector
+    versions it runs, else the default (``headrace.isolation.jvm.heap``)."""
+    setting = os.environ.get("HEADRACE_JVM_HEAP")
+    return jvm.location_heap(((d.class_name, d.version) for d in connectors), setting)

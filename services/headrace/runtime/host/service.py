@@ -1,4 +1,5 @@
-"""The ``PluginHost`` gRPC service: protobuf in, domain calls on ``HostedPlugin``, protobuf out.
+"""The ``PluginHost`` gRPC service: protobuf in, domain calls on the ``HostedPlugin`` a call is
+for (``plugins.HostedPlugins`` says which), protobuf out.
 
 ``Watch`` streams the bus's events (``headrace.core.model.structs``) as ``UnitEvent`` messages,
 converted by ``headrace.core.model.wire``: a state change carries its state, a reconfiguration
@@ -31,7 +32,8 @@ from headrace.core.model.wire import (
 )
 from headrace.core.observability import log
 from headrace.core.security import secrets
-from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict
+from headrace.runtime.host.hosted import HostClosing, UnitConflict
+from headrace.runtime.host.plugins import HostedPlugins
 from headrace.runtime.lifecycle import format_trace
 from headrace.sdk.errors import ConfigException, RetriableError
 from headrace.v1 import configdef_pb2
@@ -79,15 +81,15 @@ class Lease:
 
 
 class PluginHostService(pb_grpc.PluginHostServicer):
-    """Serves one ``HostedPlugin``."""
+    """Serves the process's ``HostedPlugins``."""
 
     def __init__(
         self,
-        plugin: HostedPlugin,
+        plugins: HostedPlugins,
         lease: Lease | None = None,
         on_levels: Callable[[Mapping[str, str]], None] | None = None,
     ) -> None:
-        self.plugin = plugin
+        self.plugins = plugins
         self.lease = lease or Lease()
         self._on_levels = on_levels  # a Java plugin's JVM, told the cluster's levels too
 
@@ -103,25 +105,28 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     async def ForgetTopics(
         self, request: pb.ForgetTopicsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ForgetTopicsResponse:
-        self.plugin.forget_topics(request.connector)
+        plugin = self.plugins.of_connector(request.connector)
+        if plugin is not None:
+            plugin.forget_topics(request.connector)
         return pb.ForgetTopicsResponse()
 
     async def Describe(
         self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext
     ) -> pb.DescribeResponse:
-        d = self.plugin.descriptor
+        d = self.plugins.descriptor
         return pb.DescribeResponse(
             plugin_class=d.class_name,
             version=d.version,
             type=d.type,
-            components=[component_keys_to_pb(c) for c in self.plugin.component_keys()],
+            components=[component_keys_to_pb(c) for c in self.plugins.component_keys()],
         )
 
     async def Validate(
         self, request: pb.ValidateRequest, context: grpc.aio.ServicerContext
     ) -> configdef_pb2.ConfigInfos:
         try:
-            infos = self.plugin.validate(dict(request.config), request.definition_only)
+            config = dict(request.config)
+            infos = self.plugins.for_config(config).validate(config, request.definition_only)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
         return config_infos_to_pb(infos)
@@ -131,8 +136,9 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     ) -> pb.ConnectorAlterOffsetsResponse:
         try:
             entries = json.loads(request.offsets_json)
-            handled, refusal = self.plugin.alter_offsets(
-                request.name, dict(request.config), entries, request.reset
+            config = dict(request.config)
+            handled, refusal = self.plugins.for_config(config).alter_offsets(
+                request.name, config, entries, request.reset
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
@@ -142,7 +148,9 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         self, request: pb.StartConnectorRequest, context: grpc.aio.ServicerContext
     ) -> pb.StartConnectorResponse:
         try:
-            configs = await self.plugin.start_connector(request.name, dict(request.config))
+            config = dict(request.config)
+            plugin = self.plugins.for_unit(request.name, config)
+            configs = await plugin.start_connector(request.name, config)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
         return pb.StartConnectorResponse(tasks=[pb.TaskConfig(config=c) for c in configs])
@@ -150,7 +158,10 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     async def StopConnector(
         self, request: pb.StopRequest, context: grpc.aio.ServicerContext
     ) -> pb.StopResponse:
-        stopped = await self.plugin.stop_connector(request.connector, request.deleted)
+        plugin = self.plugins.of_connector(request.connector)
+        stopped = plugin is not None and await plugin.stop_connector(
+            request.connector, request.deleted
+        )
         return pb.StopResponse(stopped=stopped)
 
     async def StartTask(
@@ -159,10 +170,9 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         if request.task < 0:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "task must be >= 0")
         try:
-            await self.plugin.start_task(
-                WorkUnit(request.connector, request.task),
-                dict(request.connector_config),
-                dict(request.task_config),
+            config = dict(request.connector_config)
+            await self.plugins.for_unit(request.connector, config).start_task(
+                WorkUnit(request.connector, request.task), config, dict(request.task_config)
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
@@ -172,17 +182,17 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         self, request: pb.StopRequest, context: grpc.aio.ServicerContext
     ) -> pb.StopResponse:
         unit = WorkUnit(request.connector, request.task)
-        stopped = await self.plugin.stop_task(unit, request.deleted)
+        plugin = self.plugins.of_connector(request.connector)
+        stopped = plugin is not None and await plugin.stop_task(unit, request.deleted)
         return pb.StopResponse(stopped=stopped)
 
     async def Cleanup(
         self, request: pb.CleanupRequest, context: grpc.aio.ServicerContext
     ) -> pb.StopResponse:
         try:
-            await self.plugin.clean_up(
-                WorkUnit(request.connector, request.task),
-                dict(request.connector_config),
-                dict(request.task_config),
+            config = dict(request.connector_config)
+            await self.plugins.for_unit(request.connector, config).clean_up(
+                WorkUnit(request.connector, request.task), config, dict(request.task_config)
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
@@ -191,5 +201,5 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     async def Watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.UnitEvent]:
-        async for event in self.plugin.bus.subscribe():
+        async for event in self.plugins.bus.subscribe():
             yield host_event_to_pb(event)
