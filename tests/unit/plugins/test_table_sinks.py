@@ -430,6 +430,54 @@ async def test_a_failed_write_fails_the_next_pre_commit(tmp_path: Path) -> None:
         await task.pre_commit({p0: 1})
 
 
+async def test_a_stop_that_gives_up_its_wait_neither_cancels_the_write_nor_lets_a_later_one_by(
+    tmp_path: Path,
+) -> None:
+    """Found by the nemesis (seed 413, Parquet): a stopping task waited for its write of
+    offsets 1411 to 3856; a rebalance's commit came meanwhile and wrote 3858 to 5218; the stop
+    ran out of time, and its cancelled wait cancelled the first write. The executor's watermark
+    then skipped 1411 to 3856 when they came again, and their offsets were committed: 493 rows
+    never written."""
+    task, executor = await gated_task(tmp_path)
+    p1 = TopicPartition("orders", 1)
+    await task.put([record(1, o) for o in range(1411, 1414)])
+    await task.pre_commit({p1: 1414})
+    await until(lambda: executor.running)
+    await task.put([record(1, o) for o in range(1415, 1418)])  # after a transaction marker
+    stopping = asyncio.ensure_future(task.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=0.05)
+    assert not done  # held by the write
+    assert await task.pre_commit({p1: 1418}) == {}  # the rebalance's commit: nothing starts
+    assert not executor.overlapped
+    stopping.cancel()  # the stop ran out of time
+    await asyncio.wait({stopping})
+    executor.gate.set()
+    await until(lambda: len(executor.writes) == 1)  # the first write went on, alone
+    assert [w["table"].column("kafka_offset").to_pylist() for w in executor.writes] == [
+        [1411, 1412, 1413]
+    ]
+    assert not executor.overlapped and not executor.running
+
+
+async def test_after_a_failed_write_its_partition_takes_nothing_more(tmp_path: Path) -> None:
+    task, executor = await gated_task(tmp_path)
+    p0 = TopicPartition("orders", 0)
+    await task.put([record(0, 0)])
+    await task.pre_commit({p0: 1})
+    await until(lambda: executor.running)
+    await task.put([record(0, 1)])
+    executor.fail = True
+    executor.gate.set()
+    await until(lambda: not executor.running)
+    with pytest.raises(RuntimeError, match="refused"):
+        await task.flush({p0: 2})
+    executor.fail = False
+    await task.put([record(0, 2)])
+    assert await task.pre_commit({p0: 3}) == {}  # nothing after the failed write is written
+    await task.flush({p0: 3})
+    assert executor.writes == []
+
+
 async def test_closing_a_partition_waits_for_its_write(tmp_path: Path) -> None:
     task, executor = await gated_task(tmp_path)
     p0 = TopicPartition("orders", 0)

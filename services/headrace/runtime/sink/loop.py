@@ -367,13 +367,17 @@ class SinkRunner(LoopBase):
 
     async def finish(self) -> None:
         """Flushes and commits what was delivered, then closes the task's partitions."""
-        await self._flushed()
-        async with self._lock:
-            await self._commit()
-            assigned = self.assignment()
-            if assigned:
-                with self.plugin_call("close"):
-                    await self.task.close(assigned)
+        try:
+            await self._flushed()
+            async with self._lock:
+                await self._commit()
+                assigned = self.assignment()
+                if assigned:
+                    with self.plugin_call("close"):
+                        await self.task.close(assigned)
+        except BaseException:
+            self._broken = True  # cut short (a stop out of time): commit nothing more
+            raise
 
     async def close(self) -> None:
         """Leaves the group, closes the Kafka clients and the executor's connection (after the
@@ -585,12 +589,21 @@ class SinkRunner(LoopBase):
             return
         self._offsets = self._offsets.after_commit(offsets)
 
+    def _stopping(self) -> bool:
+        """Whether the task is being stopped: a rebalance calls nothing of it any more (its
+        partitions are committed and closed by ``finish``, and the task's ``stop`` may be
+        running; found by the nemesis, seed 413: a rebalance's commit wrote a later range of a
+        partition while the stop waited for an earlier one, which never landed)."""
+        return self._closed or self.stop_requested.is_set()
+
     async def on_revoked(self, revoked: set[TopicPartition]) -> None:
         """Flushes and commits revoked partitions, then closes them in the task."""
         self._epoch += 1
-        if not revoked or self._closed:
+        if not revoked or self._stopping():
             return
         async with self._lock:
+            if self._stopping():  # asked while this waited for the lock
+                return
             await self._commit(only=revoked)
             with self.plugin_call("close"):
                 await self.task.close(revoked)
@@ -601,9 +614,11 @@ class SinkRunner(LoopBase):
         """Opens newly assigned partitions in the task, then pauses again those it paused and
         still has, and seeks to the offsets it asked for (in ``open``, or before the rebalance)."""
         self._epoch += 1
-        if self._closed or self._consumer is None:
+        if self._stopping() or self._consumer is None:
             return
         async with self._lock:
+            if self._stopping():
+                return
             self._offsets = self._offsets.after_assignment(assigned)
             # Before any record of theirs is read: records are written under these ids only.
             await self._topics.pin({tp.topic for tp in assigned})

@@ -254,3 +254,42 @@ async def test_a_bad_header_fails_the_task_under_errors_tolerance_none(
     with pytest.raises(RecordError, match=r"^header converter failed .* header 'h' is not utf-8"):
         runner._prepare({KafkaTopicPartition("orders", 3): Fetched.of("orders", 3, fetch)}, 0, 0)
     await runner.close()
+
+
+class Counting(Recording):
+    """Counts every call a rebalance may make into the task."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    async def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        self.calls.append("pre_commit")
+        return offsets
+
+    async def open(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append("open")
+
+    async def close(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append("close")
+
+
+async def test_a_rebalance_calls_nothing_of_a_task_being_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by the nemesis (seed 413): a rebalance's commit ran in a task whose stop was
+    waiting for a write, and wrote a later range of the partition before the earlier one."""
+    monkeypatch.setattr(kafka, "AIOKafkaConsumer", Consumer)
+    config = {"topics": "orders"}
+    settings = Settings(bootstrap_servers="unused:1")
+    task = Counting()
+    runner = sink.SinkRunner(Placement("c", 0, config, {}, settings), task)
+    await runner.start()
+    orders = TopicPartition("orders", 3)
+    await runner.on_revoked({orders})
+    assert task.calls == ["pre_commit", "close"]
+    runner.request_stop()
+    await runner.on_revoked({orders})
+    await runner.on_assigned({orders})
+    assert task.calls == ["pre_commit", "close"]
+    await runner.close()
