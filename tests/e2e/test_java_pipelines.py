@@ -9,6 +9,7 @@ import json
 import os
 import signal
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,7 @@ def test_two_versions_of_connect_file_run_side_by_side_each_on_the_one_it_pinned
         names = ("file-in", "file-out", "file-out-old")
         with ConfigClient(stack.settings.config_addr) as client:
             source, sink, old_sink = (
-                wait_for(f"{n} running", lambda n=n: running(client, n), timeout=90) for n in names
+                wait_for(f"{n} running", partial(running, client, n), timeout=90) for n in names
             )
             for out in ("file-out.txt", "file-out-old.txt"):
 
