@@ -32,7 +32,7 @@ from headrace.config.console import session
 from headrace.config.console.app import Console
 from headrace.config.grpc_api import ConfigCalls, ConfigServicer, TaskConfigServicer
 from headrace.config.installs import rest as installs_rest
-from headrace.config.installs.installs import PluginInstalls
+from headrace.config.installs.installs import PluginInstalls, owed_by_coordinator
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.rest import ConnectApi, Handler, app
@@ -126,7 +126,9 @@ class ConfigParts:
         )
         if settings.exactly_once_source:
             self.commands.fence = functools.partial(fence_tasks, settings)
-        self.installs = PluginInstalls(self.commands, self.live)
+        self.installs = PluginInstalls(
+            self.commands, self.live, functools.partial(owed_by_coordinator, settings)
+        )
         # The gRPC API's calls, and automation's.
         self.calls = ConfigCalls(self.commands, self.installs)
         self.restarter = AutoRestarter(self.commands)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from headrace.coordinator.assignmentlog import Generation
+from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.structs import WorkUnit
 
 
@@ -25,11 +26,14 @@ class Move:
 
 @dataclass(frozen=True)
 class Owed:
-    """A deletion stop not yet acknowledged; ``owner`` empty: any worker may run it."""
+    """A deletion stop not yet acknowledged; ``owner`` empty: any worker may run it. The
+    plugin its connector's config asked for: what its deletion stop still needs."""
 
     unit: WorkUnit
     incarnation: str
     owner: str
+    connector_class: str = ""
+    plugin_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,16 @@ def describe(generation: Generation, previous: Generation | None) -> GenerationS
             for m, revoked in sorted(generation.revocations.items())
         },
         departed={m: len(units) for m, units in sorted(generation.departed.items())},
-        pending=tuple(Owed(p.unit, p.incarnation, p.owner) for p in generation.pending),
+        pending=tuple(
+            Owed(
+                p.unit,
+                p.incarnation,
+                p.owner,
+                p.connector_config.get("connector.class", ""),
+                requested_version(p.connector_config) or "",
+            )
+            for p in generation.pending
+        ),
     )
 
 

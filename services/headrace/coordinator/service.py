@@ -93,7 +93,14 @@ def summary_to_pb(summary: GenerationSummary) -> coordinator_pb2.GenerationSumma
             for m, n in summary.departed.items()
         ],
         pending_deletions=[
-            coordinator_pb2.OwedDeletion(unit=str(p.unit), incarnation=p.incarnation, owner=p.owner)
+            coordinator_pb2.OwedDeletion(
+                unit=str(p.unit),
+                incarnation=p.incarnation,
+                owner=p.owner,
+                connector=p.unit.connector,
+                connector_class=p.connector_class,
+                plugin_version=p.plugin_version,
+            )
             for p in summary.pending
         ],
     )

@@ -238,14 +238,20 @@ class DepartedMember(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ..., units: _Optional[int] = ...) -> None: ...
 
 class OwedDeletion(_message.Message):
-    __slots__ = ("unit", "incarnation", "owner")
+    __slots__ = ("unit", "incarnation", "owner", "connector_class", "plugin_version", "connector")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CONNECTOR_FIELD_NUMBER: _ClassVar[int]
     unit: str
     incarnation: str
     owner: str
-    def __init__(self, unit: _Optional[str] = ..., incarnation: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    connector_class: str
+    plugin_version: str
+    connector: str
+    def __init__(self, unit: _Optional[str] = ..., incarnation: _Optional[str] = ..., owner: _Optional[str] = ..., connector_class: _Optional[str] = ..., plugin_version: _Optional[str] = ..., connector: _Optional[str] = ...) -> None: ...
 
 class GenerationSummary(_message.Message):
     __slots__ = ("generation", "recorded_at_ms", "coordinator", "members", "new_units", "moved", "revoked", "departed", "pending_deletions")

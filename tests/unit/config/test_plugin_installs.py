@@ -72,10 +72,27 @@ def path(tmp_path: Path) -> PluginPath:
     return PluginPath(tmp_path)
 
 
+class Coordinator:
+    """The deletion stops the coordinator owes, as it would answer; None: none answers."""
+
+    def __init__(self) -> None:
+        self.owed: list[tuple[str, str, str]] | None = []
+
+    async def __call__(self) -> list[tuple[str, str, str]]:
+        if self.owed is None:
+            raise ConfigRejected(Problem.UNAVAILABLE, "no coordinator answered")
+        return self.owed
+
+
 @pytest.fixture
-async def calls(configs: MemoryTopic, path: PluginPath) -> ConfigCalls:
+def coordinator() -> Coordinator:
+    return Coordinator()
+
+
+@pytest.fixture
+async def calls(configs: MemoryTopic, path: PluginPath, coordinator: Coordinator) -> ConfigCalls:
     commands = await memory_commands(configs)
-    installs = PluginInstalls(commands, cast(LivePlugins, path))
+    installs = PluginInstalls(commands, cast(LivePlugins, path), coordinator)
     commands.catalog = cast(LivePlugins, path).catalog
     return ConfigCalls(commands, installs)
 
@@ -153,3 +170,25 @@ async def test_an_uninstall_is_refused_while_a_connector_runs_it_and_not_after(
     with pytest.raises(ConfigRejected, match="was not installed with plugins install") as gone:
         await calls.UninstallPlugin(config_pb2.UninstallPluginRequest(coordinate=COORDINATE))
     assert gone.value.problem is Problem.NOT_FOUND
+
+
+async def test_an_uninstall_is_refused_while_a_deleted_connector_of_it_is_owed_its_deletion(
+    calls: ConfigCalls, configs: MemoryTopic, path: PluginPath, coordinator: Coordinator
+) -> None:
+    """Its deletion stop runs in its plugin: removed, the connector would never be told."""
+    await calls.InstallPlugin(install())
+    calls._commands.catalog = path.catalog
+    before = len(configs.records)
+    uninstall = config_pb2.UninstallPluginRequest(coordinate=COORDINATE)
+    coordinator.owed = [("lines", "FileStreamSource", ""), ("other", "Gen", "")]
+    with pytest.raises(ConfigRejected, match="connectors lines were deleted and have not") as owed:
+        await calls.UninstallPlugin(uninstall)
+    assert owed.value.problem is Problem.CONFLICT
+    coordinator.owed = None
+    with pytest.raises(ConfigRejected, match="no coordinator answered") as unknown:
+        await calls.UninstallPlugin(uninstall)
+    assert unknown.value.problem is Problem.UNAVAILABLE
+    assert len(configs.records) == before and path.removed == []
+    coordinator.owed = [("other", "Gen", "")]
+    await calls.UninstallPlugin(uninstall)
+    assert path.removed == [COORDINATE]

@@ -39,7 +39,14 @@ def generation_json(summary: coordinator_pb2.GenerationSummary) -> dict[str, Any
         ],
         "departed": [{"worker": d.worker_id, "units": d.units} for d in summary.departed],
         "pending_deletions": [
-            {"unit": p.unit, "incarnation": p.incarnation, "owner": p.owner}
+            {
+                "unit": p.unit,
+                "incarnation": p.incarnation,
+                "owner": p.owner,
+                "connector": p.connector,
+                "connector_class": p.connector_class,
+                "plugin_version": p.plugin_version,
+            }
             for p in summary.pending_deletions
         ],
     }

@@ -7,24 +7,48 @@ refused with the reason and records nothing. Then the install is recorded on the
 (``plugin-<coordinate>``, with the SHA-512 of the artifact's jar), from where every config
 service and, through the coordinator, every worker installs the same bytes into its own plugin
 path, and takes it into use without a restart (``headrace.isolation.live``). An uninstall is
-refused while a connector runs or pins a version only that install holds."""
+refused while a connector runs or pins a version only that install holds, and while the
+coordinator still owes a deleted connector of such a version its deletion stop (which needs its
+plugin: removed, it would never be told)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from headrace.config.commands import Commands
+from headrace.config.console.cluster import coordinators
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model import configlog
 from headrace.core.model.configstate import ConfigState, InstalledPlugin
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
+from headrace.core.settings import Settings
 from headrace.isolation import jvm
 from headrace.isolation.live import LivePlugins
 from headrace.isolation.plugins import PluginDescriptor
+
+OwedDeletions = Callable[[], Awaitable[Sequence[tuple[str, str, str]]]]
+"""The deletion stops the coordinator still owes: (connector, the connector class its config
+named, the version it asked for, empty for the latest). ConfigRejected when it cannot be asked."""
+
+
+async def owed_by_coordinator(settings: Settings) -> list[tuple[str, str, str]]:
+    """The deletion stops the leading coordinator owes, from its last generation."""
+    found = await coordinators(settings, None, 1)
+    if not any(r["role"] == "leader" for r in found["replicas"]):
+        raise ConfigRejected(
+            Problem.UNAVAILABLE,
+            "no coordinator answered, so whether a deleted connector still needs the plugin "
+            "for its deletion stop cannot be known: ask again once one leads",
+        )
+    return [
+        (p["connector"], p["connector_class"], p["plugin_version"])
+        for generation in found["generations"]
+        for p in generation["pending_deletions"]
+    ]
 
 
 @dataclass(frozen=True)
@@ -40,9 +64,11 @@ class PluginInstalls:
     """Installs and uninstalls of Java plugins for the cluster, over ``commands``' store and
     this service's ``live`` plugin path."""
 
-    def __init__(self, commands: Commands, live: LivePlugins) -> None:
+    def __init__(self, commands: Commands, live: LivePlugins, owed: OwedDeletions) -> None:
+        """``owed`` asks the leading coordinator which deletion stops it still owes."""
         self._commands = commands
         self._live = live
+        self._owed = owed
 
     def listed(self) -> list[Install]:
         """Every plugin installed for the cluster, oldest first."""
@@ -84,6 +110,14 @@ class PluginInstalls:
         removes its own copy as it hears); ConfigRejected when it was not installed for the
         cluster, or while a connector runs or pins a version only it holds."""
         folder = self._folder(coordinate)
+        owed = sorted({name for name, *plugin in await self._owed() if self._in(folder, *plugin)})
+        if owed:
+            raise ConfigRejected(
+                Problem.CONFLICT,
+                f"{coordinate} is still needed: connectors {', '.join(owed)} were deleted and "
+                "have not yet been told (their deletion stop runs in their plugin); ask again "
+                "once they have",
+            )
 
         async def plan(state: ConfigState) -> list[configlog.Record]:
             if coordinate not in state.plugins:
@@ -107,17 +141,19 @@ class PluginInstalls:
 
     def _users(self, state: ConfigState, folder: Path) -> list[str]:
         """The connectors whose config runs a version from ``folder``."""
-        users = []
-        for name, config in state.connectors.items():
-            try:
-                plugin = self._live.catalog.resolve(
-                    config.get("connector.class", ""), requested_version(config)
-                )
-            except PluginError:
-                continue
-            if _same(plugin.folder, folder):
-                users.append(name)
-        return sorted(users)
+        return sorted(
+            name
+            for name, config in state.connectors.items()
+            if self._in(folder, config.get("connector.class", ""), requested_version(config))
+        )
+
+    def _in(self, folder: Path, connector_class: str, version: str | None) -> bool:
+        """Whether the plugin a config names resolves to a version from ``folder``."""
+        try:
+            plugin = self._live.catalog.resolve(connector_class, version or None)
+        except PluginError:
+            return False
+        return _same(plugin.folder, folder)
 
     def _holds(self, coordinate: str) -> list[PluginDescriptor]:
         if self._live.entry is None:

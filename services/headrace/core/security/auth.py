@@ -58,6 +58,7 @@ class Need(enum.Enum):
     ADMIN = ADMIN
     INTERNAL = INTERNAL
     DATA = DATA
+    OBSERVE = "observe"  # a read the cluster's own services make too (the coordinator's history)
     PARSE = "parse"  # what any role may ask: whether a query parses
     SIGNED = "signed"  # nothing here: the service checks the session-key signature
     LOCAL = "local"  # served only on the worker's private Unix socket; refused on a network
@@ -69,6 +70,7 @@ GRANTED_BY: Mapping[Need, frozenset[str]] = {
     Need.ADMIN: frozenset({ADMIN}),
     Need.INTERNAL: frozenset({INTERNAL, ADMIN}),
     Need.DATA: frozenset({DATA, INTERNAL, ADMIN}),
+    Need.OBSERVE: frozenset({READ, INTERNAL, ADMIN}),
     Need.PARSE: frozenset({READ, DATA, INTERNAL, ADMIN}),
     Need.LOCAL: frozenset(),
 }
@@ -120,7 +122,7 @@ METHODS: Mapping[str, Need] = {
     "/headrace.v1.MigrationService/ListMigrations": Need.READ,
     "/headrace.v1.TaskConfigService/PutTaskConfigs": Need.SIGNED,
     "/headrace.v1.Coordinator/Join": Need.INTERNAL,
-    "/headrace.v1.Coordinator/History": Need.READ,
+    "/headrace.v1.Coordinator/History": Need.OBSERVE,  # the config service's uninstall asks
     # Standalone mode's plugin processes read and store source offsets in its file.
     "/headrace.v1.OffsetLogService/ReadOffsets": Need.DATA,
     "/headrace.v1.OffsetLogService/AppendOffsets": Need.DATA,
