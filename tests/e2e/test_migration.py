@@ -211,7 +211,7 @@ def pipeline_in_connect(
     return source, sink
 
 
-def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
+def test_a_running_pipeline_moves_from_connect_and_back_twice_with_each_line_once(
     stack: Stack, connect: ConnectDistributed, kafka: str, tmp_path: Path
 ) -> None:
     source, sink = pipeline_in_connect(connect, kafka, tmp_path)
@@ -239,18 +239,19 @@ def test_a_running_pipeline_moves_from_connect_and_back_with_each_line_once(
         # classes on its JVM plugin host, at the latest installed version, as Connect did.
         assert {row["version"] for row in rows} == {CONNECT_FILE_VERSIONS[-1]}
 
-        over = migrate(stack, connect, "--from", url(connect), *names, *given, "--cutover")
-        assert over.returncode == 0, over.stdout + over.stderr
-        runs_only_on(ours, theirs, source, sink)  # deleted from Connect once running here
-        flowing("lines through headrace", appender, out_file)
+        for turn in (1, 2):  # there and back, twice: a cutover works every time
+            over = migrate(stack, connect, "--from", url(connect), *names, *given, "--cutover")
+            assert over.returncode == 0, over.stdout + over.stderr
+            runs_only_on(ours, theirs, source, sink)  # deleted from Connect once running here
+            flowing(f"lines through headrace ({turn})", appender, out_file)
 
-        # Moving to Connect, headrace writes out the converters it used into each config.
-        back = migrate(stack, connect, "--to", url(connect), *names, "--cutover")
-        assert back.returncode == 0, back.stdout + back.stderr
-        runs_only_on(theirs, ours, source, sink)
-        flowing("lines through Connect again", appender, out_file)
+            # Moving to Connect, headrace writes out the converters it used into each config.
+            back = migrate(stack, connect, "--to", url(connect), *names, "--cutover")
+            assert back.returncode == 0, back.stdout + back.stderr
+            runs_only_on(theirs, ours, source, sink)
+            flowing(f"lines through Connect again ({turn})", appender, out_file)
 
-    each_line_once(appender, out_file)  # across both handovers
+    each_line_once(appender, out_file)  # across the four handovers
     for name in (source, sink):
         connect.delete(name)
 

@@ -72,7 +72,10 @@ class PluginChecks:
             assert process.client is not None
             try:
                 return await process.client.validate(
-                    config, definition_only=definition_only, deadline_s=VALIDATE_TIMEOUT_S
+                    config,
+                    definition_only=definition_only,
+                    deadline_s=VALIDATE_TIMEOUT_S,
+                    plugin_class=plugin.class_name,
                 )
             except PluginCallError as exc:
                 raise await self._failed(process, "validate the config", exc) from None
@@ -93,7 +96,12 @@ class PluginChecks:
             assert process.client is not None
             try:
                 handled, refusal = await process.client.alter_offsets(
-                    name, config, entries, reset=reset, deadline_s=VALIDATE_TIMEOUT_S
+                    name,
+                    config,
+                    entries,
+                    reset=reset,
+                    deadline_s=VALIDATE_TIMEOUT_S,
+                    plugin_class=plugin.class_name,
                 )
             except PluginCallError as exc:
                 raise await self._failed(process, "alter its offsets", exc) from None

@@ -64,10 +64,18 @@ class PluginClient:
         self._stub = plugin_pb2_grpc.PluginHostStub(channel)
 
     async def validate(
-        self, config: Mapping[str, str], *, definition_only: bool, deadline_s: float
+        self,
+        config: Mapping[str, str],
+        *,
+        definition_only: bool,
+        deadline_s: float,
+        plugin_class: str = "",
     ) -> ConfigInfos:
-        """The plugin's keys, with each one's verdict on ``config`` unless ``definition_only``."""
-        request = plugin_pb2.ValidateRequest(config=dict(config), definition_only=definition_only)
+        """The keys of the plugin ``plugin_class`` (else the one ``config`` names), with each
+        one's verdict on ``config`` unless ``definition_only``."""
+        request = plugin_pb2.ValidateRequest(
+            config=dict(config), definition_only=definition_only, plugin_class=plugin_class
+        )
         answer = await _called(lambda: self._stub.Validate(request, timeout=deadline_s))
         return wire.config_infos_from_pb(answer)
 
@@ -79,11 +87,16 @@ class PluginClient:
         *,
         reset: bool,
         deadline_s: float,
+        plugin_class: str = "",
     ) -> tuple[bool, str]:
         """KIP-875: whether the connector altered its own offsets too, and why it refused
         ("" when it did not)."""
         request = plugin_pb2.ConnectorAlterOffsetsRequest(
-            name=name, config=dict(config), offsets_json=json.dumps(entries), reset=reset
+            name=name,
+            config=dict(config),
+            offsets_json=json.dumps(entries),
+            reset=reset,
+            plugin_class=plugin_class,
         )
         answer = await _called(lambda: self._stub.AlterOffsets(request, timeout=deadline_s))
         return answer.handled, answer.refusal

@@ -197,7 +197,7 @@ class ComponentDefinition(_message.Message):
     def __init__(self, class_name: _Optional[str] = ..., version: _Optional[str] = ..., type: _Optional[str] = ..., defined: _Optional[bool] = ..., keys: _Optional[_Iterable[_Union[_configdef_pb2.ConfigKeyInfo, _Mapping]]] = ...) -> None: ...
 
 class ConnectorAlterOffsetsRequest(_message.Message):
-    __slots__ = ("name", "config", "offsets_json", "reset")
+    __slots__ = ("name", "config", "offsets_json", "reset", "plugin_class")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -209,11 +209,13 @@ class ConnectorAlterOffsetsRequest(_message.Message):
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     OFFSETS_JSON_FIELD_NUMBER: _ClassVar[int]
     RESET_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_CLASS_FIELD_NUMBER: _ClassVar[int]
     name: str
     config: _containers.ScalarMap[str, str]
     offsets_json: str
     reset: bool
-    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., offsets_json: _Optional[str] = ..., reset: _Optional[bool] = ...) -> None: ...
+    plugin_class: str
+    def __init__(self, name: _Optional[str] = ..., config: _Optional[_Mapping[str, str]] = ..., offsets_json: _Optional[str] = ..., reset: _Optional[bool] = ..., plugin_class: _Optional[str] = ...) -> None: ...
 
 class ConnectorAlterOffsetsResponse(_message.Message):
     __slots__ = ("handled", "refusal")
@@ -224,7 +226,7 @@ class ConnectorAlterOffsetsResponse(_message.Message):
     def __init__(self, handled: _Optional[bool] = ..., refusal: _Optional[str] = ...) -> None: ...
 
 class ValidateRequest(_message.Message):
-    __slots__ = ("config", "definition_only")
+    __slots__ = ("config", "definition_only", "plugin_class")
     class ConfigEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -234,6 +236,8 @@ class ValidateRequest(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     DEFINITION_ONLY_FIELD_NUMBER: _ClassVar[int]
+    PLUGIN_CLASS_FIELD_NUMBER: _ClassVar[int]
     config: _containers.ScalarMap[str, str]
     definition_only: bool
-    def __init__(self, config: _Optional[_Mapping[str, str]] = ..., definition_only: _Optional[bool] = ...) -> None: ...
+    plugin_class: str
+    def __init__(self, config: _Optional[_Mapping[str, str]] = ..., definition_only: _Optional[bool] = ..., plugin_class: _Optional[str] = ...) -> None: ...

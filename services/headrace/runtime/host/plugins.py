@@ -6,9 +6,10 @@ has one process per version, and one JVM, for every connector of that version th
 Each connector class gets its ``HostedPlugin`` when a call first names it; they share the
 process's event bus, so one ``Watch`` stream carries every unit's events.
 
-A call that carries a connector config goes to the plugin its ``connector.class`` names (an alias
-as the catalog takes it); a stop, to the plugin that started the unit. A class this process does
-not host is a ``ConfigException`` naming it.
+A validation or an offsets alteration goes to the class its caller resolved (its request names
+it); a start or a clean-up, to the plugin its config's ``connector.class`` names (an alias as the
+catalog takes it); a stop, to the plugin that started the unit. A class this process does not
+host is a ``ConfigException`` naming it.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ class HostedPlugins:
         raise ConfigException(
             f"connector.class: {name!r} is not run by this plugin process (it runs {hosted})"
         )
+
+    def for_call(self, plugin_class: str, config: Mapping[str, str]) -> HostedPlugin:
+        """The plugin a call names by its resolved class (a validation of no config at all,
+        which asks only for the definition), else the one its config names."""
+        return self.for_config({"connector.class": plugin_class} if plugin_class else config)
 
     def for_unit(self, connector: str, config: Mapping[str, str]) -> HostedPlugin:
         """The plugin for a connector's unit about to start: the one its config names, which

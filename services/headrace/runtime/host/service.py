@@ -126,7 +126,8 @@ class PluginHostService(pb_grpc.PluginHostServicer):
     ) -> configdef_pb2.ConfigInfos:
         try:
             config = dict(request.config)
-            infos = self.plugins.for_config(config).validate(config, request.definition_only)
+            plugin = self.plugins.for_call(request.plugin_class, config)
+            infos = plugin.validate(config, request.definition_only)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text
             await _abort(context, exc)
         return config_infos_to_pb(infos)
@@ -137,7 +138,7 @@ class PluginHostService(pb_grpc.PluginHostServicer):
         try:
             entries = json.loads(request.offsets_json)
             config = dict(request.config)
-            handled, refusal = self.plugins.for_config(config).alter_offsets(
+            handled, refusal = self.plugins.for_call(request.plugin_class, config).alter_offsets(
                 request.name, config, entries, request.reset
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status with text

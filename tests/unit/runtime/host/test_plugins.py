@@ -48,6 +48,18 @@ async def test_each_connector_class_is_made_once_when_first_named_and_takes_its_
     await plugins.shutdown()
 
 
+def test_a_definition_asked_of_no_config_goes_to_the_class_the_caller_resolved() -> None:
+    """The config service asks for a plugin's definition with an empty config (to know its
+    secret keys): found answered by no class once a location's connectors shared a process,
+    and every value of a FileStream connector's config was hidden."""
+    plugins, made = hosted(SOURCE, SINK)
+    assert plugins.for_call(SINK.class_name, {}).descriptor == SINK
+    assert plugins.for_call("", {"connector.class": "FileSource"}).descriptor == SOURCE
+    assert made == [SINK.class_name, SOURCE.class_name]
+    with pytest.raises(ConfigException):
+        plugins.for_call("", {})
+
+
 def test_a_class_the_process_does_not_run_is_refused_naming_it() -> None:
     plugins, _ = hosted(SOURCE, SINK)
     with pytest.raises(ConfigException, match=r"'org\.example\.Other' is not run by this"):
