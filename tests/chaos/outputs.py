@@ -10,15 +10,34 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from deltalake import DeltaTable
 
 from tests.postgres import Postgres
-from tests.support import committed, json_lines
+from tests.support import committed, describe_topic, json_lines
 
 
 def topic(kafka: str, name: str) -> list[tuple[int, int, Any]]:
     """(partition, offset, value) of every committed record of a topic."""
     return [(r.partition, r.offset, r.value) for r in asyncio.run(committed(kafka, name))]
+
+
+def group_commits(kafka: str, group: str, name: str) -> dict[int, int]:
+    """The offset a consumer group has committed for each partition of a topic (-1: none)."""
+    return asyncio.run(_group_commits(kafka, group, name))
+
+
+async def _group_commits(kafka: str, group: str, name: str) -> dict[int, int]:
+    described = await describe_topic(kafka, name)
+    partitions = [TopicPartition(name, p["partition"]) for p in described["partitions"]]
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(group, partitions=partitions)
+    finally:
+        await admin.close()
+    return {tp.partition: offsets[tp].offset if tp in offsets else -1 for tp in partitions}
 
 
 def generated(kafka: str, name: str) -> list[tuple[int, int, int]]:

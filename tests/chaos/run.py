@@ -19,6 +19,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from aiokafka.errors import KafkaError
+
+from headrace.core.model.offsets import sink_group_id
 from headrace.core.storage.topics import ensure_topic
 from tests.chaos import checker, nemesis, outputs
 from tests.chaos.cluster import Cluster, Deaths
@@ -330,6 +333,7 @@ class ChaosRun:
             wait("every sink caught up", drained, DRAIN_S, every_s=5.0)
         except TimeoutError as error:
             self.history.write("note", what=str(error))
+            self._note_sink_groups()
         # A deletion stop still in flight, and a last put, land before anything is read.
         sizes: list[int] = []
 
@@ -338,6 +342,23 @@ class ChaosRun:
             return len(sizes) >= 3 and sizes[-1] == sizes[-3]  # unchanged for two looks
 
         wait("the recording plugin's logs quiet", quiet, SETTLE_S)
+
+    def _note_sink_groups(self) -> None:
+        """Says, for each sink of the rows, where its group's commits stand against the rows:
+        committed past every row with rows missing is a loss; short of them, a sink that lags."""
+        ends: dict[int, int] = {}
+        for partition, offset, _ in outputs.generated(self.kafka, ROWS):
+            ends[partition] = max(ends.get(partition, 0), offset + 1)
+        for sink in ("delta", "jdbc", "parquet"):
+            group = sink_group_id(self.cluster.stack.settings.cluster, sink)
+            try:
+                commits = outputs.group_commits(self.kafka, group, ROWS)
+            except (KafkaError, OSError) as error:  # a note only: the checks still run
+                self.history.write("note", what=f"{sink}: commits unknown", error=repr(error))
+                continue
+            short = {p: end for p, end in ends.items() if commits.get(p, -1) < end}
+            where = "commits short of the last rows" if short else "committed past every row"
+            self.history.write("note", what=f"{sink}: {where}", committed=commits, rows_end=ends)
 
     def _recorded_bytes(self) -> int:
         """How much the recording plugin has written, every connector's files together."""
