@@ -269,12 +269,24 @@ def deletion_asks(
     return asked
 
 
+def stored_task_counts(history: Iterable[Mapping[str, Any]]) -> dict[str, dict[int, int]]:
+    """How many tasks each connector had stored just before each delete (ms, as the delete
+    began), read from the REST API: what a deletion applies to when the connector's last answer
+    was not stored (a paused connector's task configs are ignored; seen in seed 419)."""
+    stored: dict[str, dict[int, int]] = {}
+    for e in history:
+        if e["type"] == "op" and e["op"] == "delete" and e.get("stored_tasks") is not None:
+            stored.setdefault(e["connector"], {})[e["began_ms"]] = e["stored_tasks"]
+    return stored
+
+
 def deletion_stops(
     lifecycles: Mapping[str, Sequence[Mapping[str, Any]]],
     task_configs: Mapping[str, Sequence[Mapping[str, Any]]],
     deleted: Iterable[str],
     recreatable: Iterable[str] = (),
     asked: Mapping[str, Sequence[int]] | None = None,
+    stored: Mapping[str, Mapping[int, int]] | None = None,
 ) -> list[Violation]:
     """Deletion stops as promised: ``task_configs`` is each connector's ``task_configs``
     answers (tasks, at_ms), ``deleted`` the connectors deleted. Every unit of a deleted connector
@@ -288,7 +300,10 @@ def deletion_stops(
     ``asked`` says when each connector's deletions were asked for (ms): the units a deletion
     applies to are those of the last ``task_configs`` answer before it was asked, as well as
     before the first deletion stop (a connector started only to hear of its deletion answers
-    for its last config, which never ran)."""
+    for its last config, which never ran). ``stored`` says how many tasks were stored just
+    before each ask (``stored_task_counts``): where it and the answers differ (an answer that
+    was not stored, or a change between the read and the delete), the units both count must
+    hear of it, and those either counts may."""
     violations = []
     gone, again = set(deleted), set(recreatable)
     for connector, lines in sorted(lifecycles.items()):
@@ -301,7 +316,8 @@ def deletion_stops(
             begun = part[0]["at_ms"] if part else 0
             when = [t for t in (asked or {}).get(connector, ()) if t >= begun]
             cutoff = min(when, default=float("inf"))
-            violations += _incarnation_stops(connector, part, answers, was_deleted, cutoff)
+            read = (stored or {}).get(connector, {}).get(int(cutoff)) if when else None
+            violations += _incarnation_stops(connector, part, answers, was_deleted, cutoff, read)
     return violations
 
 
@@ -329,6 +345,7 @@ def _incarnation_stops(
     answers: Sequence[Mapping[str, Any]],
     deleted: bool,
     asked_at: float = float("inf"),
+    stored_tasks: int | None = None,
 ) -> list[Violation]:
     violations = []
     started = {unit_of(e, connector) for e in ordered if e["event"] == "start"}
@@ -336,8 +353,13 @@ def _incarnation_stops(
         (e["at_ms"] for e in ordered if e["event"] == "stop" and e.get("deleted")),
         default=float("inf"),
     )
-    tasks = task_count(answers, min(first_deletion, asked_at))
-    final = {(connector, "connector")} | {(connector, f"task-{n}") for n in range(tasks)}
+    answered = task_count(answers, min(first_deletion, asked_at))
+    counts = [answered] if stored_tasks is None else [answered, stored_tasks]
+
+    def units(tasks: int) -> set[tuple[str, str]]:
+        return {(connector, "connector")} | {(connector, f"task-{n}") for n in range(tasks)}
+
+    final, possible = units(min(counts)), units(max(counts))
     stops: dict[tuple[str, str], list[int]] = defaultdict(list)
     for entry in ordered:
         unit = unit_of(entry, connector)
@@ -351,7 +373,7 @@ def _incarnation_stops(
                 Violation(connector, "deletion stop but never deleted", _sample(stops))
             )
         return violations
-    for unit in sorted(final | set(stops)):
+    for unit in sorted(possible | set(stops)):
         count = len(stops.get(unit, []))
         if count > 1:
             violations.append(
@@ -359,7 +381,7 @@ def _incarnation_stops(
             )
         elif count == 0 and unit in started and unit in final:
             violations.append(Violation(connector, "no deletion stop", unit[1]))
-        elif count and unit not in final:
+        elif count and unit not in possible:
             violations.append(
                 Violation(connector, "deletion stop of a unit it no longer had", unit[1])
             )

@@ -458,7 +458,10 @@ class ChaosRun:
             if e["type"] == "op" and e["op"] in WRITES_CONFIG and e["outcome"] == "unknown"
         }
         asked = checker.deletion_asks(history, WRITES_CONFIG)
-        violations += checker.deletion_stops(lifecycles, answers, deleted, unanswered, asked)
+        stored = checker.stored_task_counts(history)
+        violations += checker.deletion_stops(
+            lifecycles, answers, deleted, unanswered, asked, stored
+        )
         faults = [e for e in history if e["type"] == "fault"]
         return {
             "seed": self.seed,

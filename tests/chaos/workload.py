@@ -196,7 +196,11 @@ class Churn:
             self.delete(name)
 
     def delete(self, name: str) -> None:
-        self.api.call("delete", "DELETE", f"/connectors/{name}", connector=name)
+        # What was stored just before: what the deletion applies to (the checker's
+        # ``stored_task_counts``); None when the read failed.
+        tasks = self.api.read(f"/connectors/{name}/tasks")
+        stored = {"stored_tasks": len(tasks)} if isinstance(tasks, list) else {}
+        self.api.call("delete", "DELETE", f"/connectors/{name}", connector=name, **stored)
         self.alive.pop(name, None)
         self.deleted.append(name)
 

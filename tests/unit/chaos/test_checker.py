@@ -150,6 +150,41 @@ def test_a_deletion_applies_to_the_task_configs_stored_when_it_was_asked_for() -
     )
 
 
+def test_an_answer_that_was_not_stored_is_not_what_the_deletion_applies_to() -> None:
+    """Seen in a run (seed 419, on 4b7045a): three tasks, reconfigured to one (tasks 1 and 2
+    stopped, not deleted); the connector, started as it was paused, answered three again, which
+    the config service ignored (paused); deleted with one task stored. Tasks 1 and 2 were no
+    longer its units: only task 0 and the connector hear of the deletion."""
+    life = [
+        line("start", 0, 1, None),
+        *(line("start", 1, 1, t) for t in (0, 1, 2)),
+        *(stop(10 + t, 1, t, deleted=False) for t in (1, 2)),
+        line("start", 40, 1, None),
+        stop(41, 1, None, deleted=False),
+        line("start", 60, 2),
+        stop(61, 2),
+        line("start", 62, 2, None),
+        stop(63, 2, None),
+    ]
+    told = answers((0, 3), (5, 1), (40, 3), (62, 3))
+    stored = {"c": {50: 1}}
+    assert (
+        checker.deletion_stops({"c": life}, {"c": told}, ["c"], asked={"c": [50]}, stored=stored)
+        == []
+    )
+    assert kinds(checker.deletion_stops({"c": life}, {"c": told}, ["c"], asked={"c": [50]})) == [
+        "no deletion stop",
+        "no deletion stop",
+    ]
+    stopped = [*life, stop(64, 2, 1), stop(65, 2, 2)]  # had they been stored, told too: fine
+    assert (
+        checker.deletion_stops({"c": stopped}, {"c": told}, ["c"], asked={"c": [50]}, stored=stored)
+        == []
+    )
+    history = [{"type": "op", "op": "delete", "connector": "c", "began_ms": 50, "stored_tasks": 1}]
+    assert checker.stored_task_counts(history) == stored
+
+
 def test_an_unanswered_delete_that_a_later_204_shows_never_applied_is_no_deletion_ask() -> None:
     """Seen in a run (seed 20261128, on 006ad17): a delete timed out unapplied, the connector
     went on with a new config of one task fewer, and a later delete answered 204: its tasks
