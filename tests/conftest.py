@@ -32,6 +32,7 @@ from tests.kafkatls import SecureBroker, make_secure_listeners
 from tests.postgres import Postgres, start_postgres
 from tests.support import (
     CONNECT_FILE_VERSIONS,
+    DEBEZIUM_JDBC,
     DEBEZIUM_POSTGRES,
     JAVA_TEST_CONNECTOR,
     local_settings,
@@ -220,7 +221,8 @@ def postgres() -> Iterator[Postgres]:
 @pytest.fixture(scope="session")
 def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin path entry of Java connectors, laid out as a user lays them: Kafka's connect-file
-    at two versions, its MirrorMaker 2 and Debezium's PostgreSQL connector installed from Maven
+    at two versions, its MirrorMaker 2, Debezium's PostgreSQL connector and its JDBC sink installed
+    from Maven
     (``headrace plugins install``),
     and the Java recording source (``tests/java/recording``, built here against the
     deletion-stop jar) copied in as a jar, as into Connect's plugin.path."""
@@ -229,6 +231,7 @@ def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
         jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
     jvm.install(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
     jvm.install(DEBEZIUM_POSTGRES, entry)
+    jvm.install(DEBEZIUM_JDBC, entry)
     shutil.copy(built_jar(JAVA_TEST_CONNECTOR, "recording-source-1.0.0.jar"), entry)
     return entry
 

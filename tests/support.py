@@ -101,6 +101,7 @@ JAVA_RECORDING = "headrace.testing.RecordingSourceConnector"
 CONNECT_FILE_VERSIONS = ("3.9.1", "4.3.0")
 """The versions of Kafka's connect-file the suite installs side by side."""
 DEBEZIUM_POSTGRES = "io.debezium:debezium-connector-postgres:3.6.1.Final"
+DEBEZIUM_JDBC = "io.debezium:debezium-connector-jdbc:3.3.1.Final"  # the newest served here
 """Debezium's PostgreSQL connector, as the suite installs it."""
 
 

@@ -521,8 +521,9 @@ def test_debezium_changes_flattened_by_its_own_transformation_land_in_parquet(
     stack: Stack, postgres: Postgres, tmp_path: Path
 ) -> None:
     """Debezium's PostgreSQL connector with its ExtractNewRecordState transformation, the way
-    its users run it, into headrace's Parquet sink, both run by the stack's workers: each row of
-    the table, inserted and then updated, is a row in Parquet with its columns."""
+    its users run it, into headrace's Parquet sink and into Debezium's own JDBC sink (a copy of
+    the table), all run by the stack's workers: each row of the table, inserted and then
+    updated, is a row in Parquet with its columns, and the copy ends as the table does."""
     tag = tmp_path.name[-8:].replace("_", "").lower()
     table, prefix = f"customers_{tag}", f"cdc{tag}"
     with postgres.connect() as conn:
@@ -560,10 +561,27 @@ def test_debezium_changes_flattened_by_its_own_transformation_land_in_parquet(
         "path": str(out),
         **json_with_schemas,
     }
+    copy = {
+        "connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+        "tasks.max": "1",
+        "topics": f"{prefix}.public.{table}",
+        "connection.url": f"jdbc:postgresql://{postgres.host}:{postgres.port}/{postgres.database}",
+        "connection.username": postgres.user,
+        "connection.password": "unused",
+        "insert.mode": "upsert",
+        "primary.key.mode": "record_key",
+        "schema.evolution": "basic",
+        "table.name.format": f"{table}_copy",
+        **json_with_schemas,
+    }
     rest = Rest(f"http://{stack.settings.rest_addr}")
-    names = (f"cdc-{tag}", f"lake-{tag}")
-    for name, config in zip(names, (source, sink), strict=True):
-        status, created = rest("POST", "/connectors", {"name": name, "config": config})
+    names = (f"cdc-{tag}", f"lake-{tag}", f"copy-{tag}")
+    for name, config in zip(names, (source, sink, copy), strict=True):
+        # The first validation of a plugin starts its JVM, which loads the whole location
+        # (Debezium's JDBC sink: 39 jars, Hibernate among them): as long as Connect's own REST
+        # API allows a request (90 s).
+        body = {"name": name, "config": config}
+        status, created = rest("POST", "/connectors", body, timeout=90)
         assert status == 201, created
 
     def rows() -> list[dict[str, Any]]:
@@ -584,5 +602,17 @@ def test_debezium_changes_flattened_by_its_own_transformation_land_in_parquet(
     ]
     wait_for("the update's row in Parquet", lambda: len(rows()) >= 3, timeout=120)
     assert rows() == sorted(expected, key=str)
+
+    def copied() -> list[tuple[Any, ...]] | None:
+        with postgres.connect() as conn:
+            found = conn.execute(
+                "SELECT 1 FROM information_schema.tables WHERE table_name = %s", (f"{table}_copy",)
+            ).fetchone()
+            if found is None:
+                return None
+            return conn.execute(f"SELECT id, name, spent FROM {table}_copy ORDER BY id").fetchall()
+
+    ended = [(1, "Ada", 15), (2, "Grace", 20)]
+    assert wait_for("the copy as the table ends", lambda: copied() == ended, timeout=180)
     for name in names:
         assert rest("DELETE", f"/connectors/{name}")[0] == 204

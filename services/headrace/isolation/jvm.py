@@ -26,6 +26,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -284,12 +285,16 @@ def _mode(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _run(
-    args: list[str], timeout_s: float, what: str, env: Mapping[str, str] | None = None
+    args: list[str],
+    timeout_s: float,
+    what: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Runs a command to its end, its output kept; PluginError if it takes over ``timeout_s``."""
     try:
         return subprocess.run(
-            args, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
+            args, capture_output=True, text=True, timeout=timeout_s, check=False, env=env, cwd=cwd
         )
     except subprocess.TimeoutExpired as exc:
         raise PluginError(f"{what} took over {timeout_s:.0f}s") from exc
@@ -478,24 +483,65 @@ def _resolve(coordinate: str, target: Path, expected: str | None) -> None:
     if mvn is None:
         raise PluginError("installing a Java plugin needs Maven (mvn) on PATH")
     with tempfile.TemporaryDirectory(prefix=f".{artifact}-", dir=target.parent) as work:
-        pom = Path(work) / "pom.xml"
-        exclusions = "".join(
-            f"\n        <exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
-            for g, a in PROVIDED
-        )
-        pom.write_text(
-            _POM.format(group=group, artifact=artifact, version=version, exclusions=exclusions)
-        )
         jars = Path(work) / "jars"
-        done = _run(maven_command(mvn, pom, jars), INSTALL_TIMEOUT_S, f"{coordinate}: Maven")
-        if done.returncode != 0 or not jars.is_dir():
-            said = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
-            errors = [line for line in said if "ERROR" in line]
-            reason = (errors or [line for line in said if line] or ["no output"])[0]
-            raise PluginError(f"{coordinate}: Maven could not resolve it: {reason}")
+        if not _plugin_archive(mvn, coordinate, Path(work), jars):
+            pom = Path(work) / "pom.xml"
+            exclusions = "".join(
+                f"\n        <exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+                "</exclusion>"
+                for g, a in PROVIDED
+            )
+            pom.write_text(
+                _POM.format(group=group, artifact=artifact, version=version, exclusions=exclusions)
+            )
+            done = _run(maven_command(mvn, pom, jars), INSTALL_TIMEOUT_S, f"{coordinate}: Maven")
+            if done.returncode != 0 or not jars.is_dir():
+                said = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
+                errors = [line for line in said if "ERROR" in line]
+                reason = (errors or [line for line in said if line] or ["no output"])[0]
+                raise PluginError(f"{coordinate}: Maven could not resolve it: {reason}")
         if expected is not None:
             _check_digest(coordinate, jars / f"{artifact}-{version}.jar", expected)
         jars.rename(target)
+
+
+PLUGIN_ARCHIVE = "tar.gz:plugin"
+"""The type and classifier of a connector's own Connect plugin archive, as Debezium publishes
+each of its connectors (``<artifact>-<version>-plugin.tar.gz``)."""
+
+
+def _plugin_archive(mvn: str, coordinate: str, work: Path, jars: Path) -> bool:
+    """Lays out in ``jars`` the connector's own Connect plugin archive, when the repository has
+    one: the jars its makers ship for Connect's plugin.path, which leave out what Connect's
+    runtime brings in their own way (Debezium's, all of Jackson: its JDBC sink, laid out from
+    its Maven dependencies, failed on Connect's own worker too, a Jackson module of the runtime
+    "not a subtype" of the location's Jackson). Whether there was one."""
+    fetched = work / "archive"
+    command = [
+        mvn,
+        "-q",
+        "-B",
+        "-C",
+        "-U",
+        "-Dstyle.color=never",
+        f"{DEPENDENCY_PLUGIN}:copy",
+        f"-Dartifact={coordinate}:{PLUGIN_ARCHIVE}",
+        f"-DoutputDirectory={fetched}",
+    ]
+    done = _run(command, INSTALL_TIMEOUT_S, f"{coordinate}: Maven", cwd=work)
+    archives = sorted(fetched.glob("*.tar.gz")) if fetched.is_dir() else []
+    if done.returncode != 0 or len(archives) != 1:
+        return False  # none published: its Maven dependencies make the location
+    unpacked = work / "unpacked"
+    try:
+        with tarfile.open(archives[0]) as archive:
+            archive.extractall(unpacked, filter="data")  # nothing outside it, no device files
+    except (tarfile.TarError, OSError) as exc:
+        raise PluginError(f"{coordinate}: its plugin archive could not be unpacked: {exc}") from exc
+    top = list(unpacked.iterdir())
+    root = top[0] if len(top) == 1 and top[0].is_dir() else unpacked  # <artifact>/ in Debezium's
+    root.rename(jars)
+    return True
 
 
 def maven_command(mvn: str, pom: Path, jars: Path) -> list[str]:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -227,3 +230,50 @@ def test_a_plugin_jvm_bounds_what_its_heap_does_not_count_and_makes_no_config_pr
     assert command.index(more[1]) < command.index(
         "-Dorg.apache.kafka.automatic.config.providers=none"
     )
+
+
+class Repository:
+    """Stands in for Maven: serves the plugin archive it holds, or none, as ``copy`` would."""
+
+    def __init__(self, archive: dict[str, bytes] | None) -> None:
+        self.archive = archive  # member name -> content; None: no archive published
+        self.asked: list[list[str]] = []
+
+    def __call__(
+        self, args: list[str], *_: object, **__: object
+    ) -> subprocess.CompletedProcess[str]:
+        self.asked.append(args)
+        if self.archive is None or not any(a.endswith(":copy") for a in args):
+            return subprocess.CompletedProcess(args, 1, "", "[ERROR] not found")
+        out = Path(next(a for a in args if a.startswith("-DoutputDirectory=")).split("=", 1)[1])
+        out.mkdir(parents=True)
+        with tarfile.open(out / "c-1.0-plugin.tar.gz", "w:gz") as tar:
+            for name, content in self.archive.items():
+                member = tarfile.TarInfo(name)
+                member.size = len(content)
+                tar.addfile(member, io.BytesIO(content))
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+
+def test_a_published_plugin_archive_is_laid_out_as_its_makers_ship_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jvm.shutil, "which", lambda _: "mvn")
+    maven = Repository({"c/c-1.0.jar": b"jar", "c/lib-2.0.jar": b"lib", "c/README.md": b"hi"})
+    monkeypatch.setattr(jvm, "_run", maven)
+    folder = jvm.install("org.example:c:1.0", tmp_path)
+    assert folder == tmp_path / "c" / "1.0"
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "c-1.0.jar", "lib-2.0.jar"]
+    assert len(maven.asked) == 1  # no Maven resolve of its dependencies
+
+
+def test_a_plugin_archive_that_reaches_outside_its_folder_installs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jvm.shutil, "which", lambda _: "mvn")
+    entry = tmp_path / "plugins"
+    entry.mkdir()
+    monkeypatch.setattr(jvm, "_run", Repository({"c/c-1.0.jar": b"jar", "../../evil.jar": b"x"}))
+    with pytest.raises(PluginError, match="its plugin archive could not be unpacked"):
+        jvm.install("org.example:c:1.0", entry)
+    assert list(entry.iterdir()) == [] and not (tmp_path / "evil.jar").exists()
