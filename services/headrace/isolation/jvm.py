@@ -521,9 +521,8 @@ def _plugin_archive(mvn: str, coordinate: str, work: Path, jars: Path) -> bool:
         mvn,
         "-q",
         "-B",
-        "-C",
-        "-U",
-        "-Dstyle.color=never",
+        "-C",  # without -U: a release's archive, there or not, does not change; Maven keeps
+        "-Dstyle.color=never",  # that it is not, and a second install asks no repository
         f"{DEPENDENCY_PLUGIN}:copy",
         f"-Dartifact={coordinate}:{PLUGIN_ARCHIVE}",
         f"-DoutputDirectory={fetched}",
