@@ -12,15 +12,17 @@ import asyncio
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 
 from tests.docblocks import ROOT, Block, block, blocks
 from tests.postgres import start_postgres
-from tests.support import consume, wait_for
+from tests.support import Deadline, consume, wait_for
 
 pytestmark = pytest.mark.kafka
 
@@ -38,6 +40,23 @@ def checkout(tmp_path: Path) -> Iterator[Path]:
     yield root
 
 
+DEFAULT_PORTS = frozenset({9092, 8083, 50051, 50052, 50053})
+"""Kafka's, the REST API's and the config service's, coordinator's and executor's gRPC."""
+
+
+def _holders(ports: frozenset[int]) -> list[str]:
+    """Who holds a local TCP port among ``ports`` (the process, when it can be told)."""
+    held = []
+    for conn in psutil.net_connections(kind="tcp"):
+        if conn.laddr and conn.laddr.port in ports and conn.status != psutil.CONN_TIME_WAIT:
+            try:
+                who = " ".join(psutil.Process(conn.pid).cmdline()[:3]) if conn.pid else "?"
+            except psutil.Error:
+                who = "?"
+            held.append(f"{conn.laddr.port} ({conn.status}): {who}")
+    return held
+
+
 def user_env() -> dict[str, str]:
     """The environment of a user's shell: none of the suite's own settings."""
     return {k: v for k, v in os.environ.items() if not k.startswith(("HEADRACE_", "KAFKA_"))}
@@ -50,7 +69,13 @@ def run(
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The blocks' lines, in order, in one bash shell at ``checkout``: it stops at the first
-    command that fails, as a user would."""
+    command that fails, as a user would. First, the default ports are free: a socket of another
+    process may hold one for a while (a client's own end takes a port from the range these sit
+    in; seen once, the coordinator's 50052, in a fresh clone's run beside other work)."""
+    deadline = Deadline("the default ports free", 60)
+    while held := _holders(DEFAULT_PORTS):
+        deadline.check(held)
+        time.sleep(0.2)
     script = "set -euo pipefail\n" + "\n".join(line for b in blocks for line in b.lines)
     return subprocess.run(
         ["bash", "-c", script],

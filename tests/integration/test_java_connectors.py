@@ -79,6 +79,7 @@ def test_both_installed_versions_are_listed_with_the_version_they_were_installed
             *((cls, v) for cls in (SINK, SOURCE) for v in FILE_VERSIONS),
             *mirror,
             ("io.debezium.connector.postgresql.PostgresConnector", "3.6.1.Final"),
+            ("io.debezium.connector.jdbc.JdbcSinkConnector", "3.3.1.Final"),
         ]
     )
 
