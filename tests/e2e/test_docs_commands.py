@@ -57,6 +57,17 @@ def _holders(ports: frozenset[int]) -> list[str]:
     return held
 
 
+def ports_free() -> None:
+    """Waits until no socket holds a default port, before a page's stack starts: one of
+    another process may hold one for a while (a client's own end takes a port from the range
+    these sit in; seen once, the coordinator's 50052, in a fresh clone's run beside other
+    work); names who holds it if it stays held."""
+    deadline = Deadline("the default ports free", 60)
+    while held := _holders(DEFAULT_PORTS):
+        deadline.check(held)
+        time.sleep(0.2)
+
+
 def user_env() -> dict[str, str]:
     """The environment of a user's shell: none of the suite's own settings."""
     return {k: v for k, v in os.environ.items() if not k.startswith(("HEADRACE_", "KAFKA_"))}
@@ -69,13 +80,7 @@ def run(
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The blocks' lines, in order, in one bash shell at ``checkout``: it stops at the first
-    command that fails, as a user would. First, the default ports are free: a socket of another
-    process may hold one for a while (a client's own end takes a port from the range these sit
-    in; seen once, the coordinator's 50052, in a fresh clone's run beside other work)."""
-    deadline = Deadline("the default ports free", 60)
-    while held := _holders(DEFAULT_PORTS):
-        deadline.check(held)
-        time.sleep(0.2)
+    command that fails, as a user would."""
     script = "set -euo pipefail\n" + "\n".join(line for b in blocks for line in b.lines)
     return subprocess.run(
         ["bash", "-c", script],
@@ -105,6 +110,7 @@ def test_the_guide_s_commands_run_its_example_plugins_as_it_says(checkout: Path)
         GUIDE, ".venv/bin/headrace delete connector counts --wait    # gives var/files/counts up"
     )
     try:
+        ports_free()
         done = run(checkout, start, check, create, rest, delete)
         said = done.stdout + done.stderr
         assert done.returncode == 0, said[-6000:]
@@ -155,6 +161,7 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
     script = "set -euo pipefail\n" + "\n".join(quickstart.lines)
     output = checkout.parent / "quickstart.out"
     with output.open("w") as out:
+        ports_free()
         shell = subprocess.Popen(
             ["bash", "-c", script],
             cwd=checkout,
@@ -223,6 +230,7 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
             conn.execute("CREATE TABLE customers (id int PRIMARY KEY, name text)")
             conn.execute("INSERT INTO customers VALUES (1, 'Ada')")
         with said.open("w") as output:
+            ports_free()
             stack = subprocess.Popen(
                 ["bash", "-c", five.lines[0]], cwd=checkout, env=env, stdout=output,
                 stderr=subprocess.STDOUT, start_new_session=True,
