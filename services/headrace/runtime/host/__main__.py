@@ -193,11 +193,12 @@ async def _watch_lease(lease: Lease, stop: asyncio.Event) -> None:
 
 
 async def _load_java(
-    descriptor: PluginDescriptor, socket: Path, settings: Settings, stop_timeout: float
+    connectors: Sequence[PluginDescriptor], socket: Path, settings: Settings, stop_timeout: float
 ) -> tuple[JvmHost, HostedPlugins]:
     """Starts the JVM host of a Java plugin location beside this process (confined as it is),
-    for every connector of the plugin's version there; the plugin's own is loaded at once."""
-    connectors = location_connectors(descriptor)
+    for ``connectors``, every connector of the plugin's version there, the plugin's own first,
+    which is loaded at once."""
+    descriptor = connectors[0]
     host = JvmHost(descriptor, socket.parent, jvm_heap(connectors))
     await host.start()
 
@@ -205,7 +206,7 @@ async def _load_java(
         connector_class = java_connector_class(connector, host)
         return HostedPlugin(connector, connector_class, settings, stop_timeout, bus=bus)
 
-    plugins = HostedPlugins(connectors, make)
+    plugins = HostedPlugins(list(connectors), make)
     try:
         plugins.plugin(descriptor)
     except Exception:
@@ -282,6 +283,9 @@ async def serve(args: argparse.Namespace) -> int:
         logger.error("plugin_load_failed", error=f"socket path too long: {socket_path}")
         return 2
     settings = settings_or_exit("headrace.runtime.host")
+    # The other connectors of a Java plugin's location are read from its scan now: once
+    # confined, this process reads its plugin's location, not the scan's folder.
+    hosted = location_connectors(descriptor)
     try:
         _confine(settings, descriptor, args, logger)
     except SandboxError as exc:
@@ -290,7 +294,7 @@ async def serve(args: argparse.Namespace) -> int:
     java: JvmHost | None = None
     try:
         if descriptor.is_java:
-            java, plugins = await _load_java(descriptor, args.socket, settings, args.stop_timeout)
+            java, plugins = await _load_java(hosted, args.socket, settings, args.stop_timeout)
         else:
             plugins = _load(descriptor, args.component, settings, args.stop_timeout)
     except Exception as exc:  # noqa: BLE001 - reported with its trace, then a clear exit code
