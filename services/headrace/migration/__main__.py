@@ -184,16 +184,27 @@ def show_plan(moves: Sequence[Move], output: str, console: Console) -> None:
         return
     table = Table("CONNECTOR", "TYPE", "PLUGIN", "VERSION", "OFFSETS", "MOVES", box=None)
     for m in moves:
-        verdict = f"yes: {m.next}" if m.movable else "no: " + "; ".join(m.blockers)
+        verdict = f"yes: {m.next}" if m.movable else "no, as said below"
         summary = offsets_summary(m.kind, m.offsets)
         version = f"{m.from_version or '?'} -> {m.version or '-'}"
-        table.add_row(m.name, m.kind, m.plugin, version, summary, verdict)
+        # The class's own name: the package is in -o json, and the table stays readable.
+        table.add_row(m.name, m.kind, m.plugin.rpartition(".")[2], version, summary, verdict)
     console.print(table)
+    for m in moves:
+        if not m.movable:
+            console.print(f"\n{m.name} cannot move:", markup=False)
+            for blocker in m.blockers:
+                console.print(f"  - {blocker}", markup=False)
 
 
 async def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     request = request_of(args)
-    listener = Listener(said=lambda name, line: console.print(f"{name}: {line}"))
+    listener = Listener(
+        said=lambda name, line: console.print(f"{name}: {line}", markup=False),
+        installed=lambda coordinate: console.print(
+            f"installed {coordinate} for the whole cluster", markup=False
+        ),
+    )
     moves = await migrate(request, headrace_side(settings), listener, settings.worker_config)
     if not request.cutover:
         show_plan(moves, args.output, console)

@@ -199,13 +199,14 @@ async def session(side: Side) -> AsyncIterator[ConnectApi]:
 
 @dataclass
 class Listener:
-    """What a migration tells as it goes: its plan, each step taken, each connector moved, and
-    the one that could not move (after which no other is tried)."""
+    """What a migration tells as it goes: its plan, each step taken, each connector moved, the
+    one that could not move (after which no other is tried), and each plugin it installed."""
 
     planned: Callable[[Sequence[Move]], None] = lambda moves: None
     said: Callable[[str, str], None] = lambda name, line: None
     moved: Callable[[str], None] = lambda name: None
     failed: Callable[[str, str], None] = lambda name, message: None
+    installed: Callable[[str], None] = lambda coordinate: None
 
 
 async def migrate(
@@ -241,6 +242,7 @@ async def migrate(
         if request.install and lacking:
             for coordinate in lacking:
                 await here.install_plugin(coordinate)
+                told.installed(coordinate)
             moves = await planning()  # with what it now has
         told.planned(moves)
         if not request.cutover:

@@ -135,8 +135,9 @@ def validation_problems(answer: Mapping[str, Any]) -> list[str]:
     problems = []
     for entry in answer.get("configs", []):
         value = entry.get("value", {})
+        key = value.get("name", "?")
         for error in value.get("errors", []):
-            problems.append(f"{value.get('name', '?')}: {error}")
+            problems.append(error if error.startswith(f"{key}:") else f"{key}: {error}")
     if not problems and answer.get("error_count"):
         problems.append(f"{answer['error_count']} error(s) in its config")
     return problems
@@ -243,7 +244,10 @@ def plan_move(
             for role in unknown_converters
             if role not in merged
         ]
+        blockers += relative_files(merged)
         problems = [] if validation is None else validation_problems(validation)
+        if not version and install:  # said below, with the command that installs it
+            problems = [p for p in problems if not p.startswith("connector.class:")]
         if refused is not None:
             blockers.append(refused)
         blockers += problems
@@ -269,6 +273,26 @@ def plan_move(
         from_version,
         lacks,
     )
+
+
+FILE_KEY = "file"
+"""The key Kafka's FileStream connectors (and headrace's) read as the file they copy."""
+
+
+def relative_files(config: Mapping[str, str]) -> list[str]:
+    """Why a relative ``file`` cannot move: each side finds it from a folder of its own (Kafka
+    Connect from its worker's working folder, headrace under its first file root), so it would
+    name another file, and a FileStream source keeps its position under the name its JVM
+    opened."""
+    path = config.get(FILE_KEY, "").strip()
+    if not path or path.startswith("/") or path.startswith("${"):
+        return []
+    return [
+        f"{FILE_KEY}: {path!r} is relative, and each side finds it from a folder of its own "
+        "(Kafka Connect from its worker's working folder, headrace under HEADRACE_FILE_ROOTS), "
+        "so it would name another file and its offsets would not apply: give the connector "
+        "an absolute path on the side it comes from"
+    ]
 
 
 def secret_values(

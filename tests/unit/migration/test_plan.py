@@ -28,7 +28,7 @@ PLUGINS = [
     {"class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "version": "1.10.0"},
     {"class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "version": "1.0.0"},
 ]
-SINK = {"connector.class": "FileStreamSink", "file": "out.txt", "topics": "t"}
+SINK = {"connector.class": "FileStreamSink", "file": "/data/out.txt", "topics": "t"}
 VALID: dict[str, Any] = {"error_count": 0, "configs": []}
 
 
@@ -64,6 +64,19 @@ def test_the_version_it_will_run_is_the_pinned_one_or_the_latest(
 def test_a_connector_the_target_runs_and_validates_can_move() -> None:
     planned = move(SINK)
     assert planned.movable and planned.version == "1.10.0" and planned.plugin == "FileStreamSink"
+
+
+@pytest.mark.parametrize("path", ["out.txt", "./out.txt", "../data/out.txt"])
+def test_a_relative_file_blocks_the_move_since_each_side_finds_it_elsewhere(path: str) -> None:
+    planned = move({**SINK, "file": path})
+    assert not planned.movable
+    [blocker] = planned.blockers
+    assert blocker.startswith(f"file: {path!r} is relative") and "absolute path" in blocker
+
+
+@pytest.mark.parametrize("path", ["/data/out.txt", "", "${file:/etc/paths.properties:out}"])
+def test_an_absolute_file_none_or_a_provider_s_reference_moves(path: str) -> None:
+    assert move({**SINK, "file": path}).movable
 
 
 def test_a_plugin_the_target_does_not_have_blocks_the_move_naming_it() -> None:
