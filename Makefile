@@ -11,7 +11,7 @@ KAFKA_LIB := deploy/kafka/lib/$(KAFKA_VERSION)
 KAFKA_PROFILE := $(if $(filter 4.%,$(KAFKA_VERSION)),-Pkafka4,-Pkafka3)
 STAMP := $(VENV)/.installed
 
-.PHONY: all install bytecode jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down run down test browser unit lint typecheck bench bench-smoke chaos clean
+.PHONY: all install bytecode jvm proto kafka-jars spark-jars connect-jars kafka-up kafka-down connect-up connect-down run down test browser unit lint typecheck bench bench-smoke chaos clean
 
 # `make`: the Python environment and the Java parts.
 all: install bytecode jvm
@@ -63,7 +63,8 @@ $(SPARK_LIB)/.resolved: deploy/spark/pom.xml
 	mvn -q -B -f deploy/spark/pom.xml dependency:copy-dependencies
 	touch $@
 
-# Kafka Connect itself: the benchmarks' peer, and the cluster the migration tests move from.
+# Kafka Connect itself: the benchmarks' peer, the cluster the migration tests move from, and
+# `make connect-up`'s.
 CONNECT_LIB := deploy/kafka-connect/lib/$(KAFKA_VERSION)
 connect-jars: $(CONNECT_LIB)/.resolved
 
@@ -77,6 +78,14 @@ kafka-up: install kafka-jars
 
 kafka-down: $(STAMP)
 	$(BIN)/python -m headrace.local kafka stop
+
+# Kafka Connect on the embedded broker, its REST API on 127.0.0.1:8093: a cluster to try
+# `headrace migrate` against (docs/migration.md).
+connect-up: install kafka-jars connect-jars
+	$(BIN)/python -m headrace.local connect start
+
+connect-down: $(STAMP)
+	$(BIN)/python -m headrace.local connect stop
 
 run: install bytecode jvm kafka-jars spark-jars
 	$(BIN)/python -m headrace.local stack up --demo

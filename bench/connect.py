@@ -27,20 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headrace.core.settings import project_home
-from headrace.local.kafka import KAFKA_VERSION, free_port
+from headrace.local.connect import java_command
+from headrace.local.kafka import free_port
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
-
-
-def _lib() -> Path:
-    lib = project_home() / "deploy" / "kafka-connect" / "lib" / KAFKA_VERSION
-    if not any(lib.glob("connect-runtime-*.jar")):
-        raise SystemExit(
-            f"Kafka Connect {KAFKA_VERSION}'s jars are missing under {lib}: run `make connect-jars`"
-            f" (with KAFKA_VERSION={KAFKA_VERSION} if it is not the default)"
-        )
-    return lib
 
 
 def _properties(path: Path, values: Mapping[str, str]) -> Path:
@@ -183,23 +173,10 @@ class ConnectWorker:
         """Starts the JVM; :meth:`wait_ready` waits for its REST API."""
         self.folder.mkdir(parents=True, exist_ok=True)
         properties = _properties(self.folder / "worker.properties", self._config())
-        logging = project_home() / "deploy" / "kafka"
-        main = f"org.apache.kafka.connect.cli.Connect{self.mode.capitalize()}"
+        command = java_command(self.mode, properties, "512m", self._login_config())
         with (self.folder / "connect.log").open("ab") as log:
             self._proc = subprocess.Popen(
-                [
-                    "java",
-                    "-Xmx512m",
-                    "-Xms512m",
-                    # Kafka 3 logs through log4j 1, Kafka 4 through log4j 2: each reads its own.
-                    f"-Dlog4j.configuration=file:{logging / 'log4j.properties'}",
-                    f"-Dlog4j2.configurationFile=file:{logging / 'log4j2.properties'}",
-                    *self._login_config(),
-                    "-cp",
-                    f"{_lib()}/*",
-                    main,
-                    str(properties),
-                ],
+                command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -190,16 +190,81 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
     assert down.returncode == 0, down.stdout + down.stderr
 
 
+MIGRATION = "docs/migration.md"
+
+
+def migrations_as_the_page_says(checkout: Path, env: dict[str, str]) -> None:
+    """``docs/migration.md`` on a running ``make run`` stack: ``make connect-up``, a FileStream
+    pair copying 1,000 lines created in Kafka Connect; the plan names what blocks each (the
+    converters Connect's worker gives, the plugin headrace lacks, with the command that installs
+    it), and nothing more with the worker's file; the cutover installs connect-file and moves
+    both; 1,000 lines more are appended; both go back to Connect; every line reaches the copy
+    once, in order; a plan over REST; ``make connect-down``."""
+    walk = block(
+        MIGRATION,
+        "make run                                      # in another shell: headrace, on the "
+        "embedded broker",
+    )
+    assert walk.commands[0] == "make run"  # the stack this test's caller started
+    steps = [
+        Block(MIGRATION, walk.line, "", walk.lines[1:]),
+        block(MIGRATION, "headrace migrate --from $CONNECT --plan                      # every "
+              "connector"),
+        block(MIGRATION, "headrace migrate --from $CONNECT --plan --worker-properties $WORKER"),
+        block(MIGRATION, "headrace migrate --from $CONNECT --cutover --install "
+              "--worker-properties $WORKER"),
+        block(MIGRATION, "headrace migrate --to $CONNECT --cutover --connector lines-in "
+              "--connector lines-out"),
+    ]  # fmt: skip
+    automation = block(
+        MIGRATION, "curl -s -X POST -H 'Content-Type: application/json' localhost:8083/migrations "
+        "-d '{"
+    )  # fmt: skip
+    try:
+        moved = run(checkout, *steps, env=env)
+        said = moved.stdout + moved.stderr
+        assert moved.returncode == 0, said[-6000:]
+        coordinate = "headrace plugins install org.apache.kafka:connect-file:4.3.0"
+        assert "installed org.apache.kafka:connect-file:4.3.0 for the whole cluster" in said, said
+        plans, rest = said.split("lines-in: create it STOPPED on headrace", 1)
+        plan, with_worker = plans.split("lines-in cannot move:")[1:]  # without, with the file
+        assert "key.converter: its config names none" in plan and coordinate in plan, said
+        assert "key.converter" not in with_worker and coordinate in with_worker, said
+        for name in ("lines-in", "lines-out"):
+            assert f"{name}: on headrace: RUNNING" in rest, said
+            assert f"{name}: on Kafka Connect: RUNNING" in rest, said
+        copy = checkout / "var" / "files" / "lines-copy.txt"
+        every = [str(n) for n in range(1, 2001)]
+        wait_for(
+            "every line in lines-copy.txt",
+            lambda: copy.is_file() and len(copy.read_text().splitlines()) >= len(every),
+            timeout=120,
+        )
+        assert copy.read_text().splitlines() == every
+        planned = run(checkout, automation, env=env)
+        assert planned.returncode == 0, planned.stdout + planned.stderr
+        answered = planned.stdout.replace(" ", "")  # a plan of both, each movable, and the list
+        assert '"url":"http://127.0.0.1:8093"' in answered, planned.stdout
+        assert answered.count('"movable":true') >= 2 and '"movable":false' not in answered, (
+            planned.stdout
+        )
+    finally:
+        subprocess.run(["make", "connect-down"], cwd=checkout, env=env, capture_output=True,
+                       check=False)  # fmt: skip
+
+
 def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_written(
     checkout: Path, tmp_path: Path
 ) -> None:
-    """One ``make run`` stack for two pages. ``docs/java-connectors.md``: ``make run`` in
+    """One ``make run`` stack for three pages. ``docs/java-connectors.md``: ``make run`` in
     another shell (the README's first command; its second, ``make test``, is this suite), with
-    the demo it runs end to end; then the README's "Using it" commands and REST call against
-    that stack; then Debezium's PostgreSQL connector installed into the running stack, created
-    from the page's ``inventory.json``, listed, and its offsets read, against a PostgreSQL where
-    the page says (127.0.0.1:5432, logical decoding, a database ``inventory``) with a row in a
-    table, whose change event arrives in ``inventory.public.customers``; and ``make down``."""
+    the demo it runs end to end; then ``docs/migration.md``'s commands, with Kafka Connect
+    beside it (:func:`migrations_as_the_page_says`); then the README's "Using it" commands and
+    REST call against that stack; then Debezium's PostgreSQL connector installed into the
+    running stack, created from the page's ``inventory.json``, listed, and its offsets read,
+    against a PostgreSQL where the page says (127.0.0.1:5432, logical decoding, a database
+    ``inventory``) with a row in a table, whose change event arrives in
+    ``inventory.public.customers``; and ``make down``."""
     page = "docs/java-connectors.md"
     five = block(
         page,
@@ -247,6 +312,7 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
         assert "1000 rows in Parquet under" in started, started[-3000:]
         assert "demo-source: RUNNING" in started and "demo-sink: RUNNING" in started
 
+        migrations_as_the_page_says(checkout, env)
         used = run(checkout, using, curl)
         told = used.stdout + used.stderr
         assert used.returncode == 0, told[-6000:]
@@ -259,8 +325,9 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
         assert "installed org.apache.kafka:connect-file:3.9.1 for the cluster" in used.stdout, told
         kafkas = [
             line for line in used.stdout.splitlines() if "org.apache.kafka.connect.file" in line
-        ]
-        assert len(kafkas) == 2 and all("3.9.1" in line for line in kafkas), told
+        ]  # the version the migration installed, and the README's
+        assert sum("3.9.1" in line for line in kafkas) == 2, told
+        assert sum("4.3.0" in line for line in kafkas) == 2, told
 
         rest = run(checkout, Block(page, five.line, "", five.lines[1:]), env=env)
         assert rest.returncode == 0, rest.stdout + rest.stderr

@@ -25,13 +25,11 @@ import pytest
 
 from bench.connect import STRING_CONVERTER, ConnectDistributed, RestTls, basic_auth
 from headrace.core.model.properties import parse_properties
-from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.core.storage.topics import ensure_topic
-from headrace.local.kafka import KAFKA_VERSION
 from headrace.local.stack import Stack
 from headrace.v1 import migration_pb2, migration_pb2_grpc
 from tests.pki import keystore, make_pki, truststore
-from tests.support import CONNECT_FILE_VERSIONS, Rest, local_settings, wait_for
+from tests.support import CONNECT_FILE_VERSIONS, Rest, wait_for
 
 STRING = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
 CREDENTIALS = ("operator", uuid.uuid4().hex)
@@ -254,57 +252,6 @@ def test_a_running_pipeline_moves_from_connect_and_back_twice_with_each_line_onc
     each_line_once(appender, out_file)  # across the four handovers
     for name in (source, sink):
         connect.delete(name)
-
-
-@pytest.fixture
-def bare(kafka: str, tmp_path: Path) -> Iterator[Stack]:
-    """A headrace cluster of its own with no Java plugin installed: its plugin path is the
-    built-in plugins and its own var/plugins."""
-    var = tmp_path / "var"
-    settings = local_settings(
-        kafka, f"bare{uuid.uuid4().hex[:8]}", var, (BUILTIN_PLUGINS, var / "plugins")
-    )
-    stack = Stack(settings, workers=1, external=frozenset({"executor"}))
-    try:
-        for name in ("config", "coordinator", "worker-1"):
-            stack.start(name)
-        yield stack
-    finally:
-        stack.down()
-
-
-def test_install_gives_headrace_the_plugins_connect_runs_then_the_pipeline_moves(
-    bare: Stack, connect: ConnectDistributed, kafka: str, tmp_path: Path
-) -> None:
-    """A plan that meets Kafka's FileStream connectors where headrace has none names the
-    command that installs them at Connect's version; ``--install`` installs them for the whole
-    cluster, and the running pipeline moves over with each line once. (By alias, their configs
-    would name headrace's built-in FileStream connectors here.)"""
-    source, sink = pipeline_in_connect(connect, kafka, tmp_path, "org.apache.kafka.connect.file.")
-    in_file, out_file = tmp_path / "in.txt", tmp_path / "out.txt"
-    theirs, ours = connect_rest(connect), Rest(f"http://{bare.settings.rest_addr}")
-    names = ("--connector", source, "--connector", sink)
-    given = worker_option(connect)
-    coordinate = f"org.apache.kafka:connect-file:{KAFKA_VERSION}"
-    with Appender(in_file) as appender:
-        wait_for("lines through Kafka Connect", lambda: len(lines(out_file)) >= 200)
-        planned = migrate(
-            bare, connect, "--from", url(connect), *names, *given, "--plan", "-o", "json"
-        )
-        assert planned.returncode == 0, planned.stderr
-        for row in json.loads(planned.stdout):
-            assert not row["movable"], row
-            assert any(f"headrace plugins install {coordinate}" in b for b in row["blockers"]), row[
-                "blockers"
-            ]
-        over = migrate(
-            bare, connect, "--from", url(connect), *names, *given, "--install", "--cutover"
-        )
-        assert over.returncode == 0, over.stdout + over.stderr
-        runs_only_on(ours, theirs, source, sink)
-        flowing("lines through headrace", appender, out_file)
-    each_line_once(appender, out_file)
-    assert ours("GET", "/admin/plugins")[1][0]["coordinate"] == coordinate
 
 
 def test_client_settings_connect_s_worker_gives_move_as_overrides_or_are_refused_naming_them(

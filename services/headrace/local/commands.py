@@ -1,5 +1,6 @@
 """``python -m headrace.local``: the system on this machine, as ``make run``, ``make down`` and
-``make kafka-up`` call it: ``kafka start|stop`` and ``stack up [--demo]|down``. Developer
+``make kafka-up`` and ``make connect-up`` call it: ``kafka start|stop``, ``stack up [--demo]|down``
+and ``connect start|stop``. Developer
 tooling, apart from the user's ``headrace`` command."""
 
 from __future__ import annotations
@@ -39,6 +40,21 @@ def stack(action: str, demo: bool) -> None:
         demo_pipeline.down(Settings())
 
 
+@click.command()
+@click.argument("action", type=click.Choice(["start", "stop"]))
+def connect(action: str) -> None:
+    """Kafka Connect, one distributed worker on the embedded broker, its REST API on
+    127.0.0.1:8093: a cluster to try ``headrace migrate`` against."""
+    from headrace.local.connect import LocalConnect
+
+    worker = LocalConnect(Settings().var_dir / "connect")
+    if action == "start":
+        worker.start()
+        click.echo(f"kafka connect ready on {worker.url}")
+    else:
+        worker.stop()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def local() -> None:
     """Run headrace on this machine: the embedded Kafka broker, and every service as a
@@ -47,3 +63,4 @@ def local() -> None:
 
 local.add_command(kafka)
 local.add_command(stack)
+local.add_command(connect)

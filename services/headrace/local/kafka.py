@@ -31,6 +31,7 @@ from aiokafka.errors import KafkaError
 
 from headrace.core.security.kafkasecurity import PLAINTEXT
 from headrace.core.settings import project_home
+from headrace.local.pidfile import running_pid
 
 DEFAULT_KAFKA_VERSION = "4.3.0"
 """The release the embedded broker runs, and the deploy manifests' broker image, by default."""
@@ -259,12 +260,7 @@ class EmbeddedKafka:
 
     def running_pid(self) -> int | None:
         """The pid of a broker started earlier from this folder, if it still runs."""
-        try:
-            pid = int(self.pid_file.read_text())
-            os.kill(pid, 0)
-        except (FileNotFoundError, ValueError, ProcessLookupError):
-            return None
-        return pid
+        return running_pid(self.pid_file)
 
     def start(self, timeout: float = 90.0) -> None:
         """Formats the folder on first use, starts the broker and waits until it takes clients."""
