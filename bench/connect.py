@@ -4,10 +4,13 @@ or distributed with two workers.
 ``make bench`` resolves ``deploy/kafka-connect/pom.xml`` (connect-runtime, connect-file,
 connect-json and the basic auth extension at the broker's version) into
 ``deploy/kafka-connect/lib/<version>``. Each worker is
-a JVM with a heap of 512 MiB, its REST listener on a free loopback port and the String converter
-(the file connectors move text); connectors are created, watched and deleted over the REST API,
-as a user would, so the clock starts at the create call as it does for headrace. Connect's own
-defaults stay as they are unless a workload passes worker overrides. With ``credentials``, the
+a JVM started as Kafka's scripts start one (their heap, ``-Xms256M -Xmx2G``, and their JVM
+options, G1 among them), its REST listener on a free loopback port and the String converter
+(the file connectors move text); it is ready once ``GET /health`` (KIP-1017) says so, after it
+joined its group and read its topics. Connectors are created, watched and deleted over the REST
+API, as a user would, so the clock starts at the create call as it does for headrace. Connect's
+own defaults stay as they are unless a workload passes worker overrides. Tests pass a smaller
+heap (``heap``). With ``credentials``, the
 REST API takes only requests with that user and password (basic auth, Connect's own extension);
 with ``tls``, it listens on HTTPS and takes only clients with a certificate its CA signed.
 """
@@ -23,11 +26,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headrace.local.connect import java_command
+from headrace.local.connect import STOCK_HEAP, java_command
 from headrace.local.kafka import free_port
 
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
@@ -131,6 +134,7 @@ class ConnectWorker:
     port: int = field(default_factory=free_port)
     credentials: tuple[str, str] | None = None
     tls: RestTls | None = None
+    heap: Sequence[str] = STOCK_HEAP
     _proc: subprocess.Popen[bytes] | None = None
 
     def _config(self) -> dict[str, str]:
@@ -173,7 +177,7 @@ class ConnectWorker:
         """Starts the JVM; :meth:`wait_ready` waits for its REST API."""
         self.folder.mkdir(parents=True, exist_ok=True)
         properties = _properties(self.folder / "worker.properties", self._config())
-        command = java_command(self.mode, properties, "512m", self._login_config())
+        command = java_command(self.mode, properties, self.heap, self._login_config())
         with (self.folder / "connect.log").open("ab") as log:
             self._proc = subprocess.Popen(
                 command,
@@ -201,11 +205,20 @@ class ConnectWorker:
             raise
 
     def _answers(self) -> bool:
-        try:
-            self.call("GET", "/")
-        except (OSError, RuntimeError):  # refused, or 404 until its REST resources are up
-            return False
-        return True
+        """Whether the worker says it is ready (``GET /health``: 200 once it has joined its
+        group and read its topics, 503 before; a release before 3.9 has none, and is taken as
+        ready once it lists its connectors)."""
+        for path in ("/health", "/connectors"):
+            try:
+                self.call("GET", path)
+            except RuntimeError as e:  # 503 until it is ready; 404 for a missing endpoint
+                if ": 404 " not in str(e):
+                    return False
+                continue
+            except OSError:  # refused: not listening yet
+                return False
+            return True
+        return False
 
     def call(self, method: str, path: str, body: object = None) -> object:
         """One REST call; retried while a distributed group rebalances (409), as Connect's own
@@ -270,6 +283,7 @@ class ConnectDistributed:
     worker_overrides: Mapping[str, str] = field(default_factory=dict)
     credentials: tuple[str, str] | None = None
     tls: RestTls | None = None
+    heap: Sequence[str] = STOCK_HEAP
     members: list[ConnectWorker] = field(default_factory=list)
 
     group: str = field(default_factory=lambda: f"connect-{uuid.uuid4().hex[:8]}")
@@ -297,6 +311,7 @@ class ConnectDistributed:
                 shared,
                 credentials=self.credentials,
                 tls=self.tls,
+                heap=self.heap,
             )
             for i in range(1, self.workers + 1)
         ]

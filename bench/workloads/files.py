@@ -73,6 +73,25 @@ def lines_in(path: Path, line_bytes: int) -> int:
     return path.stat().st_size // line_bytes if path.exists() else 0
 
 
+def check_copy(what: str, out: Path, input_file: Path, line_bytes: int) -> None:
+    """Raises RuntimeError unless ``out`` holds exactly the lines of ``input_file``, in order,
+    once each: a run that lost, repeated or reordered a line is no measurement (and a repeated
+    line would flatter its rate). Checked once the connectors are gone, so that a line written
+    twice after the count was reached is seen too."""
+    if out.read_bytes() == input_file.read_bytes():
+        return
+    got, want = out.read_bytes().splitlines(), input_file.read_bytes().splitlines()
+    first = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None)
+    if first is not None:
+        where = f"line {first + 1} differs"
+    else:
+        where = "the same lines, then more" if len(got) > len(want) else "the same lines, fewer"
+    raise RuntimeError(
+        f"{what}: {out} has {len(got)} lines ({out.stat().st_size // line_bytes} by size) "
+        f"against {len(want)} written: {where}"
+    )
+
+
 @dataclass
 class Case:
     """One system's connectors for one run: names, files and topics of their own."""
@@ -116,6 +135,7 @@ class Case:
             self.source(source, input_file, topic, created)
             self.sink(sink, out, topic, created)
             end_to_end, steady = asyncio.run(watch("end to end", out_lines, n, started, DEADLINE_S))
+        check_copy("end to end", out, input_file, self.line_bytes)
 
         alone, alone_topic = self.env.fresh("source"), self.env.fresh("lines")
         asyncio.run(ensure_topic(self.env.bootstrap, alone_topic, 1))
@@ -137,6 +157,7 @@ class Case:
             started = time.perf_counter()
             self.sink(alone, sink_out, filled_topic, created)
             sink_rate, _ = asyncio.run(watch("sink alone", sink_lines, n, started, DEADLINE_S))
+        check_copy("sink alone", sink_out, input_file, self.line_bytes)
         return {
             "end to end": end_to_end,
             "steady state": steady,

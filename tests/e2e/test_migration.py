@@ -26,6 +26,7 @@ import pytest
 from bench.connect import STRING_CONVERTER, ConnectDistributed, RestTls, basic_auth
 from headrace.core.model.properties import parse_properties
 from headrace.core.storage.topics import ensure_topic
+from headrace.local.connect import MODEST_HEAP
 from headrace.local.stack import Stack
 from headrace.v1 import migration_pb2, migration_pb2_grpc
 from tests.pki import keystore, make_pki, truststore
@@ -38,7 +39,9 @@ CREDENTIALS = ("operator", uuid.uuid4().hex)
 @pytest.fixture(scope="module")
 def connect(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectDistributed]:
     folder = tmp_path_factory.mktemp("connect")
-    cluster = ConnectDistributed(kafka, folder, workers=1, credentials=CREDENTIALS)
+    cluster = ConnectDistributed(
+        kafka, folder, workers=1, credentials=CREDENTIALS, heap=MODEST_HEAP
+    )
     (folder / "password").write_text(CREDENTIALS[1] + "\n")
     cluster.start()
     try:
@@ -447,7 +450,7 @@ def test_a_connect_cluster_that_asks_for_a_client_certificate_is_reached_with_on
         password,
         calls,
     )
-    cluster = ConnectDistributed(kafka, tmp_path / "connect", workers=1, tls=tls)
+    cluster = ConnectDistributed(kafka, tmp_path / "connect", workers=1, tls=tls, heap=MODEST_HEAP)
     cluster.start()
     try:
         name = f"over-tls-{uuid.uuid4().hex[:8]}"

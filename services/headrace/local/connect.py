@@ -43,17 +43,35 @@ def connect_lib() -> Path:
     return lib
 
 
+STOCK_HEAP = ("-Xms256M", "-Xmx2G")
+"""The heap ``connect-distributed.sh`` and ``connect-standalone.sh`` give a worker
+(``KAFKA_HEAP_OPTS`` unset)."""
+STOCK_JVM_OPTIONS = (
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+    "-Djava.awt.headless=true",
+)
+"""What ``kafka-run-class.sh`` gives every Kafka JVM (``KAFKA_JVM_PERFORMANCE_OPTS`` unset)."""
+MODEST_HEAP = ("-Xms256M", "-Xmx1G")
+"""The heap of a worker to try things with, or to test against, on a small machine."""
+
+
 def java_command(
-    mode: str, properties: Path, heap: str = "512m", flags: Sequence[str] = ()
+    mode: str, properties: Path, heap: Sequence[str] = STOCK_HEAP, flags: Sequence[str] = ()
 ) -> list[str]:
     """The command line of a Connect worker JVM in ``mode`` (standalone or distributed) with
-    the worker file ``properties``: Connect's own main class, its jars, the broker's logging,
-    a heap of ``heap`` and any further JVM ``flags``."""
+    the worker file ``properties``, as Kafka's scripts start it: Connect's own main class, its
+    jars, the JVM options of ``kafka-run-class.sh``, the heap ``heap`` (the scripts' by
+    default), the broker's logging, and any further JVM ``flags``."""
     logging = project_home() / "deploy" / "kafka"
     return [
         "java",
-        f"-Xmx{heap}",
-        f"-Xms{heap}",
+        *heap,
+        *STOCK_JVM_OPTIONS,
         # Kafka 3 logs through log4j 1, Kafka 4 through log4j 2: each reads its own.
         f"-Dlog4j.configuration=file:{logging / 'log4j.properties'}",
         f"-Dlog4j2.configurationFile=file:{logging / 'log4j2.properties'}",
@@ -95,7 +113,7 @@ class LocalConnect:
 
     folder: Path
     properties: Path = WORKER_PROPERTIES
-    heap: str = "512m"
+    heap: Sequence[str] = MODEST_HEAP
 
     @property
     def pid_file(self) -> Path:
