@@ -190,23 +190,34 @@ def markdown(results: list[Result], charts: Mapping[str, Path] | None = None) ->
 
 
 def memory_table(results: list[Result]) -> list[str]:
-    """Every process's peak memory, from every workload that sampled it, in one table."""
-    rows = [
-        f"| {r.workload} | {f.name.removesuffix(' peak RSS')} | {_number(f.median)} |"
-        for r in results
-        for f in r.figures
-        if f.unit == "MiB"
-    ]
+    """Every process's peak memory, from every workload that sampled it, in one table: its peak
+    resident set (RSS) and, where sampled, its peak proportional set (PSS)."""
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    for r in results:
+        for f in r.figures:
+            if f.unit != "MiB":
+                continue
+            name, _, size = f.name.rpartition(" peak ")
+            if size not in ("RSS", "PSS"):
+                name, size = f.name, "RSS"
+            rows.setdefault((r.workload, name), {})[size] = f.median
     if not rows:
         return []
     return [
-        "### memory: peak RSS while the workloads ran",
+        "### memory: peak RSS and PSS while the workloads ran",
         "",
-        "| workload | processes | MiB |",
-        "| --- | --- | ---: |",
-        *rows,
+        "| workload | processes | RSS MiB | PSS MiB |",
+        "| --- | --- | ---: | ---: |",
+        *(
+            f"| {workload} | {name} | {_either(sizes.get('RSS'))} | {_either(sizes.get('PSS'))} |"
+            for (workload, name), sizes in rows.items()
+        ),
         "",
     ]
+
+
+def _either(value: float | None) -> str:
+    return "-" if value is None else _number(value)
 
 
 def save(results: list[Result], folder: Path, failed: list[str] | None = None) -> tuple[Path, Path]:

@@ -5,7 +5,11 @@ processes, the executor's JVM and Spark's Python workers) and would carry over p
 earlier workloads, since headrace's services live for the whole run. So a thread samples, every
 ``interval`` seconds, the resident set of each tracked process and all its descendants, and keeps
 the peak of each tree's sum over the time it watched. Pages shared by two processes of a tree
-count once per process, as ``ps`` and ``top`` count them. A workload that measures the workers
+count once per process in the resident set (RSS), as ``ps`` and ``top`` count them, which weighs
+on a system of many processes that share their libraries; so the proportional set size (PSS,
+each shared page divided among the processes that map it, from ``/proc/<pid>/smaps_rollup``) is
+sampled beside it, every ``PSS_EVERY``-th sample, as it costs the kernel a walk of each process's
+page tables. A workload that measures the workers
 keeps only the plugin processes of its own plugins (``plugin_processes``): an earlier workload's
 may still be there, idle, until the worker stops them (``HEADRACE_PLUGIN_IDLE_STOP``).
 """
@@ -27,6 +31,22 @@ Keep = Callable[[psutil.Process], bool]
 """Whether a descendant (and its own descendants) counts in its tree."""
 
 
+PSS_EVERY = 10
+
+
+def pss(pid: int) -> int:
+    """``pid``'s proportional set size in bytes (0 once it is gone, or where the kernel has no
+    ``smaps_rollup``)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return 0
+
+
 def tree_rss(roots: Iterable[tuple[psutil.Process, Keep | None]]) -> int:
     """Bytes resident in ``roots`` and their descendants now (those each root's ``Keep``
     keeps, all without one); gone processes count zero. A JVM's child that has not yet become
@@ -35,23 +55,31 @@ def tree_rss(roots: Iterable[tuple[psutil.Process, Keep | None]]) -> int:
     JVM's memory), and reads as large as the JVM, for less than a sampling interval. Counted,
     such a child put a peak of the ``delta`` workload's executor 900 MiB above every other
     sample (a child named after a Java thread, 882 MiB beside its 882 MiB parent)."""
-    total = 0
-    for root, keep in roots:
-        total += _resident(root, keep, None)
-    return total
+    return sum(_resident(root, keep, None, lambda p: p.memory_info().rss) for root, keep in roots)
 
 
-def _resident(process: psutil.Process, keep: Keep | None, parent: psutil.Process | None) -> int:
-    """``process``'s resident bytes and its kept descendants'."""
+def tree_pss(roots: Iterable[tuple[psutil.Process, Keep | None]]) -> int:
+    """Bytes of ``roots`` and their kept descendants now, as :func:`tree_rss` counts them, but
+    by proportional set size: a page shared by several processes counts once in all."""
+    return sum(_resident(root, keep, None, lambda p: pss(p.pid)) for root, keep in roots)
+
+
+def _resident(
+    process: psutil.Process,
+    keep: Keep | None,
+    parent: psutil.Process | None,
+    size: Callable[[psutil.Process], int],
+) -> int:
+    """``process``'s bytes by ``size``, and its kept descendants'."""
     try:
-        rss = process.memory_info().rss
+        own = size(process)
         children = process.children()
     except psutil.NoSuchProcess:
         return 0
-    total = 0 if parent is not None and _same_memory(parent, process) else rss
+    total = 0 if parent is not None and _same_memory(parent, process) else own
     for child in children:
         if keep is None or keep(child):
-            total += _resident(child, keep, process)
+            total += _resident(child, keep, process, size)
     return total
 
 
@@ -107,6 +135,8 @@ class PeakMemory:
         self._interval = interval
         self._trees: dict[str, list[tuple[psutil.Process, Keep | None]]] = {}
         self._peaks: dict[str, int] = {}
+        self._pss_peaks: dict[str, int] = {}
+        self._samples = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
@@ -119,12 +149,17 @@ class PeakMemory:
         with self._lock:
             self._trees.setdefault(name, []).append((psutil.Process(pid), keep))
             self._peaks.setdefault(name, 0)
-        self._sample()
+            self._pss_peaks.setdefault(name, 0)
+        self._sample(with_pss=True)
 
-    def _sample(self) -> None:
+    def _sample(self, with_pss: bool = False) -> None:
         with self._lock:
+            self._samples += 1
+            with_pss = with_pss or self._samples % PSS_EVERY == 0
             for name, roots in self._trees.items():
                 self._peaks[name] = max(self._peaks[name], tree_rss(roots))
+                if with_pss:
+                    self._pss_peaks[name] = max(self._pss_peaks[name], tree_pss(roots))
 
     def _sample_until_stopped(self) -> None:
         while not self._stop.wait(self._interval):
@@ -142,9 +177,14 @@ class PeakMemory:
     ) -> None:
         self._stop.set()
         self._thread.join()
-        self._sample()
+        self._sample(with_pss=True)
 
     def mib(self) -> dict[str, float]:
-        """Each name's peak so far, in MiB."""
+        """Each name's peak resident set so far, in MiB."""
         with self._lock:
             return {name: peak / MIB for name, peak in self._peaks.items()}
+
+    def pss_mib(self) -> dict[str, float]:
+        """Each name's peak proportional set so far, in MiB."""
+        with self._lock:
+            return {name: peak / MIB for name, peak in self._pss_peaks.items()}

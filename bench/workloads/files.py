@@ -51,6 +51,20 @@ PYTHON_FILE = (
 )
 
 
+MEMORY_SIZES = ("RSS", "PSS")
+"""Each process tree's peak resident set, and its peak proportional set (shared pages divided
+among the processes that map them): ``bench/memory.py``."""
+
+
+def memory_measures(*processes: str) -> dict[str, Measure]:
+    """The peak memory figures of each of ``processes``, both ways."""
+    return {
+        f"{p} peak {size}": Measure("MiB", higher_is_better=False)
+        for p in processes
+        for size in MEMORY_SIZES
+    }
+
+
 class Connectors(Protocol):
     def create(self, name: str, config: Mapping[str, str]) -> object: ...
     def delete(self, name: str) -> object: ...
@@ -174,8 +188,7 @@ class FileToFile:
         "raw aiokafka produce": Measure("records/s"),
         "raw aiokafka consume": Measure("records/s"),
         "raw aiokafka produce+consume": Measure("records/s"),
-        **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in HEADRACE_RSS},
-        **{f"{p} peak RSS": Measure("MiB", higher_is_better=False) for p in CONNECT_RSS},
+        **memory_measures(*HEADRACE_RSS, *CONNECT_RSS),
     }
     # A measured run of 1M lines through three systems, three ways each, is three to four
     # minutes on two cores: two of them keep the whole of make bench well inside its half hour.
@@ -184,8 +197,11 @@ class FileToFile:
         *((f"headrace {c}", f"{peer} {c}") for peer in SYSTEMS[1:] for c in SCENARIOS),
         ("headrace end to end", "raw aiokafka produce+consume"),
         ("headrace steady state", "raw aiokafka produce+consume"),
-        ("headrace workers and plugins peak RSS", "Kafka Connect distributed workers peak RSS"),
-        ("headrace, every process peak RSS", "Kafka Connect distributed workers peak RSS"),
+        *(
+            (f"{ours} peak {size}", f"Kafka Connect distributed workers peak {size}")
+            for ours in ("headrace workers and plugins", "headrace, every process")
+            for size in MEMORY_SIZES
+        ),
     )
 
     def parameters(self, smoke: bool) -> dict[str, object]:
@@ -254,12 +270,11 @@ def against_one_peer(
     and on one peer (``systems[1]``), with the peak memory of each beside."""
     measures: Mapping[str, Measure] = {
         **{f"{s} {c}": Measure("records/s") for s in systems for c in SCENARIOS},
-        f"{ours_rss} peak RSS": Measure("MiB", higher_is_better=False),
-        f"{theirs_rss} peak RSS": Measure("MiB", higher_is_better=False),
+        **memory_measures(ours_rss, theirs_rss),
     }
     ratios = (
         *((f"{systems[0]} {c}", f"{systems[1]} {c}") for c in SCENARIOS),
-        (f"{ours_rss} peak RSS", f"{theirs_rss} peak RSS"),
+        *((f"{ours_rss} peak {size}", f"{theirs_rss} peak {size}") for size in MEMORY_SIZES),
     )
     return measures, ratios
 
@@ -271,7 +286,10 @@ def fresh_folder(root: Path, env: BenchEnv) -> Path:
 
 
 def peak_figures(peaks: PeakMemory) -> dict[str, float]:
-    return {f"{name} peak RSS": mib for name, mib in peaks.mib().items()}
+    return {
+        **{f"{name} peak RSS": mib for name, mib in peaks.mib().items()},
+        **{f"{name} peak PSS": mib for name, mib in peaks.pss_mib().items()},
+    }
 
 
 def prefixed(system: str, figures: Mapping[str, float]) -> dict[str, float]:

@@ -82,6 +82,17 @@ QUIX_RSS = "Quix Streams peak RSS"
 SPARK_RSS = "Spark direct peak RSS"
 
 
+def pss(rss_figure: str) -> str:
+    """The proportional-set figure beside a resident-set one (``bench/memory.py``)."""
+    return rss_figure.replace(" peak RSS", " peak PSS")
+
+
+def peaks_of(peaks: PeakMemory, *figures: str) -> dict[str, float]:
+    """The peak RSS of each tracked name in ``figures``, and its peak PSS."""
+    rss, proportional = peaks.mib(), peaks.pss_mib()
+    return {**{f: rss[f] for f in figures}, **{pss(f): proportional[f] for f in figures}}
+
+
 def payload(i: int) -> raw.Record:
     """The record the demo's datagen makes for id ``i``, as key and value bytes.
 
@@ -247,8 +258,9 @@ class KafkaToParquet:
     measures: Mapping[str, Measure] = {
         **{figure: Measure("records/s") for figure in (*HEADRACE, *QUIX, SPARK, RAW, PRODUCE)},
         **{
-            figure: Measure("MiB", higher_is_better=False)
+            size(figure): Measure("MiB", higher_is_better=False)
             for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, QUIX_RSS, SPARK_RSS)
+            for size in (str, pss)
         },
     }
     max_repeats = 3
@@ -258,6 +270,7 @@ class KafkaToParquet:
         (HEADRACE[1], SPARK),
         (HEADRACE[1], RAW),
         (HEADRACE_RSS, QUIX_RSS),
+        (pss(HEADRACE_RSS), pss(QUIX_RSS)),
     )
 
     def parameters(self, smoke: bool) -> dict[str, object]:
@@ -323,11 +336,10 @@ class KafkaToParquet:
             finally:
                 client.delete(name)
         _expect(n, rows.count(), "headrace")
-        memory = peaks.mib()
         return {
             HEADRACE[0]: end_to_end,
             HEADRACE[1]: steady,
-            **{k: memory[k] for k in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS)},
+            **peaks_of(peaks, WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS),
         }
 
     def _quix(self, env: BenchEnv, topic: str, n: int) -> dict[str, float]:
@@ -353,7 +365,7 @@ class KafkaToParquet:
                     watch("Quix Streams", progress, n, started, DEADLINE_S)
                 )
         _expect(n, rows.count(), "Quix Streams")
-        return {QUIX[0]: end_to_end, QUIX[1]: steady, QUIX_RSS: peaks.mib()[QUIX_RSS]}
+        return {QUIX[0]: end_to_end, QUIX[1]: steady, **peaks_of(peaks, QUIX_RSS)}
 
     def _spark(self, env: BenchEnv, table_file: Path, n: int) -> dict[str, float]:
         folder = env.folder("spark")
@@ -367,7 +379,7 @@ class KafkaToParquet:
             raise RuntimeError(f"Spark direct exited with {process.returncode}; see {log}")
         result = json.loads(answer.decode().splitlines()[-1])
         _expect(n, self.rows_at(out).count(), "Spark direct")
-        return {SPARK: n / float(result["seconds"]), SPARK_RSS: peaks.mib()[SPARK_RSS]}
+        return {SPARK: n / float(result["seconds"]), **peaks_of(peaks, SPARK_RSS)}
 
 
 def _expect(n: int, rows: int, system: str) -> None:
@@ -386,11 +398,16 @@ class KafkaToDelta(KafkaToParquet):
     measures: Mapping[str, Measure] = {
         **{figure: Measure("records/s") for figure in (*HEADRACE, SPARK, PRODUCE)},
         **{
-            figure: Measure("MiB", higher_is_better=False)
+            size(figure): Measure("MiB", higher_is_better=False)
             for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, SPARK_RSS)
+            for size in (str, pss)
         },
     }
-    ratios: tuple[tuple[str, str], ...] = ((HEADRACE[1], SPARK), (HEADRACE_RSS, SPARK_RSS))
+    ratios: tuple[tuple[str, str], ...] = (
+        (HEADRACE[1], SPARK),
+        (HEADRACE_RSS, SPARK_RSS),
+        (pss(HEADRACE_RSS), pss(SPARK_RSS)),
+    )
     connector = "DeltaSink"
     format = "delta"
 

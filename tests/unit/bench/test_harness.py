@@ -13,7 +13,7 @@ from PIL import Image
 
 from bench.charts import is_headrace
 from bench.env import BenchEnv
-from bench.harness import Figure, Measure, Ratio, Result, markdown, run, save
+from bench.harness import Figure, Measure, Ratio, Result, markdown, memory_table, run, save
 
 
 class Scripted:
@@ -132,3 +132,20 @@ def test_a_chart_colours_every_peer_s_figure_as_a_peer_s() -> None:
 
     assert [is_headrace(f, compared) for f in compared.figures] == [True, False, False, False]
     assert is_headrace(alone.figures[0], alone)  # no peer at all: every figure is headrace's
+
+
+def test_the_memory_table_puts_each_tree_s_rss_and_pss_side_by_side() -> None:
+    def figure(name: str, mib: float) -> Figure:
+        return Figure(name, "MiB", (mib,), higher_is_better=False)
+
+    figures = (
+        figure("headrace, every process peak RSS", 800),
+        figure("headrace, every process peak PSS", 410),
+        figure("executor peak RSS, 1 sink task", 300),  # sampled by resident set only
+        Figure("headrace end to end", "records/s", (1.0,)),
+    )
+    result = Result("file", "", 1, 0, figures, ())
+    table = memory_table([result])
+    assert "| file | headrace, every process | 800 | 410 |" in table
+    assert "| file | executor peak RSS, 1 sink task | 300 | - |" in table
+    assert not any("end to end" in row for row in table)

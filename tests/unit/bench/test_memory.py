@@ -13,7 +13,7 @@ from typing import cast
 
 import psutil
 
-from bench.memory import MIB, _same_memory, tree_rss
+from bench.memory import MIB, _same_memory, pss, tree_pss, tree_rss
 
 Memory = namedtuple("Memory", "rss vms")
 NO_SUCH_PIDS = itertools.count(10**8)  # above any pid_max: the kernel cannot be asked of them
@@ -79,3 +79,12 @@ def test_the_kernel_tells_a_process_in_its_own_memory_from_a_child_in_another() 
         child.wait()
         if child.stdout is not None:
             child.stdout.close()
+
+
+def test_a_process_s_proportional_set_is_read_and_never_above_its_resident_set() -> None:
+    """PSS divides each shared page among the processes that map it: this process shares its
+    interpreter's and libraries' pages, so it is below its resident set, and above nothing."""
+    me = psutil.Process(os.getpid())
+    proportional, resident = tree_pss([(me, None)]), tree_rss([(me, None)])
+    assert 0 < proportional <= resident
+    assert pss(10**8) == 0  # gone, or never there
