@@ -23,11 +23,13 @@ counts the connectors it holds, and the run fails unless that is every one seede
 ready, outside the clock, it fails unless the config service lists every connector and reports
 the last one's tasks and statuses.
 
-How the time grows: the ``growth`` figures are log(t(100k) / t(10k)) / log(10), the exponent k
-in t ~ N^k between the two largest sizes: 1 is linear, 2 quadratic. The fixed cost of a start
-(interpreter, imports, connecting to Kafka: about a second) pulls the exponent below 1 at small
-sizes, hence the two largest. No peer runs this workload: it measures headrace against its own
-growth, and there are no ratios.
+How the time grows: the ``growth`` figures are the exponent k of t = a + b·N^k fitted through
+the three sizes (1 is linear, 2 quadratic): the fixed cost of a start (interpreter, imports,
+connecting to Kafka: about a second) is ``a``, so it cannot pull k below what the replay does, as
+a ratio of totals would. Beside it, the ``per connector`` figures are the replay's cost of each
+further connector between two sizes, (t(N2) - t(N1)) / (N2 - N1), in µs: flat when it is
+linear. No peer runs this workload: it measures headrace against its own growth, and there are
+no ratios.
 
 A start that is not ready within ``deadline_s``, or that grows past ``MEMORY_CAP_BYTES`` on the
 way, fails the run loudly rather than being left out: a service that takes minutes, or the
@@ -37,13 +39,13 @@ machine's memory, to replay is the finding, not noise.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
-import math
 import os
 import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import psutil
@@ -80,7 +82,33 @@ def time_figure(service: str, n: int) -> str:
 
 
 def growth_figure(service: str) -> str:
-    return f"{SERVICES[service]} growth {SIZES[-2]:,} to {SIZES[-1]:,}"
+    return f"{SERVICES[service]} growth exponent, {SIZES[0]:,} to {SIZES[-1]:,}"
+
+
+def marginal_figure(service: str, small: int, large: int) -> str:
+    return f"{SERVICES[service]} per connector, {small:,} to {large:,}"
+
+
+def fitted_exponent(points: Sequence[tuple[int, float]]) -> float:
+    """The k of t = a + b·N^k through three (N, t) points, the three largest given: the k at
+    which (t3 - t2) / (t2 - t1) = (N3^k - N2^k) / (N2^k - N1^k), found by bisection (the right
+    side grows with k). ValueError when the times do not grow with N, which no such curve
+    fits."""
+    (n1, t1), (n2, t2), (n3, t3) = sorted(points)[-3:]
+    if not t1 < t2 < t3:
+        raise ValueError(f"the times do not grow with the sizes: {sorted(points)[-3:]}")
+    wanted = (t3 - t2) / (t2 - t1)
+
+    def steps(k: float) -> float:
+        return (n3**k - n2**k) / (n2**k - n1**k)
+
+    low, high = 1e-3, 8.0
+    if not steps(low) <= wanted <= steps(high):
+        raise ValueError(f"no exponent in [{low}, {high}] fits {sorted(points)[-3:]}")
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if steps(middle) < wanted else (low, middle)
+    return (low + high) / 2
 
 
 def connector_name(i: int) -> str:
@@ -204,6 +232,11 @@ class ColdStart:
             time_figure(s, n): Measure("s", higher_is_better=False) for n in SIZES for s in SERVICES
         },
         **{growth_figure(s): Measure("exponent (1 = linear)", False) for s in SERVICES},
+        **{
+            marginal_figure(s, small, large): Measure("µs", higher_is_better=False)
+            for s in SERVICES
+            for small, large in itertools.pairwise(SIZES)
+        },
     }
     ratios: tuple[tuple[str, str], ...] = ()
     # Two runs: the sizes carry what this workload says (how the time grows); a second run
@@ -289,15 +322,21 @@ def start_guarded(stack: Stack, service: str, deadline_s: float) -> float:
 def figures(times: Mapping[int, Mapping[str, float]]) -> dict[str, float]:
     """Every figure in ``measures`` from the times by size. A smoke run measures one small size
     and reports it under every size (its figures mean nothing, as for every smoke run); its
-    growth exponent is then 0."""
+    growth exponent and costs per connector are then 0."""
     measured = sorted(times)
     out: dict[str, float] = {}
     for service in SERVICES:
         for n in SIZES:
             out[time_figure(service, n)] = times[n if n in times else measured[-1]][service]
+        for small, large in itertools.pairwise(SIZES):
+            out[marginal_figure(service, small, large)] = (
+                (times[large][service] - times[small][service]) / (large - small) * 1e6
+                if small in times and large in times
+                else 0.0
+            )
         out[growth_figure(service)] = 0.0
-        if len(measured) > 1:
-            small, large = measured[-2], measured[-1]
-            ratio = times[large][service] / times[small][service]
-            out[growth_figure(service)] = math.log(ratio) / math.log(large / small)
+        if len(measured) >= 3:
+            out[growth_figure(service)] = fitted_exponent(
+                [(n, times[n][service]) for n in measured]
+            )
     return out
