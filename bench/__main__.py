@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("workloads", nargs="*", metavar="WORKLOAD", help=", ".join(WORKLOADS))
     parser.add_argument("--smoke", action="store_true", help="once each, small: a check only")
-    parser.add_argument("--repeats", type=int, default=3, help="measured runs per workload")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="measured runs per workload, at most its own cap"
+    )
     parser.add_argument("--out", type=Path, default=Path("var/bench"), help="where reports go")
     args = parser.parse_args(argv)
     names = args.workloads or list(WORKLOADS)

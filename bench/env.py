@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from headrace.cli.client import ConfigClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
@@ -21,12 +23,23 @@ from headrace.isolation import jvm
 from headrace.local.kafka import KAFKA_VERSION, EmbeddedKafka, free_port
 from headrace.local.stack import Stack
 
+Step = TypeVar("Step")
+
+
+def abba(turn: int, steps: Sequence[Step]) -> list[Step]:
+    """``steps`` in the order of measured run ``turn``: A-B-B-A, given order in runs 0 and 3,
+    reversed in runs 1 and 2, and so on by fours, so that no system always runs first (on a
+    cooler machine, or right after the broker compacted) nor always last."""
+    return list(reversed(steps)) if turn % 4 in (1, 2) else list(steps)
+
 
 @dataclass
 class BenchEnv:
     root: Path
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     bootstrap: str = ""
+    turn: int = 0
+    """Which measured run this is (the harness sets it): the order systems run in follows it."""
     _broker: EmbeddedKafka | None = None
     _stack: Stack | None = None
 
@@ -43,6 +56,13 @@ class BenchEnv:
             self._stack.down()
         if self._broker is not None:
             self._broker.stop()
+
+    def each_system(self, *steps: Callable[[], dict[str, float]]) -> dict[str, float]:
+        """Runs each system's part of a run, in this run's turn (:func:`abba`); their figures."""
+        figures: dict[str, float] = {}
+        for step in abba(self.turn, steps):
+            figures |= step()
+        return figures
 
     def fresh(self, name: str) -> str:
         """A topic, group or connector name no earlier run has used."""

@@ -90,13 +90,16 @@ class Workload(Protocol):
 def run(workload: Workload, env: BenchEnv, *, repeats: int, warmups: int, smoke: bool) -> Result:
     """Warm-ups first, at smoke size and thrown away: plugin processes, JVMs' JIT and Spark's
     first job start there, and a small run starts them as well as a big one. Then the measured
-    repetitions."""
+    repetitions, each told its turn (``env.turn``), by which the systems it runs take turns
+    going first."""
     parameters = workload.parameters(smoke)
     repeats = min(repeats, workload.max_repeats)
     for _ in range(warmups):
+        env.turn = 0
         workload.run_once(env, workload.parameters(True))
     samples: dict[str, list[float]] = {name: [] for name in workload.measures}
-    for _ in range(repeats):
+    for turn in range(repeats):
+        env.turn = turn  # the systems of a run take turns going first: A-B-B-A
         measured = workload.run_once(env, parameters)
         for name in workload.measures:
             samples[name].append(measured[name])

@@ -239,9 +239,8 @@ class ColdStart:
         },
     }
     ratios: tuple[tuple[str, str], ...] = ()
-    # Two runs: the sizes carry what this workload says (how the time grows); a second run
-    # shows the spread, for about a minute of seeding and replaying 100,000 connectors.
-    max_repeats = 2
+    # Three runs, as everywhere: a spread needs three.
+    max_repeats = 3
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {

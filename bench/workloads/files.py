@@ -22,6 +22,7 @@ import time
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -190,9 +191,8 @@ class FileToFile:
         "raw aiokafka produce+consume": Measure("records/s"),
         **memory_measures(*HEADRACE_RSS, *CONNECT_RSS),
     }
-    # A measured run of 1M lines through three systems, three ways each, is three to four
-    # minutes on two cores: two of them keep the whole of make bench well inside its half hour.
-    max_repeats = 2
+    # Three runs, as everywhere (a spread needs three; the systems take turns going first).
+    max_repeats = 3
     ratios: tuple[tuple[str, str], ...] = (
         *((f"headrace {c}", f"{peer} {c}") for peer in SYSTEMS[1:] for c in SCENARIOS),
         ("headrace end to end", "raw aiokafka produce+consume"),
@@ -222,6 +222,16 @@ class FileToFile:
             "raw aiokafka consume": consume,
             "raw aiokafka produce+consume": 1 / (1 / produce + 1 / consume),
         }
+        run = (input_file, n, filled)
+        return figures | env.each_system(
+            partial(self._headrace, env, files, run, line_bytes),
+            partial(self._standalone, env, files, run, line_bytes),
+            partial(self._distributed, env, files, run, line_bytes),
+        )
+
+    def _headrace(
+        self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
+    ) -> dict[str, float]:
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
         with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
             own = plugin_processes("/plugins/file-source/", "/plugins/file-sink/")
@@ -231,18 +241,26 @@ class FileToFile:
             # headrace's own file connectors, by their full names: Kafka's, installed for the
             # jvm-file workload, answer to the same aliases.
             ours = Case(env, client, converters, fresh_folder(files, env), line_bytes, PYTHON_FILE)
-            figures |= prefixed("headrace", ours.run(input_file, n, filled))
-        figures |= peak_figures(peaks)
+            figures = prefixed("headrace", ours.run(*run))
+        return figures | peak_figures(peaks)
+
+    def _standalone(
+        self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
+    ) -> dict[str, float]:
         worker = standalone(env.bootstrap, env.folder("connect"))
         try:
             worker.start()
             with PeakMemory() as peaks:
                 peaks.track("Kafka Connect standalone worker", worker.pid)
                 theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes)
-                figures |= prefixed("Kafka Connect standalone", theirs.run(input_file, n, filled))
+                figures = prefixed("Kafka Connect standalone", theirs.run(*run))
         finally:
             worker.stop()
-        figures |= peak_figures(peaks)
+        return figures | peak_figures(peaks)
+
+    def _distributed(
+        self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
+    ) -> dict[str, float]:
         cluster = ConnectDistributed(env.bootstrap, env.folder("connect-distributed"))
         try:
             cluster.start()
@@ -250,7 +268,7 @@ class FileToFile:
                 for pid in cluster.pids:
                     peaks.track("Kafka Connect distributed workers", pid)
                 theirs = Case(env, cluster, {}, fresh_folder(files, env), line_bytes)
-                figures |= prefixed("Kafka Connect distributed", theirs.run(input_file, n, filled))
+                figures = prefixed("Kafka Connect distributed", theirs.run(*run))
         finally:
             cluster.stop()
         return figures | peak_figures(peaks)

@@ -11,7 +11,8 @@ holds every connector in one process.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 
 from bench import raw
@@ -43,7 +44,7 @@ class JavaFileToFile:
     name = "jvm-file"
     description = "file -> Kafka -> file, Kafka's FileStream connectors on headrace's JVM host"
     measures, ratios = against_one_peer(SYSTEMS, HEADRACE_RSS, CONNECT_RSS)
-    max_repeats = 2
+    max_repeats = 3
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {"lines": 2_000 if smoke else 500_000, "line_bytes": 100}
@@ -52,20 +53,42 @@ class JavaFileToFile:
         n, line_bytes = int(str(parameters["lines"])), int(str(parameters["line_bytes"]))
         files = env.stack.settings.file_roots[0]
         files.mkdir(parents=True, exist_ok=True)
-        input_file = files / env.fresh("input")
-        input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
-        filled = env.fresh("filled")
-        asyncio.run(fill_topic(env, filled, input_file.read_bytes().splitlines()))
+        return against_connect_standalone(env, files, (n, line_bytes), self._headrace)
+
+    def _headrace(
+        self, env: BenchEnv, files: Path, input_file: Path, size: tuple[int, int], filled: str
+    ) -> dict[str, float]:
+        n, line_bytes = size
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
-        figures: dict[str, float] = {}
         with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
             java = plugin_processes(f"/{JVM_PLUGINS}/")  # Kafka's connectors, not headrace's
             for service in ("worker-1", "worker-2"):
                 peaks.track(HEADRACE_RSS, env.stack.pid(service), java)
             ours = Case(env, client, converters, fresh_folder(files, env), line_bytes, JAVA_FILE)
-            figures |= prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
-        figures |= peak_figures(peaks)
-        return figures | on_connect_standalone(env, files, input_file, (n, line_bytes), filled)
+            figures = prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
+        return figures | peak_figures(peaks)
+
+
+HeadraceSide = Callable[[BenchEnv, Path, Path, tuple[int, int], str], dict[str, float]]
+"""headrace's part of a run: (env, files, input file, (lines, line bytes), filled topic) to
+its figures."""
+
+
+def against_connect_standalone(
+    env: BenchEnv, files: Path, size: tuple[int, int], headrace: HeadraceSide
+) -> dict[str, float]:
+    """One run of ``size`` lines in ``files``, through ``headrace`` and through Kafka Connect
+    standalone, in this run's turn: the input file and the filled topic the sinks read alone
+    made first."""
+    n, line_bytes = size
+    input_file = files / env.fresh("input")
+    input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
+    filled = env.fresh("filled")
+    asyncio.run(fill_topic(env, filled, input_file.read_bytes().splitlines()))
+    return env.each_system(
+        partial(headrace, env, files, input_file, size, filled),
+        partial(on_connect_standalone, env, files, input_file, size, filled),
+    )
 
 
 def on_connect_standalone(

@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -279,13 +280,18 @@ class KafkaToParquet:
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n = int(str(parameters["records"]))
         topic, table_file, figures = self._prepare(env, n)
-        figures |= self._headrace(env, topic, n)
+        return figures | env.each_system(
+            partial(self._headrace, env, topic, n),
+            partial(self._raw, env, topic, n),
+            partial(self._quix, env, topic, n),
+            partial(self._spark, env, table_file, n),
+        )
+
+    def _raw(self, env: BenchEnv, topic: str, n: int) -> dict[str, float]:
         out = env.folder("raw")
-        figures[RAW] = asyncio.run(raw_to_parquet(env.bootstrap, topic, env.fresh("group"), n, out))
+        rate = asyncio.run(raw_to_parquet(env.bootstrap, topic, env.fresh("group"), n, out))
         _expect(n, ParquetRows(out).count(), RAW)
-        figures |= self._quix(env, topic, n)
-        figures |= self._spark(env, table_file, n)
-        return figures
+        return {RAW: rate}
 
     def _prepare(self, env: BenchEnv, n: int) -> tuple[str, Path, dict[str, float]]:
         """Before any clock: a fresh topic filled with ``n`` records, and the same rows as an
@@ -417,6 +423,6 @@ class KafkaToDelta(KafkaToParquet):
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n = int(str(parameters["records"]))
         topic, table_file, figures = self._prepare(env, n)
-        figures |= self._headrace(env, topic, n)
-        figures |= self._spark(env, table_file, n)
-        return figures
+        return figures | env.each_system(
+            partial(self._headrace, env, topic, n), partial(self._spark, env, table_file, n)
+        )

@@ -259,7 +259,7 @@ class Rebalance:
         **{f"{s} SIGKILL to tasks RUNNING elsewhere": Measure("s", False) for s in SYSTEMS},
         **{f"{s} tasks stopped on the untouched worker": Measure("tasks", False) for s in SYSTEMS},
     }
-    max_repeats = 3
+    max_repeats = 5
     ratios: tuple[tuple[str, str], ...] = (
         *(
             (f"headrace create to {n} tasks RUNNING", f"{SYSTEMS[1]} create to {n} tasks RUNNING")

@@ -10,7 +10,6 @@ it runs). headrace runs its own FileStream connectors; Connect, Kafka's.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -27,11 +26,10 @@ from bench.workloads.files import (
     Case,
     against_one_peer,
     fresh_folder,
-    lines,
     peak_figures,
     prefixed,
 )
-from bench.workloads.javafiles import CONNECT_RSS, fill_topic, on_connect_standalone
+from bench.workloads.javafiles import CONNECT_RSS, against_connect_standalone
 from headrace.local.kafka import free_port
 
 SYSTEMS = ("headrace standalone", "Kafka Connect standalone")
@@ -114,7 +112,7 @@ class StandaloneFileToFile:
     name = "standalone"
     description = "file -> Kafka -> file in standalone mode, one process each"
     measures, ratios = against_one_peer(SYSTEMS, HEADRACE_RSS, CONNECT_RSS)
-    max_repeats = 2
+    max_repeats = 3
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {"lines": 2_000 if smoke else 1_000_000, "line_bytes": 100}
@@ -122,12 +120,13 @@ class StandaloneFileToFile:
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n, line_bytes = int(str(parameters["lines"])), int(str(parameters["line_bytes"]))
         files = env.folder("standalone-files")
-        input_file = files / env.fresh("input")
-        input_file.write_bytes(b"".join(d + b"\n" for d in lines(n, line_bytes)))
-        filled = env.fresh("filled")
-        asyncio.run(fill_topic(env, filled, input_file.read_bytes().splitlines()))
+        return against_connect_standalone(env, files, (n, line_bytes), self._headrace)
+
+    def _headrace(
+        self, env: BenchEnv, files: Path, input_file: Path, size: tuple[int, int], filled: str
+    ) -> dict[str, float]:
+        n, line_bytes = size
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
-        figures: dict[str, float] = {}
         ours = HeadraceStandalone(env.bootstrap, env.folder("headrace-standalone"), files)
         try:
             ours.start()
@@ -136,8 +135,7 @@ class StandaloneFileToFile:
                 case = Case(
                     env, ours, converters, fresh_folder(files, env), line_bytes, PYTHON_FILE
                 )
-                figures |= prefixed(SYSTEMS[0], case.run(input_file, n, filled))
+                figures = prefixed(SYSTEMS[0], case.run(input_file, n, filled))
         finally:
             ours.stop()
-        figures |= peak_figures(peaks)
-        return figures | on_connect_standalone(env, files, input_file, (n, line_bytes), filled)
+        return figures | peak_figures(peaks)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
 
 import pytest
 from PIL import Image
 
 from bench.charts import is_headrace
-from bench.env import BenchEnv
+from bench.env import BenchEnv, abba
 from bench.harness import Figure, Measure, Ratio, Result, markdown, memory_table, run, save
 
 
@@ -34,11 +33,14 @@ class Scripted:
     def __init__(self, script: list[dict[str, float]]) -> None:
         self.script = script
         self.asked: list[Mapping[str, object]] = []
+        self.orders: list[str] = []
+        self.systems = tuple((lambda s=s: {s: 1.0}) for s in "AB")
 
     def parameters(self, smoke: bool) -> dict[str, object]:
         return {"records": 10 if smoke else 1_000}
 
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        self.orders.append("".join(env.each_system(*self.systems)))
         self.asked.append(parameters)
         return self.script[len(self.asked) - 1]
 
@@ -53,7 +55,7 @@ def figures(ours: float, theirs: float, our_time: float, their_time: float) -> d
     }
 
 
-NO_ENV = cast(Any, None)  # the scripted workload never touches its environment
+NO_ENV = BenchEnv(Path("/nonexistent"))  # never entered: no broker, no stack
 
 
 def test_warmups_run_at_smoke_size_and_are_thrown_away() -> None:
@@ -149,3 +151,16 @@ def test_the_memory_table_puts_each_tree_s_rss_and_pss_side_by_side() -> None:
     assert "| file | headrace, every process | 800 | 410 |" in table
     assert "| file | executor peak RSS, 1 sink task | 300 | - |" in table
     assert not any("end to end" in row for row in table)
+
+
+def test_the_systems_of_a_workload_take_turns_going_first_a_b_b_a() -> None:
+    """Warm-ups in the given order; then the measured runs A-B-B-A, by fours."""
+    workload = Scripted([figures(1, 1, 1, 1)] * 6)
+    workload.max_repeats = 5
+    run(workload, NO_ENV, repeats=5, warmups=1, smoke=False)
+    assert workload.orders == ["AB", "AB", "BA", "BA", "AB", "AB"]
+
+
+@pytest.mark.parametrize(("turn", "order"), [(0, "ABC"), (1, "CBA"), (2, "CBA"), (3, "ABC")])
+def test_abba_reverses_the_middle_two_of_every_four(turn: int, order: str) -> None:
+    assert "".join(abba(turn, "ABC")) == order
