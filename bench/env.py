@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from headrace.cli.client import ConfigClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
@@ -24,6 +24,7 @@ from headrace.local.kafka import KAFKA_VERSION, EmbeddedKafka, free_port
 from headrace.local.stack import Stack
 
 Step = TypeVar("Step")
+Peer = TypeVar("Peer")
 
 
 def abba(turn: int, steps: Sequence[Step]) -> list[Step]:
@@ -40,6 +41,7 @@ class BenchEnv:
     bootstrap: str = ""
     turn: int = 0
     """Which measured run this is (the harness sets it): the order systems run in follows it."""
+    _kept: dict[str, tuple[object, Callable[[], None]]] = field(default_factory=dict)
     _broker: EmbeddedKafka | None = None
     _stack: Stack | None = None
 
@@ -52,6 +54,7 @@ class BenchEnv:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop_kept()
         if self._stack is not None:
             self._stack.down()
         if self._broker is not None:
@@ -63,6 +66,24 @@ class BenchEnv:
         for step in abba(self.turn, steps):
             figures |= step()
         return figures
+
+    def kept(self, name: str, start: Callable[[], Peer], stop: Callable[[Peer], None]) -> Peer:
+        """The peer ``name`` of the workload that runs: started by ``start`` the first time it
+        is asked for (in the warm-up), and the same one in every run after, as headrace's
+        services are, until the harness stops it with :meth:`stop_kept` once the workload is
+        done. A peer that starts anew in each measured run meets the clock cold where headrace
+        is warm."""
+        if name not in self._kept:
+            peer = start()
+            self._kept[name] = (peer, lambda: stop(peer))
+        found, _ = self._kept[name]
+        return cast(Peer, found)
+
+    def stop_kept(self) -> None:
+        """Stops every peer :meth:`kept` started, the last started first."""
+        while self._kept:
+            _, (_, stop) = self._kept.popitem()
+            stop()
 
     def fresh(self, name: str) -> str:
         """A topic, group or connector name no earlier run has used."""

@@ -91,18 +91,22 @@ def run(workload: Workload, env: BenchEnv, *, repeats: int, warmups: int, smoke:
     """Warm-ups first, at smoke size and thrown away: plugin processes, JVMs' JIT and Spark's
     first job start there, and a small run starts them as well as a big one. Then the measured
     repetitions, each told its turn (``env.turn``), by which the systems it runs take turns
-    going first."""
+    going first. The peers a workload keeps (``env.kept``) live from the warm-up to its last
+    run, as headrace's services do, and are stopped after it."""
     parameters = workload.parameters(smoke)
     repeats = min(repeats, workload.max_repeats)
-    for _ in range(warmups):
-        env.turn = 0
-        workload.run_once(env, workload.parameters(True))
     samples: dict[str, list[float]] = {name: [] for name in workload.measures}
-    for turn in range(repeats):
-        env.turn = turn  # the systems of a run take turns going first: A-B-B-A
-        measured = workload.run_once(env, parameters)
-        for name in workload.measures:
-            samples[name].append(measured[name])
+    try:
+        for _ in range(warmups):
+            env.turn = 0
+            workload.run_once(env, workload.parameters(True))
+        for turn in range(repeats):
+            env.turn = turn  # the systems of a run take turns going first: A-B-B-A
+            measured = workload.run_once(env, parameters)
+            for name in workload.measures:
+                samples[name].append(measured[name])
+    finally:
+        env.stop_kept()  # the peers it kept warm, as headrace's services are
     figures = tuple(
         Figure(name, m.unit, tuple(samples[name]), m.higher_is_better)
         for name, m in workload.measures.items()

@@ -24,10 +24,10 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from bench import raw
-from bench.connect import STRING_CONVERTER, ConnectDistributed, standalone
+from bench.connect import STRING_CONVERTER, ConnectDistributed, ConnectWorker, standalone
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
 from bench.memory import PeakMemory, plugin_processes
@@ -247,30 +247,26 @@ class FileToFile:
     def _standalone(
         self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
     ) -> dict[str, float]:
-        worker = standalone(env.bootstrap, env.folder("connect"))
-        try:
-            worker.start()
-            with PeakMemory() as peaks:
-                peaks.track("Kafka Connect standalone worker", worker.pid)
-                theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes)
-                figures = prefixed("Kafka Connect standalone", theirs.run(*run))
-        finally:
-            worker.stop()
+        worker = kept_standalone(env)
+        with PeakMemory() as peaks:
+            peaks.track("Kafka Connect standalone worker", worker.pid)
+            theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes)
+            figures = prefixed("Kafka Connect standalone", theirs.run(*run))
         return figures | peak_figures(peaks)
 
     def _distributed(
         self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
     ) -> dict[str, float]:
-        cluster = ConnectDistributed(env.bootstrap, env.folder("connect-distributed"))
-        try:
-            cluster.start()
-            with PeakMemory() as peaks:
-                for pid in cluster.pids:
-                    peaks.track("Kafka Connect distributed workers", pid)
-                theirs = Case(env, cluster, {}, fresh_folder(files, env), line_bytes)
-                figures = prefixed("Kafka Connect distributed", theirs.run(*run))
-        finally:
-            cluster.stop()
+        cluster = env.kept(
+            "Kafka Connect distributed",
+            lambda: started(ConnectDistributed(env.bootstrap, env.folder("connect-distributed"))),
+            ConnectDistributed.stop,
+        )
+        with PeakMemory() as peaks:
+            for pid in cluster.pids:
+                peaks.track("Kafka Connect distributed workers", pid)
+            theirs = Case(env, cluster, {}, fresh_folder(files, env), line_bytes)
+            figures = prefixed("Kafka Connect distributed", theirs.run(*run))
         return figures | peak_figures(peaks)
 
     async def _raw(self, env: BenchEnv, topic: str, data: list[bytes]) -> tuple[float, float]:
@@ -295,6 +291,24 @@ def against_one_peer(
         *((f"{ours_rss} peak {size}", f"{theirs_rss} peak {size}") for size in MEMORY_SIZES),
     )
     return measures, ratios
+
+
+Started = TypeVar("Started", ConnectWorker, ConnectDistributed)
+
+
+def started(peer: Started) -> Started:
+    """``peer``, started and ready."""
+    peer.start()
+    return peer
+
+
+def kept_standalone(env: BenchEnv) -> ConnectWorker:
+    """The workload's Kafka Connect standalone worker, started in its warm-up and kept."""
+    return env.kept(
+        "Kafka Connect standalone",
+        lambda: started(standalone(env.bootstrap, env.folder("connect"))),
+        ConnectWorker.stop,
+    )
 
 
 def fresh_folder(root: Path, env: BenchEnv) -> Path:

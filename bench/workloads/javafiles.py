@@ -16,13 +16,14 @@ from functools import partial
 from pathlib import Path
 
 from bench import raw
-from bench.connect import STRING_CONVERTER, standalone
+from bench.connect import STRING_CONVERTER
 from bench.env import BenchEnv
 from bench.memory import PeakMemory, plugin_processes
 from bench.workloads.files import (
     Case,
     against_one_peer,
     fresh_folder,
+    kept_standalone,
     lines,
     peak_figures,
     prefixed,
@@ -97,15 +98,11 @@ def on_connect_standalone(
     """The figures of Kafka's FileStream connectors on a Kafka Connect standalone worker, and
     its peak RSS: ``size`` lines of ``size[1]`` bytes from ``input_file``, or ``filled``."""
     n, line_bytes = size
-    worker = standalone(env.bootstrap, env.folder("connect"))
-    try:
-        worker.start()
-        with PeakMemory() as peaks:
-            peaks.track(CONNECT_RSS, worker.pid)
-            theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes, JAVA_FILE)
-            figures = prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
-    finally:
-        worker.stop()
+    worker = kept_standalone(env)
+    with PeakMemory() as peaks:
+        peaks.track(CONNECT_RSS, worker.pid)
+        theirs = Case(env, worker, {}, fresh_folder(files, env), line_bytes, JAVA_FILE)
+        figures = prefixed(SYSTEMS[1], theirs.run(input_file, n, filled))
     return figures | peak_figures(peaks)
 
 

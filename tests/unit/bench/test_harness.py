@@ -164,3 +164,36 @@ def test_the_systems_of_a_workload_take_turns_going_first_a_b_b_a() -> None:
 @pytest.mark.parametrize(("turn", "order"), [(0, "ABC"), (1, "CBA"), (2, "CBA"), (3, "ABC")])
 def test_abba_reverses_the_middle_two_of_every_four(turn: int, order: str) -> None:
     assert "".join(abba(turn, "ABC")) == order
+
+
+class Keeping(Scripted):
+    """A scripted workload with a peer it keeps, as a Connect worker is kept."""
+
+    def __init__(self, script: list[dict[str, float]], fail_at: int = -1) -> None:
+        super().__init__(script)
+        self.events: list[str] = []
+        self.fail_at = fail_at
+
+    def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
+        peer = env.kept("peer", self._start, lambda p: self.events.append(f"stop {p}"))
+        self.events.append(f"use {peer}")
+        if len(self.asked) == self.fail_at:
+            raise RuntimeError("the run failed")
+        return super().run_once(env, parameters)
+
+    def _start(self) -> str:
+        self.events.append("start")
+        return "peer-1"
+
+
+def test_a_kept_peer_starts_in_the_warm_up_serves_every_run_and_stops_after() -> None:
+    workload = Keeping([figures(1, 1, 1, 1)] * 3)
+    run(workload, NO_ENV, repeats=2, warmups=1, smoke=False)
+    assert workload.events == ["start", "use peer-1", "use peer-1", "use peer-1", "stop peer-1"]
+
+
+def test_a_kept_peer_is_stopped_when_a_run_fails() -> None:
+    workload = Keeping([figures(1, 1, 1, 1)] * 3, fail_at=1)
+    with pytest.raises(RuntimeError, match="the run failed"):
+        run(workload, NO_ENV, repeats=2, warmups=1, smoke=False)
+    assert workload.events[0] == "start" and workload.events[-1] == "stop peer-1"
