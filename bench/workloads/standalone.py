@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from bench.connect import STRING_CONVERTER, rest_call
@@ -108,6 +109,10 @@ class HeadraceStandalone:
                 self._proc.wait()
 
 
+def _leave(folder: Path) -> None:
+    """Nothing to stop: a run's files stay for a look afterwards, as every workload's do."""
+
+
 class StandaloneFileToFile:
     name = "standalone"
     description = "file -> Kafka -> file in standalone mode, one process each"
@@ -119,23 +124,28 @@ class StandaloneFileToFile:
 
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n, line_bytes = int(str(parameters["lines"])), int(str(parameters["line_bytes"]))
-        files = env.folder("standalone-files")
-        return against_connect_standalone(env, files, (n, line_bytes), self._headrace)
+        return against_connect_standalone(env, self.files(env), (n, line_bytes), self._headrace)
 
     def _headrace(
         self, env: BenchEnv, files: Path, input_file: Path, size: tuple[int, int], filled: str
     ) -> dict[str, float]:
         n, line_bytes = size
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
-        ours = HeadraceStandalone(env.bootstrap, env.folder("headrace-standalone"), files)
-        try:
-            ours.start()
-            with PeakMemory() as peaks:
-                peaks.track(HEADRACE_RSS, ours.pid)
-                case = Case(
-                    env, ours, converters, fresh_folder(files, env), line_bytes, PYTHON_FILE
-                )
-                figures = prefixed(SYSTEMS[0], case.run(input_file, n, filled))
-        finally:
-            ours.stop()
+        ours = env.kept("headrace standalone", partial(self._started, env), HeadraceStandalone.stop)
+        with PeakMemory() as peaks:
+            peaks.track(HEADRACE_RSS, ours.pid)
+            case = Case(env, ours, converters, fresh_folder(files, env), line_bytes, PYTHON_FILE)
+            figures = prefixed(SYSTEMS[0], case.run(input_file, n, filled))
         return figures | peak_figures(peaks)
+
+    def _started(self, env: BenchEnv) -> HeadraceStandalone:
+        """headrace standalone, started in the warm-up and kept, as Connect standalone is; its
+        file root is one folder for every run."""
+        ours = HeadraceStandalone(env.bootstrap, env.folder("headrace-standalone"), self.files(env))
+        ours.start()
+        return ours
+
+    def files(self, env: BenchEnv) -> Path:
+        """The folder both systems' files go in, the same in every run of the workload (headrace
+        standalone, kept, has it as its file root)."""
+        return env.kept("standalone files", partial(env.folder, "standalone-files"), _leave)
