@@ -12,10 +12,11 @@ the same topic:
   at 20,000 records or after a second (its defaults), and the executor fsyncs every batch before
   the offsets are committed.
 - **Quix Streams** (what a Python team would pick instead): an Application reading the topic from
-  the start, in a fresh group, into its local file sink in Parquet format, run as a process of
-  its own until every row is in its files. It writes on each checkpoint; checkpoints come every
-  second or every 40,000 messages (one process reads both partitions: two tasks' 20,000), so
-  both systems write files of about the same size. End to end runs from starting the process,
+  the start, in a fresh group, into its local file sink in Parquet format, run as one process
+  per partition (two, in one consumer group, as its docs scale an application and as headrace
+  runs two tasks) until every row is in its files. It writes on each checkpoint; checkpoints
+  come every second or every 20,000 messages, a task's flush, so both systems write files of
+  about the same size. End to end runs from starting the process,
   which is what starting a Quix application is; steady state as for headrace. It does not fsync.
 - **Spark direct from Arrow** (the ceiling of the Spark leg): a SparkSession with the executor's
   own settings and jars (``session_conf``, ``local[*]``: Arrow record batches, never a local
@@ -30,7 +31,7 @@ the same topic:
 
 Peak RSS, in MiB, is sampled during each system's phase only (``bench/memory.py``): headrace's
 two workers with their plugin processes, its executor with its JVM, and the three together;
-the Quix Streams process; the Spark process with its JVM.
+the Quix Streams processes together; the Spark process with its JVM.
 
 Spark Structured Streaming's Kafka source would be the natural peer, but its jar cannot be had
 here: it needs ``org.apache.spark:spark-token-provider-kafka-0-10_2.13``, which Maven does not
@@ -351,27 +352,33 @@ class KafkaToParquet:
         }
 
     def _quix(self, env: BenchEnv, topic: str, n: int) -> dict[str, float]:
+        """Quix Streams as its docs scale an application: one process per partition, in one
+        consumer group, as headrace runs one task per partition."""
         out = env.folder("quix")
-        rows, log = ParquetRows(out), out / "_quix.log"
+        rows, group = ParquetRows(out), env.fresh("quix")
         args = (
             *("quix", "--bootstrap", env.bootstrap, "--topic", topic),
-            *("--group", env.fresh("quix"), "--out", str(out)),
+            *("--group", group, "--out", str(out)),
             *("--commit-interval", str(FLUSH_INTERVAL_S)),
-            *("--commit-every", str(FLUSH_RECORDS * TASKS)),
+            *("--commit-every", str(FLUSH_RECORDS)),
         )
+        logs = [out / f"_quix-{i}.log" for i in range(PARTITIONS)]
+        processes: list[subprocess.Popen[bytes]] = []
 
         async def progress() -> int:
-            if process.poll() is not None:
-                raise RuntimeError(f"Quix Streams exited with {process.returncode}; see {log}")
+            for process, log in zip(processes, logs, strict=True):
+                if process.poll() is not None:
+                    raise RuntimeError(f"Quix Streams exited with {process.returncode}; see {log}")
             return rows.count()
 
-        with PeakMemory() as peaks:
+        with PeakMemory() as peaks, contextlib.ExitStack() as running:
             started = time.perf_counter()
-            with peer(args, log) as process:
-                peaks.track(QUIX_RSS, process.pid)
-                end_to_end, steady = asyncio.run(
-                    watch("Quix Streams", progress, n, started, DEADLINE_S)
-                )
+            for log in logs:
+                processes.append(running.enter_context(peer(args, log)))
+                peaks.track(QUIX_RSS, processes[-1].pid)
+            end_to_end, steady = asyncio.run(
+                watch("Quix Streams", progress, n, started, DEADLINE_S)
+            )
         _expect(n, rows.count(), "Quix Streams")
         return {QUIX[0]: end_to_end, QUIX[1]: steady, **peaks_of(peaks, QUIX_RSS)}
 
