@@ -62,6 +62,38 @@ async def produce_to(
         await producer.stop()
 
 
+ASSIGNED_WITHIN_S = 30.0
+
+
+async def pipelined(
+    bootstrap: str, topic: str, group: str, partitions: int, records: Sequence[Record]
+) -> float:
+    """Produces the records into an empty ``topic`` while a consumer, already assigned its
+    partitions, reads them as they come, as a pipeline does; records/s from the first send to
+    the last record read."""
+    spread = {p: records[p::partitions] for p in range(partitions)}
+    consumer = from_start(bootstrap, topic, group)
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + ASSIGNED_WITHIN_S
+        while not consumer.assignment():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no partition of {topic} assigned in {ASSIGNED_WITHIN_S}s")
+            await consumer.getmany(timeout_ms=100)
+
+        async def read() -> None:
+            seen = 0
+            while seen < len(records):
+                chunk = await consumer.getmany(timeout_ms=500, max_records=CONSUME_CHUNK)
+                seen += sum(len(batch) for batch in chunk.values())
+
+        started = time.perf_counter()
+        await asyncio.gather(produce_to(bootstrap, topic, spread), read())
+        return len(records) / (time.perf_counter() - started)
+    finally:
+        await consumer.stop()
+
+
 def from_start(bootstrap: str, topic: str, group: str) -> AIOKafkaConsumer:
     """A consumer of ``topic`` from its start, in large fetches, committing only when told."""
     return AIOKafkaConsumer(
