@@ -35,7 +35,23 @@ from headrace.cli.client import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 
 DEADLINE_S = 1800.0
-SYSTEMS = ("headrace", "Kafka Connect standalone", "Kafka Connect distributed")
+DISTRIBUTED = "Kafka Connect distributed"
+TUNED = "Kafka Connect distributed, tuned"
+EXACTLY_ONCE = "Kafka Connect distributed, exactly-once sources"
+SYSTEMS = ("headrace", "Kafka Connect standalone", DISTRIBUTED, TUNED, EXACTLY_ONCE)
+CLUSTERS: Mapping[str, Mapping[str, str]] = {
+    # Connect's defaults against headrace's: one 16 KiB batch in flight, 500-record polls.
+    DISTRIBUTED: {},
+    # headrace's sizes: 512 KiB producer batches lingering 5 ms, 10,000-record polls.
+    TUNED: {
+        "producer.batch.size": str(512 * 1024),
+        "producer.linger.ms": "5",
+        "consumer.max.poll.records": "10000",
+    },
+    # Transactions for every source, as headrace's sources write by default (KIP-618).
+    EXACTLY_ONCE: {"exactly.once.source.support": "enabled"},
+}
+"""Each Connect distributed cluster of the workload, by the worker settings it runs with."""
 HEADRACE_RSS = {
     "headrace workers and plugins": ("worker-1", "worker-2"),
     "headrace config service": ("config",),
@@ -44,7 +60,7 @@ HEADRACE_RSS = {
     # Everything headrace runs, against Connect's workers, which hold everything Connect runs.
     "headrace, every process": ("worker-1", "worker-2", "config", "coordinator", "executor"),
 }
-CONNECT_RSS = ("Kafka Connect standalone worker", "Kafka Connect distributed workers")
+CONNECT_RSS = ("Kafka Connect standalone worker", *(f"{c} workers" for c in CLUSTERS))
 SCENARIOS = ("end to end", "steady state", "source alone", "sink alone")
 PIPELINED = "raw aiokafka produce and consume, pipelined"
 PYTHON_FILE = (
@@ -227,7 +243,7 @@ class FileToFile:
         return figures | env.each_system(
             partial(self._headrace, env, files, run, line_bytes),
             partial(self._standalone, env, files, run, line_bytes),
-            partial(self._distributed, env, files, run, line_bytes),
+            *(partial(self._distributed, env, files, run, line_bytes, c) for c in CLUSTERS),
         )
 
     def _headrace(
@@ -256,18 +272,24 @@ class FileToFile:
         return figures | peak_figures(peaks)
 
     def _distributed(
-        self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
+        self,
+        env: BenchEnv,
+        files: Path,
+        run: tuple[Path, int, str],
+        line_bytes: int,
+        system: str = DISTRIBUTED,
     ) -> dict[str, float]:
+        overrides = CLUSTERS[system]
         cluster = env.kept(
-            "Kafka Connect distributed",
-            lambda: started(ConnectDistributed(env.bootstrap, env.folder("connect-distributed"))),
+            system,
+            lambda: started(ConnectDistributed(env.bootstrap, env.folder("connect"), 2, overrides)),
             ConnectDistributed.stop,
         )
         with PeakMemory() as peaks:
             for pid in cluster.pids:
-                peaks.track("Kafka Connect distributed workers", pid)
+                peaks.track(f"{system} workers", pid)
             theirs = Case(env, cluster, {}, fresh_folder(files, env), line_bytes)
-            figures = prefixed("Kafka Connect distributed", theirs.run(*run))
+            figures = prefixed(system, theirs.run(*run))
         return figures | peak_figures(peaks)
 
     async def _raw(
