@@ -308,17 +308,23 @@ class FileToFile:
 
 
 def against_one_peer(
-    systems: tuple[str, str], ours_rss: str, theirs_rss: str
+    systems: tuple[str, str], ours_rss: str, theirs_rss: str, *more_of_ours: str
 ) -> tuple[Mapping[str, Measure], tuple[tuple[str, str], ...]]:
     """The measures and ratios of a workload that runs the scenarios on headrace (``systems[0]``)
-    and on one peer (``systems[1]``), with the peak memory of each beside."""
+    and on one peer (``systems[1]``), with the peak memory of each beside (and of
+    ``more_of_ours``, other scopes of headrace's processes, each set against the peer's)."""
+    ours = (ours_rss, *more_of_ours)
     measures: Mapping[str, Measure] = {
         **{f"{s} {c}": Measure("records/s") for s in systems for c in SCENARIOS},
-        **memory_measures(ours_rss, theirs_rss),
+        **memory_measures(*ours, theirs_rss),
     }
     ratios = (
         *((f"{systems[0]} {c}", f"{systems[1]} {c}") for c in SCENARIOS),
-        *((f"{ours_rss} peak {size}", f"{theirs_rss} peak {size}") for size in MEMORY_SIZES),
+        *(
+            (f"{scope} peak {size}", f"{theirs_rss} peak {size}")
+            for scope in ours
+            for size in MEMORY_SIZES
+        ),
     )
     return measures, ratios
 

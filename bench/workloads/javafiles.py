@@ -38,13 +38,15 @@ JAVA_FILE = (
 )
 SYSTEMS = ("headrace JVM host", "Kafka Connect standalone")
 HEADRACE_RSS = "headrace workers, plugins and JVMs"
+EVERY_RSS = "headrace, every process"
+"""With the config service, the coordinator and the executor: what Connect's one JVM holds."""
 CONNECT_RSS = "Kafka Connect standalone worker"
 
 
 class JavaFileToFile:
     name = "jvm-file"
     description = "file -> Kafka -> file, Kafka's FileStream connectors on headrace's JVM host"
-    measures, ratios = against_one_peer(SYSTEMS, HEADRACE_RSS, CONNECT_RSS)
+    measures, ratios = against_one_peer(SYSTEMS, HEADRACE_RSS, CONNECT_RSS, EVERY_RSS)
     max_repeats = 3
 
     def parameters(self, smoke: bool) -> dict[str, object]:
@@ -65,6 +67,9 @@ class JavaFileToFile:
             java = plugin_processes(f"/{JVM_PLUGINS}/")  # Kafka's connectors, not headrace's
             for service in ("worker-1", "worker-2"):
                 peaks.track(HEADRACE_RSS, env.stack.pid(service), java)
+                peaks.track(EVERY_RSS, env.stack.pid(service), java)
+            for service in ("config", "coordinator", "executor"):
+                peaks.track(EVERY_RSS, env.stack.pid(service))
             ours = Case(env, client, converters, fresh_folder(files, env), line_bytes, JAVA_FILE)
             figures = prefixed(SYSTEMS[0], ours.run(input_file, n, filled))
         return figures | peak_figures(peaks)

@@ -82,6 +82,8 @@ PRODUCE = "raw aiokafka produce (filling the topic)"
 WORKERS_RSS = "headrace workers and plugins peak RSS"
 EXECUTOR_RSS = "headrace executor peak RSS"
 HEADRACE_RSS = "headrace workers, plugins and executor peak RSS"
+EVERY_RSS = "headrace, every process peak RSS"
+"""With the config service and the coordinator, which Quix and Spark direct have no need of."""
 QUIX_RSS = "Quix Streams peak RSS"
 SPARK_RSS = "Spark direct peak RSS"
 
@@ -263,7 +265,7 @@ class KafkaToParquet:
         **{figure: Measure("records/s") for figure in (*HEADRACE, *QUIX, SPARK, RAW, PRODUCE)},
         **{
             size(figure): Measure("MiB", higher_is_better=False)
-            for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, QUIX_RSS, SPARK_RSS)
+            for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, EVERY_RSS, QUIX_RSS, SPARK_RSS)
             for size in (str, pss)
         },
     }
@@ -275,6 +277,8 @@ class KafkaToParquet:
         (HEADRACE[1], RAW),
         (HEADRACE_RSS, QUIX_RSS),
         (pss(HEADRACE_RSS), pss(QUIX_RSS)),
+        (EVERY_RSS, QUIX_RSS),
+        (pss(EVERY_RSS), pss(QUIX_RSS)),
     )
 
     def parameters(self, smoke: bool) -> dict[str, object]:
@@ -336,6 +340,10 @@ class KafkaToParquet:
                 peaks.track(HEADRACE_RSS, stack.pid(service), own)
             peaks.track(EXECUTOR_RSS, stack.pid("executor"))
             peaks.track(HEADRACE_RSS, stack.pid("executor"))
+            for service in ("worker-1", "worker-2"):
+                peaks.track(EVERY_RSS, stack.pid(service), own)
+            for service in ("executor", "config", "coordinator"):
+                peaks.track(EVERY_RSS, stack.pid(service))
             started = time.perf_counter()
             client.create(name, config)
             try:
@@ -348,7 +356,7 @@ class KafkaToParquet:
         return {
             HEADRACE[0]: end_to_end,
             HEADRACE[1]: steady,
-            **peaks_of(peaks, WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS),
+            **peaks_of(peaks, WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, EVERY_RSS),
         }
 
     def _quix(self, env: BenchEnv, topic: str, n: int) -> dict[str, float]:
@@ -414,7 +422,7 @@ class KafkaToDelta(KafkaToParquet):
         **{figure: Measure("records/s") for figure in (*HEADRACE, SPARK, PRODUCE)},
         **{
             size(figure): Measure("MiB", higher_is_better=False)
-            for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, SPARK_RSS)
+            for figure in (WORKERS_RSS, EXECUTOR_RSS, HEADRACE_RSS, EVERY_RSS, SPARK_RSS)
             for size in (str, pss)
         },
     }
