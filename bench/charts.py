@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # after the backend is chosen
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from bench.harness import Figure, Result
+from bench.results import Figure, Result
 
 HEADRACE = "#0b5d7a"
 PEER = "#9aa5b1"

@@ -13,62 +13,15 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
 
 from bench.env import BenchEnv
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One measured quantity over the repetitions, e.g. ``headrace end to end`` in records/s."""
-
-    name: str
-    unit: str
-    values: tuple[float, ...]
-    higher_is_better: bool = True
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.values)
-
-    @property
-    def spread(self) -> tuple[float, float]:
-        return min(self.values), max(self.values)
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """headrace's figure over a peer's, both medians of this run (> 1 means headrace is ahead
-    for rates; for times and memory, where lower is better, the ratio is inverted so that > 1
-    still means headrace is ahead)."""
-
-    subject: str
-    peer: str
-    value: float
-
-
-@dataclass(frozen=True)
-class Measure:
-    """What a workload says of one figure: its unit and which way is better."""
-
-    unit: str
-    higher_is_better: bool = True
-
-
-@dataclass(frozen=True)
-class Result:
-    workload: str
-    description: str
-    repeats: int
-    warmups: int
-    figures: tuple[Figure, ...]
-    ratios: tuple[Ratio, ...]
-    parameters: Mapping[str, object] = field(default_factory=dict)
+from bench.goals import goals_table
+from bench.results import Figure, Measure, Ratio, Result
 
 
 class Workload(Protocol):
@@ -193,7 +146,7 @@ def markdown(results: list[Result], charts: Mapping[str, Path] | None = None) ->
             lines += ["| headrace | against | ratio |", "| --- | --- | ---: |"]
             lines += [f"| {r.subject} | {r.peer} | {r.value:.2f}x |" for r in result.ratios]
             lines.append("")
-    return "\n".join(lines + memory_table(results))
+    return "\n".join(lines + memory_table(results) + goals_table(results))
 
 
 def memory_table(results: list[Result]) -> list[str]:

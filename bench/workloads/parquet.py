@@ -273,6 +273,7 @@ class KafkaToParquet:
     ratios: tuple[tuple[str, str], ...] = (
         (HEADRACE[0], QUIX[0]),
         (HEADRACE[1], QUIX[1]),
+        (HEADRACE[0], SPARK),
         (HEADRACE[1], SPARK),
         (HEADRACE[1], RAW),
         (HEADRACE_RSS, QUIX_RSS),
