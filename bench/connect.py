@@ -42,7 +42,7 @@ def _properties(path: Path, values: Mapping[str, str]) -> Path:
 
 
 REST_RETRIES_S = 60.0  # a distributed worker answers 409 while its group rebalances
-REST_RETRY_PAUSE_S = 0.2
+REST_RETRY_PAUSE_S = 0.02  # short: a wait here is counted against Connect
 
 
 def rest_call(
