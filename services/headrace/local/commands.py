@@ -49,7 +49,10 @@ def connect(action: str) -> None:
 
     worker = LocalConnect(Settings().var_dir / "connect")
     if action == "start":
-        worker.start()
+        try:
+            worker.start()
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
         click.echo(f"kafka connect ready on {worker.url}")
     else:
         worker.stop()

@@ -148,10 +148,14 @@ class LocalConnect:
         while not ready(self.url):
             if proc is not None and proc.poll() is not None:
                 self.pid_file.unlink(missing_ok=True)
-                tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-                raise RuntimeError(f"Kafka Connect exited with {proc.returncode}:\n{tail}")
+                raise RuntimeError(f"Kafka Connect exited with {proc.returncode}:\n{_tail(log)}")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"Kafka Connect was not ready at {self.url} in {timeout}s")
+                self.stop()
+                raise RuntimeError(
+                    f"Kafka Connect was not ready at {self.url} in {timeout:.0f}s (is the broker"
+                    f" its worker file names up? make kafka-up starts the embedded one); it was "
+                    f"stopped. The end of {log}:\n{_tail(log)}"
+                )
             time.sleep(0.25)
 
     def stop(self, timeout: float = 60.0) -> None:
@@ -168,6 +172,10 @@ class LocalConnect:
                 break
             time.sleep(0.1)
         self.pid_file.unlink(missing_ok=True)
+
+
+def _tail(log: Path, lines: int = 20) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _alive(pid: int) -> bool:
