@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -279,13 +280,20 @@ class Rebalance:
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         files = env.stack.settings.file_roots[0]
         files.mkdir(parents=True, exist_ok=True)
-        figures: dict[str, float] = {}
+        return env.each_system(
+            partial(self._headrace, env, files), partial(self._connect, env, files)
+        )
+
+    def _headrace(self, env: BenchEnv, files: Path) -> dict[str, float]:
         with ConfigClient(env.stack.settings.config_addr) as client:
             ours = Headrace(env, client)
             try:
-                figures |= measure(env, ours, files)
+                return measure(env, ours, files)
             finally:
                 ours.restore()
+
+    def _connect(self, env: BenchEnv, files: Path) -> dict[str, float]:
+        """A cluster of its own for each run: the run kills one of its workers."""
         cluster = ConnectDistributed(
             env.bootstrap,
             env.folder("connect-rebalance"),
@@ -293,7 +301,6 @@ class Rebalance:
         )
         try:
             cluster.start()
-            figures |= measure(env, Connect(cluster), files)
+            return measure(env, Connect(cluster), files)
         finally:
             cluster.stop()
-        return figures
