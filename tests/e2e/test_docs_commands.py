@@ -256,10 +256,11 @@ def migrations_as_the_page_says(checkout: Path, env: dict[str, str]) -> None:
 def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_written(
     checkout: Path, tmp_path: Path
 ) -> None:
-    """One ``make run`` stack for three pages. ``docs/java-connectors.md``: ``make run`` in
+    """One ``make run`` stack for four pages. ``docs/java-connectors.md``: ``make run`` in
     another shell (the README's first command; its second, ``make test``, is this suite), with
     the demo it runs end to end; then ``docs/migration.md``'s commands, with Kafka Connect
-    beside it (:func:`migrations_as_the_page_says`); then the README's "Using it" commands and
+    beside it (:func:`migrations_as_the_page_says`); ``docs/architecture.md``'s readiness probes
+    of the config service and the coordinator; then the README's "Using it" commands and
     REST call against that stack; then Debezium's PostgreSQL connector installed into the
     running stack, created from the page's ``inventory.json``, listed, and its offsets read,
     against a PostgreSQL where the page says (127.0.0.1:5432, logical decoding, a database
@@ -277,6 +278,11 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
     assert two.commands == ["make run", "make test"]  # the second is the suite itself
     assert five.commands[0] == "make run"  # in another shell
     using = block("README.md", ".venv/bin/headrace plugins list")
+    probes = block(
+        "docs/architecture.md",
+        ".venv/bin/headrace probe 127.0.0.1:50051 --service headrace.v1.ConfigService   # ready: "
+        "replayed",
+    )
     curl = block(
         "README.md",
         "curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \\",
@@ -313,6 +319,9 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
         assert "demo-source: RUNNING" in started and "demo-sink: RUNNING" in started
 
         migrations_as_the_page_says(checkout, env)
+        probed = run(checkout, probes)
+        assert probed.returncode == 0, probed.stdout + probed.stderr
+        assert probed.stdout.split() == ["SERVING", "SERVING"], probed.stdout
         used = run(checkout, using, curl)
         told = used.stdout + used.stderr
         assert used.returncode == 0, told[-6000:]
