@@ -31,9 +31,9 @@ import struct
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeAlias, overload
+from typing import Any, Protocol, TypeAlias, overload
 
-from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, ConsumerRecord
 from aiokafka import errors as kafka_errors
 from aiokafka.consumer import fetcher as _fetcher
 from aiokafka.consumer.fetcher import READ_COMMITTED, FetchResult, PartitionRecords
@@ -209,6 +209,29 @@ class Consumed(_Messages):
     def has_headers(self) -> bool:
         """Whether a message of the pieces unpacked as columns has headers."""
         return any(any(p.headers) for p in self.pieces if isinstance(p, Fetched))
+
+
+class Pattern(Protocol):
+    """What aiokafka asks of a subscription's pattern: whether it takes a topic."""
+
+    def match(self, topic: str) -> object: ...
+
+
+def subscribe_pattern(
+    consumer: AIOKafkaConsumer, pattern: Pattern, listener: ConsumerRebalanceListener
+) -> None:
+    """A pattern subscription that takes topics as ``pattern.match`` does, whatever it is (a
+    sink's matcher that leaves out internal topics, say). aiokafka's own ``subscribe(pattern=)``
+    compiles the pattern with ``re``; these are the two calls it makes next (aiokafka 0.14,
+    pinned; ``tests/unit/core/storage/test_fetch.py`` checks they still do that)."""
+    consumer._subscription.subscribe_pattern(pattern=pattern, listener=listener)
+    consumer._client.set_topics([])
+
+
+def client_of(consumer: AIOKafkaConsumer) -> Any:
+    """The consumer's own aiokafka client (its connections and metadata), which it offers no
+    public handle to: for the requests the consumer has no call for (topic ids)."""
+    return consumer._client
 
 
 async def getmany(

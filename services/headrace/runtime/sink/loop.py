@@ -62,7 +62,14 @@ from headrace.components.errorpolicy import (
 from headrace.components.transforms import TransformChain, parse_chain
 from headrace.core.model.offsets import sink_group_id
 from headrace.core.observability import log, metrics
-from headrace.core.storage.fetch import Batches, Consumed, Fetched, getmany
+from headrace.core.storage.fetch import (
+    Batches,
+    Consumed,
+    Fetched,
+    client_of,
+    getmany,
+    subscribe_pattern,
+)
 from headrace.runtime import kafka
 from headrace.runtime.converted import Converted
 from headrace.runtime.deadletter import DeadLetterQueue, acknowledgement, open_dead_letter_queue
@@ -197,14 +204,14 @@ class SinkRunner(LoopBase):
         listener = _Rebalance(self)
         if pattern is not None:
             self._matcher = TopicMatcher(pattern, self.settings.cluster)
-            _subscribe_by_matcher(self._consumer, self._matcher, listener)
+            subscribe_pattern(self._consumer, self._matcher, listener)
         else:
             self._consumer.subscribe(topics=topics, listener=listener)
 
     def _kafka_client(self) -> Any:
         if self._consumer is None:
             raise ConnectError("the task's consumer is not running")
-        return self._consumer._client  # aiokafka's client; the consumer has no public handle
+        return client_of(self._consumer)
 
     def assignment(self) -> set[TopicPartition]:
         """The partitions this task consumes now."""
@@ -674,14 +681,3 @@ def _ours(partitions: Any) -> set[TopicPartition]:
 
 def _theirs(partitions: Collection[TopicPartition]) -> list[KafkaTopicPartition]:
     return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
-
-
-def _subscribe_by_matcher(
-    consumer: AIOKafkaConsumer, matcher: TopicMatcher, listener: ConsumerRebalanceListener
-) -> None:
-    """A pattern subscription that takes topics as ``matcher`` does. aiokafka's own
-    ``subscribe(pattern=...)`` compiles the pattern with ``re`` and would take any topic it
-    matches, internal ones and all, unbounded in time; these are the two calls it makes next
-    (aiokafka 0.14, pinned; a unit test checks they are still there)."""
-    consumer._subscription.subscribe_pattern(pattern=matcher, listener=listener)
-    consumer._client.set_topics([])

@@ -13,6 +13,7 @@ import weakref
 from dataclasses import dataclass
 
 import pytest
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 from aiokafka.consumer import fetcher
 from aiokafka.consumer.fetcher import READ_COMMITTED, PartitionRecords
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
@@ -22,7 +23,14 @@ from aiokafka.structs import TopicPartition
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headrace.core.storage.fetch import Batches, Fetched, KeptRecords, take, unpack
+from headrace.core.storage.fetch import (
+    Batches,
+    Fetched,
+    KeptRecords,
+    subscribe_pattern,
+    take,
+    unpack,
+)
 
 TP = TopicPartition("lines", 3)
 GZIP, NONE = 1, 0
@@ -185,3 +193,27 @@ def test_a_fetch_taken_is_freed_without_the_cyclic_collector(whole_batches: bool
 def test_the_fetcher_still_makes_its_record_sets_by_the_name_replaced() -> None:
     assert fetcher.MemoryRecords is KeptRecords
     assert "MemoryRecords(" in inspect.getsource(fetcher.Fetcher._proc_fetch_request)
+
+
+class _Listener(ConsumerRebalanceListener):
+    def on_partitions_assigned(self, assigned: object) -> None: ...
+
+    def on_partitions_revoked(self, revoked: object) -> None: ...
+
+
+async def test_a_pattern_subscription_takes_the_matcher_as_given() -> None:
+    """The two aiokafka internals a pattern subscription calls are still there and still take
+    a matcher that is not a compiled ``re`` (aiokafka is pinned; this says when it moved)."""
+
+    class EveryTopicBut:
+        def match(self, topic: str) -> bool:
+            return topic != "__consumer_offsets"
+
+    consumer = AIOKafkaConsumer(bootstrap_servers="127.0.0.1:1", group_id="g")
+    try:
+        matcher = EveryTopicBut()
+        subscribe_pattern(consumer, matcher, _Listener())
+        assert consumer._subscription.subscribed_pattern is matcher
+        assert consumer.subscription() == set()  # no topic yet: metadata assigns them
+    finally:
+        await consumer.stop()
