@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from headrace.core.backoff import Backoff
 from headrace.core.observability import log
 from headrace.core.runner import cancel
 from headrace.core.security import tls
@@ -65,7 +66,7 @@ class ExecutorLevels:
             }
         )
         loop = asyncio.get_running_loop()
-        deadline, backoff = loop.time() + RETRY_S, _FIRST_BACKOFF_S
+        deadline, waits = loop.time() + RETRY_S, Backoff(_FIRST_BACKOFF_S, 5.0)
         while True:
             try:
                 answer = await stub.SetLogLevels(request, timeout=CALL_TIMEOUT_S)
@@ -74,9 +75,8 @@ class ExecutorLevels:
                     grpc.StatusCode.UNAVAILABLE,
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                 )
-                if away and loop.time() + backoff < deadline:
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 5.0)
+                if away and loop.time() + waits.upcoming_s < deadline:
+                    await asyncio.sleep(waits.next_s())
                     continue
                 self._log.warning(
                     "executor_log_levels_failed", code=exc.code().name, error=exc.details()

@@ -28,6 +28,7 @@ from typing import Any
 
 import grpc
 
+from headrace.core.backoff import Backoff
 from headrace.core.model import wire
 from headrace.core.model.structs import AssignmentUpdate, Instance, WorkUnit
 from headrace.core.observability import log
@@ -155,7 +156,7 @@ class Membership:
         self._fenced = False
 
     async def _run(self) -> None:
-        backoff = 0.1
+        waits = Backoff(0.1, 0.5)
         for attempt in itertools.count():
             if self._leaving:
                 return
@@ -163,7 +164,7 @@ class Membership:
             try:
                 if await self._session(address):
                     return
-                backoff = 0.1
+                waits.reset()
             except grpc.aio.AioRpcError as exc:
                 log.get().info(
                     "coordinator_unreachable",
@@ -172,8 +173,7 @@ class Membership:
                     details=exc.details(),
                 )
             if (attempt + 1) % len(self._addresses) == 0:
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 0.5)
+                await asyncio.sleep(waits.next_s())
 
     async def _session(self, address: str) -> bool:
         """One Join stream; True when the worker left on purpose."""

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import grpc
 import structlog
 
+from headrace.core.backoff import Backoff
 from headrace.core.model import configlog
 from headrace.core.model.configstate import SessionKey, SessionKeyCreated
 from headrace.core.observability import metrics
@@ -124,7 +125,7 @@ class TaskConfigsClient:
 
     async def _put(self, name: str, request: config_pb2.PutTaskConfigsRequest) -> None:
         body = request.SerializeToString(deterministic=True)
-        delay, fresh = 0.2, False
+        waits, fresh = Backoff(0.2, 5.0), False
         for attempt in itertools.count(1):
             signature = sessionkey.sign(await self._key(fresh), body, sessionkey.now_ms())
             try:
@@ -138,5 +139,4 @@ class TaskConfigsClient:
                 self._logger.warning(
                     "task_configs_retry", connector=name, attempt=attempt, code=exc.code().name
                 )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                await asyncio.sleep(waits.next_s())

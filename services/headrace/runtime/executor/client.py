@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from headrace.core.arrowipc import ipc_stream, read_stream
+from headrace.core.backoff import Backoff
 from headrace.core.observability import log
 from headrace.core.rpc import accepted, retry_after_s
 from headrace.core.security import tls
@@ -45,6 +46,7 @@ CHUNK_BYTES = 4 * 1024 * 1024
 """The Arrow bytes one WriteStream message carries at most."""
 _FIRST_BACKOFF_S = 0.1
 _MAX_BACKOFF_S = 5.0
+_JITTER = 0.2
 SQL_CHECK_TIMEOUT_S = 15.0
 """How long validating a config waits for the executor to parse its query, at most: long enough
 for an executor that starts Spark on demand to start it, and never more than half of what the
@@ -185,7 +187,8 @@ class ExecutorClient:
         """The answer of ``attempt(stub)``, tried again while the executor is busy or away."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._retry_deadline_s
-        backoff = _FIRST_BACKOFF_S
+        # Jitter, so that tasks turned away together do not come back together.
+        waits = Backoff(_FIRST_BACKOFF_S, _MAX_BACKOFF_S, jitter=_JITTER)
         while True:
             try:
                 return await attempt(self._rpc())
@@ -193,12 +196,12 @@ class ExecutorClient:
                 if exc.code() not in _RETRYABLE:
                     raise
                 hint = retry_after_s(exc.trailing_metadata())
-                # Jitter, so that tasks turned away together do not come back together.
-                pause = (hint if hint is not None else backoff) * (1 + random.random() / 5)
+                pause = waits.next_s()
+                if hint is not None:  # the executor's own word on when to come back
+                    pause = hint * (1 + random.random() * _JITTER)
                 if loop.time() + pause > deadline:
                     raise
                 await asyncio.sleep(pause)
-                backoff = min(backoff * 2, _MAX_BACKOFF_S)
 
 
 class TaskExecutor:
