@@ -143,11 +143,13 @@ class Commands:
         *,
         tracks_topics: bool = True,
         topic_reset_allowed: bool = True,
-        cluster: str = "headrace",
+        operator: framework.Operator,
     ) -> None:
-        """``cluster``: the cluster's name, which its sinks' consumer groups carry."""
+        """``operator``: what the operator set that the checks read (the cluster's name, which
+        its sinks' consumer groups carry, among it)."""
         self.store = store
-        self.cluster = cluster
+        self.operator = operator
+        self.cluster = self.operator.cluster
         self.catalog = catalog
         self.offsets = offsets
         self.checks = checks
@@ -270,7 +272,7 @@ class Commands:
         self, name: str, config: Mapping[str, str]
     ) -> tuple[ConfigInfos, PluginDescriptor | None]:
         check_config_size(config)
-        verdict = framework.check(name, config, self.catalog)
+        verdict = framework.check(name, config, self.catalog, self.operator)
         if verdict.plugin is None or framework.unsafe(config):
             # An unsafe config (one that sets config providers, say) reaches no plugin process:
             # the plugin's own checks would configure its components from it, and their
@@ -283,7 +285,11 @@ class Commands:
             own = await self.checks.validate(verdict.plugin, named)
             infos = merge(verdict.plugin.class_name, verdict.configs, own.configs)
         hidden = await self.hidden.component_keys(config)
-        masked = _masked(framework.opaque(infos, config, verdict.plugin), config, hidden)
+        masked = _masked(
+            framework.opaque(infos, config, verdict.plugin, self.operator.providers),
+            config,
+            hidden,
+        )
         return masked, verdict.plugin
 
     async def check(self, name: str, config: Mapping[str, str]) -> Accepted:

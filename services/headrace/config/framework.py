@@ -57,7 +57,7 @@ from headrace.core.model.connectorconfig import (
     transactions,
 )
 from headrace.core.model.errors import PluginError
-from headrace.core.model.workerconfig import with_worker_converters
+from headrace.core.model.workerconfig import exactly_once_source, with_worker_converters
 from headrace.core.security import references
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import internal_topic
@@ -161,11 +161,42 @@ class Verdict:
 Check = Callable[[], object]
 
 
+@dataclass(frozen=True)
+class Operator:
+    """What the operator set that the framework's checks read: the cluster's name (its topics,
+    which no connector may use), the worker config (the converters a connector that names none
+    gets, exactly-once sources), whether the workers are one standalone process (which keeps
+    every source's offsets in its file), and what config provider references may read. The
+    service builds it once from its settings (:meth:`of`); the checks themselves read nothing
+    from the environment."""
+
+    cluster: str = "headrace"
+    worker_config: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    standalone: bool = False
+    providers: references.ProviderPolicy = dataclasses.field(
+        default_factory=references.ProviderPolicy
+    )
+
+    @classmethod
+    def of(cls, settings: Settings) -> Operator:
+        return cls(
+            settings.cluster,
+            settings.worker_config,
+            bool(settings.offsets_addr),
+            references.ProviderPolicy.of(settings),
+        )
+
+    @property
+    def exactly_once_source(self) -> bool:
+        return exactly_once_source(self.worker_config)
+
+
 def _checks(
     name: str,
     config: Mapping[str, str],
     plugin: PluginDescriptor | None,
     resolution: versions.Resolution,
+    operator: Operator,
 ) -> list[tuple[str, Check]]:
     checks: list[tuple[str, Check]] = [
         ("name", lambda: check_name(name) if name or "name" in config else _missing("name")),
@@ -178,14 +209,14 @@ def _checks(
         # them all (their code runs nowhere else): ``HostedPlugin.validate``. With a version
         # that cannot be had, that problem is the one to tell.
         # A role the config names no converter for gets the worker config's, as units do.
-        checks += versions.checks(with_worker_converters(config, Settings().worker_config))
+        checks += versions.checks(with_worker_converters(config, operator.worker_config))
     checks += [
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
         ("connector.class", lambda: refuse_unhonoured(config)),
         (autorestart.ENABLE, lambda: autorestart.policy_of(config)),
         (retry.TIMEOUT, lambda: RetryPolicy.from_config(config)),
     ]
-    cluster = Settings().cluster
+    cluster = operator.cluster
     checks.append((DLQ_TOPIC, lambda: _not_internal(config, DLQ_TOPIC, cluster)))
     if plugin is not None and plugin.type == "sink":
         checks.append(("topics", lambda: _one_subscription(config)))
@@ -193,9 +224,9 @@ def _checks(
     if plugin is not None and plugin.type == "sink":
         checks.append(("topic.creation.groups", lambda: _no_topic_creation(config)))
     if plugin is not None and plugin.type == "source":
-        exactly_once = Settings().exactly_once_source
+        exactly_once = operator.exactly_once_source
         checks.append((EXACTLY_ONCE_SUPPORT, lambda: transactions(config, exactly_once)))
-        checks.append((OFFSETS_STORAGE_TOPIC, lambda: _own_offsets_topic(config, cluster)))
+        checks.append((OFFSETS_STORAGE_TOPIC, lambda: _own_offsets_topic(config, operator)))
         checks.append(("topic.creation.groups", lambda: topic_creation(config)))
     return checks
 
@@ -213,11 +244,12 @@ def _not_internal(config: Mapping[str, str], key: str, cluster: str) -> None:
             raise ConfigException(f"{key}: {topic} is {what}; no connector may use it")
 
 
-def _own_offsets_topic(config: Mapping[str, str], cluster: str) -> None:
+def _own_offsets_topic(config: Mapping[str, str], operator: Operator) -> None:
     """A source's own offsets topic: a name Kafka takes, none of the cluster's other topics
     (its own offsets topic is the default) and none of Kafka's."""
+    cluster = operator.cluster
     topic = offsets_topic(config, cluster)
-    if topic is not None and Settings().offsets_addr:
+    if topic is not None and operator.standalone:
         raise ConfigException(
             f"{OFFSETS_STORAGE_TOPIC}: {topic!r}: a standalone worker keeps every connector's "
             "source offsets in its offsets file"
@@ -268,9 +300,12 @@ def _owner(message: str, fallback: str, keys: set[str]) -> str:
     return named if created else key_of(message, fallback, keys)
 
 
-def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdict:
-    """Every framework key of ``config``, each with the errors found in it; the plugin comes
-    with the component versions from the plugin path its config names."""
+def check(
+    name: str, config: Mapping[str, str], catalog: PluginCatalog, operator: Operator
+) -> Verdict:
+    """Every framework key of ``config``, each with the errors found in it, as ``operator``'s
+    settings have them; the plugin comes with the component versions from the plugin path its
+    config names."""
     errors: dict[str, list[str]] = {}
     plugin: PluginDescriptor | None = None
     if not config.get("connector.class", "").strip():
@@ -293,7 +328,7 @@ def check(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Verdi
         errors.setdefault("name", []).append(
             f"name: the config says {config['name']!r} but the connector is {name!r}"
         )
-    for key, run in _checks(name, config, plugin, resolution):
+    for key, run in _checks(name, config, plugin, resolution, operator):
         try:
             run()
         except (ConfigException, ConfigRejected) as exc:
@@ -354,16 +389,14 @@ def opaque(
     infos: ConfigInfos,
     config: Mapping[str, str],
     plugin: PluginDescriptor | None,
-    policy: references.ProviderPolicy | None = None,
+    policy: references.ProviderPolicy,
 ) -> ConfigInfos:
     """The validation of a config whose values may hold config provider references: a key
     holding one is checked for its references alone (syntax, provider, path or name; the
     operator's policy, ``HEADRACE_CONFIG_PROVIDER*`` of this service, which should be the
     workers'), since what it resolves to is known only where the unit starts, which checks it
     again. A framework key never takes one. Keys the answer did not list are added."""
-    found = references.problems(
-        config, policy or references.ProviderPolicy.of(Settings()), framework_keys(plugin)
-    )
+    found = references.problems(config, policy, framework_keys(plugin))
     if not found:
         return infos
     configs = [
@@ -411,19 +444,25 @@ def accepted(name: str, config: Mapping[str, str], plugin: PluginDescriptor) -> 
     return Accepted(name, {**config, "name": name}, plugin)
 
 
-def check_config(name: str, config: Mapping[str, str], catalog: PluginCatalog) -> Accepted:
+def check_config(
+    name: str, config: Mapping[str, str], catalog: PluginCatalog, operator: Operator
+) -> Accepted:
     """The framework's keys of a config checked on their own (no plugin code, no look at other
     connectors); ConfigRejected with every error."""
-    verdict = check(name, config, catalog)
+    verdict = check(name, config, catalog, operator)
     refuse(name, config, merge("", verdict.configs), verdict.plugin is not None)
     assert verdict.plugin is not None  # an unresolved plugin is an error of connector.class
     return accepted(name, config, verdict.plugin)
 
 
 def check_create(
-    name: str, config: Mapping[str, str], catalog: PluginCatalog, state: ConfigState
+    name: str,
+    config: Mapping[str, str],
+    catalog: PluginCatalog,
+    state: ConfigState,
+    operator: Operator,
 ) -> Accepted:
     """``check_config``, and that the name is free."""
-    found = check_config(name, config, catalog)
+    found = check_config(name, config, catalog, operator)
     check_free(name, state)
     return found

@@ -27,6 +27,7 @@ from aiohttp import web
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
+from headrace.config import framework
 from headrace.config.commands import Commands
 from headrace.config.console import session
 from headrace.config.console.app import Console
@@ -122,7 +123,7 @@ class ConfigParts:
             self.checks,
             tracks_topics=settings.tracks_topics,
             topic_reset_allowed=settings.topic_reset_allowed,
-            cluster=settings.cluster,
+            operator=framework.Operator.of(settings),
         )
         if settings.exactly_once_source:
             self.commands.fence = functools.partial(fence_tasks, settings)

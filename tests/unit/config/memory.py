@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import cast
 
 from headrace.config.commands import Commands
+from headrace.config.framework import Operator
 from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import ConfigStore
@@ -77,5 +78,5 @@ async def memory_commands(
         checks,
         tracks_topics=tracks_topics,
         topic_reset_allowed=topic_reset_allowed,
-        cluster=cluster,
+        operator=Operator(cluster=cluster),
     )

@@ -12,6 +12,8 @@ from headrace.isolation.plugins import PluginCatalog, discover
 from tests.support import install_manifest
 from tests.unit.config.memory import GEN, LAKE, memory_commands
 
+OPERATOR = framework.Operator()
+
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> PluginCatalog:
@@ -25,7 +27,7 @@ def errors(verdict: framework.Verdict) -> dict[str, list[str]]:
 
 
 def test_a_good_config_has_no_errors_and_resolves_its_plugin(catalog: PluginCatalog) -> None:
-    verdict = framework.check("ok", {"connector.class": "Lake", "topics": "t"}, catalog)
+    verdict = framework.check("ok", {"connector.class": "Lake", "topics": "t"}, catalog, OPERATOR)
     assert errors(verdict) == {}
     assert verdict.plugin is not None and verdict.plugin.class_name == "com.example.LakeConnector"
     groups = {c.definition.group for c in verdict.configs}
@@ -41,7 +43,7 @@ def test_every_problem_is_found_at_once_and_filed_under_its_key(catalog: PluginC
         "transforms.nope.type": "com.example.NoSuchTransform",
         "errors.tolerance": "some",
     }
-    found = errors(framework.check("../x", config, catalog))
+    found = errors(framework.check("../x", config, catalog, OPERATOR))
     assert set(found) == {
         "name",
         "tasks.max",
@@ -55,13 +57,13 @@ def test_every_problem_is_found_at_once_and_filed_under_its_key(catalog: PluginC
 
 
 def test_an_unknown_plugin_or_version_is_named_under_its_own_key(catalog: PluginCatalog) -> None:
-    unknown = framework.check("x", {"connector.class": "Nope"}, catalog)
+    unknown = framework.check("x", {"connector.class": "Nope"}, catalog, OPERATOR)
     assert unknown.plugin is None and "Nope" in errors(unknown)["connector.class"][0]
     version = {"connector.class": "Lake", "topics": "t", "connector.plugin.version": "9"}
-    found = errors(framework.check("x", version, catalog))
+    found = errors(framework.check("x", version, catalog, OPERATOR))
     assert list(found) == ["connector.plugin.version"]
     assert "1.0.0" in found["connector.plugin.version"][0]
-    missing = errors(framework.check("x", {}, catalog))
+    missing = errors(framework.check("x", {}, catalog, OPERATOR))
     assert missing == {"connector.class": ["connector.class: missing; name the plugin to run"]}
 
 
@@ -70,7 +72,7 @@ def test_keys_headrace_does_not_honour_are_refused_with_the_reason(
 ) -> None:
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")  # allowed, yet not honoured
     config = {"connector.class": "Gen", "producer.override.acks": "1"}
-    found = errors(framework.check("x", config, catalog))
+    found = errors(framework.check("x", config, catalog, OPERATOR))
     assert list(found) == ["producer.override.acks"]
     assert "idempotent, which needs acks=all" in found["producer.override.acks"][0]
 

@@ -7,14 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from headrace.config.framework import check_create
-from headrace.config.validation import ConfigRejected, Problem
+from headrace.config.framework import Operator, check_create
+from headrace.config.validation import Accepted, ConfigRejected, Problem
 from headrace.core.model.clientconfig import override_policy
 from headrace.core.model.configstate import ConfigState, ConnectorConfigured, fold
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation.plugins import PluginCatalog, discover, version_key
 from tests.support import install_manifest
+
+
+def created(name: str, config: dict[str, str], catalog: PluginCatalog) -> Accepted:
+    """A create's checks in an empty cluster, on headrace's default settings."""
+    return check_create(name, config, catalog, ConfigState(), Operator())
 
 
 @pytest.fixture
@@ -29,7 +34,7 @@ def rejected(
     name: str, config: dict[str, str], catalog: PluginCatalog, state: ConfigState | None = None
 ) -> ConfigRejected:
     with pytest.raises(ConfigRejected) as info:
-        check_create(name, config, catalog, state or ConfigState())
+        check_create(name, config, catalog, state or ConfigState(), Operator())
     return info.value
 
 
@@ -44,7 +49,9 @@ def test_versions_sort_numerically() -> None:
 
 
 def test_accepted_config_carries_its_name(catalog: PluginCatalog) -> None:
-    accepted = check_create("s", {"connector.class": "Lake", "topics": "t"}, catalog, ConfigState())
+    accepted = check_create(
+        "s", {"connector.class": "Lake", "topics": "t"}, catalog, ConfigState(), Operator()
+    )
     assert accepted.config["name"] == "s"
     assert accepted.plugin.version == "1.10.0"
 
@@ -101,10 +108,7 @@ def test_a_sink_regex_that_cannot_be_read_as_java_reads_it_is_refused_by_name(
 
 def test_a_sink_regex_in_java_syntax_is_accepted(catalog: PluginCatalog) -> None:
     config = {"connector.class": "Lake", "topics.regex": "(?<env>eu|us)-\\Qorders.v1\\E"}
-    assert (
-        check_create("s", config, catalog, ConfigState()).config["topics.regex"]
-        == (config["topics.regex"])
-    )
+    assert created("s", config, catalog).config["topics.regex"] == (config["topics.regex"])
 
 
 @pytest.mark.parametrize(
@@ -127,7 +131,7 @@ def test_bad_names(catalog: PluginCatalog, name: str) -> None:
 def test_names_that_cannot_climb_out_of_a_folder_are_accepted(
     catalog: PluginCatalog, name: str
 ) -> None:
-    assert check_create(name, {"connector.class": "File"}, catalog, ConfigState()).name == name
+    assert created(name, {"connector.class": "File"}, catalog).name == name
 
 
 def test_config_name_must_match(catalog: PluginCatalog) -> None:
@@ -207,7 +211,7 @@ def test_values_headrace_honours_are_accepted(
         "config.action.reload": "none",
         "plugin.specific.key": "its own",  # a connector's own keys are its to read
     }
-    assert check_create("s", config, catalog, ConfigState()).config["errors.retry.timeout"] == "-1"
+    assert created("s", config, catalog).config["errors.retry.timeout"] == "-1"
 
 
 def test_broken_plugin_folders_are_listed_with_the_reason_and_the_rest_still_found(
@@ -320,7 +324,10 @@ def test_the_policy_all_lets_through_what_headrace_honours(
         "admin.override.request.timeout.ms": "5000",
         "consumer.override.group.id": "connect-file",
     }
-    assert check_create("s", config, catalog, ConfigState()).config == {**config, "name": "s"}
+    assert created("s", config, catalog).config == {
+        **config,
+        "name": "s",
+    }
 
 
 def test_the_allowlist_policy_lets_through_the_keys_it_lists(
@@ -329,7 +336,10 @@ def test_the_allowlist_policy_lets_through_the_keys_it_lists(
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "Allowlist")
     monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "compression.type")
     config = {"connector.class": "File", "producer.override.compression.type": "lz4"}
-    assert check_create("s", config, catalog, ConfigState()).config == {**config, "name": "s"}
+    assert created("s", config, catalog).config == {
+        **config,
+        "name": "s",
+    }
 
 
 def test_an_unknown_policy_is_named() -> None:
@@ -360,4 +370,4 @@ def test_no_connector_may_name_an_internal_topic(
 
 def test_topics_that_only_look_internal_are_a_connector_s_to_use(catalog: PluginCatalog) -> None:
     config = {"connector.class": "Lake", "topics": "headrace-configs-copy,other-requests,_x"}
-    assert check_create("s", config, catalog, ConfigState()).config["topics"] == config["topics"]
+    assert created("s", config, catalog).config["topics"] == config["topics"]
