@@ -28,7 +28,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from headrace.core.settings import BUILTIN_PLUGINS, WORKER_PROPERTIES, Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.core.storage.topics import ensure_topic
-from headrace.isolation.supervisor import OVERRUN_FILE
+from headrace.isolation.hostfolder import OVERRUN_FILE
 from headrace.runtime.watchdog import EXIT_OVERRUN
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (

@@ -51,6 +51,8 @@ from packaging.utils import canonicalize_name
 
 from headrace.core.model.errors import PluginError
 from headrace.core.observability import log
+from headrace.core.settings import Settings
+from headrace.isolation.plugins import PluginDescriptor
 
 PIP_TIMEOUT_S = 300.0
 """How long one pip run may take before it is killed and the build fails."""
@@ -253,3 +255,11 @@ def _tail(output: str | bytes | None) -> str:
         output = output.decode(errors="replace")
     lines = (output or "").strip().splitlines()[-OUTPUT_LINES:]
     return "\n".join(lines) if lines else "(no output)"
+
+
+def prepare_environments(plugin: PluginDescriptor, settings: Settings) -> list[Path]:
+    """The folder of each environment the plugin version and its components need on
+    ``sys.path`` (built when not there yet), in the order they are given."""
+    envs_dir = settings.var_dir / "plugin-envs"
+    sites = (site_for(p.folder, p.requirements, envs_dir) for p in (plugin, *plugin.components))
+    return [site for site in sites if site is not None]

@@ -40,24 +40,13 @@ from headrace.core.security.guard import HOST_KEY_ENV, new_host_key, with_host_k
 from headrace.core.settings import Settings
 from headrace.isolation import sandbox
 from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
-from headrace.isolation.pluginenv import site_for
+from headrace.isolation.hostfolder import OVERRUN_FILE, private_folder
+from headrace.isolation.pluginenv import prepare_environments
 from headrace.isolation.plugins import PluginDescriptor
 
 LEASE_EVERY_S = 0.5
 SOCKET_POLL_S = 0.005
-PRIVATE_FOLDER = 0o700
-PRIVATE_SOCKET = 0o600
-# Beside the socket: why the host ended itself, when a plugin call overran its bound
-# (headrace.runtime.watchdog), in the watchdog's words; at most one line of this many bytes.
-OVERRUN_FILE = "overrun"
-_OVERRUN_BYTES = 2000
-
-
-def private_folder(folder: Path) -> Path:
-    """``folder``, made if missing, that only this process's user may enter."""
-    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
-    folder.chmod(PRIVATE_FOLDER)  # made earlier, or under a umask: mkdir's mode is not enough
-    return folder
+_OVERRUN_BYTES = 2000  # of the host's note of an overrun call read into a trace
 
 
 def idle(
@@ -97,14 +86,6 @@ def plugin_key(plugin: PluginDescriptor) -> str:
         return key
     named = "\n".join(f"{c.class_name} {c.version} {c.folder}" for c in plugin.components)
     return f"{key}+{hashlib.sha256(named.encode()).hexdigest()[:10]}"
-
-
-def prepare_environments(plugin: PluginDescriptor, settings: Settings) -> list[Path]:
-    """The folder of each environment the plugin version and its components need on
-    ``sys.path`` (built when not there yet), in the order they are given."""
-    envs_dir = settings.var_dir / "plugin-envs"
-    sites = (site_for(p.folder, p.requirements, envs_dir) for p in (plugin, *plugin.components))
-    return [site for site in sites if site is not None]
 
 
 def host_env(

@@ -8,8 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from headrace.core.settings import Settings
+from headrace.isolation.hostfolder import private_folder
 from headrace.isolation.plugins import PluginDescriptor
-from headrace.isolation.supervisor import host_env, plugin_key, private_folder
+from headrace.isolation.supervisor import host_env, plugin_key
 
 
 def test_the_plugin_hosts_folder_is_private_even_when_it_existed(tmp_path: Path) -> None:

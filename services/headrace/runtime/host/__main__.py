@@ -59,6 +59,8 @@ from headrace.core.security import secrets
 from headrace.core.security.guard import HOST_KEY_ENV, HostKeyCheck
 from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
+from headrace.isolation.hostfolder import OVERRUN_FILE, PRIVATE_SOCKET
+from headrace.isolation.pluginenv import prepare_environments
 from headrace.isolation.plugins import (
     COMPONENT_TYPES,
     PluginDescriptor,
@@ -66,7 +68,6 @@ from headrace.isolation.plugins import (
     read_manifest,
 )
 from headrace.isolation.sandbox import SandboxError
-from headrace.isolation.supervisor import OVERRUN_FILE, PRIVATE_SOCKET, prepare_environments
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.runtime.host.java import connector_class as java_connector_class
