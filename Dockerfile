@@ -22,14 +22,14 @@ RUN --mount=type=cache,target=/root/.m2 \
     mvn -q -B dependency:copy-dependencies && test -n "$(ls lib/*.jar)"
 
 # The JVM plugin host, which runs Kafka Connect's Java connectors (docs/java-connectors.md), built
-# from deploy/jvm with its gRPC code generated from protos/.
+# from services/jvm with its gRPC code generated from protos/.
 FROM maven:3.9-eclipse-temurin-17 AS jvm-host
 WORKDIR /src
 COPY protos/ protos/
-COPY deploy/jvm/ deploy/jvm/
+COPY services/jvm/ services/jvm/
 RUN --mount=type=cache,target=/root/.m2 \
-    mvn -q -B -f deploy/jvm/pom.xml package -DskipTests \
-    && test -f deploy/jvm/host/target/headrace-jvm-host.jar
+    mvn -q -B -f services/jvm/pom.xml package -DskipTests \
+    && test -f services/jvm/host/target/headrace-jvm-host.jar
 
 # The Java plugins deploy/java-plugins/plugins.txt names (Strimzi's spec.build, as a file): each
 # resolved by Maven and checked against its SHA-512 by `headrace plugins install`, and scanned by
@@ -41,8 +41,8 @@ RUN mkdir -p /usr/share/man/man1 \
     && rm -rf /var/lib/apt/lists/*
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     pip install --no-cache-dir "$(echo /wheels/headrace-*.whl)"
-COPY --from=jvm-host /src/deploy/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
-COPY --from=jvm-host /src/deploy/jvm/host/target/lib/ /opt/headrace/jvm/lib/
+COPY --from=jvm-host /src/services/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
+COPY --from=jvm-host /src/services/jvm/host/target/lib/ /opt/headrace/jvm/lib/
 COPY deploy/java-plugins/ /java-plugins/
 RUN --mount=type=cache,target=/root/.m2 \
     HEADRACE_JVM_HOST=/opt/headrace/jvm/headrace-jvm-host.jar HEADRACE_VAR=/tmp/var \
@@ -70,8 +70,8 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     pip install --no-cache-dir "$(echo /wheels/headrace-*.whl)[connect]"
 
 COPY --from=spark-jars /spark/lib/ /opt/headrace/spark-jars/
-COPY --from=jvm-host /src/deploy/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
-COPY --from=jvm-host /src/deploy/jvm/host/target/lib/ /opt/headrace/jvm/lib/
+COPY --from=jvm-host /src/services/jvm/host/target/headrace-jvm-host.jar /opt/headrace/jvm/
+COPY --from=jvm-host /src/services/jvm/host/target/lib/ /opt/headrace/jvm/lib/
 COPY --from=java-plugins /plugins/ /opt/headrace/image-plugins/
 
 # Logs, sockets and plugin environments go under HEADRACE_VAR; connectors' files under its

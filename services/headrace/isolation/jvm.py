@@ -36,7 +36,7 @@ from headrace.core.model.errors import PluginError
 from headrace.core.settings import project_home
 from headrace.isolation import confined, sandbox
 
-HOST_JAR = Path("deploy") / "jvm" / "host" / "target" / "headrace-jvm-host.jar"
+HOST_JAR = Path("services") / "jvm" / "host" / "target" / "headrace-jvm-host.jar"
 """Where ``make`` builds the JVM host, under the project's home."""
 SCAN_TIMEOUT_S = 120.0
 DEFAULT_HEAP = "256m"
