@@ -38,14 +38,15 @@ proto: $(STAMP)
 
 # The JVM plugin host, which runs Kafka Connect's Java connectors, and the jar Java connector
 # authors compile against for the deletion stop (installed in the local Maven repository, where
-# a connector's build finds it); the host's gRPC code is generated from protos/.
+# a connector's build finds it); the host's gRPC code is generated from protos/, and its unit
+# tests run as it is built.
 JVM_HOST := services/jvm/host/target/headrace-jvm-host.jar
 JVM_SOURCES := $(shell find services/jvm -name pom.xml -o -name '*.java' -not -path '*/target/*') \
 	$(wildcard protos/headrace/v1/*.proto)
 jvm: $(JVM_HOST)
 
 $(JVM_HOST): $(JVM_SOURCES)
-	mvn -q -B -f services/jvm/pom.xml install -DskipTests
+	mvn -q -B -f services/jvm/pom.xml install
 	touch $@
 
 kafka-jars: $(KAFKA_LIB)/.resolved
