@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.workloads.coldstart import SIZES, figures, fitted_exponent
+from bench.workloads.coldstart import PLANE, SIZES, figures, fitted_exponent
 
 
 @given(
@@ -35,8 +35,12 @@ def test_times_that_do_not_grow_fit_no_curve() -> None:
 
 
 def test_the_figures_give_the_cost_of_each_further_connector_between_sizes() -> None:
-    times = {n: {"config": 1.0 + 3e-5 * n, "coordinator": 0.5 + 1e-5 * n} for n in SIZES}
+    times = {
+        n: {"config": 1.0 + 3e-5 * n, "coordinator": 0.5 + 1e-5 * n, PLANE: 1.2 + 4e-5 * n}
+        for n in SIZES
+    }
     out = figures(times)
+    assert out["config service and coordinator at once 100,000 connectors"] == pytest.approx(5.2)
     assert out["config service per connector, 1,000 to 10,000"] == pytest.approx(30.0)
     assert out["coordinator per connector, 10,000 to 100,000"] == pytest.approx(10.0)
     assert out["config service growth exponent, 1,000 to 100,000"] == pytest.approx(1.0)
