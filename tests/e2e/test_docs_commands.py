@@ -193,13 +193,20 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
 MIGRATION = "docs/migration.md"
 
 
+README_MIGRATE = (
+    "make connect-up           # a Kafka Connect to try it on, on 127.0.0.1:8093; or set CONNECT "
+    "to yours"
+)
+
+
 def migrations_as_the_page_says(checkout: Path, env: dict[str, str]) -> None:
     """``docs/migration.md`` on a running ``make run`` stack: ``make connect-up``, a FileStream
     pair copying 1,000 lines created in Kafka Connect; the plan names what blocks each (the
     converters Connect's worker gives, the plugin headrace lacks, with the command that installs
     it), and nothing more with the worker's file; the cutover installs connect-file and moves
     both; 1,000 lines more are appended; both go back to Connect; every line reaches the copy
-    once, in order; a plan over REST; ``make connect-down``."""
+    once, in order; a plan over REST; the README's block moves both to headrace again (the
+    plugin is there: nothing to install); ``make connect-down``."""
     walk = block(
         MIGRATION,
         "make run                                      # in another shell: headrace, on the "
@@ -248,6 +255,12 @@ def migrations_as_the_page_says(checkout: Path, env: dict[str, str]) -> None:
         assert answered.count('"movable":true') >= 2 and '"movable":false' not in answered, (
             planned.stdout
         )
+        readme = run(checkout, block("README.md", README_MIGRATE), env=env)  # both, again
+        said = readme.stdout + readme.stderr
+        assert readme.returncode == 0, said[-6000:]
+        assert "connect-file" not in said.split("lines-in: create it STOPPED")[0], said  # had it
+        for name in ("lines-in", "lines-out"):
+            assert f"{name}: on headrace: RUNNING" in said, said
     finally:
         subprocess.run(["make", "connect-down"], cwd=checkout, env=env, capture_output=True,
                        check=False)  # fmt: skip
