@@ -204,6 +204,16 @@ class ConnectWorker:
             self.stop()
             raise
 
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def restart(self, timeout: float = 90.0) -> None:
+        """Starts the worker again, on its port and with its files, once it has been stopped or
+        killed; ready when this returns. A no-op while it runs (not a second JVM)."""
+        if not self.running:
+            self.start(timeout)
+
     def _answers(self) -> bool:
         """Whether the worker says it is ready (``GET /health``: 200 once it has joined its
         group and read its topics, 503 before; a release before 3.9 has none, and is taken as

@@ -17,11 +17,18 @@ import sys
 import time
 from pathlib import Path
 
+READY = b"ready\n"
+"""What a peer that waits for its go writes on its stdout once it has started."""
+
 
 def quix(bootstrap: str, topic: str, group: str, out: Path, interval_s: float, every: int) -> None:
     """Quix Streams' local file sink in Parquet format, reading ``topic`` from the start, until
     stopped with SIGTERM (Quix's own graceful stop: it flushes and commits the last checkpoint).
-    The sink writes one file per topic partition and checkpoint, under ``out/<topic>/<p>/``."""
+    The sink writes one file per topic partition and checkpoint, under ``out/<topic>/<p>/``.
+
+    The process starts warm, as headrace's worker is when a connector is created: it imports
+    Quix and builds its Application, says :data:`READY` on its stdout, and waits for a line on
+    its stdin before it reads the topic; the clock starts with that line."""
     from quixstreams import Application
     from quixstreams.sinks.community.file.formats import ParquetFormat
     from quixstreams.sinks.community.file.local import LocalFileSink
@@ -38,6 +45,10 @@ def quix(bootstrap: str, topic: str, group: str, out: Path, interval_s: float, e
         auto_create_topics=False,
         loglevel="WARNING",
     )
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # anything else it prints: to its log
+    sys.stdin.readline()
     frame = app.dataframe(app.topic(topic, value_deserializer="json"))
     frame.sink(LocalFileSink(directory="", format=ParquetFormat()))
     app.run()

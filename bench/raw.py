@@ -139,10 +139,24 @@ async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
         await consumer.stop()
 
 
+async def committed_values(bootstrap: str, topic: str) -> list[bytes | None]:
+    """Every committed value of a one-partition ``topic``, in order: what a consumer reading
+    committed data gets from its start to its end."""
+    return await _committed(bootstrap, topic, back=None)
+
+
 async def last_committed(bootstrap: str, topic: str) -> bytes | None:
     """The value of the last committed record of a one-partition ``topic``, or None when it has
     none: what a consumer reading committed data sees last. Transaction markers take offsets,
-    so with a transactional writer the end offset overcounts the records."""
+    so with a transactional writer the end offset overcounts the records; a marker follows each
+    transaction's records, so a few offsets back is a record."""
+    values = await _committed(bootstrap, topic, back=8)
+    return values[-1] if values else None
+
+
+async def _committed(bootstrap: str, topic: str, back: int | None) -> list[bytes | None]:
+    """The committed values of a one-partition ``topic`` up to its last stable offset, from its
+    start, or from ``back`` offsets before that."""
     tp = TopicPartition(topic, 0)
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, group_id=None, isolation_level="read_committed"
@@ -151,12 +165,11 @@ async def last_committed(bootstrap: str, topic: str) -> bytes | None:
     try:
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]  # the last stable offset
-        # A marker follows each transaction's records; a few offsets back is a record.
-        consumer.seek(tp, max(0, end - 8))
-        last = None
+        consumer.seek(tp, 0 if back is None else max(0, end - back))
+        values: list[bytes | None] = []
         while await consumer.position(tp) < end:
             for records in (await consumer.getmany(tp, timeout_ms=500)).values():
-                last = records[-1].value if records else last
-        return last
+                values.extend(r.value for r in records)
+        return values
     finally:
         await consumer.stop()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
@@ -112,16 +112,26 @@ def check_copy(what: str, out: Path, input_file: Path, line_bytes: int) -> None:
     twice after the count was reached is seen too."""
     if out.read_bytes() == input_file.read_bytes():
         return
-    got, want = out.read_bytes().splitlines(), input_file.read_bytes().splitlines()
+    got = out.read_bytes().splitlines()
+    check_lines(what, f"{out} ({out.stat().st_size // line_bytes} lines by size)", got, input_file)
+
+
+def check_topic(what: str, topic: str, values: Sequence[bytes | None], input_file: Path) -> None:
+    """As :func:`check_copy`, for a source's topic: its committed values are the input's lines,
+    in order, once each."""
+    check_lines(what, f"topic {topic}", [v or b"" for v in values], input_file)
+
+
+def check_lines(what: str, where: str, got: Sequence[bytes], input_file: Path) -> None:
+    want = input_file.read_bytes().splitlines()
+    if list(got) == want:
+        return
     first = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None)
     if first is not None:
-        where = f"line {first + 1} differs"
+        how = f"line {first + 1} differs"
     else:
-        where = "the same lines, then more" if len(got) > len(want) else "the same lines, fewer"
-    raise RuntimeError(
-        f"{what}: {out} has {len(got)} lines ({out.stat().st_size // line_bytes} by size) "
-        f"against {len(want)} written: {where}"
-    )
+        how = "the same lines, then more" if len(got) > len(want) else "the same lines, fewer"
+    raise RuntimeError(f"{what}: {where} has {len(got)} lines against {len(want)} written: {how}")
 
 
 @dataclass
@@ -179,6 +189,8 @@ class Case:
                     "source alone", lambda: self._topic_count(alone_topic), n, started, DEADLINE_S
                 )
             )
+        values = asyncio.run(raw.committed_values(self.env.bootstrap, alone_topic))
+        check_topic("source alone", alone_topic, values, input_file)
 
         alone, sink_out = self.env.fresh("sink"), self.folder / "sink.out"
 

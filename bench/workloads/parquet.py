@@ -16,8 +16,9 @@ the same topic:
   per partition (two, in one consumer group, as its docs scale an application and as headrace
   runs two tasks) until every row is in its files. It writes on each checkpoint; checkpoints
   come every second or every 20,000 messages, a task's flush, so both systems write files of
-  about the same size. End to end runs from starting the process,
-  which is what starting a Quix application is; steady state as for headrace. It does not fsync.
+  about the same size. Its processes start before the clock, warm as headrace's workers are:
+  each has imported Quix and built its Application, and waits for a go; end to end runs from
+  the go, as headrace's from the create call; steady state as for headrace. It does not fsync.
 - **Spark direct from Arrow** (the ceiling of the Spark leg): a SparkSession with the executor's
   own settings and jars (``session_conf``, ``local[*]``: Arrow record batches, never a local
   relation; its driver's heap), in a process of its own, started before the clock and warmed by
@@ -62,6 +63,7 @@ from bench import raw
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
 from bench.memory import PeakMemory, plugin_processes
+from bench.peers import READY
 from headrace.core.storage.topics import ensure_topic
 
 DEADLINE_S = 600.0
@@ -178,7 +180,7 @@ class DeltaRows:
 
 @contextlib.contextmanager
 def peer(
-    args: Sequence[str], log: Path, stdout: int | None = None
+    args: Sequence[str], log: Path, stdout: int | None = None, stdin: int | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``python -m bench.peers <args>`` in a process group of its own, stopped on the way out."""
     with log.open("wb") as errors:
@@ -186,6 +188,7 @@ def peer(
             [sys.executable, "-m", "bench.peers", *args],
             cwd=REPO,
             stdout=errors if stdout is None else stdout,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             stderr=errors,
             start_new_session=True,
         )
@@ -193,6 +196,9 @@ def peer(
             yield process
         finally:
             stop(process)
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -381,10 +387,19 @@ class KafkaToParquet:
             return rows.count()
 
         with PeakMemory() as peaks, contextlib.ExitStack() as running:
-            started = time.perf_counter()
             for log in logs:
-                processes.append(running.enter_context(peer(args, log)))
+                pipes = {"stdout": subprocess.PIPE, "stdin": subprocess.PIPE}
+                processes.append(running.enter_context(peer(args, log, **pipes)))
                 peaks.track(QUIX_RSS, processes[-1].pid)
+            for process, log in zip(processes, logs, strict=True):  # warm, as headrace's are
+                assert process.stdout is not None
+                if process.stdout.readline() != READY:
+                    raise RuntimeError(f"Quix Streams did not start; see {log}")
+            started = time.perf_counter()
+            for process in processes:
+                assert process.stdin is not None
+                process.stdin.write(b"go\n")
+                process.stdin.flush()
             end_to_end, steady = asyncio.run(
                 watch("Quix Streams", progress, n, started, DEADLINE_S)
             )

@@ -20,6 +20,10 @@ Time is read by polling each system's status API every ``POLL_S``, so figures ar
 Connect detects a lost worker by its group session timeout (10 s by default) and headrace by its
 stream to the coordinator ending; ``scheduled.rebalance.max.delay.ms`` is set to headrace's grace
 period for a lost worker, which is zero: headrace moves a lost worker's work at once.
+
+Both clusters are started before the warm-up and kept through the runs; after each, the killed
+worker is started again (untimed) and the next run finds two members, on both systems. The
+systems take turns as to who goes first (A-B-B-A).
 """
 
 from __future__ import annotations
@@ -157,6 +161,9 @@ class Connect:
     def kill_second_worker(self) -> None:
         self.cluster.members[1].kill()
 
+    def restore(self) -> None:
+        self.cluster.members[1].restart()
+
     def decode(self, key: str, value: bytes | None) -> tuple[str, str] | None:
         if value is None:
             return None
@@ -293,14 +300,25 @@ class Rebalance:
                 ours.restore()
 
     def _connect(self, env: BenchEnv, files: Path) -> dict[str, float]:
-        """A cluster of its own for each run: the run kills one of its workers."""
+        theirs = Connect(kept_cluster(env, "rebalance"))
+        try:
+            return measure(env, theirs, files)
+        finally:
+            theirs.restore()
+
+
+def kept_cluster(env: BenchEnv, workload: str) -> ConnectDistributed:
+    """The workload's Connect cluster of two workers, started in its warm-up and kept through
+    its runs, as headrace's stack is: each run puts back the worker it stopped or killed, on
+    both systems, before the next."""
+
+    def start() -> ConnectDistributed:
         cluster = ConnectDistributed(
             env.bootstrap,
-            env.folder("connect-rebalance"),
+            env.folder(f"connect-{workload}"),
             worker_overrides={"scheduled.rebalance.max.delay.ms": str(GRACE_MS)},
         )
-        try:
-            cluster.start()
-            return measure(env, Connect(cluster), files)
-        finally:
-            cluster.stop()
+        cluster.start()
+        return cluster
+
+    return env.kept(f"Kafka Connect distributed ({workload})", start, ConnectDistributed.stop)

@@ -13,8 +13,9 @@ connector or one of its tasks: a full run holds 250 connectors, N = 1,000 units;
 3. notes the status topic's end offsets, stops the first worker with SIGTERM and waits for it to
    exit on its own (``clean stop``), then starts its process again;
 4. deletes the connectors and waits for every unit's tombstone on the status topic, so that no
-   deletion is still under way when the next run starts. headrace's second worker is started
-   again; Connect's cluster is the run's own, and is stopped.
+   deletion is still under way when the next run starts; then starts the second worker again.
+   Both systems' clusters are started before the warm-up and kept through the runs, which take
+   turns as to who goes first (A-B-B-A).
 
 The restart's clock starts just before the new process is spawned, on both systems: interpreter
 or JVM start, joining, and starting every unit count; the stop before it does not (it is
@@ -49,13 +50,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from bench import raw
-from bench.connect import REST_RETRIES_S, STRING_CONVERTER, ConnectDistributed
+from bench.connect import REST_RETRIES_S, STRING_CONVERTER
 from bench.env import BenchEnv
 from bench.harness import Measure
 from bench.workloads import rebalance
@@ -71,7 +73,6 @@ RESTART_DEADLINE_S = 300.0
 STOP_DEADLINE_S = 120.0  # for a clean stop; then SIGKILL
 STOP_POLL_S = 0.05  # as often as Stack.stop looks
 DELETE_DEADLINE_S = 300.0
-GRACE_MS = 0  # headrace's grace period for a lost worker (none): Connect gets the same
 SYSTEMS = ("headrace", "Kafka Connect distributed")
 FORWARD_REFUSED = "trying to forward REST request: java.net.ConnectException: Connection refused"
 REST_RETRY_S = 0.2
@@ -431,23 +432,26 @@ class Restart:
         connectors = int(str(parameters["connectors"]))
         files = env.stack.settings.file_roots[0]
         files.mkdir(parents=True, exist_ok=True)
-        figures: dict[str, float] = {}
+        return env.each_system(
+            partial(self._headrace, env, connectors, files),
+            partial(self._connect, env, connectors, files),
+        )
+
+    def _headrace(self, env: BenchEnv, connectors: int, files: Path) -> dict[str, float]:
         env.stack.stop("worker-2")
         try:
             with ConfigClient(env.stack.settings.config_addr) as client:
-                figures |= measure(env, Headrace(env, client), connectors, files)
+                return measure(env, Headrace(env, client), connectors, files)
         finally:
             env.stack.start("worker-1")  # a no-op unless its restart failed
             env.stack.start("worker-2")
-        cluster = ConnectDistributed(
-            env.bootstrap,
-            env.folder("connect-restart"),
-            worker_overrides={"scheduled.rebalance.max.delay.ms": str(GRACE_MS)},
-        )
+
+    def _connect(self, env: BenchEnv, connectors: int, files: Path) -> dict[str, float]:
+        cluster = rebalance.kept_cluster(env, "restart")
+        second = cluster.members[1]
+        second.stop()
         try:
-            cluster.start()
-            cluster.members[1].stop()
-            figures |= measure(env, Connect(cluster), connectors, files)
+            return measure(env, Connect(cluster), connectors, files)
         finally:
-            cluster.stop()
-        return figures
+            cluster.members[0].restart()  # a no-op unless its restart failed
+            second.restart()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.workloads.files import check_copy, lines
+from bench.workloads.files import check_copy, check_topic, lines
 
 LINE = 20
 
@@ -36,3 +36,11 @@ def test_a_lost_repeated_or_reordered_line_fails_the_run(
     out = written(tmp_path / "out", change(rows))  # type: ignore[operator]
     with pytest.raises(RuntimeError, match=said):
         check_copy("e2e", out, written(tmp_path / "in", rows), LINE)
+
+
+def test_a_source_s_topic_is_checked_the_same_way(tmp_path: Path) -> None:
+    rows = lines(50, LINE)
+    given = written(tmp_path / "in", rows)
+    check_topic("source alone", "t", list(rows), given)
+    with pytest.raises(RuntimeError, match="topic t has 51 lines against 50 written"):
+        check_topic("source alone", "t", [*rows, rows[-1]], given)  # one record sent twice
