@@ -1,13 +1,16 @@
 """Config API: how long a get, a create and a delete take with N connectors in the cluster, and
 how many creates a second one client, and the command topic, get through.
 
-headrace's config service (its own process, on a cluster of its own, alone: the API needs no
-other service) beside Kafka Connect distributed with one worker (its API is the worker), on the
-same broker, one after the other so that neither's JVM or interpreter competes with the other's
-calls. Every connector is created STOPPED (``initial_state``, on both), so neither system starts
-it or moves data for it: what is measured is the API and the config topic under it. The
-connectors are headrace's datagen source and Connect's FileStreamSource, each validated by its
-plugin on every create, as a user's would be.
+headrace as a user runs it, on a cluster of its own (its config service, its coordinator and one
+worker, which follow every change as they would: the coordinator reads each create and assigns
+its connector, the worker holds it), beside Kafka Connect distributed with one worker (its API
+is the worker, whose herder does the same), on the same broker, one after the other so that
+neither's JVM or interpreter competes with the other's calls, in A-B-B-A turns. Both are
+started anew for each run, so both meet the clock equally cold. Every connector is created
+STOPPED (``initial_state``, on both), so neither system starts it or moves data for it: what
+is measured is the API and the config topic under it. The connectors are headrace's datagen
+source and Connect's FileStreamSource, each validated by its plugin on every create, as a
+user's would be.
 
 Each run, for each system:
 
@@ -50,6 +53,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -327,12 +331,18 @@ def headrace_settings(env: BenchEnv) -> Settings:
     )
 
 
+HEADRACE_SERVICES = ("config", "coordinator", "worker-1")
+"""A cluster as a user runs one: no executor, since no connector runs."""
+
+
 def measure_headrace(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
-    """headrace's figures: gRPC, REST, then the command topic, on one config service."""
+    """headrace's figures: gRPC, REST, then the command topic, on its config service, with
+    the coordinator and a worker following."""
     settings = headrace_settings(env)
-    stack = Stack(settings)
+    stack = Stack(settings, workers=1)
     try:
-        stack.start("config")
+        for service in HEADRACE_SERVICES:
+            stack.start(service)
         rest_port = int(settings.rest_addr.rsplit(":", 1)[1])
         with ConfigClient(settings.config_addr) as client:
             grpc_api = Grpc(client, datagen_config)
@@ -346,7 +356,8 @@ def measure_headrace(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
         figures[commands_figure()] = asyncio.run(command_rate(settings, n))
         return figures
     finally:
-        stack.stop("config")
+        for service in reversed(HEADRACE_SERVICES):
+            stack.stop(service)
 
 
 def measure_connect(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
@@ -412,4 +423,6 @@ class ConfigApi:
 
     def run_once(self, env: BenchEnv, parameters: Mapping[str, object]) -> dict[str, float]:
         n, calls = int(str(parameters["N"])), int(str(parameters["calls"]))
-        return measure_headrace(env, n, calls) | measure_connect(env, n, calls)
+        return env.each_system(
+            partial(measure_headrace, env, n, calls), partial(measure_connect, env, n, calls)
+        )
