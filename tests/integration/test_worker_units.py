@@ -28,7 +28,7 @@ from headrace.core.storage.topiclog import kafka_logs
 from headrace.core.storage.topics import ensure_topic
 from headrace.isolation.plugins import discover
 from headrace.local.stack import Stack
-from headrace.worker.worker import Worker
+from headrace.worker.worker import build_worker
 from tests.support import eventually, json_lines, lifecycle, log_events, plugin_hosts
 from tests.wheels import build_wheel
 
@@ -78,7 +78,7 @@ async def test_units_start_and_stop_together_in_one_plugin_process(
             client.create(name, config)
     log_dir = tmp_path / "log"
     log_dir.mkdir()
-    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    worker = build_worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
     status = StatusStore(kafka_logs(services, "status"))
     await status.start(writer=False)
     try:
@@ -135,7 +135,7 @@ async def test_two_versions_of_a_transform_run_side_by_side_each_in_its_own_proc
             client.create(name, {**config, "path": str(tmp_path / name)})
     log_dir = tmp_path / "log"
     log_dir.mkdir()
-    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    worker = build_worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
     running = asyncio.create_task(worker.run())
     try:
         for name in configs:
@@ -178,7 +178,7 @@ async def test_a_regex_without_end_fails_its_sink_and_not_its_neighbour(
         )
     log_dir = tmp_path / "log"
     log_dir.mkdir()
-    worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+    worker = build_worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
     status = StatusStore(kafka_logs(services, "status"))
     await status.start(writer=False)
     hostile = WorkUnit("hostile", 0)
@@ -308,7 +308,7 @@ async def test_two_versions_with_conflicting_requirements_run_at_once(
                 client.create(f"pinned-{version}", config)
         log_dir = tmp_path / "log"
         log_dir.mkdir()
-        worker = Worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
+        worker = build_worker(services, "w1", discover(services.plugin_path), run_dir, log_dir)
         running = asyncio.create_task(worker.run())
         try:
             for version in ("1.0.0", "2.0.0"):
@@ -333,7 +333,7 @@ async def test_an_idle_worker_s_first_plugin_process_is_the_spare_it_kept_ready(
     log_dir = tmp_path / "log"
     log_dir.mkdir()
     settings = dataclasses.replace(services, plugin_idle_stop_s=0.5)
-    worker = Worker(settings, "w1", discover(services.plugin_path), run_dir, log_dir)
+    worker = build_worker(settings, "w1", discover(services.plugin_path), run_dir, log_dir)
     running = asyncio.create_task(worker.run())
     try:
         [spare] = await eventually("a spare plugin host", plugin_hosts)

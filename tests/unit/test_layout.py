@@ -139,3 +139,33 @@ def test_no_folder_is_flat_or_holds_too_much_of_the_package() -> None:
         if f != PACKAGE and (share := lines(p for p in modules(f)) / total) > LARGEST_SHARE
     }
     assert too_flat == {} and too_big == {}
+
+
+MOST_CLASS_LINES = 350
+MOST_METHODS = 30
+TO_SPLIT = {
+    "config/commands.py:Commands",
+    "runtime/sink/loop.py:SinkRunner",
+    "runtime/host/hosted.py:HostedPlugin",
+}
+"""Classes over the bounds, still to be split along their parts: the list may only shrink."""
+
+
+def large_classes() -> Iterator[str]:
+    for path in modules(PACKAGE):
+        if "v1" in path.relative_to(PACKAGE).parts[:1]:
+            continue  # generated
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ClassDef) or node.end_lineno is None:
+                continue
+            methods = [
+                n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+            if node.end_lineno - node.lineno + 1 > MOST_CLASS_LINES or len(methods) > MOST_METHODS:
+                yield f"{path.relative_to(PACKAGE)}:{node.name}"
+
+
+def test_no_class_does_everything_around_it() -> None:
+    """A class over 350 lines or 30 methods holds parts a reader cannot tell apart: split it
+    into the parts, passed in (as the worker's are: ``worker/build_worker``)."""
+    assert set(large_classes()) == TO_SPLIT

@@ -47,7 +47,7 @@ from headrace.standalone.executor import ExecutorOnDemand
 from headrace.standalone.files import ConnectorFile, StandaloneConfigError
 from headrace.standalone.offsetlog import OffsetLogServicer
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc, internal_pb2, internal_pb2_grpc
-from headrace.worker.worker import Worker
+from headrace.worker.worker import Worker, build_worker
 
 # A worker in the same process is not lost to the network; a stalled loop is the one way it
 # misses heartbeats, and its units are its own again as soon as it beats once more.
@@ -114,7 +114,7 @@ async def serve(
     run_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
     # Named as Connect names a standalone worker: where its REST API listens.
-    worker = Worker(
+    worker = build_worker(
         settings,
         rest_address,
         parts.commands.catalog,

@@ -30,7 +30,7 @@ from headrace.core.settings import Settings, settings_or_exit
 from headrace.core.storage.topics import ensure_topics
 from headrace.isolation.plugins import JVM_PLUGINS, installed
 from headrace.worker import metrics as worker_metrics
-from headrace.worker.worker import Worker
+from headrace.worker.worker import Worker, build_worker
 
 ADDRESS_ENV = "HEADRACE_WORKER_ADDR"
 DEFAULT_ADDRESS = "127.0.0.1:0"  # two workers on one machine must not collide
@@ -69,7 +69,7 @@ async def serve(
     log_dir = settings.var_dir / "log"
     run_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
-    worker = Worker(
+    worker = build_worker(
         settings,
         worker_id,
         installed(settings.plugin_path, settings.var_dir / JVM_PLUGINS),
@@ -83,7 +83,7 @@ async def serve(
         plugin_metrics = worker_metrics.plugin_metrics_folder(run_dir, worker_id)
         os.environ[metrics.MULTIPROCESS_ENV] = str(plugin_metrics)
         served = worker_metrics.registry(
-            worker_metrics.WorkerCollector(lambda: worker.states, lambda: worker.plugin_processes),
+            worker_metrics.WorkerCollector(lambda: worker.states, lambda: len(worker.processes)),
             worker_metrics.PluginFiles(plugin_metrics),
         )
     try:

@@ -239,3 +239,33 @@ class Membership:
         while (message := await self._outgoing.get()) is not None:
             await call.write(message)
         await call.done_writing()
+
+
+class Freshness:
+    """Whether the assignment a worker is applying may be stale: the worker is cut off from the
+    group, or was since that assignment arrived (one read after a freeze may be long stale), or
+    has joined anew since (a worker thawed in the middle of applying one rejoins at once). The
+    coordinator may then have handed its units and deletions to other workers meanwhile, so
+    the worker starts and tells none of them, and hears again what to run."""
+
+    def __init__(self, membership: Membership) -> None:
+        self._membership = membership
+        self._fences = 0  # how often the worker was cut off and gave its units up
+        self._fences_at_apply = 0  # how often, when the assignment being applied arrived
+        self._session_at_apply = 0  # the Join stream it arrived on
+
+    def applying(self) -> None:
+        """An assignment arrived and is applied from now."""
+        self._fences_at_apply = self._fences
+        self._session_at_apply = self._membership.session
+
+    def fenced(self) -> None:
+        self._fences += 1
+
+    def stale(self) -> bool:
+        membership = self._membership
+        return (
+            self._fences != self._fences_at_apply
+            or membership.session != self._session_at_apply
+            or membership.cut_off_for() >= FENCE_AFTER * membership.session_timeout
+        )

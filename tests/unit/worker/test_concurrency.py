@@ -19,8 +19,10 @@ from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.isolation.supervisor import plugin_key
 from headrace.worker import worker as worker_module
-from headrace.worker.worker import MAX_CONCURRENT_UNIT_CALLS, Worker, for_each, stop_rounds
+from headrace.worker.starting import MAX_CONCURRENT_UNIT_CALLS, for_each
+from headrace.worker.worker import Worker, build_worker, stop_rounds
 
 GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/gen"))
 SINK = PluginDescriptor("out.OutConnector", "2.0.0", "sink", "out", "OutConnector", Path("/out"))
@@ -88,7 +90,7 @@ def fake_processes(calls: InFlight, spawned: Counter[str]) -> Callable[..., Any]
 
     class FakeProcess:
         def __init__(self, plugin: PluginDescriptor, *_: object) -> None:
-            self.key = worker_module.plugin_key(plugin)
+            self.key = plugin_key(plugin)
             self.plugin = plugin
             self.client: FakeHost | None = None
 
@@ -119,24 +121,34 @@ def status_topic() -> MemoryTopic:
     return MemoryTopic("status")
 
 
+async def opened(
+    settings: Settings, calls: InFlight, spawned: Counter[str], status: MemoryTopic, folder: Path
+) -> Worker:
+    """A worker of fake plugin processes, whose status goes to ``status``."""
+    topics = {"status": status, "configs": MemoryTopic("configs")}
+    topics["assignments"] = MemoryTopic("assignments")
+    worker = build_worker(
+        settings,
+        "w1",
+        PluginCatalog((GEN, SINK)),
+        folder,
+        folder,
+        logs=lambda role: memory_logs(topics[role]),
+        launch=fake_processes(calls, spawned),
+        task_configs=FakeTaskConfigs(),
+    )
+    await worker.open()
+    return worker
+
+
 @pytest.fixture
 async def worker(
-    calls: InFlight,
-    spawned: Counter[str],
-    status_topic: MemoryTopic,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    calls: InFlight, spawned: Counter[str], status_topic: MemoryTopic, tmp_path: Path
 ) -> Worker:
-    monkeypatch.setattr(worker_module, "PluginProcess", fake_processes(calls, spawned))
     settings = Settings(
         config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1", plugin_spare="off"
     )  # no plugin process: none kept spare
-    worker = Worker(settings, "w1", PluginCatalog((GEN, SINK)), tmp_path, tmp_path)
-    status = StatusStore(memory_logs(status_topic))
-    await status.start(reader=False)
-    monkeypatch.setattr(worker, "_status", status)
-    monkeypatch.setattr(worker, "_task_configs", FakeTaskConfigs())
-    return worker
+    return await opened(settings, calls, spawned, status_topic, tmp_path)
 
 
 def units_of(name: str) -> Iterator[WorkUnit]:
@@ -227,14 +239,21 @@ async def test_tasks_stop_concurrently_and_before_their_connector(
 
 
 async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_others_stay(
-    worker: Worker, spawned: Counter[str], monkeypatch: pytest.MonkeyPatch
+    calls: InFlight, spawned: Counter[str], status_topic: MemoryTopic, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(worker, "settings", Settings(plugin_idle_stop_s=0.0, plugin_spare="off"))
+    settings = Settings(
+        config_addr="127.0.0.1:1",
+        coordinator_addr="127.0.0.1:1",
+        plugin_spare="off",
+        plugin_idle_stop_s=0.0,
+    )
+    worker = await opened(settings, calls, spawned, status_topic, tmp_path)
     await worker._handle(
         worker_module.Assigned(assignment(1, {"g": "GenConnector", "s": "out.OutConnector"}), 0)
     )
-    gen = worker._processes["gen.GenConnector-1.0.0"]
-    sink = worker._processes["out.OutConnector-2.0.0"]
+    gen = worker.processes.get("gen.GenConnector-1.0.0")
+    sink = worker.processes.get("out.OutConnector-2.0.0")
+    assert gen is not None and sink is not None
     # The sink connector moves away: its process runs nothing here now.
     revoked = AssignmentUpdate(
         2,
@@ -245,7 +264,7 @@ async def test_a_plugin_process_left_without_units_is_stopped_once_idle_and_othe
     check = await asyncio.wait_for(worker._queue.get(), timeout=5)
     assert check == worker_module.IdleCheck(sink)
     await worker._handle(check)
-    assert worker._processes == {"gen.GenConnector-1.0.0": gen}
+    assert len(worker.processes) == 1 and worker.processes.get(gen.key) is gen
     assert sink.client is None and gen.client is not None
     # It comes back when a unit needs it again.
     await worker._handle(

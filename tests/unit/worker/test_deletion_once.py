@@ -29,9 +29,10 @@ from headrace.core.model.structs import (
 from headrace.core.settings import Settings
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.isolation.supervisor import plugin_key
 from headrace.worker import worker as worker_module
 from headrace.worker.taskconfigs import TaskConfigsFailed, TaskConfigsGone
-from headrace.worker.worker import Worker
+from headrace.worker.worker import Worker, build_worker
 
 REC = PluginDescriptor("rec.RecConnector", "1.0.0", "sink", "rec", "RecConnector", Path("/rec"))
 CLEANUP = Cleanup(WorkUnit("gone", 0), "inc-1", {"connector.class": "rec.RecConnector"}, {})
@@ -83,9 +84,9 @@ def fake_process(told: Told) -> Any:
 
     class Process:
         def __init__(self, plugin: PluginDescriptor, *args: Any) -> None:
-            self.key = worker_module.plugin_key(plugin)
+            self.key = plugin_key(plugin)
             self.plugin = plugin
-            self.on_event = args[4]  # after settings, worker id, run and log folders
+            self.on_event = args[0]  # the launch's: on_event, on_exit, lease
             self.client: Host | None = None
             self.log_file = Path(f"{self.key}.log")
 
@@ -107,22 +108,21 @@ async def a_worker(
 ) -> tuple[Worker, list[Instance]]:
     """A worker whose acknowledgements are only recorded (none reaches a coordinator); the
     deletions it records as told go to ``assignments``."""
-    monkeypatch.setattr(worker_module, "PluginProcess", fake_process(told))
     settings = Settings(
         config_addr="127.0.0.1:1", coordinator_addr="127.0.0.1:1", plugin_spare="off"
     )  # no plugin process: none kept spare
     topics = {role: MemoryTopic(role) for role in ("status", "configs")}
     topics["assignments"] = assignments or MemoryTopic("assignments")
-    worker = Worker(
+    worker = build_worker(
         settings,
         worker_id,
         PluginCatalog((REC,)),
         run_dir,
         run_dir,
         logs=lambda role: memory_logs(topics[role]),
+        launch=fake_process(told),
     )
-    await worker._status.start(reader=False)
-    await worker._told.start()
+    await worker.open()
     acknowledged: list[Instance] = []
     monkeypatch.setattr(worker.membership, "deletions_done", acknowledged.extend)
     return worker, acknowledged
@@ -183,7 +183,7 @@ def test_a_worker_s_join_acknowledges_again_the_deletions_it_told_last(
     worker, _ = asyncio.run(a_worker("w1", tmp_path, told, monkeypatch))
     instances = [(WorkUnit(f"c{n}", 0), "inc") for n in range(worker_module.REACKNOWLEDGED + 5)]
     for instance in instances:
-        worker._deleted.add(instance)
+        worker._deletions.remember(instance)
     join = worker.membership.join_message()
     said = [wire.instance_from_pb(u) for u in join.delivered]
     assert said == instances[-worker_module.REACKNOWLEDGED :]
@@ -227,7 +227,7 @@ async def test_a_plugin_process_s_word_counts_only_for_the_deletion_it_was_asked
     worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
     task = AssignedUnit(WorkUnit("live", 0), dict(CLEANUP.connector_config), {})
     await worker._apply(AssignmentUpdate(1, (task,)))
-    [process] = worker._processes.values()
+    [process] = worker.processes.of_each()
     process.on_event(process, DeletionHeard(CLEANUP.unit))  # type: ignore[attr-defined]
     assert acknowledged == []
     await worker._apply(AssignmentUpdate(2, (task,), cleanups=(CLEANUP,)))
@@ -312,11 +312,11 @@ async def test_a_unit_whose_process_died_hears_of_its_deletion_in_a_process_of_i
     config = dict(CLEANUP.connector_config)
     gone, other = WorkUnit("gone", 0), WorkUnit("other", 0)
     await worker._apply(AssignmentUpdate(1, (AssignedUnit(gone, config, {}),)))
-    [first] = worker._processes.values()
+    [first] = worker.processes.of_each()
     await worker._exited(first, -9, "")  # killed: its units FAILED
     both = (AssignedUnit(gone, config, {}), AssignedUnit(other, config, {}))
     await worker._apply(AssignmentUpdate(2, both))  # another process, for the other unit
-    assert worker._processes and first not in worker._processes.values()
+    assert worker.processes.of_each() and first not in worker.processes.of_each()
     revoked = (Revocation(gone, deleted=True),)
     await worker._apply(AssignmentUpdate(3, (both[1],), revoked=revoked))
     assert (gone, True) not in told.stopped  # not to a process that never ran it
