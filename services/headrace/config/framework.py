@@ -183,7 +183,7 @@ class Operator:
             settings.cluster,
             settings.worker_config,
             bool(settings.offsets_addr),
-            references.ProviderPolicy.of(settings),
+            settings.provider_policy(),
         )
 
     @property

@@ -68,7 +68,7 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -77,6 +77,7 @@ import immutables
 from headrace.core.model import clientconfig, workerconfig
 from headrace.core.model.properties import parse_properties
 from headrace.core.security.kafkasecurity import KafkaSecurity
+from headrace.core.security.references import ProviderPolicy
 from headrace.sdk.errors import ConfigException
 
 # The built-in plugins ship inside the distribution as data: plugin-path folders, loaded like any
@@ -428,6 +429,14 @@ class Settings:
                 ).items()
             },
         }
+
+    def provider_policy(self) -> ProviderPolicy:
+        """What the operator lets config references read (``HEADRACE_CONFIG_PROVIDER*``)."""
+        return ProviderPolicy(
+            self.config_providers,
+            tuple(PurePosixPath(p) for p in self.config_provider_paths),
+            self.config_provider_env_pattern,
+        )
 
     def credentials(self) -> list[str]:
         """The secret values these settings hold: tokens, and the Kafka logins' passwords."""

@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from headrace.core.settings import Settings
 from headrace.sdk.errors import ConfigException
 
 PROVIDERS = ("file", "env", "dir")
@@ -92,14 +91,6 @@ class ProviderPolicy:
     enabled: tuple[str, ...] = ()
     paths: tuple[PurePosixPath, ...] = ()
     env_pattern: str = ""
-
-    @classmethod
-    def of(cls, settings: Settings) -> ProviderPolicy:
-        return cls(
-            settings.config_providers,
-            tuple(PurePosixPath(p) for p in settings.config_provider_paths),
-            settings.config_provider_env_pattern,
-        )
 
     def check(self, key: str, reference: Reference) -> None:
         """BadReference naming ``key`` when the reference is malformed, or names a provider,

@@ -52,7 +52,7 @@ class Providers:
     @classmethod
     def of(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> Providers:
         return cls(
-            ProviderPolicy.of(settings),
+            settings.provider_policy(),
             Paths(settings.config_provider_paths, "HEADRACE_CONFIG_PROVIDER_PATHS"),
             os.environ if environ is None else environ,
         )

@@ -204,7 +204,7 @@ def test_provider_settings_travel_through_the_environment(
     for name, value in sent.to_env().items():
         monkeypatch.setenv(name, value)
     assert Settings() == sent
-    assert ProviderPolicy.of(Settings()).enabled == ("file", "env")
+    assert Settings().provider_policy().enabled == ("file", "env")
 
 
 def test_a_reference_is_never_masked_as_a_value() -> None:
