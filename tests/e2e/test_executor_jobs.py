@@ -37,7 +37,9 @@ def ids_written(stack: Stack, path: Path, fmt: str, postgres: Postgres) -> list[
             return [int(i) for (i,) in conn.execute(f"SELECT id FROM {path.name}").fetchall()]
 
     async def read() -> list[int]:
-        async with ExecutorClient(stack.settings.executor_addr, retry_deadline_s=5) as client:
+        async with ExecutorClient(
+            stack.settings.executor_addr, settings=stack.settings, retry_deadline_s=5
+        ) as client:
             table, truncated = await client.read_rows(str(path), fmt, limit=10 * RECORDS)
         assert not truncated
         return [int(i) for i in table.column("id").to_pylist()] if table.num_rows else []

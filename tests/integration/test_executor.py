@@ -113,7 +113,7 @@ async def test_batches_land_once_and_read_back_intact(address: str, tmp_path: Pa
         rows("orders", 0, range(10, 25)),
         rows("orders", 1, range(0, 5)),
     ]
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         results = [
             await client.write_batch(
                 connector="sink",
@@ -140,7 +140,7 @@ async def test_batches_land_once_and_read_back_intact(address: str, tmp_path: Pa
 async def test_a_resent_batch_writes_nothing(address: str, tmp_path: Path) -> None:
     root = tmp_path / "out"
     batch = rows("payments", 3, range(100, 120))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         write = writes(client, root, "payments", task=1, partition=3)
         first, again = await write(table=batch), await write(table=batch)
         counted = await client.count_rows(str(root))
@@ -153,7 +153,7 @@ async def test_a_resent_batch_writes_nothing(address: str, tmp_path: Path) -> No
 
 async def test_an_overlapping_batch_writes_only_new_rows(address: str, tmp_path: Path) -> None:
     root = tmp_path / "out"
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         await client.write_batch(
             connector="sink",
             task=0,
@@ -192,7 +192,7 @@ async def test_a_crashed_write_leaves_nothing_readers_see(address: str, tmp_path
         crashed.mkdir(parents=True)
         pq.write_table(rows("events", 0, range(0, 50)), crashed / "part-00000.parquet")
     os.utime(old, (0, 0))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         assert await client.count_rows(str(root)) == 0
         written = await client.write_batch(
             connector="sink",
@@ -288,7 +288,7 @@ async def test_two_connectors_on_one_path_and_a_recreated_topic_each_write_every
         ("other-sink", TOPIC_ID),  # a second connector writing the same folder
         ("sink", "AAAAAAAAAAAAAAAAAAAAAg"),  # the topic deleted and created: offsets from 0 again
     ]
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         results = [
             await writes(client, root, "shared", connector=c, topic_id=t, format=fmt)(table=batch)
             for c, t in writers
@@ -330,7 +330,7 @@ def test_paths_that_lead_outside_the_roots_are_refused(
 
 
 async def test_count_rows_of_a_missing_dataset_is_zero(address: str, tmp_path: Path) -> None:
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         assert await client.count_rows(str(tmp_path / "nothing-here")) == 0
 
 
@@ -367,7 +367,7 @@ async def test_a_busy_executor_asks_callers_to_come_back(
     assert value(scrape(metrics), refusals[0], **refusals[1]) == refused_before + len(refused)
 
     # The client rides it out: it retries what was refused, and nothing lands twice.
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         results = await asyncio.gather(
             *(
                 client.write_batch(
@@ -391,7 +391,7 @@ async def test_the_executor_logs_json_events(
     executor: tuple[str, Path, str], tmp_path: Path
 ) -> None:
     address, log_path, _ = executor
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         await client.write_batch(
             connector="logged",
             task=4,
@@ -440,7 +440,7 @@ async def test_every_format_writes_what_it_was_given_once(
 ) -> None:
     root = tmp_path / fmt
     first, retried = rows("jobs", 0, range(0, 40)), rows("jobs", 0, range(20, 60))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         write = writes(client, root, "jobs", format=fmt)
         results = [await write(table=first), await write(table=first)]
         results.append(await write(table=retried))  # a retry that also covers new offsets
@@ -462,7 +462,7 @@ async def test_delta_adds_columns_only_when_asked_and_partitions_by_columns(
 ) -> None:
     root = tmp_path / "table"
     wider = rows("evolving", 0, range(10, 20)).append_column("extra", pa.array(["x"] * 10))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         write = writes(client, root, "evolving", format="delta")
         await write(table=rows("evolving", 0, range(0, 10)), options={"partition.by": "key"})
         with pytest.raises(grpc.aio.AioRpcError) as refused:
@@ -482,7 +482,7 @@ async def test_files_are_partitioned_by_columns_inside_each_batch(
     address: str, tmp_path: Path
 ) -> None:
     root = tmp_path / "out"
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         await writes(client, root, "parts", options={"partition.by": "key"})(
             table=rows("parts", 0, range(0, 4))
         )
@@ -544,7 +544,7 @@ async def test_jdbc_writes_what_it_was_given_once_and_records_its_offset(
     # The session's database is shared: an executor killed mid-write by another test may have
     # left staging tables behind (a later write drops them once they are stale).
     staged_before = _staging_tables(postgres)
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         write = writes(client, None, "jobs", format="jdbc", options=options)
         results = [await write(table=first), await write(table=first), await write(table=retried)]
 
@@ -570,7 +570,7 @@ async def test_jdbc_upserts_one_row_per_key_the_latest_offset_winning(
         3, "key", pa.array(["a", "b", "a", "c", "b", "a"])
     )
     later = rows("keyed", 0, range(6, 8)).set_column(3, "key", pa.array(["c", "d"]))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         write = writes(client, None, "keyed", format="jdbc", options=options)
         assert await write(table=batch) == (3, 0)  # three keys
         assert await write(table=later) == (2, 0)  # c updated, d inserted
@@ -644,7 +644,7 @@ async def test_a_query_over_each_batch_is_what_the_job_writes_once(
 ) -> None:
     root = tmp_path / fmt
     batch = rows("queried", 0, range(0, 20))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         write = writes(client, root, "queried", format=fmt, options={"sql": QUERY})
         first, again = await write(table=batch), await write(table=batch)
         back, _ = await client.read_rows(str(root), fmt)
@@ -655,7 +655,7 @@ async def test_a_query_over_each_batch_is_what_the_job_writes_once(
 
 async def test_a_query_s_result_comes_back_to_the_caller(address: str) -> None:
     batch = rows("asked", 0, range(0, 10))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         result = await client.query(batch, QUERY)
     assert result.sort_by("kafka_offset").to_pylist() == _queried(batch)
 
@@ -672,7 +672,7 @@ async def test_a_query_s_result_comes_back_to_the_caller(address: str) -> None:
 async def test_a_query_that_does_not_parse_or_fit_is_refused_with_spark_s_reason(
     address: str, sql: str, says: str
 ) -> None:
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await client.query(rows("asked", 0, range(0, 3)), sql)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -685,7 +685,7 @@ async def test_a_jdbc_query_must_keep_the_offsets(address: str, postgres: Postgr
         "table": f"q_{uuid.uuid4().hex[:8]}",
         "sql": "SELECT key FROM batch",
     }
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await writes(client, None, "q", format="jdbc", options=options)(
                 table=rows("q", 0, range(0, 3))
@@ -699,7 +699,7 @@ async def test_a_batch_streamed_in_many_chunks_is_written_whole(
 ) -> None:
     root = tmp_path / "out"
     batch = rows("chunked", 0, range(0, 20_000))  # about a megabyte of Arrow
-    async with ExecutorClient(address, chunk_bytes=64 * 1024) as client:
+    async with ExecutorClient(address, settings=Settings(), chunk_bytes=64 * 1024) as client:
         assert len(list(chunks(executor_pb2.WriteBatchRequest(), ipc_stream(batch), 65536))) > 10
         assert await writes(client, root, "chunked")(table=batch) == (20_000, 0)
     assert read_back(root).equals(batch)
@@ -777,7 +777,7 @@ async def test_streams_that_stall_give_their_slots_back(
                     == sparkprocs.MAX_IN_FLIGHT
                 ),
             )
-            async with ExecutorClient(address) as client:
+            async with ExecutorClient(address, settings=Settings()) as client:
                 write = writes(client, tmp_path / "behind", "behind")
                 batch = rows("behind", 0, range(0, 5))
                 assert await write(table=batch) == (5, 0)  # retried while the slots are held
@@ -807,7 +807,7 @@ async def test_the_executor_counts_batches_rows_and_bytes_by_job_and_connector(
     address, _, metrics = executor
     first, overlapping = rows("metered", 0, range(0, 40)), rows("metered", 0, range(30, 50))
     # Small chunks: each batch arrives in many pieces, and still counts once.
-    async with ExecutorClient(address, chunk_bytes=512) as client:
+    async with ExecutorClient(address, settings=Settings(), chunk_bytes=512) as client:
         write = writes(client, tmp_path / "out", "metered", connector="metered")
         assert await write(table=first) == (40, 0)
         assert await write(table=overlapping) == (10, 10)
@@ -898,7 +898,7 @@ async def test_a_query_that_reaches_past_the_batch_is_refused_checked_or_run(
     sql = sql.format(secret=secret, out=out)
     checked = SqlCheck(Settings(executor_addr=address)).check(sql)
     assert checked is not None and checked.startswith("refused: the query ") and says in checked
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await client.query(rows("asked", 0, range(0, 3)), sql)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -915,7 +915,7 @@ async def test_a_query_over_the_batch_with_ctes_windows_and_inline_rows_is_taken
         " SELECT upper(r.key) AS k, r.n, names.name FROM ranked r LEFT JOIN names USING (key)"
     )
     assert SqlCheck(Settings(executor_addr=address)).check(sql) is None
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         result = await client.query(rows("asked", 0, range(0, 3)), sql)
     assert result.sort_by("n").to_pylist() == [
         {"k": "K0", "n": 1, "name": "zero"},

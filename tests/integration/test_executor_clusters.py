@@ -57,7 +57,7 @@ async def test_every_job_writes_once_on_spark_elsewhere(
     path = "" if fmt == "jdbc" else str(tmp_path / fmt)
     options = {"url": postgres.jdbc_url, "table": table} if fmt == "jdbc" else {}
     rows = batch(range(0, 50))
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         written = [
             await client.write_batch(
                 connector="sink",
@@ -85,7 +85,7 @@ async def test_every_job_writes_once_on_spark_elsewhere(
 
 async def test_a_query_runs_on_spark_elsewhere(remote: tuple[str, str, Path]) -> None:
     _, address, log = remote
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         result = await client.query(batch(range(0, 6)), "SELECT sum(id) AS total FROM batch")
     assert result.to_pylist() == [{"total": 150}]
     ready = [
@@ -120,7 +120,7 @@ async def test_a_query_past_the_batch_is_refused_on_spark_elsewhere(
     kind, address, _ = remote
     checked = SqlCheck(Settings(executor_addr=address)).check(sql)
     assert checked is not None and says in checked, (kind, checked)
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await client.query(batch(range(0, 3)), sql)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, kind
@@ -130,5 +130,5 @@ async def test_a_query_past_the_batch_is_refused_on_spark_elsewhere(
 
 
 async def _query(address: str, sql: str) -> list[dict[str, object]]:
-    async with ExecutorClient(address) as client:
+    async with ExecutorClient(address, settings=Settings()) as client:
         return (await client.query(batch(range(0, 3)), sql)).to_pylist()

@@ -17,6 +17,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from headrace.core.security.guard import ServerSecurity
+from headrace.core.settings import Settings
 from headrace.executor.admission import Limits
 from headrace.executor.server import build_server
 from headrace.executor.service import ExecutorService
@@ -57,7 +58,9 @@ async def test_a_refused_streamed_write_gets_the_executors_answer(
         await holder.write(executor_pb2.WriteChunk(header=header))
         await eventually("the slow writer admitted", lambda: in_flight() == 1)
         # Every other write is turned away while the client streams its many pieces.
-        client = ExecutorClient(executor, retry_deadline_s=0, chunk_bytes=64 * 1024)
+        client = ExecutorClient(
+            executor, settings=Settings(), retry_deadline_s=0, chunk_bytes=64 * 1024
+        )
         async with client:
             for _ in range(20):
                 with pytest.raises(grpc.aio.AioRpcError) as refused:

@@ -47,6 +47,7 @@ from headrace.core.model.connectorconfig import (
     PLUGIN_VERSION_ALIAS,
     TASKS_MAX,
     TASKS_MAX_ENFORCE,
+    ClientRules,
     config_action_reload,
     enforce_tasks_max,
     offsets_topic,
@@ -166,9 +167,9 @@ class Operator:
     """What the operator set that the framework's checks read: the cluster's name (its topics,
     which no connector may use), the worker config (the converters a connector that names none
     gets, exactly-once sources), whether the workers are one standalone process (which keeps
-    every source's offsets in its file), and what config provider references may read. The
-    service builds it once from its settings (:meth:`of`); the checks themselves read nothing
-    from the environment."""
+    every source's offsets in its file), what config provider references may read, and the
+    rules for connectors' client overrides. The service builds it once from its settings
+    (:meth:`of`); the checks themselves read nothing from the environment."""
 
     cluster: str = "headrace"
     worker_config: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -176,6 +177,7 @@ class Operator:
     providers: references.ProviderPolicy = dataclasses.field(
         default_factory=references.ProviderPolicy
     )
+    clients: ClientRules = dataclasses.field(default_factory=ClientRules)
 
     @classmethod
     def of(cls, settings: Settings) -> Operator:
@@ -184,6 +186,7 @@ class Operator:
             settings.worker_config,
             bool(settings.offsets_addr),
             settings.provider_policy(),
+            ClientRules.of(settings),
         )
 
     @property
@@ -212,7 +215,7 @@ def _checks(
         checks += versions.checks(with_worker_converters(config, operator.worker_config))
     checks += [
         ("errors.tolerance", lambda: ErrorPolicy.from_config(config)),
-        ("connector.class", lambda: refuse_unhonoured(config)),
+        ("connector.class", lambda: refuse_unhonoured(config, operator.clients)),
         (autorestart.ENABLE, lambda: autorestart.policy_of(config)),
         (retry.TIMEOUT, lambda: RetryPolicy.from_config(config)),
     ]

@@ -13,6 +13,7 @@ from headrace.config.offsets import OffsetsAdmin
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import ConfigStore
 from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.core.model.connectorconfig import ClientRules
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
@@ -61,10 +62,12 @@ async def memory_commands(
     topic_reset_allowed: bool = True,
     secret_keys: tuple[str, ...] = (),
     cluster: str = "headrace",
+    clients: ClientRules | None = None,
 ) -> Commands:
     """Commands on a started store over ``configs`` and ``status`` (fresh topics unless given),
     with ``plugins`` installed, ``secret_keys`` defined as passwords and topic tracking as
-    said."""
+    said; ``clients``, the operator's rules for client overrides (none let through unless
+    given)."""
     store = ConfigStore(
         memory_logs(configs if configs is not None else MemoryTopic("configs")),
         StatusStore(memory_logs(status if status is not None else MemoryTopic("status"))),
@@ -78,5 +81,5 @@ async def memory_commands(
         checks,
         tracks_topics=tracks_topics,
         topic_reset_allowed=topic_reset_allowed,
-        operator=Operator(cluster=cluster),
+        operator=Operator(cluster=cluster, clients=clients or ClientRules()),
     )

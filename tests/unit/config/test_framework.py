@@ -8,6 +8,7 @@ import pytest
 
 from headrace.config import framework
 from headrace.config.validation import ConfigRejected
+from headrace.core.model.connectorconfig import ClientRules
 from headrace.isolation.plugins import PluginCatalog, discover
 from tests.support import install_manifest
 from tests.unit.config.memory import GEN, LAKE, memory_commands
@@ -70,9 +71,9 @@ def test_an_unknown_plugin_or_version_is_named_under_its_own_key(catalog: Plugin
 def test_keys_headrace_does_not_honour_are_refused_with_the_reason(
     catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")  # allowed, yet not honoured
+    everything = framework.Operator(clients=ClientRules("All"))  # allowed, yet not honoured
     config = {"connector.class": "Gen", "producer.override.acks": "1"}
-    found = errors(framework.check("x", config, catalog, OPERATOR))
+    found = errors(framework.check("x", config, catalog, everything))
     assert list(found) == ["producer.override.acks"]
     assert "idempotent, which needs acks=all" in found["producer.override.acks"][0]
 
@@ -106,8 +107,7 @@ async def test_a_sink_may_not_consume_in_another_connector_s_group(
 ) -> None:
     """Found by the second perimeter review: under the All policy, consumer.override.group.id
     could name another connector's group, whose partitions and offsets its tasks would take."""
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")
-    commands = await memory_commands(plugins=(GEN, LAKE), cluster="hr")
+    commands = await memory_commands(plugins=(GEN, LAKE), cluster="hr", clients=ClientRules("All"))
     sink = {"connector.class": "lake.LakeConnector", "topics": "t"}
     group = "consumer.override.group.id"
     await commands.create("a", sink)

@@ -9,17 +9,20 @@ import pytest
 
 from headrace.config.framework import Operator, check_create
 from headrace.config.validation import Accepted, ConfigRejected, Problem
-from headrace.core.model.clientconfig import override_policy
+from headrace.core.model.clientconfig import allowlist, override_policy
 from headrace.core.model.configstate import ConfigState, ConnectorConfigured, fold
+from headrace.core.model.connectorconfig import ClientRules
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation.plugins import PluginCatalog, discover, version_key
 from tests.support import install_manifest
 
 
-def created(name: str, config: dict[str, str], catalog: PluginCatalog) -> Accepted:
-    """A create's checks in an empty cluster, on headrace's default settings."""
-    return check_create(name, config, catalog, ConfigState(), Operator())
+def created(
+    name: str, config: dict[str, str], catalog: PluginCatalog, operator: Operator | None = None
+) -> Accepted:
+    """A create's checks in an empty cluster, on headrace's default settings unless given."""
+    return check_create(name, config, catalog, ConfigState(), operator or Operator())
 
 
 @pytest.fixture
@@ -31,10 +34,14 @@ def catalog(tmp_path: Path) -> PluginCatalog:
 
 
 def rejected(
-    name: str, config: dict[str, str], catalog: PluginCatalog, state: ConfigState | None = None
+    name: str,
+    config: dict[str, str],
+    catalog: PluginCatalog,
+    state: ConfigState | None = None,
+    operator: Operator | None = None,
 ) -> ConfigRejected:
     with pytest.raises(ConfigRejected) as info:
-        check_create(name, config, catalog, state or ConfigState(), Operator())
+        check_create(name, config, catalog, state or ConfigState(), operator or Operator())
     return info.value
 
 
@@ -201,7 +208,6 @@ def test_a_sink_creating_topics_is_refused(catalog: PluginCatalog) -> None:
 def test_values_headrace_honours_are_accepted(
     catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "All")  # for the client override
     config = {
         "connector.class": "Lake",
         "topics": "t",
@@ -211,7 +217,8 @@ def test_values_headrace_honours_are_accepted(
         "config.action.reload": "none",
         "plugin.specific.key": "its own",  # a connector's own keys are its to read
     }
-    assert created("s", config, catalog).config["errors.retry.timeout"] == "-1"
+    everything = Operator(clients=ClientRules("All"))  # for the client override
+    assert created("s", config, catalog, everything).config["errors.retry.timeout"] == "-1"
 
 
 def test_broken_plugin_folders_are_listed_with_the_reason_and_the_rest_still_found(
@@ -305,9 +312,9 @@ def test_client_overrides_are_refused_by_the_operator_s_policy_then_by_support(
     value: str,
     reason: str,
 ) -> None:
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", policy)
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "linger.ms, fetch.min.bytes")
-    err = rejected("s", {"connector.class": "File", key: value}, catalog)
+    rules = ClientRules(override_policy(policy), allowlist("linger.ms, fetch.min.bytes"))
+    operator = Operator(clients=rules)
+    err = rejected("s", {"connector.class": "File", key: value}, catalog, operator=operator)
     assert err.problem is Problem.INVALID
     assert f"- {key}: " in err.message and reason in err.message
 
@@ -315,7 +322,7 @@ def test_client_overrides_are_refused_by_the_operator_s_policy_then_by_support(
 def test_the_policy_all_lets_through_what_headrace_honours(
     catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "all")
+    everything = Operator(clients=ClientRules(override_policy("all")))
     config = {
         "connector.class": "File",
         "consumer.override.max.poll.records": "500",
@@ -324,7 +331,7 @@ def test_the_policy_all_lets_through_what_headrace_honours(
         "admin.override.request.timeout.ms": "5000",
         "consumer.override.group.id": "connect-file",
     }
-    assert created("s", config, catalog).config == {
+    assert created("s", config, catalog, everything).config == {
         **config,
         "name": "s",
     }
@@ -333,10 +340,9 @@ def test_the_policy_all_lets_through_what_headrace_honours(
 def test_the_allowlist_policy_lets_through_the_keys_it_lists(
     catalog: PluginCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_POLICY", "Allowlist")
-    monkeypatch.setenv("HEADRACE_CLIENT_OVERRIDE_ALLOWLIST", "compression.type")
+    listed = Operator(clients=ClientRules("Allowlist", allowlist("compression.type")))
     config = {"connector.class": "File", "producer.override.compression.type": "lz4"}
-    assert created("s", config, catalog).config == {
+    assert created("s", config, catalog, listed).config == {
         **config,
         "name": "s",
     }

@@ -240,22 +240,39 @@ def refuse_unsafe(config: Mapping[str, str]) -> None:
                 )
 
 
-def refuse_unhonoured(config: Mapping[str, str], settings: Settings | None = None) -> None:
-    """Refuses the unsafe (``refuse_unsafe``), then the client overrides the operator's policy
-    (``settings``, by default the environment's) does not allow or headrace does not honour,
-    each with the reason, so that none is accepted and then ignored."""
+@dataclass(frozen=True)
+class ClientRules:
+    """The operator's rules for a connector's Kafka client overrides: Connect's
+    ``connector.client.config.override.policy`` (None by default, as headrace's workers set
+    it), the keys its allowlist lets through, and how plugin processes reach Kafka (a login
+    override means nothing without SASL)."""
+
+    policy: str = "None"
+    allowed: frozenset[str] = frozenset()
+    plugins_protocol: str = "PLAINTEXT"
+    plugins_use_sasl: bool = False
+
+    @classmethod
+    def of(cls, settings: Settings) -> ClientRules:
+        plugins = settings.for_plugins().kafka_security
+        return cls(
+            clientconfig.override_policy(settings.client_override_policy),
+            clientconfig.allowlist(settings.client_override_allowlist),
+            plugins.protocol,
+            plugins.uses_sasl,
+        )
+
+
+def refuse_unhonoured(config: Mapping[str, str], rules: ClientRules) -> None:
+    """Refuses the unsafe (``refuse_unsafe``), then the client overrides the operator's
+    ``rules`` do not allow or headrace does not honour, each with the reason, so that none is
+    accepted and then ignored."""
     refuse_unsafe(config)
-    settings = settings or Settings()
-    clientconfig.refuse_overrides(
-        config,
-        clientconfig.override_policy(settings.client_override_policy),
-        clientconfig.allowlist(settings.client_override_allowlist),
-    )
-    plugins = settings.for_plugins().kafka_security
+    clientconfig.refuse_overrides(config, rules.policy, rules.allowed)
     for client in clientconfig.Client:
         key = client.override + clientconfig.JAAS_CONFIG
-        if key in config and not plugins.uses_sasl:
+        if key in config and not rules.plugins_use_sasl:
             raise ConfigException(
-                f"{key}: plugin processes connect to Kafka over {plugins.protocol}, which has "
-                "no login to change"
+                f"{key}: plugin processes connect to Kafka over {rules.plugins_protocol}, which "
+                "has no login to change"
             )

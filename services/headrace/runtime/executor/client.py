@@ -62,12 +62,11 @@ class ExecutorClient:
         *,
         retry_deadline_s: float = 120.0,
         call_timeout_s: float = 300.0,
+        settings: Settings,
         chunk_bytes: int = CHUNK_BYTES,
-        settings: Settings | None = None,
     ) -> None:
         self._address = address
-        # TLS and the token: the process's own (its environment) unless given.
-        self._settings = settings if settings is not None else Settings()
+        self._settings = settings  # TLS and the token
         self._chunk_bytes = chunk_bytes
         self._retry_deadline_s = retry_deadline_s
         self._call_timeout_s = call_timeout_s

@@ -23,7 +23,7 @@ class Client(ExecutorClient):
     """Records the calls instead of making them."""
 
     def __init__(self) -> None:
-        super().__init__("unused:1")
+        super().__init__("unused:1", settings=Settings())
         self.calls: list[dict[str, Any]] = []
         self.closed = False
 
