@@ -8,7 +8,8 @@
   and imports those three too.
 - ``runtime`` imports only the shared packages; the shared packages import no service and no
   ``runtime``, ``core`` neither ``components`` nor ``isolation``, ``isolation`` no
-  ``components``, ``migration`` (Connect's REST API as a client, which the command and the
+  ``components`` and ``components`` no ``isolation`` (the plugin vocabulary both speak is
+  ``core.model.plugins``), ``migration`` (Connect's REST API as a client, which the command and the
   config service both drive) only ``core``; the SDK imports only itself.
 - Plugins, built in or not, import only ``headrace.sdk``.
 - Developer tooling (``local``) is imported by nothing in the package.
@@ -34,7 +35,7 @@ ALLOWED = {
     "standalone": SHARED | CONTROL_PLANE | {"standalone"},
     "runtime": SHARED | {"runtime"},
     "core": {"core", "sdk", "v1"},
-    "components": {"components", "core", "isolation", "sdk", "v1"},
+    "components": {"components", "core", "sdk", "v1"},
     "isolation": {"isolation", "core", "sdk", "v1"},
     "migration": {"migration", "core", "sdk", "v1"},
     "sdk": {"sdk"},

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from headrace.core.model import connectjson
+from headrace.core.model import configinfo
 from headrace.core.model.wire import config_infos_from_pb, key_info_from_pb
 from headrace.v1 import config_pb2, configdef_pb2
 
@@ -95,9 +95,9 @@ def plugin_json(plugin: config_pb2.PluginInfo) -> dict[str, Any]:
 
 def key_json(key: configdef_pb2.ConfigKeyInfo) -> dict[str, Any]:
     """Connect's ConfigKeyInfo; no ``default_value`` for a key without one."""
-    return connectjson.key_json(key_info_from_pb(key))
+    return configinfo.key_json(key_info_from_pb(key))
 
 
 def config_infos_json(infos: configdef_pb2.ConfigInfos) -> dict[str, Any]:
     """Connect's answer to ``PUT /connector-plugins/{plugin}/config/validate``."""
-    return connectjson.config_infos_json(config_infos_from_pb(infos))
+    return configinfo.config_infos_json(config_infos_from_pb(infos))

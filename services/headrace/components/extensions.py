@@ -10,7 +10,7 @@ runtime's registries look here first (``find``).
 from __future__ import annotations
 
 from headrace.core.model.errors import PluginError
-from headrace.isolation.plugins import PluginDescriptor
+from headrace.core.model.plugins import PluginDescriptor
 
 # What a class of each kind must have, so that a wrong one fails at load with the reason, not
 # on the first record.

@@ -37,7 +37,7 @@ from headrace.components.transforms.registry import PREDICATES as BUILTIN_PREDIC
 from headrace.components.transforms.registry import TRANSFORMS as BUILTIN_TRANSFORMS
 from headrace.core.model.configinfo import key_of
 from headrace.core.model.errors import PluginError
-from headrace.isolation.plugins import (
+from headrace.core.model.plugins import (
     COMPONENT_TYPES,
     VERSION_KEY,
     PluginCatalog,

@@ -37,11 +37,11 @@ from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions, me
 from headrace.core.model.configstate import AppliedRequest, Config, ConfigState, TaskSetOrigin
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.status import StatusState, UnitStatus, of_connector
 from headrace.core.model.structs import CONNECTOR_TASK, State, Target, WorkUnit
 from headrace.core.observability import log
 from headrace.core.security import secrets, sessionkey
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import plugin_key
 
 

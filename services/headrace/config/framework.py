@@ -58,11 +58,11 @@ from headrace.core.model.connectorconfig import (
     transactions,
 )
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.workerconfig import exactly_once_source, with_worker_converters
 from headrace.core.security import references
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import internal_topic
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.sdk.config import NO_DEFAULT, ConfigDef, Importance, Type, missing_required
 from headrace.sdk.errors import ConfigException
 

@@ -24,7 +24,7 @@ from headrace.config.pluginchecks import PluginChecks
 from headrace.config.validation import ConfigRejected
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import plugin_key
 
 

@@ -29,7 +29,7 @@ from headrace.config.console import session
 from headrace.config.offsets import ConnectorOffset, modified
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.autorestart import Shown
-from headrace.core.model.connectjson import config_infos_json, key_json
+from headrace.core.model.configinfo import config_infos_json, key_json
 from headrace.core.model.status import StatusState, UnitStatus
 from headrace.core.model.structs import State, Target, WorkUnit
 from headrace.core.observability import log

@@ -40,6 +40,7 @@ from headrace.config.rest import ConnectApi, Handler, app
 from headrace.config.restarter import AutoRestarter
 from headrace.config.store import ConfigStore
 from headrace.core import runner
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor, builtin_version
 from headrace.core.observability import log
 from headrace.core.observability.health import full_name
 from headrace.core.rpc import split_address
@@ -48,7 +49,7 @@ from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import task_client_id
 from headrace.isolation.live import LivePlugins
-from headrace.isolation.plugins import JVM_PLUGINS, PluginCatalog, PluginDescriptor, builtin_version
+from headrace.isolation.plugins import JVM_PLUGINS
 from headrace.isolation.supervisor import BeforeStart, PluginProcess
 from headrace.migration import api as migration_api
 from headrace.migration.connect import Side

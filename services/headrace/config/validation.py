@@ -17,7 +17,7 @@ from headrace.components.java.regex import whole_match_java
 from headrace.core.model import configlog
 from headrace.core.model.configstate import ConfigState
 from headrace.core.model.offsets import GROUP_OVERRIDE, sink_group_id
-from headrace.isolation.plugins import PluginDescriptor
+from headrace.core.model.plugins import PluginDescriptor
 
 
 class Problem(Enum):

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog
 from headrace.core.observability import log
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm
-from headrace.isolation.plugins import PluginCatalog, installed
+from headrace.isolation.plugins import installed
 
 WATCH_EVERY_S = 3.0
 """How often the plugin path is looked at for plugins copied in or removed by hand."""

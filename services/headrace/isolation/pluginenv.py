@@ -50,9 +50,9 @@ from packaging.tags import sys_tags
 from packaging.utils import canonicalize_name
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor
 
 PIP_TIMEOUT_S = 300.0
 """How long one pip run may take before it is killed and the build fails."""

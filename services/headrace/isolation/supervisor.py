@@ -32,6 +32,7 @@ from pathlib import Path
 
 import grpc
 
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
 from headrace.core.rpc import CHILD_GRPC_OPTIONS, MAX_SOCKET_PATH
@@ -42,7 +43,6 @@ from headrace.isolation import sandbox
 from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
 from headrace.isolation.hostfolder import OVERRUN_FILE, private_folder
 from headrace.isolation.pluginenv import prepare_environments
-from headrace.isolation.plugins import PluginDescriptor
 
 LEASE_EVERY_S = 0.5
 SOCKET_POLL_S = 0.005

@@ -17,12 +17,12 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.observability import log
 from headrace.core.observability.health import SERVING, full_name
 from headrace.core.rpc import split_address
 from headrace.core.security import tls
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.v1 import executor_pb2
 
 EXECUTOR = full_name(executor_pb2, "Executor")

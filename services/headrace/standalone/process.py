@@ -33,6 +33,7 @@ from headrace.config.validation import ConfigRejected
 from headrace.coordinator.leading import Leading, config_feed
 from headrace.coordinator.service import CoordinatorServicer
 from headrace.core import runner
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.structs import Target
 from headrace.core.observability import log
 from headrace.core.observability.health import Health, full_name
@@ -41,7 +42,6 @@ from headrace.core.settings import Settings
 from headrace.core.storage.filelog import FileTopic, file_logs
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import LogFactory, MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.isolation.supervisor import PluginProcess
 from headrace.standalone.executor import ExecutorOnDemand
 from headrace.standalone.files import ConnectorFile, StandaloneConfigError

@@ -21,9 +21,9 @@ from typing import Protocol, TypeVar
 from structlog.typing import FilteringBoundLogger
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import AssignedUnit, State, Target, WorkUnit
 from headrace.isolation.live import LivePlugins
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import PluginProcess, plugin_key
 from headrace.worker.processes import (
     CALL_TIMEOUT_S,

@@ -44,6 +44,7 @@ from pathlib import Path
 import structlog
 
 from headrace.core import runner
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import (
     AssignmentUpdate,
     Cleanup,
@@ -64,7 +65,7 @@ from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.told import ToldRecords
 from headrace.core.storage.topiclog import LogFactory, kafka_logs
 from headrace.isolation.live import LivePlugins
-from headrace.isolation.plugins import JVM_PLUGINS, PluginCatalog, PluginDescriptor
+from headrace.isolation.plugins import JVM_PLUGINS
 from headrace.isolation.supervisor import BeforeStart, PluginProcess, Spare, plugin_key
 from headrace.worker import metrics
 from headrace.worker.deletions import Deletions, Teller

@@ -25,7 +25,7 @@ from headrace.core.model.configinfo import (
     KeyInfo,
     ValueInfo,
 )
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.sdk import ConfigDef, ConfigType
 
 DEFINED = {

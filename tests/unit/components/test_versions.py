@@ -13,13 +13,8 @@ from hypothesis import strategies as st
 
 from headrace.components import versions
 from headrace.core.model.errors import PluginError
-from headrace.isolation.plugins import (
-    PluginCatalog,
-    VersionSpec,
-    builtin_version,
-    discover,
-    version_key,
-)
+from headrace.core.model.plugins import PluginCatalog, VersionSpec, builtin_version, version_key
+from headrace.isolation.plugins import discover
 
 TEST_PLUGINS = Path(__file__).parents[2] / "plugins"
 KEY = "transforms.up.plugin.version"

@@ -14,9 +14,9 @@ from headrace.config.pluginchecks import PluginChecks
 from headrace.config.store import ConfigStore
 from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
 from headrace.core.model.connectorconfig import ClientRules
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 
 GEN = PluginDescriptor("gen.GenConnector", "1.0.0", "source", "gen", "GenConnector", Path("/g"))
 LAKE = PluginDescriptor("lake.LakeConnector", "1.0.0", "sink", "lake", "LakeConnector", Path("/l"))

@@ -9,7 +9,8 @@ import pytest
 from headrace.config import framework
 from headrace.config.validation import ConfigRejected
 from headrace.core.model.connectorconfig import ClientRules
-from headrace.isolation.plugins import PluginCatalog, discover
+from headrace.core.model.plugins import PluginCatalog
+from headrace.isolation.plugins import discover
 from tests.support import install_manifest
 from tests.unit.config.memory import GEN, LAKE, memory_commands
 

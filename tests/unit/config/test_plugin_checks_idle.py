@@ -12,8 +12,8 @@ import pytest
 
 from headrace.config import pluginchecks
 from headrace.config.pluginchecks import PluginChecks
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.isolation.supervisor import idle, plugin_key
 from tests.support import eventually
 

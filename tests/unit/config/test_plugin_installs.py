@@ -16,9 +16,9 @@ from headrace.config.installs.installs import PluginInstalls
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model import configlog
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import BrokenPlugin, PluginCatalog, PluginDescriptor
 from headrace.core.storage.topiclog import MemoryTopic
 from headrace.isolation.live import LivePlugins
-from headrace.isolation.plugins import BrokenPlugin, PluginCatalog, PluginDescriptor
 from headrace.v1 import config_pb2
 from tests.unit.config.memory import GEN, memory_commands
 

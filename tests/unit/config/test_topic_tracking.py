@@ -10,10 +10,10 @@ import pytest
 
 from headrace.config.commands import Commands
 from headrace.config.validation import ConfigRejected, Problem
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.status import NO_TOPICS, TopicStatus, apply_topic, encode_topic
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginDescriptor
 from tests.unit.config.memory import GEN, memory_commands
 
 SINK = PluginDescriptor("gen.Sink", "1.0.0", "sink", "gen", "Sink", Path("/g"))

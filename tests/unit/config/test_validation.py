@@ -13,8 +13,9 @@ from headrace.core.model.clientconfig import allowlist, override_policy
 from headrace.core.model.configstate import ConfigState, ConnectorConfigured, fold
 from headrace.core.model.connectorconfig import ClientRules
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog, version_key
 from headrace.core.settings import BUILTIN_PLUGINS
-from headrace.isolation.plugins import PluginCatalog, discover, version_key
+from headrace.isolation.plugins import discover
 from tests.support import install_manifest
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm
-from headrace.isolation.plugins import PluginCatalog, read_manifest
+from headrace.isolation.plugins import read_manifest
 
 
 def jar(path: Path) -> Path:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginCatalog
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm
 from headrace.isolation.live import LivePlugins, install_entry, listing
-from headrace.isolation.plugins import PluginCatalog
 
 RECORDING = Path(__file__).parents[2] / "plugins" / "recording" / "1.0.0"
 COORDINATE = "org.example:connect-thing:1.2.0"

@@ -7,9 +7,9 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.isolation.hostfolder import private_folder
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.isolation.supervisor import host_env, plugin_key
 
 

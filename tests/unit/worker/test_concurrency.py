@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import AssignedUnit, AssignmentUpdate, Revocation, State, WorkUnit
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import plugin_key
 from headrace.worker import worker as worker_module
 from headrace.worker.starting import MAX_CONCURRENT_UNIT_CALLS, for_each

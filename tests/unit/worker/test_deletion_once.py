@@ -17,6 +17,7 @@ import pytest
 
 from headrace.coordinator.assignmentlog import AssignmentLog
 from headrace.core.model import wire
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import (
     AssignedUnit,
     AssignmentUpdate,
@@ -28,7 +29,6 @@ from headrace.core.model.structs import (
 )
 from headrace.core.settings import Settings
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 from headrace.isolation.supervisor import plugin_key
 from headrace.worker import worker as worker_module
 from headrace.worker.taskconfigs import TaskConfigsFailed, TaskConfigsGone

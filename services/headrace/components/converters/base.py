@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from headrace.components import extensions
-from headrace.isolation.plugins import VERSION_KEY
+from headrace.core.model.plugins import VERSION_KEY
 from headrace.sdk.components import NULL, Converter, SchemaAndValue
 from headrace.sdk.errors import ConfigException
 

@@ -34,7 +34,7 @@ from typing import TypeVar
 from headrace.components.transforms.base import Predicate, R, Transformation
 from headrace.components.transforms.configs import InvalidConfig
 from headrace.components.transforms.registry import new_predicate, new_transform
-from headrace.isolation.plugins import VERSION_KEY
+from headrace.core.model.plugins import VERSION_KEY
 from headrace.sdk.errors import ConfigException, DataError
 
 TRANSFORMS = "transforms"

@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from headrace.core.model.configstate import ConfigState
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.status import StatusState
 from headrace.core.model.structs import State, WorkUnit
 from headrace.core.security.secrets import mask_text
-from headrace.isolation.plugins import PluginDescriptor
 
 VERSION_KEY = "connector.plugin.version"
 

@@ -25,10 +25,10 @@ from headrace.core.model import configlog
 from headrace.core.model.configstate import ConfigState, InstalledPlugin
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.settings import Settings
 from headrace.isolation import jvm
 from headrace.isolation.live import LivePlugins
-from headrace.isolation.plugins import PluginDescriptor
 
 OwedDeletions = Callable[[], Awaitable[Sequence[tuple[str, str, str]]]]
 """The deletion stops the coordinator still owes: (connector, the connector class its config

@@ -51,6 +51,7 @@ import grpc
 import setproctitle
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import COMPONENT_TYPES, PluginDescriptor
 from headrace.core.observability import log, metrics
 from headrace.core.observability.health import Health, full_name
 from headrace.core.rpc import GRPC_OPTIONS, MAX_SOCKET_PATH
@@ -61,12 +62,7 @@ from headrace.core.settings import Settings, settings_or_exit
 from headrace.isolation import jvm, sandbox
 from headrace.isolation.hostfolder import OVERRUN_FILE, PRIVATE_SOCKET
 from headrace.isolation.pluginenv import prepare_environments
-from headrace.isolation.plugins import (
-    COMPONENT_TYPES,
-    PluginDescriptor,
-    location_connectors,
-    read_manifest,
-)
+from headrace.isolation.plugins import location_connectors, read_manifest
 from headrace.isolation.sandbox import SandboxError
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostedPlugin

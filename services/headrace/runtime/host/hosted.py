@@ -45,6 +45,7 @@ from headrace.core.model.connectorconfig import (
     refuse_unsafe,
     tasks_max,
 )
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.structs import TopicUsed, WorkUnit
 from headrace.core.model.workerconfig import with_worker_converters
 from headrace.core.observability import log
@@ -52,7 +53,6 @@ from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime import watchdog
 from headrace.runtime.converted import Converted
 from headrace.runtime.executor.client import SqlCheck

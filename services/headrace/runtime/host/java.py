@@ -24,10 +24,10 @@ from typing import Any, ClassVar, NamedTuple, cast
 from headrace.components.converters import Converter, HeaderConverter
 from headrace.components.errorpolicy import Message, RecordError
 from headrace.core.model.configinfo import ConfigInfos
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.wire import config_infos_from_pb
 from headrace.core.storage.fetch import Batches, Consumed, Fetched
 from headrace.core.storage.stores import OffsetStore
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.converted import Converted
 from headrace.runtime.host.jvm import JavaError, JvmHost
 from headrace.runtime.sink.records import as_consumed, to_sink_record

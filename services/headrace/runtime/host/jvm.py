@@ -21,11 +21,11 @@ from typing import Any
 import grpc
 
 from headrace.core.model.errors import PluginError
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.observability import log, metrics
 from headrace.core.rpc import CHILD_GRPC_OPTIONS, close_channel
 from headrace.core.security.guard import HOST_KEY_HEADER, new_host_key, with_host_key
 from headrace.isolation import jvm
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.sdk.errors import ConnectError, RetriableError
 from headrace.v1 import jvm_pb2 as pb
 from headrace.v1 import jvm_pb2_grpc as pb_grpc

@@ -16,7 +16,7 @@ from typing import Any
 
 from headrace.components import extensions
 from headrace.core.model.errors import PluginError
-from headrace.isolation.plugins import PluginDescriptor
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.sdk.connector import Connector, SinkConnector, SourceConnector
 
 

@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 
 from headrace.core.model.configinfo import ComponentKeys
-from headrace.isolation.plugins import PluginDescriptor
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostedPlugin
 from headrace.sdk.errors import ConfigException

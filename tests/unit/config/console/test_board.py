@@ -19,10 +19,10 @@ from headrace.core.model.configstate import (
     TasksCommitted,
     fold,
 )
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.status import EMPTY, StatusRemoved, StatusReported, UnitStatus, apply
 from headrace.core.model.structs import State, Target, WorkUnit
 from headrace.core.storage.topiclog import LogRecord
-from headrace.isolation.plugins import PluginCatalog, PluginDescriptor
 
 PY_TRACE = (
     "Traceback (most recent call last):\n"

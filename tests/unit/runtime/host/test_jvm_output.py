@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.security import secrets
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.isolation.supervisor import PluginProcess
 from headrace.runtime.host.jvm import MAX_LINE, relay
 from tests.support import captured_log

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.structs import State, UnitStateChanged, WorkUnit
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor, location_connectors
+from headrace.isolation.plugins import location_connectors
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostedPlugin, no_stored_offsets
 from headrace.runtime.host.plugins import HostedPlugins

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.properties import parse_properties
 from headrace.core.security import secrets
 from headrace.core.security.references import BadReference, reverse
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.host.hosted import HostedPlugin, no_stored_offsets
 from headrace.runtime.host.providers import Providers
 from headrace.sdk import ConfigDef, ConfigType, SourceConnector, SourceRecord, SourceTask

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.structs import (
     DeletionHeard,
     HostEvent,
@@ -19,7 +20,6 @@ from headrace.core.model.structs import (
     WorkUnit,
 )
 from headrace.core.settings import Settings
-from headrace.isolation.plugins import PluginDescriptor
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.hosted import HostClosing, HostedPlugin, UnitConflict, no_stored_offsets
 from headrace.runtime.host.units import ConnectorUnit, TaskUnit
