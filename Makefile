@@ -95,8 +95,9 @@ down: $(STAMP)
 	$(BIN)/python -m headrace.local stack down
 
 # The suite; a test that hangs past pytest's timeout ends the run and its report says where.
+# Each test's time is kept in var/test-report.xml (JUnit XML): where the suite's minutes go.
 test: install bytecode jvm kafka-jars spark-jars connect-jars typecheck lint browser
-	$(BIN)/python -m pytest || { cat var/test-hang.txt 2>/dev/null && head -1 var/test-hang.txt; exit 1; }
+	$(BIN)/python -m pytest --junitxml=var/test-report.xml || { cat var/test-hang.txt 2>/dev/null && head -1 var/test-hang.txt; exit 1; }
 
 # The console's browser tests drive Debian's Chromium; said before the suite starts when it is
 # missing (under CI its tests then fail; elsewhere they are skipped).

@@ -14,7 +14,10 @@ from typing import TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from headrace.config.commands import Commands, ConnectorView, RestartPlan, Signed
+from headrace.config.commands import Commands
+from headrace.config.commands.restarts import RestartPlan
+from headrace.config.commands.servicecalls import Signed
+from headrace.config.commands.views import ConnectorView
 from headrace.config.installs.installs import Install, PluginInstalls
 from headrace.config.offsets import ConnectorOffset, modified, parse_entries
 from headrace.config.validation import ConfigRejected, Problem
@@ -211,12 +214,12 @@ class ConfigCalls:
         self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.ConnectorStatus:
         view, statuses = await self._commands.status(request.name)
-        return _status(view, statuses, auto=self._commands.auto_restarts(view.name, statuses))
+        return _status(view, statuses, auto=self._commands.restarts.shown(view.name, statuses))
 
     async def GetTaskStatus(self, request: config_pb2.TaskRequest) -> config_pb2.UnitStatus:
         view, statuses = await self._commands.task_status(request.name, request.task)
         unit = WorkUnit(view.name, request.task)
-        auto = self._commands.auto_restarts(view.name, statuses).get(unit.task)
+        auto = self._commands.restarts.shown(view.name, statuses).get(unit.task)
         return _unit(unit, statuses.get(unit), auto)
 
     async def PauseConnector(
@@ -237,14 +240,14 @@ class ConfigCalls:
     async def RestartConnector(
         self, request: config_pb2.RestartConnectorRequest
     ) -> config_pb2.ConnectorStatus:
-        restart = self._commands.restart(
+        restart = self._commands.restarts.restart(
             request.name, include_tasks=request.include_tasks, only_failed=request.only_failed
         )
         view, statuses, plan = await restart
         return _status(view, statuses, plan)
 
     async def RestartTask(self, request: config_pb2.TaskRequest) -> config_pb2.LifecycleResponse:
-        return await _done(self._commands.restart_task(request.name, request.task))
+        return await _done(self._commands.restarts.task(request.name, request.task))
 
     async def ListPlugins(
         self, request: config_pb2.ListPluginsRequest
@@ -259,52 +262,54 @@ class ConfigCalls:
                     aliases=aliases.get(p.class_name, ()),
                     error=p.error,
                 )
-                for p in self._commands.plugins(connectors_only=request.connectors_only)
+                for p in self._commands.plugin_calls.listed(connectors_only=request.connectors_only)
             ]
         )
 
     async def GetPluginConfig(
         self, request: config_pb2.PluginConfigRequest
     ) -> config_pb2.PluginConfig:
-        keys = await self._commands.plugin_config(request.plugin, request.version or None)
+        keys = await self._commands.plugin_calls.config_keys(
+            request.plugin, request.version or None
+        )
         return config_pb2.PluginConfig(keys=[key_info_to_pb(k) for k in keys])
 
     async def ValidateConfig(
         self, request: config_pb2.ValidateConfigRequest
     ) -> configdef_pb2.ConfigInfos:
-        validated = self._commands.validate_plugin(request.plugin, dict(request.config))
+        validated = self._commands.plugin_calls.validate(request.plugin, dict(request.config))
         return config_infos_to_pb(await validated)
 
     async def GetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.ConnectorOffsets:
-        found = await self._commands.read_offsets(request.name)
+        found = await self._commands.connector_offsets.read(request.name)
         return config_pb2.ConnectorOffsets(offsets=[_offset(o) for o in found])
 
     async def AlterOffsets(
         self, request: config_pb2.AlterOffsetsRequest
     ) -> config_pb2.OffsetsChanged:
         entries = parse_entries([(o.partition, o.offset) for o in request.offsets])
-        handled = await self._commands.alter_offsets(request.name, entries)
+        handled = await self._commands.connector_offsets.alter(request.name, entries)
         return config_pb2.OffsetsChanged(message=modified(handled, reset=False))
 
     async def ResetOffsets(self, request: config_pb2.ConnectorRequest) -> config_pb2.OffsetsChanged:
-        handled = await self._commands.reset_offsets(request.name)
+        handled = await self._commands.connector_offsets.reset(request.name)
         return config_pb2.OffsetsChanged(message=modified(handled, reset=True))
 
     async def GetConnectorTopics(
         self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.ConnectorTopics:
-        topics = await self._commands.topics(request.name)
+        topics = await self._commands.topics.of(request.name)
         return config_pb2.ConnectorTopics(name=request.name, topics=topics)
 
     async def ResetConnectorTopics(
         self, request: config_pb2.ConnectorRequest
     ) -> config_pb2.LifecycleResponse:
-        await self._commands.reset_topics(request.name)
+        await self._commands.topics.reset(request.name)
         return config_pb2.LifecycleResponse()
 
     async def applied(self, request_id: str) -> AppliedRequest | None:
         """Whether the command topic's command of this request id was applied."""
-        return await self._commands.applied(request_id)
+        return await self._commands.service_calls.applied(request_id)
 
     async def replayed(self, method: str, applied: AppliedRequest) -> Message:
         """The answer to a command found applied: what the call answers when it succeeds,
@@ -368,7 +373,7 @@ class TaskConfigServicer(internal_pb2_grpc.TaskConfigServiceServicer):
         tasks = [dict(t.config) for t in sorted(request.tasks, key=lambda t: t.task)]
         metadata = {k: v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
         signed = Signed(request.SerializeToString(deterministic=True), metadata, now_ms())
-        put = self._commands.put_task_configs(
+        put = self._commands.service_calls.put_task_configs(
             request.connector, tasks, signed, request.incarnation, request.config_version
         )
         return config_pb2.PutTaskConfigsResponse(changed=await _answer(context, put))

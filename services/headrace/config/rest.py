@@ -23,7 +23,9 @@ from urllib.parse import quote
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from headrace.config.commands import Commands, ConnectorView, RestartPlan
+from headrace.config.commands import Commands
+from headrace.config.commands.restarts import RestartPlan
+from headrace.config.commands.views import ConnectorView
 from headrace.config.console import app as console
 from headrace.config.console import session
 from headrace.config.offsets import ConnectorOffset, modified
@@ -325,7 +327,7 @@ class ConnectApi:
         for name, (view, statuses) in (await self.commands.every_status()).items():
             entry: dict[str, Any] = {}
             if "status" in expand:
-                auto = self.commands.auto_restarts(name, statuses)
+                auto = self.commands.restarts.shown(name, statuses)
                 entry["status"] = status_json(view, statuses, auto=auto)
             if "info" in expand:
                 entry["info"] = info_json(view)
@@ -387,7 +389,7 @@ class ConnectApi:
 
     async def status(self, request: web.Request) -> web.Response:
         view, statuses = await self.commands.status(request.match_info["connector"])
-        auto = self.commands.auto_restarts(view.name, statuses)
+        auto = self.commands.restarts.shown(view.name, statuses)
         return web.json_response(status_json(view, statuses, auto=auto))
 
     async def tasks(self, request: web.Request) -> web.Response:
@@ -405,7 +407,7 @@ class ConnectApi:
         return web.json_response({"id": task, **_state(statuses.get(WorkUnit(name, task)), False)})
 
     async def restart_task(self, request: web.Request) -> web.Response:
-        await self.commands.restart_task(request.match_info["connector"], _task(request))
+        await self.commands.restarts.task(request.match_info["connector"], _task(request))
         return web.Response(status=204)
 
     async def pause(self, request: web.Request) -> web.Response:
@@ -422,7 +424,7 @@ class ConnectApi:
 
     async def restart(self, request: web.Request) -> web.Response:
         include_tasks, only_failed = _flag(request, "includeTasks"), _flag(request, "onlyFailed")
-        view, statuses, plan = await self.commands.restart(
+        view, statuses, plan = await self.commands.restarts.restart(
             request.match_info["connector"], include_tasks=include_tasks, only_failed=only_failed
         )
         if not include_tasks and not only_failed:
@@ -430,23 +432,25 @@ class ConnectApi:
         return web.json_response(status_json(view, statuses, plan), status=202)
 
     async def get_offsets(self, request: web.Request) -> web.Response:
-        found = await self.commands.read_offsets(request.match_info["connector"])
+        found = await self.commands.connector_offsets.read(request.match_info["connector"])
         return web.json_response(_offsets_json(list(found)))
 
     async def alter_offsets(self, request: web.Request) -> web.Response:
         entries = _offsets_body(await _json_body(request))
-        handled = await self.commands.alter_offsets(request.match_info["connector"], entries)
+        handled = await self.commands.connector_offsets.alter(
+            request.match_info["connector"], entries
+        )
         return web.json_response({"message": modified(handled, reset=False)})
 
     async def reset_offsets(self, request: web.Request) -> web.Response:
-        handled = await self.commands.reset_offsets(request.match_info["connector"])
+        handled = await self.commands.connector_offsets.reset(request.match_info["connector"])
         return web.json_response({"message": modified(handled, reset=True)})
 
     async def plugins(self, request: web.Request) -> web.Response:
         connectors_only = request.query.get("connectorsOnly", "true").strip().lower()
         if connectors_only not in ("true", "false"):
             raise BadRequest(f"connectorsOnly must be true or false, not {connectors_only!r}")
-        listed = self.commands.plugins(connectors_only=connectors_only == "true")
+        listed = self.commands.plugin_calls.listed(connectors_only=connectors_only == "true")
         return web.json_response(
             [
                 {"class": p.class_name, "type": p.type, "version": p.version}
@@ -458,7 +462,7 @@ class ConnectApi:
     async def plugin_config(self, request: web.Request) -> web.Response:
         version = request.query.get("version", "latest").strip()
         try:
-            keys = await self.commands.plugin_config(
+            keys = await self.commands.plugin_calls.config_keys(
                 request.match_info["plugin"], None if version in ("", "latest") else version
             )
         except ConfigRejected as exc:
@@ -469,7 +473,7 @@ class ConnectApi:
 
     async def validate(self, request: web.Request) -> web.Response:
         config = _strings(_config_map(await _json_body(request), "the body"))
-        infos = await self.commands.validate_plugin(request.match_info["plugin"], config)
+        infos = await self.commands.plugin_calls.validate(request.match_info["plugin"], config)
         return web.json_response(config_infos_json(infos))
 
     async def loggers(self, request: web.Request) -> web.Response:
@@ -504,10 +508,10 @@ class ConnectApi:
 
     async def topics(self, request: web.Request) -> web.Response:
         name = request.match_info["connector"]
-        return web.json_response({name: {"topics": await self.commands.topics(name)}})
+        return web.json_response({name: {"topics": await self.commands.topics.of(name)}})
 
     async def reset_topics(self, request: web.Request) -> web.Response:
-        await self.commands.reset_topics(request.match_info["connector"])
+        await self.commands.topics.reset(request.match_info["connector"])
         return web.Response(status=202)
 
 

@@ -67,9 +67,9 @@ class AutoRestarter:
                             task=unit.task,
                             attempt=step.attempt,
                         )
-                        await self._commands.auto_restart(name, unit.task, step.attempt, now)
+                        await self._commands.restarts.automatic(name, unit.task, step.attempt, now)
                     elif isinstance(step, Recovered):
-                        await self._commands.auto_restart_recovered(name, unit.task)
+                        await self._commands.restarts.recovered(name, unit.task)
                 except ConfigRejected as exc:  # deleted, paused or stopped meanwhile
                     self._log.info("auto_restart_skipped", connector=name, reason=exc.message)
 

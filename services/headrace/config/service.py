@@ -127,14 +127,14 @@ class ConfigParts:
             operator=framework.Operator.of(settings),
         )
         if settings.exactly_once_source:
-            self.commands.fence = functools.partial(fence_tasks, settings)
+            self.commands.service_calls.fence = functools.partial(fence_tasks, settings)
         self.installs = PluginInstalls(
             self.commands, self.live, functools.partial(owed_by_coordinator, settings)
         )
         # The gRPC API's calls, and automation's.
         self.calls = ConfigCalls(self.commands, self.installs)
         self.restarter = AutoRestarter(self.commands)
-        self.commands.restarts_shown = self.restarter.shown
+        self.commands.restarts.shown_by = self.restarter.shown
         self.tasks: list[asyncio.Task[None]] = []
         self.migrations = Migrations(settings.worker_config)
         self.console = Console(self.commands, store, settings)
@@ -157,7 +157,7 @@ class ConfigParts:
         self.live.want(self.installs.recorded())
 
     async def start(self) -> None:
-        await self.commands.ensure_session_key(sessionkey.now_ms())
+        await self.commands.service_calls.ensure_session_key(sessionkey.now_ms())
         # The cluster's installs, as replayed, then as they change (another replica's too).
         self.commands.store.on_plugins = self._installs_changed
         await self.live.want(self.installs.recorded())
@@ -172,8 +172,8 @@ class ConfigParts:
         commands of the command topic, as long as the service runs."""
         while True:
             await asyncio.sleep(SESSION_KEY_CHECK_S)
-            await self.commands.ensure_session_key(sessionkey.now_ms())
-            await self.commands.sweep_applied(sessionkey.now_ms())
+            await self.commands.service_calls.ensure_session_key(sessionkey.now_ms())
+            await self.commands.service_calls.sweep_applied(sessionkey.now_ms())
 
     async def serve_rest(
         self, rest_address: str, security: ServerSecurity, kafka_cluster_id: str

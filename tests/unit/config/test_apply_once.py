@@ -86,9 +86,9 @@ async def test_old_records_of_applied_commands_are_swept(
         await calls.CreateConnector(create("s"))
     applied = await calls.applied("r3")
     assert applied is not None
-    await commands.sweep_applied(applied.applied_at_ms + 1000, keep_ms=10_000)
+    await commands.service_calls.sweep_applied(applied.applied_at_ms + 1000, keep_ms=10_000)
     assert await calls.applied("r3") is not None  # young: kept
-    await commands.sweep_applied(applied.applied_at_ms + 20_000, keep_ms=10_000)
+    await commands.service_calls.sweep_applied(applied.applied_at_ms + 20_000, keep_ms=10_000)
     assert await calls.applied("r3") is None
 
 

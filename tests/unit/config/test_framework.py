@@ -136,5 +136,5 @@ async def test_a_plugin_validates_the_config_with_the_name_connect_puts_in_it() 
     asked = commands.checks.asked  # type: ignore[attr-defined]
     assert [a.get("name") for a in asked if a] == ["hb", "hb2"]  # ({}: a definition asked)
     asked.clear()
-    await commands.validate_plugin("GenConnector", {"connector.class": "gen.GenConnector"})
+    await commands.plugin_calls.validate("GenConnector", {"connector.class": "gen.GenConnector"})
     assert "name" not in asked[0]  # validated without one: as Connect, the error is the name's

@@ -46,31 +46,31 @@ async def test_each_connector_lists_the_topics_its_tasks_used_until_reset_or_del
     await worker_records(status, ("src", "orders"), ("src", "audit"), ("src-2", "orders"))
     await worker_records(status, ("src", "orders"))  # another task, or the same one restarted
 
-    assert list(await commands.topics("src")) == ["audit", "orders"]
-    assert list(await commands.topics("src-2")) == ["orders"]
+    assert list(await commands.topics.of("src")) == ["audit", "orders"]
+    assert list(await commands.topics.of("src-2")) == ["orders"]
 
-    await commands.reset_topics("src")
-    assert list(await commands.topics("src")) == []
-    assert list(await commands.topics("src-2")) == ["orders"]
+    await commands.topics.reset("src")
+    assert list(await commands.topics.of("src")) == []
+    assert list(await commands.topics.of("src-2")) == ["orders"]
 
     await commands.delete("src-2")
     await commands.create("src-2", {"connector.class": "GenConnector"})
-    assert list(await commands.topics("src-2")) == []  # nothing of the one deleted
+    assert list(await commands.topics.of("src-2")) == []  # nothing of the one deleted
 
 
 async def test_an_unknown_connector_s_topics_are_not_found() -> None:
     commands = await service(MemoryTopic("status"))
     with pytest.raises(ConfigRejected) as info:
-        await commands.topics("nobody")
+        await commands.topics.of("nobody")
     assert info.value.problem is Problem.NOT_FOUND
 
 
 @pytest.mark.parametrize(
     ("enable", "reset", "call", "says"),
     [
-        (False, True, "topics", "Topic tracking is disabled."),
-        (False, True, "reset_topics", "Topic tracking is disabled."),
-        (True, False, "reset_topics", "Topic tracking reset is disabled."),
+        (False, True, "of", "Topic tracking is disabled."),
+        (False, True, "reset", "Topic tracking is disabled."),
+        (True, False, "reset", "Topic tracking reset is disabled."),
     ],
 )
 async def test_tracking_the_operator_turned_off_is_refused_as_connect_refuses_it(
@@ -81,10 +81,10 @@ async def test_tracking_the_operator_turned_off_is_refused_as_connect_refuses_it
     await commands.create("src", {"connector.class": "GenConnector"})
     await worker_records(status, ("src", "orders"))
     with pytest.raises(ConfigRejected) as info:
-        await getattr(commands, call)("src")
+        await getattr(commands.topics, call)("src")
     assert info.value.problem is Problem.FORBIDDEN and str(info.value) == says
     if enable:
-        assert list(await commands.topics("src")) == ["orders"]  # the refused reset did nothing
+        assert list(await commands.topics.of("src")) == ["orders"]  # the refused reset did nothing
 
 
 def test_names_that_would_share_connect_s_key_are_kept_apart() -> None:
