@@ -145,7 +145,6 @@ def test_no_folder_is_flat_or_holds_too_much_of_the_package() -> None:
 MOST_CLASS_LINES = 350
 MOST_METHODS = 30
 TO_SPLIT = {
-    "runtime/sink/loop.py:SinkRunner",
     "runtime/host/hosted.py:HostedPlugin",
 }
 """Classes over the bounds, still to be split along their parts: the list may only shrink."""

@@ -450,3 +450,23 @@ def _next_batch(records: PartitionRecords) -> tuple[Any, tuple[int, int] | None]
             continue
         return batch, span
     return None, None
+
+
+async def lag(consumer: AIOKafkaConsumer) -> int:
+    """A consumer's lag as Kafka's consumers count theirs: per partition, its last stable
+    offset (the end a read_committed consumer can reach) less the consumer's position, as of
+    the last fetch. A partition not fetched yet in this assignment counts nothing."""
+    ends: dict[KafkaTopicPartition, int] = {}
+    for tp in consumer.assignment():  # no await in this loop: the set holds still
+        end = consumer.last_stable_offset(tp)
+        if end is None or end < 0:
+            end = consumer.highwater(tp)
+        if end is not None:
+            ends[tp] = end
+    behind = 0
+    for tp, end in ends.items():
+        try:
+            behind += max(0, end - await consumer.position(tp))
+        except kafka_errors.IllegalStateError:
+            continue  # revoked meanwhile
+    return behind

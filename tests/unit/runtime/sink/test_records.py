@@ -22,6 +22,7 @@ from headrace.core.storage.fetch import Fetched
 from headrace.runtime import kafka
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import loop as sink
+from headrace.runtime.sink.prepare import Prepared
 from headrace.runtime.sink.records import (
     FlushPolicy,
     as_consumed,
@@ -233,13 +234,19 @@ async def started(monkeypatch: pytest.MonkeyPatch, tolerance: str) -> sink.SinkR
     return runner
 
 
+def prepared(runner: sink.SinkRunner, fetched: dict[KafkaTopicPartition, Fetched]) -> Prepared:
+    """The fetch as the runner's loop prepares it for its task, before any rebalance."""
+    assert runner._preparer is not None
+    return runner._preparer.prepare(fetched, runner.assignment(), 0, 0)
+
+
 async def test_a_bad_header_is_skipped_under_errors_tolerance_all(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     runner = await started(monkeypatch, "all")
     fetch = [message(b"1", headers=[("h", b"\xff")]), message(b"2", offset=43)]
     fetched = {KafkaTopicPartition("orders", 3): Fetched.of("orders", 3, fetch)}
-    await runner._hand_over(runner._prepare(fetched, 0, 0))
+    await runner._hand_over(prepared(runner, fetched))
     assert runner.skipped == 1
     assert isinstance(runner.task, Recording)
     assert [(r.offset, r.headers) for r in runner.task.records] == [(43, (("h", "v"),))]
@@ -252,7 +259,7 @@ async def test_a_bad_header_fails_the_task_under_errors_tolerance_none(
     runner = await started(monkeypatch, "none")
     fetch = [message(b"1", headers=[("h", b"\xff")])]
     with pytest.raises(RecordError, match=r"^header converter failed .* header 'h' is not utf-8"):
-        runner._prepare({KafkaTopicPartition("orders", 3): Fetched.of("orders", 3, fetch)}, 0, 0)
+        prepared(runner, {KafkaTopicPartition("orders", 3): Fetched.of("orders", 3, fetch)})
     await runner.close()
 
 
