@@ -15,6 +15,7 @@
 - Developer tooling (``local``) is imported by nothing in the package.
 - No folder holds more than a fifth of the package's lines, and none is flatter than about
   fifteen modules.
+- No class holds more than 350 lines or 30 methods: one that would is split into its parts.
 """
 
 from __future__ import annotations
@@ -144,10 +145,6 @@ def test_no_folder_is_flat_or_holds_too_much_of_the_package() -> None:
 
 MOST_CLASS_LINES = 350
 MOST_METHODS = 30
-TO_SPLIT = {
-    "runtime/host/hosted.py:HostedPlugin",
-}
-"""Classes over the bounds, still to be split along their parts: the list may only shrink."""
 
 
 def large_classes() -> Iterator[str]:
@@ -167,4 +164,4 @@ def large_classes() -> Iterator[str]:
 def test_no_class_does_everything_around_it() -> None:
     """A class over 350 lines or 30 methods holds parts a reader cannot tell apart: split it
     into the parts, passed in (as the worker's are: ``worker/build_worker``)."""
-    assert set(large_classes()) == TO_SPLIT
+    assert sorted(large_classes()) == []

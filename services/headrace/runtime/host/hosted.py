@@ -225,27 +225,8 @@ class HostedPlugin:
         worded as Connect words it."""
         refuse_unsafe(config)
         resolved = self._guarded(self._resolve(config))
-        connector = self.connector_class()
-        kind = "sink" if isinstance(connector, SinkConnector) else "source"
-        try:
-            with watchdog.bounded(name, "alter_offsets"):
-                if isinstance(connector, SinkConnector):
-                    handled = connector.alter_offsets(resolved.config, sink_offsets(entries))
-                else:
-                    assert isinstance(connector, SourceConnector)
-                    pairs = [(e["partition"], e["offset"]) for e in entries]
-                    handled = connector.alter_offsets(resolved.config, pairs)
-        except NotImplementedError:
-            return False, (
-                f"Failed to modify offsets for connector {name} because it doesn't support "
-                "external modification of offsets"
-            )
-        except ConnectError as exc:
-            return False, str(exc) or f"Failed to modify offsets for {kind} connector {name}"
-        except Exception:  # noqa: BLE001 - a connector's failure is its refusal, logged
-            self._log.exception("alter_offsets_failed", connector=name)
-            return False, f"Failed to modify offsets for {kind} connector {name}"
-        return bool(handled), ""
+        with watchdog.bounded(name, "alter_offsets"):
+            return asked_to_alter(self.connector_class(), name, resolved.config, entries, self._log)
 
     def validate(self, config: Mapping[str, str], definition_only: bool = False) -> ConfigInfos:
         """The plugin's own keys: its ``config()`` definition, and unless ``definition_only``
@@ -487,3 +468,36 @@ def sink_offsets(entries: list[dict[str, Any]]) -> dict[tuple[str, int], int | N
         )
         for e in entries
     }
+
+
+def asked_to_alter(
+    connector: Connector,
+    name: str,
+    config: Mapping[str, str],
+    entries: list[dict[str, Any]],
+    log: Any,
+) -> tuple[bool, str]:
+    """The connector's answer to an alteration of its offsets (KIP-875's ``alterOffsets``):
+    whether it altered what it keeps itself, and why it refused ("" when it did not), as
+    Connect words each refusal: one that does not support it, one that raised ConnectError
+    (its message), one that failed otherwise (logged)."""
+    kind = "sink" if isinstance(connector, SinkConnector) else "source"
+    try:
+        if isinstance(connector, SinkConnector):
+            handled = connector.alter_offsets(config, sink_offsets(entries))
+        else:
+            assert isinstance(connector, SourceConnector)
+            handled = connector.alter_offsets(
+                config, [(e["partition"], e["offset"]) for e in entries]
+            )
+    except NotImplementedError:
+        return False, (
+            f"Failed to modify offsets for connector {name} because it doesn't support "
+            "external modification of offsets"
+        )
+    except ConnectError as exc:
+        return False, str(exc) or f"Failed to modify offsets for {kind} connector {name}"
+    except Exception:
+        log.exception("alter_offsets_failed", connector=name)
+        return False, f"Failed to modify offsets for {kind} connector {name}"
+    return bool(handled), ""

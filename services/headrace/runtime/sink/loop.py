@@ -36,8 +36,8 @@ is acknowledged before ``pre_commit`` and again before the offsets are committed
 The bookkeeping (positions, commits, what is pending, what the task asked for) is one immutable
 ``SinkOffsets`` value (``offsets.py``); what a fetch becomes for the task is ``prepare.py``'s, and
 what a stage or the task refused is ``errant.py``'s. This module does the I/O and replaces the
-bookkeeping's value after each step. The task's ``context.executor`` is bound to this process's executor address and closed
-with the runner.
+bookkeeping's value after each step. The task's ``context.executor`` is bound to this process's
+executor address and closed with the runner.
 """
 
 from __future__ import annotations
