@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import click
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from headrace.cli.client import rpc_code
 from headrace.cli.context import CliError
+from headrace.core.observability import health
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 
@@ -62,8 +62,4 @@ def check(address: str, service: str, timeout: float, server_name: str = "") -> 
     raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers; NOT_FOUND: an unknown name).
     TLS as the environment says (``headrace.core.security.tls``): health needs no token."""
     with tls.channel(address, Settings(), server_name or None) as channel:
-        response = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=timeout
-        )
-    name: str = health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
-    return name
+        return health.status(channel, service, timeout)

@@ -29,10 +29,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-from headrace.core.observability.health import SERVER, SERVING, full_name
+from headrace.core.observability import health
+from headrace.core.observability.health import SERVER, full_name
 from headrace.core.rpc import split_address
 from headrace.core.runner import alive
 from headrace.core.security import tls
@@ -136,13 +134,7 @@ def _serving(settings: Settings, address: str, service: str) -> bool:
     """Whether the health service at ``address`` says ``service`` is SERVING (asked over TLS
     when the settings say so)."""
     with tls.channel(address, settings) as channel:
-        try:
-            answer = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=HEALTH_CALL_S
-            )
-        except grpc.RpcError:
-            return False  # not listening yet, or the name not registered yet
-    return bool(answer.status == SERVING)
+        return health.serving(channel, service, HEALTH_CALL_S)
 
 
 @dataclass

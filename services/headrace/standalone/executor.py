@@ -13,13 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginDescriptor
-from headrace.core.observability import log
-from headrace.core.observability.health import SERVING, full_name
+from headrace.core.observability import health, log
+from headrace.core.observability.health import full_name
 from headrace.core.rpc import split_address
 from headrace.core.security import tls
 from headrace.core.settings import Settings
@@ -93,13 +90,7 @@ class ExecutorOnDemand:
 
     async def _serving(self) -> bool:
         async with tls.aio_channel(self._settings.executor_addr, self._settings) as channel:
-            try:
-                answer = await health_pb2_grpc.HealthStub(channel).Check(
-                    health_pb2.HealthCheckRequest(service=EXECUTOR), timeout=HEALTH_CALL_S
-                )
-            except grpc.RpcError:
-                return False
-        return bool(answer.status == SERVING)
+            return await health.serving_async(channel, EXECUTOR, HEALTH_CALL_S)
 
     async def stop(self) -> None:
         """Stops the executor this started, if it runs: asked first, then killed."""
