@@ -2,7 +2,7 @@
 
 - A service (the config service, the coordinator, the worker, the executor, the ``headrace``
   command) imports only the shared packages (``core``, ``components``, ``isolation``,
-  ``migration``, ``sdk``, ``v1``) and itself: never another service, never ``runtime``
+  ``migration``, ``clients``, ``sdk``, ``v1``) and itself: never another service, never ``runtime``
   (which lives inside plugin processes). Standalone mode is the one composition of services:
   it runs the config service's, the coordinator's and the worker's own parts in one process,
   and imports those three too.
@@ -10,7 +10,8 @@
   ``runtime``, ``core`` neither ``components`` nor ``isolation``, ``isolation`` no
   ``components`` and ``components`` no ``isolation`` (the plugin vocabulary both speak is
   ``core.model.plugins``), ``migration`` (Connect's REST API as a client, which the command and the
-  config service both drive) only ``core``; the SDK imports only itself.
+  config service both drive) only ``core``, ``clients`` (headrace's own services as clients ask
+  them) only ``core``; the SDK imports only itself.
 - Plugins, built in or not, import only ``headrace.sdk``.
 - Developer tooling (``local``) is imported by nothing in the package.
 - No folder holds more than a fifth of the package's lines, and none is flatter than about
@@ -28,7 +29,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "services" / "headrace"
-SHARED = {"core", "components", "isolation", "migration", "sdk", "v1"}
+SHARED = {"core", "components", "isolation", "migration", "clients", "sdk", "v1"}
 SERVICES = {"config", "coordinator", "worker", "executor", "cli"}
 CONTROL_PLANE = {"config", "coordinator", "worker"}
 ALLOWED = {
@@ -39,6 +40,7 @@ ALLOWED = {
     "components": {"components", "core", "sdk", "v1"},
     "isolation": {"isolation", "core", "sdk", "v1"},
     "migration": {"migration", "core", "sdk", "v1"},
+    "clients": {"clients", "core", "v1"},
     "sdk": {"sdk"},
     "v1": {"v1"},
 }

@@ -1,9 +1,9 @@
 """The history call's account of a generation: loads, what moved, what is owed, as the
-coordinator answers it and as ``headrace coordinator history`` prints it."""
+coordinator answers it and as ``headrace coordinator history`` and the console show it."""
 
 from __future__ import annotations
 
-from headrace.cli.coordinator import generation_json
+from headrace.clients.coordinator import generation_json
 from headrace.coordinator.assignmentlog import Generation
 from headrace.coordinator.deletions import PendingDeletion
 from headrace.coordinator.history import Load, Move, Owed, describe_all
@@ -44,11 +44,27 @@ def test_the_command_prints_what_the_coordinator_answers() -> None:
     assert generation_json(summary_to_pb(new)) == {
         "generation": 2,
         "recorded_at": "1970-01-01T00:00:01.500+00:00",
+        "recorded_at_ms": 1500,
         "coordinator": "c1",
-        "members": {"w1": {"connectors": 1, "tasks": 1}, "w2": {"connectors": 0, "tasks": 1}},
+        "members": [
+            {"worker": "w1", "connectors": 1, "tasks": 1},
+            {"worker": "w2", "connectors": 0, "tasks": 1},
+        ],
         "new": ["b-0"],
         "moved": [{"unit": "a-1", "from": "w1", "to": "w2"}],
-        "revoked": {"w1": ["a-1"], "w3": ["b-0 (deleted)"]},
-        "departed": {"w3": 1},
-        "pending_deletions": [{"unit": "b", "incarnation": "j", "owner": "w3"}],
+        "revoked": [
+            {"worker": "w1", "unit": "a-1", "deleted": False},
+            {"worker": "w3", "unit": "b-0", "deleted": True},
+        ],
+        "departed": [{"worker": "w3", "units": 1}],
+        "pending_deletions": [
+            {
+                "unit": "b",
+                "incarnation": "j",
+                "owner": "w3",
+                "connector": "b",
+                "connector_class": "",
+                "plugin_version": "",
+            }
+        ],
     }
