@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from structlog.typing import FilteringBoundLogger
 
 from headrace.core.model.errors import PluginError
-from headrace.core.model.plugins import PluginCatalog
+from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import Cleanup, Instance, WorkUnit
 from headrace.core.storage.told import ToldRecords
 from headrace.isolation.client import PluginCallError
@@ -147,11 +147,13 @@ class Teller:
         self._deletions.remember(cleanup.instance)
         await self._deletions.told([cleanup.instance])
 
-    async def deliver(self, cleanup: Cleanup) -> bool:
+    async def deliver(self, cleanup: Cleanup, ran: PluginDescriptor | None = None) -> bool:
         """Starts the deleted unit's plugin only to stop it with ``deleted=True``; whether the
-        plugin process carried it out."""
+        plugin process carried it out. The plugin is the version that ran the unit here
+        (``ran``), when this worker ran it: not one installed since, which its config's
+        version request (``latest``, a range) would pick now, and which never heard of it."""
         unit = cleanup.unit
-        plugin = resolve(self._catalog(), cleanup.connector_config)
+        plugin = ran if ran is not None else resolve(self._catalog(), cleanup.connector_config)
         if isinstance(plugin, PluginError):
             # No plugin here can ever hear of it: said loudly, and not asked for again.
             self._log.error(

@@ -426,7 +426,9 @@ class Worker:
                 unit, assigned.incarnation, assigned.connector_config, assigned.task_config
             )
             if tell and (
-                halted or instance in self._deletions or await self._teller.deliver(cleanup)
+                halted
+                or instance in self._deletions
+                or await self._teller.deliver(cleanup, running.plugin)
             ):
                 self._deletions.remember(instance)
                 done.append(instance)

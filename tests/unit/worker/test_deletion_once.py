@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,7 @@ class Told:
         self.closing: asyncio.Event | None = None
         self.heard = asyncio.Event()
         self.gone: set[WorkUnit] = set()  # units its plugin process stopped by itself
+        self.cleaned_by: list[str] = []  # the plugin process (its plugin key) of each clean-up
 
     def tellings(self, unit: WorkUnit) -> int:
         """How often the plugin was told of the unit's deletion, by a stop or a clean-up."""
@@ -81,6 +83,7 @@ def fake_process(told: Told) -> Any:
 
         async def clean_up(self, cleanup: Cleanup, **_: object) -> None:
             told.deletions[cleanup.instance] += 1
+            told.cleaned_by.append(self.process.key)
 
     class Process:
         def __init__(self, plugin: PluginDescriptor, *args: Any) -> None:
@@ -322,6 +325,27 @@ async def test_a_unit_whose_process_died_hears_of_its_deletion_in_a_process_of_i
     assert (gone, True) not in told.stopped  # not to a process that never ran it
     instance = (gone, both[0].incarnation)
     assert told.deletions == {instance: 1} and acknowledged == [instance]
+
+
+async def test_a_clean_up_is_told_by_the_version_that_ran_the_unit_not_one_installed_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit ran on rec 1.0.0 with a config that asks for the latest; 2.0.0 was installed
+    since, and the unit's process died. Its deletion is told by 1.0.0, whose plugin ran it:
+    2.0.0 never heard of the unit (and it was resolved at the clean-up's time before)."""
+    told = Told()
+    worker, acknowledged = await a_worker("w1", tmp_path, told, monkeypatch)
+    gone = WorkUnit("gone", 0)
+    await worker._apply(
+        AssignmentUpdate(1, (AssignedUnit(gone, dict(CLEANUP.connector_config), {}),))
+    )
+    [first] = worker.processes.of_each()
+    await worker._exited(first, -9, "")  # killed: the unit FAILED, no process runs it
+    newer = dataclasses.replace(REC, version="2.0.0", folder=Path("/rec2"))
+    worker._catalog_changed(PluginCatalog((REC, newer)))
+    await worker._apply(AssignmentUpdate(2, (), revoked=(Revocation(gone, deleted=True),)))
+    assert told.cleaned_by == [first.key] and first.key.endswith("-1.0.0")
+    assert len(acknowledged) == 1
 
 
 async def test_a_worker_cut_off_claims_none_of_its_units_when_it_rejoins(
