@@ -197,11 +197,11 @@ def test_health_needs_no_token_but_tls(secured: Secured, monkeypatch: pytest.Mon
     monkeypatch.setenv("HEADRACE_TLS_CA", str(secured.pki.ca))
     monkeypatch.delenv("HEADRACE_TOKEN", raising=False)
     address, api = secured.settings.config_addr, "headrace.v1.ConfigService"
-    assert probe.check(address, api, 10) == "SERVING"
+    assert probe.check(Settings(), address, api, 10) == "SERVING"
     # The name the certificate must carry, when the probe dials another (loopback in a pod).
-    assert probe.check(address, api, 10, server_name="localhost") == "SERVING"
+    assert probe.check(Settings(), address, api, 10, server_name="localhost") == "SERVING"
     with pytest.raises(grpc.RpcError) as misnamed:
-        probe.check(address, api, 10, server_name="elsewhere")
+        probe.check(Settings(), address, api, 10, server_name="elsewhere")
     assert rpc_code(misnamed.value) is grpc.StatusCode.UNAVAILABLE
     status, body = secured.rest("GET", "/health")
     assert status == 200 and body["status"] == "healthy"

@@ -25,6 +25,7 @@ from headrace.core.settings import Settings
 F = TypeVar("F", bound=Callable[..., Any])
 
 ADDRESS = "headrace.address"  # where --address is kept, in the context's meta (shared by all)
+SETTINGS = "headrace.settings"  # the settings, read once, in the same meta
 
 # Each kind and how kubectl lets it be spelled: singular, plural, short.
 KINDS = {
@@ -65,10 +66,19 @@ def address_option(command: F) -> F:
     )(command)
 
 
+def settings() -> Settings:
+    """The environment's settings, read once per command: what every part of it is given."""
+    meta = click.get_current_context().meta
+    if SETTINGS not in meta:
+        meta[SETTINGS] = Settings()
+    found: Settings = meta[SETTINGS]
+    return found
+
+
 def client() -> ConfigClient:
     """A client of the config service at ``--address``, else at the environment's."""
-    address = click.get_current_context().meta.get(ADDRESS) or Settings().config_addr
-    return ConfigClient(address)
+    address = click.get_current_context().meta.get(ADDRESS) or settings().config_addr
+    return ConfigClient(address, settings())
 
 
 def output_option(*extra: str, default: str | None = "table") -> Callable[[F], F]:

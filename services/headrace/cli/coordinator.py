@@ -8,9 +8,8 @@ import json
 
 import click
 
-from headrace.cli.context import CliError
+from headrace.cli.context import CliError, settings
 from headrace.clients.coordinator import generation_json, history
-from headrace.core.settings import Settings
 
 
 @click.command()
@@ -18,7 +17,7 @@ from headrace.core.settings import Settings
 @click.option("--last", "-n", type=int, default=10, show_default=True, help="How many generations.")
 def coordinator(action: str, last: int) -> None:
     """The group's last generations, as the coordinator that leads recorded them, as JSON."""
-    found = history(Settings(), last)
+    found = history(settings(), last)
     if not any(r.role == "leader" for r in found.replicas):
         refused = found.refusal
         if refused is not None and refused.code is not None:

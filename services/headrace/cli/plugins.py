@@ -10,13 +10,20 @@ import click
 import grpc
 
 from headrace.cli.client import rpc_code
-from headrace.cli.context import address_option, client, emit, output_option, rpc_message
+from headrace.cli.context import (
+    address_option,
+    client,
+    emit,
+    output_option,
+    rpc_message,
+    settings,
+)
 from headrace.cli.inputs import config_body, pairs
 from headrace.cli.output import installs_table, keys_table, plugins_table, validation_table
 from headrace.cli.shapes import config_infos_json, key_json, plugin_json
 from headrace.cli.sources import read_one
 from headrace.core.model.errors import PluginError
-from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm
 from headrace.isolation.plugins import JVM_PLUGINS, discover, read_manifest
 
@@ -160,7 +167,7 @@ def installed_plugins(output: str) -> None:
 
 
 def _local_entry() -> Path:
-    configured = [p for p in Settings().plugin_path if p != BUILTIN_PLUGINS]
+    configured = [p for p in settings().plugin_path if p != BUILTIN_PLUGINS]
     if not configured:
         raise click.UsageError("give --plugin-path: the plugin path has no folder to install in")
     return configured[0]
@@ -170,7 +177,7 @@ def _install_here(coordinate: str, entry: Path, sha512: str | None) -> None:
     """Installs into ``entry`` on this machine, and says what it holds."""
     try:
         folder = jvm.install(coordinate, entry, sha512)
-        found = jvm.scan(folder, Settings().var_dir / JVM_PLUGINS)
+        found = jvm.scan(folder, settings().var_dir / JVM_PLUGINS)
     except PluginError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"installed {coordinate} in {folder}")
@@ -179,11 +186,9 @@ def _install_here(coordinate: str, entry: Path, sha512: str | None) -> None:
         click.echo(f"  {plugin.type:<16} {plugin.class_name} {plugin.version}")
     for kind, class_name, version in found.components:
         click.echo(f"  {kind:<16} {class_name} {version}")
-    settings = Settings()
-    if entry in settings.plugin_path or entry.resolve() in (
-        p.resolve() for p in settings.plugin_path
-    ):
-        catalog = discover(settings.plugin_path, settings.var_dir / JVM_PLUGINS)
+    given = settings()
+    if entry in given.plugin_path or entry.resolve() in (p.resolve() for p in given.plugin_path):
+        catalog = discover(given.plugin_path, given.var_dir / JVM_PLUGINS)
         for alias, taken_by, built_in in catalog.taken_aliases():
             click.echo(
                 f"note: {alias} now names {taken_by}, not the built-in {built_in}: give the "

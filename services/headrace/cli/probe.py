@@ -15,7 +15,7 @@ import click
 import grpc
 
 from headrace.cli.client import rpc_code
-from headrace.cli.context import CliError
+from headrace.cli.context import CliError, settings
 from headrace.core.observability import health
 from headrace.core.security import tls
 from headrace.core.settings import Settings
@@ -47,7 +47,7 @@ from headrace.core.settings import Settings
 def probe(address: str, service: str, server_name: str, timeout: float) -> None:
     """Checks the health of the gRPC server at HOST:PORT, or of one of its APIs."""
     try:
-        status = check(address, service, timeout, server_name)
+        status = check(settings(), address, service, timeout, server_name)
     except grpc.RpcError as exc:
         if rpc_code(exc) is grpc.StatusCode.NOT_FOUND:
             raise CliError(f"{address} knows no service named {service!r}") from None
@@ -57,9 +57,11 @@ def probe(address: str, service: str, server_name: str, timeout: float) -> None:
     click.echo(status)
 
 
-def check(address: str, service: str, timeout: float, server_name: str = "") -> str:
+def check(
+    given: Settings, address: str, service: str, timeout: float, server_name: str = ""
+) -> str:
     """The status name the health service gives for ``service`` at ``address``; a failed call
     raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers; NOT_FOUND: an unknown name).
-    TLS as the environment says (``headrace.core.security.tls``): health needs no token."""
-    with tls.channel(address, Settings(), server_name or None) as channel:
+    TLS as the settings say (``headrace.core.security.tls``): health needs no token."""
+    with tls.channel(address, given, server_name or None) as channel:
         return health.status(channel, service, timeout)
