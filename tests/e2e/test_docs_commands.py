@@ -9,8 +9,10 @@ blocks run where, and why the others do not yet, is in ``tests/unit/docs/test_co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -57,15 +59,31 @@ def _holders(ports: frozenset[int]) -> list[str]:
     return held
 
 
-def ports_free() -> None:
-    """Waits until no socket holds a default port, before a page's stack starts: one of
-    another process may hold one for a while (a client's own end takes a port from the range
-    these sit in; seen once, the coordinator's 50052, in a fresh clone's run beside other
-    work); names who holds it if it stays held."""
+GRPC_PORTS = frozenset({50051, 50052, 50053})
+
+
+@contextlib.contextmanager
+def default_ports() -> Iterator[None]:
+    """Waits until no socket holds a default port, before a page's stack starts, naming who
+    holds one if it stays held; then, until the block ends, keeps the gRPC ones from being
+    handed to any other socket. A client's own end takes its port from the ephemeral range
+    these sit in (32768 to 60999 here): one took the coordinator's 50052 in the seconds between
+    the wait and the coordinator's bind, in a fresh clone's run beside other work (twice in
+    one run). Each is held by a socket bound with SO_REUSEPORT that never listens: the kernel
+    gives a bound port to no new connection, and gRPC's servers bind with SO_REUSEPORT too, so
+    the page's services still bind and listen there as a user's would. Kafka's and the REST
+    API's listeners do not share a port so: those are only waited for."""
     deadline = Deadline("the default ports free", 60)
     while held := _holders(DEFAULT_PORTS):
         deadline.check(held)
         time.sleep(0.2)
+    with contextlib.ExitStack() as guards:
+        for port in sorted(GRPC_PORTS):
+            guard = guards.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            guard.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            guard.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            guard.bind(("127.0.0.1", port))
+        yield
 
 
 def user_env() -> dict[str, str]:
@@ -110,8 +128,8 @@ def test_the_guide_s_commands_run_its_example_plugins_as_it_says(checkout: Path)
         GUIDE, ".venv/bin/headrace delete connector counts --wait    # gives var/files/counts up"
     )
     try:
-        ports_free()
-        done = run(checkout, start, check, create, rest, delete)
+        with default_ports():
+            done = run(checkout, start, check, create, rest, delete)
         said = done.stdout + done.stderr
         assert done.returncode == 0, said[-6000:]
         # The REST reference's calls, on the same stack: created, stopped, its offsets, and a
@@ -160,8 +178,9 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
     folder = checkout / "var" / "quickstart"
     script = "set -euo pipefail\n" + "\n".join(quickstart.lines)
     output = checkout.parent / "quickstart.out"
+    ports = contextlib.ExitStack()
     with output.open("w") as out:
-        ports_free()
+        ports.enter_context(default_ports())
         shell = subprocess.Popen(
             ["bash", "-c", script],
             cwd=checkout,
@@ -181,6 +200,7 @@ def test_the_standalone_quickstart_moves_every_line_as_the_page_says(
         os.killpg(shell.pid, signal.SIGINT)  # Ctrl-C, at the terminal's whole foreground group
         assert shell.wait(timeout=120) in (0, 130, -signal.SIGINT), output.read_text()[-4000:]
     finally:
+        ports.close()
         if shell.poll() is None:
             os.killpg(shell.pid, signal.SIGKILL)
             shell.wait()
@@ -306,6 +326,7 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
     env = {**user_env(), "PATH": f"{checkout / '.venv/bin'}:{os.environ['PATH']}"}  # activated
     said = tmp_path / "make-run.out"
     stack: subprocess.Popen[bytes] | None = None
+    ports = contextlib.ExitStack()
     try:
         with server.connect() as conn:
             conn.execute("CREATE DATABASE inventory")
@@ -314,7 +335,7 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
             conn.execute("CREATE TABLE customers (id int PRIMARY KEY, name text)")
             conn.execute("INSERT INTO customers VALUES (1, 'Ada')")
         with said.open("w") as output:
-            ports_free()
+            ports.enter_context(default_ports())
             stack = subprocess.Popen(
                 ["bash", "-c", five.lines[0]], cwd=checkout, env=env, stdout=output,
                 stderr=subprocess.STDOUT, start_new_session=True,
@@ -361,6 +382,7 @@ def test_make_run_the_readme_s_first_steps_and_debezium_s_five_commands_as_writt
         events = asyncio.run(consume("127.0.0.1:9092", "inventory.public.customers", 1, 120))
         assert b"Ada" in (events[0].value or b"")
     finally:
+        ports.close()
         down = subprocess.run(["make", "down"], cwd=checkout, env=env, capture_output=True,
                               text=True)  # fmt: skip
         if stack is not None:

@@ -22,7 +22,7 @@ from structlog.typing import FilteringBoundLogger
 
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
-from headrace.core.model.structs import AssignedUnit, State, Target, WorkUnit
+from headrace.core.model.structs import AssignedUnit, Cleanup, State, Target, WorkUnit
 from headrace.isolation.live import LivePlugins
 from headrace.isolation.supervisor import PluginProcess, plugin_key
 from headrace.worker.processes import (
@@ -53,6 +53,11 @@ class Running:
     @property
     def incarnation(self) -> str:
         return self.assigned.incarnation
+
+    def cleanup(self) -> Cleanup:
+        """What tells its plugin of its deletion: the unit, with the configs it ran with."""
+        a = self.assigned
+        return Cleanup(a.unit, a.incarnation, a.connector_config, a.task_config)
 
     @property
     def held(self) -> bool:

@@ -47,7 +47,6 @@ from headrace.core import runner
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import (
     AssignmentUpdate,
-    Cleanup,
     DeletionHeard,
     HostEvent,
     Instance,
@@ -421,14 +420,10 @@ class Worker:
             # stopped, so its plugin stopped without the marker): unless its process said the
             # plugin heard it all the same (and then failed to answer), the plugin has not
             # heard of the deletion yet, and is started only to hear of it.
-            assigned = running.assigned
-            cleanup = Cleanup(
-                unit, assigned.incarnation, assigned.connector_config, assigned.task_config
-            )
             if tell and (
                 halted
                 or instance in self._deletions
-                or await self._teller.deliver(cleanup, running.plugin)
+                or await self._teller.deliver(running.cleanup(), running.plugin)
             ):
                 self._deletions.remember(instance)
                 done.append(instance)
