@@ -11,7 +11,7 @@
   ``components`` and ``components`` no ``isolation`` (the plugin vocabulary both speak is
   ``core.model.plugins``), ``migration`` (Connect's REST API as a client, which the command and the
   config service both drive) only ``core``, ``clients`` (headrace's own services as clients ask
-  them) only ``core``; the SDK imports only itself.
+  them) only ``core`` and ``v1``; the SDK imports only itself.
 - Plugins, built in or not, import only ``headrace.sdk``.
 - Developer tooling (``local``) is imported by nothing in the package.
 - No folder holds more than a fifth of the package's lines, and none is flatter than about
