@@ -17,19 +17,16 @@ with ``tls``, it listens on HTTPS and takes only clients with a certificate its 
 
 from __future__ import annotations
 
-import base64
-import json
 import signal
 import ssl
 import subprocess
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headrace.clients.connect import BlockingConnect, RestError, Side, basic_auth
 from headrace.local.connect import STOCK_HEAP, java_command
 from headrace.local.kafka import free_port
 
@@ -41,56 +38,30 @@ def _properties(path: Path, values: Mapping[str, str]) -> Path:
     return path
 
 
-REST_RETRIES_S = 60.0  # a distributed worker answers 409 while its group rebalances
-REST_RETRY_PAUSE_S = 0.02  # short: a wait here is counted against Connect
+REST_RETRY_PAUSE_S = 0.02  # short: a wait on a rebalancing group (409) is counted against Connect
 
 
-def rest_call(
+def rest_client(
     port: int,
-    method: str,
-    path: str,
-    body: object = None,
     *,
-    retry_pause_s: float = REST_RETRY_PAUSE_S,
-    retrying: Callable[[], None] | None = None,
     credentials: tuple[str, str] | None = None,
     context: ssl.SSLContext | None = None,
-) -> object:
-    """One call to a REST API in Connect's shape on a loopback ``port``, on a connection of its
-    own; retried every ``retry_pause_s`` while a distributed group rebalances (409), as Connect's
-    own clients are told to, with ``retrying`` called before each retry; with basic auth's
-    ``credentials``, if given, and over HTTPS with ``context``, if given. Its JSON answer, None
-    for an empty one."""
+    retry_pause_s: float = REST_RETRY_PAUSE_S,
+    on_retry: Callable[[], None] = lambda: None,
+) -> BlockingConnect:
+    """The one Connect REST client (``headrace.clients.connect``) for a REST API in Connect's
+    shape on a loopback ``port``, Connect's or headrace's: with basic auth's ``credentials``,
+    if given, and over HTTPS with ``context``, if given. A call answered 409 while a
+    distributed group rebalances is made again every ``retry_pause_s``, ``on_retry`` called
+    before each."""
     scheme = "https" if context is not None else "http"
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Content-Type": "application/json", **basic_auth(credentials)}
-    deadline = time.monotonic() + REST_RETRIES_S
-    while True:
-        request = urllib.request.Request(
-            f"{scheme}://127.0.0.1:{port}{path}",
-            data=data,
-            method=method,
-            headers=headers,
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30, context=context) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as e:
-            if e.code != 409 or time.monotonic() > deadline:
-                raise RuntimeError(f"{method} {path}: {e.code} {e.read()!r}") from e
-            if retrying is not None:
-                retrying()
-            time.sleep(retry_pause_s)
-            continue
-        return json.loads(payload) if payload else None
-
-
-def basic_auth(credentials: tuple[str, str] | None) -> dict[str, str]:
-    """The header that carries ``credentials`` (user, password); none without."""
-    if credentials is None:
-        return {}
-    user, password = credentials
-    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+    side = Side(
+        "Kafka Connect",
+        f"{scheme}://127.0.0.1:{port}",
+        headers=basic_auth(*credentials) if credentials is not None else {},
+        ssl=context,
+    )
+    return BlockingConnect(side, retry_pause_s=retry_pause_s, on_retry=on_retry)
 
 
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension"
@@ -136,6 +107,7 @@ class ConnectWorker:
     tls: RestTls | None = None
     heap: Sequence[str] = STOCK_HEAP
     _proc: subprocess.Popen[bytes] | None = None
+    _client: BlockingConnect | None = None
 
     def _config(self) -> dict[str, str]:
         worker = {
@@ -221,22 +193,20 @@ class ConnectWorker:
         for path in ("/health", "/connectors"):
             try:
                 self.call("GET", path)
-            except RuntimeError as e:  # 503 until it is ready; 404 for a missing endpoint
-                if ": 404 " not in str(e):
+            except RestError as e:  # refused (no status) until it listens, 503 until ready
+                if e.status != 404:  # a missing endpoint
                     return False
                 continue
-            except OSError:  # refused: not listening yet
-                return False
             return True
         return False
 
     def call(self, method: str, path: str, body: object = None) -> object:
         """One REST call; retried while a distributed group rebalances (409), as Connect's own
         clients are told to."""
-        context = self.tls.client if self.tls is not None else None
-        return rest_call(
-            self.port, method, path, body, credentials=self.credentials, context=context
-        )
+        if self._client is None:
+            context = self.tls.client if self.tls is not None else None
+            self._client = rest_client(self.port, credentials=self.credentials, context=context)
+        return self._client.call(method, path, body)
 
     def create(self, name: str, config: Mapping[str, str]) -> None:
         self.call("POST", "/connectors", {"name": name, "config": dict(config)})
@@ -267,6 +237,7 @@ class ConnectWorker:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGKILL)
             self._proc.wait()
+        self._forget_connections()
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -276,6 +247,14 @@ class ConnectWorker:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        self._forget_connections()
+
+    def _forget_connections(self) -> None:
+        """The client closed with the worker: a connection kept open to a worker that is gone
+        would fail the first call to the one started in its place."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 def standalone(bootstrap: str, folder: Path, **overrides: str) -> ConnectWorker:

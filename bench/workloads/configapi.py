@@ -59,10 +59,11 @@ from typing import Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from bench.connect import ConnectDistributed, rest_call
+from bench.connect import ConnectDistributed, rest_client
 from bench.env import BenchEnv
 from bench.harness import Measure
 from headrace.cli.client import ConfigClient
+from headrace.clients.connect import BlockingConnect
 from headrace.config.automation import PARTITIONS
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topic
@@ -145,11 +146,14 @@ class Rest:
     port: int
     config: Callable[[str], dict[str, str]]
     retries: int = 0  # calls answered 409 (a rebalance under way) and made again
+    _client: BlockingConnect | None = None
 
     def call(self, method: str, path: str, body: object = None) -> object:
-        return rest_call(
-            self.port, method, path, body, retry_pause_s=RETRY_PAUSE_S, retrying=self._retrying
-        )
+        if self._client is None:
+            self._client = rest_client(
+                self.port, retry_pause_s=RETRY_PAUSE_S, on_retry=self._retrying
+            )
+        return self._client.call(method, path, body)
 
     def _retrying(self) -> None:
         self.retries += 1
@@ -163,6 +167,11 @@ class Rest:
 
     def delete(self, name: str) -> None:
         self.call("DELETE", f"/connectors/{name}")
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 def datagen_config(name: str) -> dict[str, str]:
@@ -350,9 +359,12 @@ def measure_headrace(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
             figures = {fill_figure(HEADRACE_GRPC): filling}
             figures |= measure(grpc_api, HEADRACE_GRPC, "grpc", filled, calls)
         rest_api = Rest(rest_port, datagen_config)
-        figures |= measure(rest_api, HEADRACE_REST, "rest", filled, calls)
-        figures[retries_figure(HEADRACE_REST)] = rest_api.retries
-        figures |= list_with_status(rest_api, HEADRACE_REST, n)
+        try:
+            figures |= measure(rest_api, HEADRACE_REST, "rest", filled, calls)
+            figures[retries_figure(HEADRACE_REST)] = rest_api.retries
+            figures |= list_with_status(rest_api, HEADRACE_REST, n)
+        finally:
+            rest_api.close()
         figures[commands_figure()] = asyncio.run(command_rate(settings, n))
         return figures
     finally:
@@ -364,6 +376,7 @@ def measure_connect(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
     """Connect's figures, on a one-worker cluster of its own."""
     folder = env.folder("connect-configapi")
     cluster = ConnectDistributed(env.bootstrap, folder, workers=1)
+    api: Rest | None = None
     try:
         cluster.start()
         api = Rest(cluster.members[0].port, file_source_config(folder))
@@ -373,6 +386,8 @@ def measure_connect(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
         figures[retries_figure(CONNECT)] = api.retries
         return figures | list_with_status(api, CONNECT, n)
     finally:
+        if api is not None:
+            api.close()
         cluster.stop()
 
 

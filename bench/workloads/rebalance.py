@@ -48,6 +48,7 @@ from bench.env import BenchEnv
 from bench.harness import Measure
 from bench.workloads.files import PYTHON_FILE
 from headrace.cli.client import ConfigClient
+from headrace.clients.connect import RestError
 from headrace.core.model import status as headrace_status
 from headrace.core.storage.topics import ensure_topic
 
@@ -148,7 +149,7 @@ class Connect:
     def tasks(self, name: str) -> list[Task]:
         try:
             found = self.cluster.status(name)
-        except RuntimeError:  # 404 until the connector's status is written
+        except RestError:  # 404 until the connector's status is written
             return []
         listed = found.get("tasks", [])
         assert isinstance(listed, list)

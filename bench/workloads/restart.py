@@ -57,11 +57,12 @@ from typing import Protocol
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from bench import raw
-from bench.connect import REST_RETRIES_S, STRING_CONVERTER
+from bench.connect import STRING_CONVERTER
 from bench.env import BenchEnv
 from bench.harness import Measure
 from bench.workloads import rebalance
 from headrace.cli.client import ConfigClient
+from headrace.clients.connect import REBALANCE_RETRY_S, RestError
 from headrace.core.storage.topics import ensure_topic
 
 CONNECTORS = 250
@@ -161,11 +162,11 @@ class Connect(rebalance.Connect):
         # Until its group has rebalanced after the second worker left, the first may forward a
         # create to the second as the leader it was, and answer 500 on a refused connection:
         # nothing was created, so the call is retried, as ConnectWorker.call retries a 409.
-        deadline = time.monotonic() + REST_RETRIES_S
+        deadline = time.monotonic() + REBALANCE_RETRY_S
         while True:
             try:
                 self.cluster.create(name, config)
-            except RuntimeError as exc:
+            except RestError as exc:
                 if FORWARD_REFUSED not in str(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(REST_RETRY_S)

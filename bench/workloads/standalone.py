@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from bench.connect import STRING_CONVERTER, rest_call
+from bench.connect import STRING_CONVERTER, rest_client
 from bench.env import BenchEnv
 from bench.memory import PeakMemory
 from bench.workloads.files import (
@@ -31,6 +31,7 @@ from bench.workloads.files import (
     prefixed,
 )
 from bench.workloads.javafiles import CONNECT_RSS, against_connect_standalone
+from headrace.clients.connect import BlockingConnect, RestError
 from headrace.local.kafka import free_port
 
 SYSTEMS = ("headrace standalone", "Kafka Connect standalone")
@@ -47,6 +48,7 @@ class HeadraceStandalone:
     files: Path
     port: int = field(default_factory=free_port)
     _proc: subprocess.Popen[bytes] | None = None
+    _client: BlockingConnect | None = None
 
     def start(self, timeout: float = 90.0) -> None:
         worker = self.folder / "worker.properties"
@@ -74,6 +76,7 @@ class HeadraceStandalone:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
+        self._client = rest_client(self.port)
         deadline = time.monotonic() + timeout
         while not self._answers():
             if self._proc.poll() is not None or time.monotonic() > deadline:
@@ -84,16 +87,21 @@ class HeadraceStandalone:
 
     def _answers(self) -> bool:
         try:
-            rest_call(self.port, "GET", "/")
-        except (OSError, RuntimeError):
+            self._rest.call("GET", "/")
+        except RestError:
             return False
         return True
 
+    @property
+    def _rest(self) -> BlockingConnect:
+        assert self._client is not None, "not started"
+        return self._client
+
     def create(self, name: str, config: Mapping[str, str]) -> None:
-        rest_call(self.port, "POST", "/connectors", {"name": name, "config": dict(config)})
+        self._rest.create(name, config)
 
     def delete(self, name: str) -> None:
-        rest_call(self.port, "DELETE", f"/connectors/{name}")
+        self._rest.delete(name)
 
     @property
     def pid(self) -> int | None:
@@ -107,6 +115,9 @@ class HeadraceStandalone:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 def _leave(folder: Path) -> None:

@@ -23,7 +23,8 @@ from typing import Any
 import grpc
 import pytest
 
-from bench.connect import STRING_CONVERTER, ConnectDistributed, RestTls, basic_auth
+from bench.connect import STRING_CONVERTER, ConnectDistributed, RestTls
+from headrace.clients.connect import basic_auth
 from headrace.core.model.properties import parse_properties
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.connect import MODEST_HEAP
@@ -55,7 +56,7 @@ def url(cluster: ConnectDistributed) -> str:
 
 
 def connect_rest(cluster: ConnectDistributed) -> Rest:
-    return Rest(url(cluster), basic_auth(CREDENTIALS))
+    return Rest(url(cluster), basic_auth(*CREDENTIALS))
 
 
 def reaching(cluster: ConnectDistributed) -> list[str]:

@@ -1,2 +1,3 @@
 """Clients of headrace's own services, as the other services and the ``headrace`` command ask
-them: each call made once here, its answers as the callers use them."""
+them, and of Kafka Connect's REST API, as a migration and the benchmarks call it: each call made
+once here, its answers as the callers use them."""

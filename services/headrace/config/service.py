@@ -27,6 +27,7 @@ from aiohttp import web
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
+from headrace.clients.connect import Side
 from headrace.config import framework
 from headrace.config.commands import Commands
 from headrace.config.console import session
@@ -52,7 +53,6 @@ from headrace.isolation.live import LivePlugins
 from headrace.isolation.plugins import JVM_PLUGINS
 from headrace.isolation.supervisor import BeforeStart, PluginProcess
 from headrace.migration import api as migration_api
-from headrace.migration.connect import Side
 from headrace.migration.moving import HEADRACE
 from headrace.migration.operations import Migrations
 from headrace.v1 import (

@@ -23,11 +23,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from headrace.clients.connect import RestError, Side
 from headrace.core.model.properties import parse_properties
 from headrace.core.security import tls
 from headrace.core.security.tls import SecurityError
 from headrace.core.settings import Settings, settings_or_exit
-from headrace.migration.connect import RestError, Side
 from headrace.migration.cutover import WAIT_S, MoveError
 from headrace.migration.moving import (
     FROM,

@@ -26,7 +26,7 @@ import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from headrace.migration.connect import ConnectApi, RestError, Status
+from headrace.clients.connect import ConnectApi, RestError, Status
 from headrace.migration.plan import Move, clean
 
 WAIT_S = 120.0

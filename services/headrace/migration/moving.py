@@ -10,10 +10,9 @@ it holds is kept out of its repr.
 
 from __future__ import annotations
 
-import contextlib
 import ssl
 import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import aiohttp
 from yarl import URL
 
-from headrace.migration.connect import ConnectApi, GuardedResolver, RestError, Side
+from headrace.clients.connect import ConnectApi, RestError, Side, session
 from headrace.migration.cutover import WAIT_S, Cutover, MoveError, Step, next_step
 from headrace.migration.plan import (
     HIDDEN,
@@ -182,19 +181,6 @@ def _load_client_certificate(context: ssl.SSLContext, access: Access) -> None:
         key.touch(mode=0o600)
         key.write_text(access.key_pem)
         context.load_cert_chain(cert, key)
-
-
-@contextlib.asynccontextmanager
-async def session(side: Side) -> AsyncIterator[ConnectApi]:
-    """The calls to ``side``, over a session of their own: its Unix socket, if it has one,
-    else TCP to addresses the address guard allows, checked as each name is resolved."""
-    connector: aiohttp.BaseConnector = (
-        aiohttp.UnixConnector(path=side.socket)
-        if side.socket
-        else aiohttp.TCPConnector(resolver=GuardedResolver())
-    )
-    async with aiohttp.ClientSession(connector=connector) as client:
-        yield ConnectApi(side, client)
 
 
 @dataclass

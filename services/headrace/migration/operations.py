@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from headrace.clients.connect import RestError, Side
 from headrace.core.observability import log
-from headrace.migration.connect import RestError, Side
 from headrace.migration.cutover import MoveError
 from headrace.migration.moving import (
     FROM,

@@ -13,8 +13,8 @@ import pytest
 from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
+from headrace.clients.connect import GuardedResolver, Side
 from headrace.migration import api
-from headrace.migration.connect import GuardedResolver, Side
 from headrace.migration.operations import Migrations
 from headrace.v1 import migration_pb2
 

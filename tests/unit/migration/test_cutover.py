@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from headrace.migration.connect import ConnectApi, RestError, Status
+from headrace.clients.connect import ConnectApi, RestError, Status
 from headrace.migration.cutover import Cutover, MoveError, Step, next_step
 from headrace.migration.plan import Move
 

@@ -1,19 +1,24 @@
-"""Kafka Connect's REST API, as a migration calls it of either side: a Connect cluster, or
-headrace, which answers the same API.
+"""Kafka Connect's REST API, as a client calls it of either side: a Connect cluster, or
+headrace, which answers the same API. The one client of it: a migration's, and the
+benchmarks', which drive both systems through it.
 
-Only the calls a migration needs: a connector's config, status and offsets (KIP-875), the
-validation of a config, the plugins, and create STOPPED (KIP-980), stop, resume, alter offsets
-and delete. A call that fails raises :class:`RestError` with the side's name, the call and the
-message the side answered; a connector that does not exist reads as None.
+The calls a migration needs by name: a connector's config, status and offsets (KIP-875), the
+validation of a config, the plugins, and create (STOPPED, KIP-980, or not), stop, resume, alter
+offsets and delete; any other through :meth:`ConnectApi.call`. A call answered 409 while a
+distributed group rebalances is made again, as Connect tells its clients to. A call that fails
+raises :class:`RestError` with the side's name, the call and the message the side answered; a
+connector that does not exist reads as None. :class:`BlockingConnect` makes the same calls for
+callers without an event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
@@ -32,6 +37,8 @@ JSON = {"Content-Type": "application/json", "Accept": "application/json"}
 REBALANCE_RETRY_S = 60.0
 """How long a call answered 409 is tried again: a distributed Connect worker answers so while
 its group rebalances, and its own clients are told to retry."""
+REBALANCE_PAUSE_S = 0.25
+"""The pause before each such call again."""
 
 
 class RestError(Exception):
@@ -88,20 +95,38 @@ def _status(body: Mapping[str, Any]) -> Status:
     )
 
 
-class ConnectApi:
-    """The calls of a migration to one side, over ``session``."""
+def basic_auth(user: str, password: str) -> dict[str, str]:
+    """The header that carries basic auth's ``user`` and ``password``."""
+    return {"Authorization": aiohttp.encode_basic_auth(user, password)}
 
-    def __init__(self, side: Side, session: aiohttp.ClientSession) -> None:
+
+class ConnectApi:
+    """The calls to one side, over ``session``. A call answered 409 while the side's group
+    rebalances is made again after ``retry_pause_s``, with ``on_retry`` called first, for up to
+    ``REBALANCE_RETRY_S``."""
+
+    def __init__(
+        self,
+        side: Side,
+        session: aiohttp.ClientSession,
+        *,
+        retry_pause_s: float = REBALANCE_PAUSE_S,
+        on_retry: Callable[[], None] = lambda: None,
+    ) -> None:
         self.side = side
         self._session = session
+        self._retry_pause_s = retry_pause_s
+        self._on_retry = on_retry
 
     @property
     def name(self) -> str:
         return self.side.name
 
-    async def _call(
+    async def call(
         self, method: str, path: str, body: object = None, *, missing_ok: bool = False
     ) -> Any:
+        """One call: its JSON answer (None for an empty one, or for a 404 where ``missing_ok``
+        allows)."""
         call = f"{method} {path}"
         deadline = asyncio.get_running_loop().time() + REBALANCE_RETRY_S
         while True:
@@ -135,7 +160,8 @@ class ConnectApi:
             message = _error_message(payload) if status >= 400 else ""
             rebalancing = status == 409 and _rebalancing(message)
             if rebalancing and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.25)
+                self._on_retry()
+                await asyncio.sleep(self._retry_pause_s)
                 continue
             if status >= 400:
                 raise RestError(self.name, call, status, message)
@@ -143,7 +169,7 @@ class ConnectApi:
 
     async def _read(self, kind: type, method: str, path: str, **options: Any) -> Any:
         """A call whose answer must be a JSON ``kind`` (None where ``missing_ok`` allows)."""
-        found = await self._call(method, path, **options)
+        found = await self.call(method, path, **options)
         if found is None and options.get("missing_ok"):
             return None
         if not isinstance(found, kind):
@@ -189,37 +215,44 @@ class ConnectApi:
         found: dict[str, Any] = await self._read(dict, "PUT", path, body=dict(config))
         return found
 
+    async def create(
+        self, name: str, config: Mapping[str, str], initial_state: str | None = None
+    ) -> None:
+        body: dict[str, object] = {"name": name, "config": dict(config)}
+        if initial_state is not None:
+            body["initial_state"] = initial_state
+        await self.call("POST", "/connectors", body)
+
     async def create_stopped(self, name: str, config: Mapping[str, str]) -> None:
-        body = {"name": name, "config": dict(config), "initial_state": "STOPPED"}
-        await self._call("POST", "/connectors", body)
+        await self.create(name, config, "STOPPED")
 
     async def stop(self, name: str) -> None:
-        await self._call("PUT", f"/connectors/{_path(name)}/stop")
+        await self.call("PUT", f"/connectors/{_path(name)}/stop")
 
     async def resume(self, name: str) -> None:
-        await self._call("PUT", f"/connectors/{_path(name)}/resume")
+        await self.call("PUT", f"/connectors/{_path(name)}/resume")
 
     async def pause(self, name: str) -> None:
-        await self._call("PUT", f"/connectors/{_path(name)}/pause")
+        await self.call("PUT", f"/connectors/{_path(name)}/pause")
 
     async def reset_offsets(self, name: str) -> None:
         """KIP-875's reset, on a STOPPED connector: every offset it had is forgotten."""
-        await self._call("DELETE", f"/connectors/{_path(name)}/offsets")
+        await self.call("DELETE", f"/connectors/{_path(name)}/offsets")
 
     async def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> None:
-        await self._call("PATCH", f"/connectors/{_path(name)}/offsets", {"offsets": offsets})
+        await self.call("PATCH", f"/connectors/{_path(name)}/offsets", {"offsets": offsets})
 
     async def install_plugin(self, coordinate: str) -> None:
         """headrace's own: a Java plugin installed for the whole cluster (``POST
         /admin/plugins``); one installed already is taken as it is."""
         try:
-            await self._call("POST", "/admin/plugins", {"coordinate": coordinate})
+            await self.call("POST", "/admin/plugins", {"coordinate": coordinate})
         except RestError as exc:
             if exc.status != 409:
                 raise
 
     async def delete(self, name: str) -> None:
-        await self._call("DELETE", f"/connectors/{_path(name)}")
+        await self.call("DELETE", f"/connectors/{_path(name)}")
 
 
 def _rebalancing(message: str) -> bool:
@@ -284,3 +317,40 @@ class GuardedResolver(aiohttp.abc.AbstractResolver):
 
     async def close(self) -> None:
         await self._inner.close()
+
+
+@contextlib.asynccontextmanager
+async def session(side: Side, **options: Any) -> AsyncIterator[ConnectApi]:
+    """The calls to ``side``, over a session of their own: its Unix socket, if it has one,
+    else TCP to addresses the address guard allows, checked as each name is resolved.
+    ``options`` go to :class:`ConnectApi`."""
+    connector: aiohttp.BaseConnector = (
+        aiohttp.UnixConnector(path=side.socket)
+        if side.socket
+        else aiohttp.TCPConnector(resolver=GuardedResolver())
+    )
+    async with aiohttp.ClientSession(connector=connector) as client:
+        yield ConnectApi(side, client, **options)
+
+
+class BlockingConnect:
+    """:class:`ConnectApi`'s calls for a caller without an event loop: each call run to its end
+    on a loop and a session kept until :meth:`close`. ``options`` go to :class:`ConnectApi`."""
+
+    def __init__(self, side: Side, **options: Any) -> None:
+        self._runner = asyncio.Runner()
+        self._session = session(side, **options)
+        self.api: ConnectApi = self._runner.run(self._session.__aenter__())
+
+    def call(self, method: str, path: str, body: object = None, **options: Any) -> Any:
+        """:meth:`ConnectApi.call`, waited for."""
+        return self._runner.run(self.api.call(method, path, body, **options))
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """Any other of :class:`ConnectApi`'s calls (``create``, ``status``, ...), waited for."""
+        method = getattr(self.api, name)
+        return lambda *args, **kwargs: self._runner.run(method(*args, **kwargs))
+
+    def close(self) -> None:
+        self._runner.run(self._session.__aexit__(None, None, None))
+        self._runner.close()
