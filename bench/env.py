@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, cast
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.isolation import jvm
 from headrace.local.kafka import KAFKA_VERSION, EmbeddedKafka, free_port
@@ -126,4 +126,4 @@ class BenchEnv:
         return entry
 
     def client(self) -> ConfigClient:
-        return ConfigClient(self.stack.settings.config_addr)
+        return ConfigClient(self.stack.settings.config_addr, self.stack.settings)

@@ -55,7 +55,7 @@ from aiokafka.partitioner import DefaultPartitioner
 from bench import raw
 from bench.env import BenchEnv
 from bench.harness import Measure
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.model import configlog, status
 from headrace.core.model.status import StatusReported, UnitStatus
 from headrace.core.model.structs import CONNECTOR_TASK, State, WorkUnit
@@ -212,11 +212,11 @@ def ready_event(log_file: Path, event: str) -> dict[str, object]:
     raise RuntimeError(f"no {event} in {log_file}")
 
 
-def check_served(address: str, n: int, tasks: int) -> None:
+def check_served(settings: Settings, n: int, tasks: int) -> None:
     """Fails unless the config service lists every connector and has the last one's tasks and
     statuses (the last written: the end of both replays)."""
     last = connector_name(n - 1)
-    with ConfigClient(address) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         names = client.names()
         if sorted(names) != [connector_name(i) for i in range(n)]:
             raise RuntimeError(f"the config service lists {len(names)} connectors of {n}")
@@ -272,7 +272,7 @@ class ColdStart:
             held = ready_event(stack.log_file("config"), READY_EVENT["config"]).get("connectors")
             if held != n:
                 raise RuntimeError(f"the config service was ready holding {held} connectors of {n}")
-            check_served(settings.config_addr, n, tasks)
+            check_served(settings, n, tasks)
         finally:
             for service in reversed(SERVICES):
                 stack.stop(service)

@@ -62,7 +62,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from bench.connect import ConnectDistributed, rest_client
 from bench.env import BenchEnv
 from bench.harness import Measure
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.clients.connect import BlockingConnect
 from headrace.config.automation import PARTITIONS
 from headrace.core.settings import Settings
@@ -353,7 +353,7 @@ def measure_headrace(env: BenchEnv, n: int, calls: int) -> dict[str, float]:
         for service in HEADRACE_SERVICES:
             stack.start(service)
         rest_port = int(settings.rest_addr.rsplit(":", 1)[1])
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             grpc_api = Grpc(client, datagen_config)
             filled, filling = fill(grpc_api, n)
             figures = {fill_figure(HEADRACE_GRPC): filling}

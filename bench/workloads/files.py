@@ -31,7 +31,7 @@ from bench.connect import STRING_CONVERTER, ConnectDistributed, ConnectWorker, s
 from bench.env import BenchEnv
 from bench.harness import Measure, watch
 from bench.memory import PeakMemory, plugin_processes
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 
 DEADLINE_S = 1800.0
@@ -262,7 +262,10 @@ class FileToFile:
         self, env: BenchEnv, files: Path, run: tuple[Path, int, str], line_bytes: int
     ) -> dict[str, float]:
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
-        with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
+        with (
+            ConfigClient(env.stack.settings.config_addr, env.stack.settings) as client,
+            PeakMemory() as peaks,
+        ):
             own = plugin_processes("/plugins/file-source/", "/plugins/file-sink/")
             for name, services in HEADRACE_RSS.items():
                 for service in services:

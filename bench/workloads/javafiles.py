@@ -28,7 +28,7 @@ from bench.workloads.files import (
     peak_figures,
     prefixed,
 )
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.isolation.plugins import JVM_PLUGINS
 
@@ -63,7 +63,10 @@ class JavaFileToFile:
     ) -> dict[str, float]:
         n, line_bytes = size
         converters = {"key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
-        with ConfigClient(env.stack.settings.config_addr) as client, PeakMemory() as peaks:
+        with (
+            ConfigClient(env.stack.settings.config_addr, env.stack.settings) as client,
+            PeakMemory() as peaks,
+        ):
             java = plugin_processes(f"/{JVM_PLUGINS}/")  # Kafka's connectors, not headrace's
             for service in ("worker-1", "worker-2"):
                 peaks.track(HEADRACE_RSS, env.stack.pid(service), java)

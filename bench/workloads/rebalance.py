@@ -47,7 +47,7 @@ from bench.connect import STRING_CONVERTER, ConnectDistributed
 from bench.env import BenchEnv
 from bench.harness import Measure
 from bench.workloads.files import PYTHON_FILE
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.clients.connect import RestError
 from headrace.core.model import status as headrace_status
 from headrace.core.storage.topics import ensure_topic
@@ -293,7 +293,7 @@ class Rebalance:
         )
 
     def _headrace(self, env: BenchEnv, files: Path) -> dict[str, float]:
-        with ConfigClient(env.stack.settings.config_addr) as client:
+        with ConfigClient(env.stack.settings.config_addr, env.stack.settings) as client:
             ours = Headrace(env, client)
             try:
                 return measure(env, ours, files)

@@ -61,7 +61,7 @@ from bench.connect import STRING_CONVERTER
 from bench.env import BenchEnv
 from bench.harness import Measure
 from bench.workloads import rebalance
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.clients.connect import REBALANCE_RETRY_S, RestError
 from headrace.core.storage.topics import ensure_topic
 
@@ -441,7 +441,7 @@ class Restart:
     def _headrace(self, env: BenchEnv, connectors: int, files: Path) -> dict[str, float]:
         env.stack.stop("worker-2")
         try:
-            with ConfigClient(env.stack.settings.config_addr) as client:
+            with ConfigClient(env.stack.settings.config_addr, env.stack.settings) as client:
                 return measure(env, Headrace(env, client), connectors, files)
         finally:
             env.stack.start("worker-1")  # a no-op unless its restart failed

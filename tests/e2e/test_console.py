@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.local import chromium
 from headrace.local.stack import Stack
@@ -122,7 +123,7 @@ def test_a_connector_is_created_from_the_form_after_its_per_key_error_is_fixed(
     expect(error).to_have_text("")
     page.click("#create")
     expect(page.locator("#connector-state [data-state]")).to_have_text("RUNNING")
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         config = client.get(name).config
         assert (config["batch.size"], config["topic"]) == ("7", topic)
         assert "connector.plugin.version" in config  # the version chosen in the form
@@ -134,7 +135,7 @@ def test_a_pause_made_elsewhere_shows_without_a_reload_and_the_console_resumes_a
 ) -> None:
     name = f"{tmp_path.name}-paused"
     config = {"connector.class": "DatagenSource", "topic": name, "interval.ms": "200"}
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(name, config)
         open_console(page, stack)
         expect(row(page, name).locator("[data-state]")).to_have_text("RUNNING")
@@ -172,7 +173,7 @@ def test_a_failed_task_is_restarted_from_its_connector_page(
         "topic": topic,
         "fail.times": "1",  # its first run fails, the next runs
     }
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(name, config)
         open_console(page, stack, f"#/connectors/{name}")
         task = page.locator('#tasks tr[data-task="0"]')
@@ -206,7 +207,7 @@ def test_offsets_are_reset_on_a_stopped_connector_and_it_is_deleted(
         "topics": topic,
         "path": str(tmp_path),
     }
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(f"{name}-writer", writer)
         client.create(name, reader)
         wait_for("the sink's offsets at 20", lambda: offset_of(client, name) == 20)
@@ -238,7 +239,7 @@ def test_a_killed_worker_shows_as_a_rebalance_in_the_history(
 ) -> None:
     name = f"{tmp_path.name}-spread"
     config = {"connector.class": "DatagenSource", "topic": name, "tasks.max": "2"}
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(name, config)
         open_console(page, stack, "#/cluster")
         expect(page.locator("#coordinators tr[data-role='leader']")).to_have_count(1)

@@ -28,7 +28,8 @@ from typing import Any
 
 import pytest
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from tests.support import committed, crash, json_lines, lifecycle, log_events, stops, wait_for
@@ -155,7 +156,7 @@ def test_a_coordinator_outage_under_load_stops_no_task_and_loses_no_record(
         "batch.size": "20",
         "interval.ms": "50",
     }
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         with connector(client, steady, sink(out, topic)):
             with connector(client, flow, source):
                 before = wait_for("steady running", lambda: placement(client, steady))
@@ -196,7 +197,7 @@ def test_a_worker_back_within_its_grace_period_gets_its_own_work_back(
 ) -> None:
     out = tmp_path / "homing"
     with (
-        ConfigClient(stack.settings.config_addr) as client,
+        ConfigClient(stack.settings.config_addr, stack.settings) as client,
         connector(client, "homing", sink(out, "homing-in")),
     ):
         before = wait_for("homing running", lambda: placement(client, "homing"))
@@ -212,7 +213,7 @@ def test_a_lost_worker_s_units_move_only_after_its_session_and_grace(
     stack: Stack, tmp_path: Path
 ) -> None:
     out = tmp_path / "moving"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         with connector(client, "moving", sink(out, "moving-in")):
             before = wait_for("moving running", lambda: placement(client, "moving"))
             lost = {u for u, w in before.items() if w == "worker-2"}
@@ -252,7 +253,7 @@ def test_a_frozen_worker_s_plugins_stop_before_its_units_run_elsewhere(
 ) -> None:
     out = tmp_path / "frozen"
     with (
-        ConfigClient(stack.settings.config_addr) as client,
+        ConfigClient(stack.settings.config_addr, stack.settings) as client,
         connector(client, "frozen", sink(out, "frozen-in")),
     ):
         before = wait_for("frozen running", lambda: placement(client, "frozen"))
@@ -299,7 +300,7 @@ def test_a_deletion_reaches_a_worker_that_was_down_once_it_is_back(
     stack: Stack, tmp_path: Path
 ) -> None:
     out = tmp_path / "doomed"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         delete_while_worker_2_is_down(stack, client, "doomed", out)
         stack.start("worker-2")  # within its grace period: the deletion waited for it
         wait_for("every unit stopped as deleted", lambda: sum(deleted_stops(out).values()) >= 3)
@@ -314,7 +315,7 @@ def test_a_deletion_whose_worker_never_returns_is_cleaned_up_elsewhere_once(
     stack: Stack, tmp_path: Path
 ) -> None:
     out = tmp_path / "orphan"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         delete_while_worker_2_is_down(stack, client, "orphan", out)
         wait_for(
             "every unit stopped as deleted",
@@ -340,7 +341,7 @@ def test_a_connector_deleted_and_created_again_while_no_coordinator_runs(
     stack: Stack, tmp_path: Path
 ) -> None:
     out = tmp_path / "phoenix"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("phoenix", sink(out, "phoenix-in"))
         wait_for("phoenix running", lambda: placement(client, "phoenix"))
         coordinators = [s.name for s in stack.specs() if s.module == "headrace.coordinator"]
@@ -377,7 +378,10 @@ def test_a_source_whose_worker_is_killed_mid_stream_writes_each_record_exactly_o
         "interval.ms": "50",  # about 400 records a second: the crash comes mid-stream
         "exactly.once.support": "required",
     }
-    with ConfigClient(stack.settings.config_addr) as client, connector(client, "once", source):
+    with (
+        ConfigClient(stack.settings.config_addr, stack.settings) as client,
+        connector(client, "once", source),
+    ):
         running = wait_for("once running", lambda: placement(client, "once"))
         wait_for("records flowing", lambda: len(committed_ids(kafka, topic)) > n // 10)
         victim = running["task-0"]
@@ -420,7 +424,7 @@ def test_a_sink_whose_worker_stops_mid_stream_loses_nothing(
         "interval.ms": "20",
     }
     with (
-        ConfigClient(stack.settings.config_addr) as client,
+        ConfigClient(stack.settings.config_addr, stack.settings) as client,
         connector(client, sink_name, sink(out, topic)),
     ):
         sinks_on = wait_for("the sink running", lambda: placement(client, sink_name))

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
+from headrace.clients.executor import ExecutorClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
-from headrace.runtime.executor.client import ExecutorClient
 from tests import sparkprocs
 from tests.postgres import Postgres
 from tests.support import wait_for
@@ -101,7 +101,7 @@ def test_every_record_survives_the_executor_killed_mid_stream(
     def complete(job: str) -> bool:
         return len(set(written(job))) >= RECORDS
 
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         for job in SINKS:
             client.create(f"{job}-out", sink(job))
         client.create("killed-gen", source)

@@ -18,7 +18,8 @@ import pyarrow.dataset as ds
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from tests.postgres import Postgres
@@ -113,7 +114,7 @@ def test_two_versions_of_connect_file_run_side_by_side_each_on_the_one_it_pinned
             )
             assert status == 201
         names = ("file-in", "file-out", "file-out-old")
-        with ConfigClient(stack.settings.config_addr) as client:
+        with ConfigClient(stack.settings.config_addr, stack.settings) as client:
             source, sink, old_sink = (
                 wait_for(f"{n} running", partial(running, client, n), timeout=90) for n in names
             )
@@ -324,7 +325,7 @@ def test_a_java_source_killed_mid_stream_writes_each_record_exactly_once(
         values = (json.loads(r.value or b"") for r in asyncio.run(committed(kafka, topic)))
         return [(v["task"], v["n"]) for v in values]
 
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("java-once", config)
         try:
             status = wait_for("java-once running", lambda: running(client, "java-once"), 90)
@@ -358,7 +359,7 @@ def test_the_deletion_stop_reaches_a_java_connector_once_through_a_worker_crash(
         "path": str(out),
         "topic": f"{tmp_path.name}-out",
     }
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("java-doomed", config)
         placed = wait_for(
             "java-doomed on both workers",
@@ -421,7 +422,7 @@ def test_a_java_plugins_own_transformation_is_listed_and_runs_in_its_connector(
         "transforms.tag.by": "the jar's own transformation",
         **STRINGS,
     }
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("java-tagged", config)
         try:
             records = wait_for(

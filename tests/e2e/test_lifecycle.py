@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from tests.support import Rest, committed, json_lines, lifecycle, log_events, stops, wait_for
@@ -71,7 +72,7 @@ def test_a_paused_connector_moves_nothing_even_across_a_restart_of_every_service
     stack: Stack, tmp_path: Path
 ) -> None:
     topic, out = "paused-records", tmp_path / "sink"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(
             "steady",
             {
@@ -226,7 +227,7 @@ def test_a_connector_created_stopped_runs_nothing_until_resumed(
     stack: Stack, tmp_path: Path
 ) -> None:
     out = tmp_path / "later"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("later", recording(out, "v1"), initial_state="STOPPED")
         wait_for("later stopped", partial(stopped, client, "later"))
         assert lifecycle(out) == []
@@ -245,7 +246,7 @@ def test_altered_and_reset_offsets_are_where_the_connectors_resume(
     stack: Stack, tmp_path: Path
 ) -> None:
     topic, out = "offsets-records", tmp_path / "sink"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(
             "counted",
             {
@@ -307,7 +308,7 @@ def test_auto_restart_brings_a_flaky_task_back_and_gives_up_on_a_broken_one(
     asyncio.run(ensure_topic(stack.settings.bootstrap_servers, topic, 1))
     auto = {"auto.restart.enable": "true", "auto.restart.backoff.ms": "300"}
     failing = {"connector.class": "failing_source.FailingSourceConnector", "tasks.max": "1"}
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("flaky", {**failing, **auto, "topic": topic, "fail.times": "2"})
         client.create("broken", {**failing, **auto, "auto.restart.max.attempts": "2"})
         wait_for("the flaky task back, moving records", lambda: topic_size(stack, topic) >= 5)
@@ -330,7 +331,7 @@ def test_auto_restart_brings_a_flaky_task_back_and_gives_up_on_a_broken_one(
 def test_a_connector_asking_for_reconfiguration_changes_its_task_count_without_a_restart(
     stack: Stack, tmp_path: Path
 ) -> None:
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(
             "growing",
             {

@@ -18,7 +18,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.local.stack import Stack
 from headrace.v1 import coordinator_pb2, coordinator_pb2_grpc
@@ -161,7 +161,7 @@ def test_one_install_reaches_every_worker_live_and_a_worker_that_joins_later(
     assert status == 400 and "is not a Maven coordinate" in bad["message"], bad
     configs = {k: v for name in PIPELINES for k, v in pipeline(settings, data, name).items()}
     names = sorted(configs)
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         for name, config in configs.items():
             client.create(name, config)
         for name in PIPELINES:

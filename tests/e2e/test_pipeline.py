@@ -16,7 +16,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from tests.support import committed, eventually, json_lines, lifecycle, log_events, stops, wait_for
@@ -54,7 +55,7 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
     out = tmp_path / "parquet"
     ledger = tmp_path / "ledger"
     topic = "e2e-records"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         # Beside the Parquet sink, a recording sink on the same topic: it writes down every stop
         # call it gets, so its deletion can be checked call by call.
         client.create("ledger", recording_sink(ledger, topic))
@@ -113,7 +114,7 @@ def test_source_to_parquet_then_delete_the_sink(stack: Stack, tmp_path: Path) ->
 
 def test_shutdown_and_rebalance_stop_with_deleted_false(stack: Stack, tmp_path: Path) -> None:
     out = tmp_path / "recorded"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("keeper", recording_sink(out, "keeper-in"))
         before = wait_for("keeper running", lambda: all_running(client, "keeper", 2))
         owners = {before["connector"]["worker_id"], *(t["worker_id"] for t in before["tasks"])}
@@ -158,7 +159,7 @@ def test_shutdown_and_rebalance_stop_with_deleted_false(stack: Stack, tmp_path: 
 
 def test_a_crashed_worker_s_units_run_again_elsewhere(stack: Stack, tmp_path: Path) -> None:
     out = tmp_path / "crash"
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(
             "survivor",
             {
@@ -217,7 +218,7 @@ def test_misbehaving_plugins_fail_only_themselves_while_another_moves_1000_recor
 ) -> None:
     out, topic = tmp_path / "steady", f"{tmp_path.name}-in"
     asyncio.run(ensure_topic(stack.settings.bootstrap_servers, topic, 2))
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("steady", {**recording_sink(out, topic), "connector.plugin.version": "2.0.0"})
         # First, and alone: its plugin's process also hosts blocks-in-poll, which ends it.
         client.create("hangs-in-stop", {"connector.class": "hanging_source.HangingSourceConnector"})
@@ -254,7 +255,7 @@ def test_deleting_and_recreating_at_once_still_stops_the_old_one_as_deleted(
 ) -> None:
     out = tmp_path / "again"
     config = recording_sink(out, "again-in", tasks=1)
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create("again", config)
         wait_for("again running", lambda: all_running(client, "again", 1))
         client.delete("again")
@@ -289,7 +290,7 @@ def test_a_transform_chain_with_a_predicate_end_to_end(stack: Stack, tmp_path: P
             **extra,
         }
 
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         # The marked source's records, each with a header, are all in the topic before the
         # plain source's: a sink that has the plain ones has read past every marked one.
         marked = {
@@ -381,7 +382,7 @@ def test_a_topic_deleted_and_created_again_loses_none_of_its_new_rows(
     bootstrap = stack.settings.bootstrap_servers
     asyncio.run(ensure_topic(bootstrap, topic, 1))
     asyncio.run(_produce(bootstrap, topic, range(0, 30)))
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         client.create(
             "recreated",
             {

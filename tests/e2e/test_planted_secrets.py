@@ -29,7 +29,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.local.stack import Stack
 from tests.e2e.conftest import PLANTED_ENV, Planted
 from tests.support import Deadline, wait_for
@@ -150,16 +151,17 @@ def test_a_planted_secret_is_found_nowhere_and_a_password_only_in_the_configs_to
         "env.secret": digest(planted.env_secret),
         "password": digest(password),
     }
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         wait_for("hush running", lambda: states(client, "hush") == ("RUNNING", ["RUNNING"]))
         wait_for("hush-loud's task failed", lambda: states(client, "hush-loud")[1] == ["FAILED"])
         trace = status_json(client.status("hush-loud"))["tasks"][0]["trace"]
         # Its message quoted every secret; the trace shows none of them.
         assert "cannot log in with [hidden], [hidden], [hidden], [hidden]" in trace
         for name in ("hush", "hush-loud"):
-            answers[f"grpc-get-{name}"] = client.get(name).SerializeToString()
-            answers[f"grpc-status-{name}"] = client.status(name).SerializeToString()
-        answers["grpc-validate"] = client.validate(PLUGIN, config).SerializeToString()
+            # Every field of each answer, as the client read it off the wire.
+            answers[f"grpc-get-{name}"] = repr(client.get(name)).encode()
+            answers[f"grpc-status-{name}"] = repr(client.status(name)).encode()
+        answers["grpc-validate"] = repr(client.validate(PLUGIN, config)).encode()
 
     for path in (
         "/connectors/hush",
@@ -232,7 +234,7 @@ def test_a_reference_is_refused_at_the_door_or_fails_its_connector_naming_key_an
         stack, "POST", "/connectors", {"name": "peek", "config": {**base, "file.secret": missing}}
     )
     assert status == 201, body
-    with ConfigClient(stack.settings.config_addr) as client:
+    with ConfigClient(stack.settings.config_addr, stack.settings) as client:
         wait_for("peek failed", lambda: states(client, "peek")[0] == "FAILED")
         trace = status_json(client.status("peek"))["connector"]["trace"]
     assert f"file.secret: {missing}: the file has no key 'db.nope'" in trace

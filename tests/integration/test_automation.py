@@ -13,7 +13,7 @@ import grpc
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.settings import Settings
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
@@ -142,7 +142,7 @@ def test_commands_are_applied_once_and_answered_in_their_own_encoding(
                 "response": {"names": ["auto"]},
             }
 
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             assert client.get("auto").target_state == "PAUSED"
             client.delete("auto")
 
@@ -154,7 +154,10 @@ def test_commands_are_applied_once_and_answered_in_their_own_encoding(
                 "c1", "CreateConnector", {"name": "auto", "config": GEN}
             )
             assert repeated == created  # answered from what was kept: not created again
-        with ConfigClient(settings.config_addr) as client, pytest.raises(grpc.RpcError) as info:
+        with (
+            ConfigClient(settings.config_addr, settings) as client,
+            pytest.raises(grpc.RpcError) as info,
+        ):
             client.get("auto")
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
 
@@ -184,6 +187,6 @@ def test_a_burst_is_applied_at_once_and_in_order_per_connector(
                     assert got["code"] == "OK", got
 
     asyncio.run(scenario())
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         assert set(names) <= set(client.names())
         assert {client.get(n).target_state for n in names} == {"PAUSED"}

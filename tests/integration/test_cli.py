@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from headrace.cli.client import ConfigClient, info_json
+from headrace.cli.shapes import info_json
+from headrace.clients.config import ConfigClient
 from headrace.core.settings import Settings
 from headrace.local.stack import Stack
 
@@ -86,7 +87,7 @@ def test_apply_get_describe_and_patch(
     ]
 
     listing = headrace(settings, "get", "connectors", "-o", "json").json()
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         assert {n: e["info"] for n, e in listing.items()} == {
             n: info_json(client.get(n)) for n in ("gen", "lake")
         }
@@ -145,7 +146,7 @@ def test_a_bad_file_is_named_and_the_good_ones_are_still_applied(
     assert f"error: {tmp_path / 'a-broken.json'}: not valid JSON" in run.err
     assert "error: connector/x (" in run.err and "INVALID_ARGUMENT" in run.err
     assert "connector.class" in run.err
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         assert client.names() == ["gen"]
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import grpc
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from google.protobuf import json_format
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
+from headrace.clients.taskconfigs import TaskConfigsClient
 from headrace.core.model import configlog
 from headrace.core.model.configstate import ConfigState, SessionKey, apply
 from headrace.core.model.offsets import sink_group_id
@@ -30,7 +30,6 @@ from headrace.core.storage.topiclog import LogRecord, kafka_logs
 from headrace.core.storage.topics import ensure_topic
 from headrace.local.stack import Stack
 from headrace.v1 import config_pb2, internal_pb2_grpc
-from headrace.worker.taskconfigs import TaskConfigsClient
 from tests.integration.conftest import manifest_plugins
 from tests.support import Rest, install_manifest
 
@@ -52,8 +51,8 @@ def snapshot(client: ConfigClient) -> dict[str, Any]:
     """Everything the service answers about every connector: config, task configs, type and
     target state, and its connectors' plugin list."""
     return {
-        "connectors": {n: json_format.MessageToDict(client.get(n)) for n in client.names()},
-        "plugins": [json_format.MessageToDict(p) for p in client.plugins(connectors_only=False)],
+        "connectors": {n: client.get(n) for n in client.names()},
+        "plugins": client.plugins(connectors_only=False),
     }
 
 
@@ -90,7 +89,7 @@ def test_a_restart_after_sigkill_rebuilds_the_identical_state(
     config_service: tuple[Stack, Settings],
 ) -> None:
     stack, settings = config_service
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         for name, config in CONFIGS.items():
             created = client.create(name, config)
             assert dict(created.config) == {**config, "name": name}  # read back before answering
@@ -111,7 +110,7 @@ def test_a_restart_after_sigkill_rebuilds_the_identical_state(
     stack.stop("config", sig=signal.SIGKILL)
     stack.start("config")
 
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         assert snapshot(client) == before
         with pytest.raises(grpc.RpcError) as info:
             client.get("doomed")
@@ -174,7 +173,7 @@ BAD = [
 
 def test_bad_input_is_refused_and_changes_nothing(config_service: tuple[Stack, Settings]) -> None:
     _, settings = config_service
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create("existing", {"connector.class": "Gen", "topic": "keep"})
         for label, name, config, code, mentioned in BAD:
             with pytest.raises(grpc.RpcError) as info:
@@ -199,11 +198,11 @@ def test_the_lifecycle_calls_change_the_stored_state_and_survive_replay(
 ) -> None:
     stack, settings = config_service
     gen = {"connector.class": "Gen", "tasks.max": "2", "topic": "t1"}
-    with ConfigClient(settings.config_addr) as client:
-        put = client.put_config("gen", gen)
-        assert put.created and put.info.target_state == "RUNNING"
-        again = client.put_config("gen", {**gen, "topic": "t2"})
-        assert not again.created and again.info.config["topic"] == "t2"
+    with ConfigClient(settings.config_addr, settings) as client:
+        info, created = client.put_config("gen", gen)
+        assert created and info.target_state == "RUNNING"
+        again, created = client.put_config("gen", {**gen, "topic": "t2"})
+        assert not created and again.config["topic"] == "t2"
 
         patched = client.patch("gen", {"tasks.max": None, "label": "x"})
         assert dict(patched.config) == {
@@ -228,7 +227,7 @@ def test_the_lifecycle_calls_change_the_stored_state_and_survive_replay(
     stack.stop("config", sig=signal.SIGKILL)
     stack.start("config")
 
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         assert client.get("gen").target_state == "STOPPED"
         assert client.get("held").target_state == "PAUSED"
         client.resume("gen")
@@ -269,7 +268,7 @@ def test_lifecycle_calls_with_bad_input_are_refused_and_change_nothing(
     config_service: tuple[Stack, Settings],
 ) -> None:
     _, settings = config_service
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create("existing", {"connector.class": "Gen", "topic": "keep"})
         for label, call, code, mentioned in LIFECYCLE_REFUSALS:
             with pytest.raises(grpc.RpcError) as info:
@@ -320,7 +319,7 @@ def test_offsets_are_read_and_changed_only_while_stopped(
 ) -> None:
     _, settings = config_service
     topic = f"{settings.cluster}-lake-in"
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create("gen", {"connector.class": "Gen"})
         client.create("lake", {"connector.class": "Lake", "topics": topic})
         asyncio.run(seed_offsets(settings, "gen", topic))
@@ -386,7 +385,7 @@ def test_a_sink_s_offsets_are_those_of_the_consumer_group_its_config_names(
     stack = Stack(settings)
     stack.start("config")
     try:
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             config = {"connector.class": "Lake", "topics": topic}
             client.create("lake", {**config, "consumer.override.group.id": group})
             asyncio.run(commit(settings.bootstrap_servers, group, topic, {0: 7, 1: 11}))
@@ -420,7 +419,7 @@ def test_task_configs_are_taken_only_from_a_caller_with_the_session_key(
     )
     body, now = request.SerializeToString(deterministic=True), sessionkey.now_ms()
     guessed = sessionkey.sign(SessionKey(b"guessed".ljust(32), now), body, now)
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create("signed", {"connector.class": "Gen", "topic": "t1"})
         with grpc.insecure_channel(settings.config_addr) as channel:
             stub = internal_pb2_grpc.TaskConfigServiceStub(channel)
@@ -463,7 +462,7 @@ def test_stale_or_replayed_task_configs_are_refused_and_change_nothing(
     """A late retry from a worker that has lost the connector, or a signed call replayed within
     the signature's minutes, never overwrites newer task configs."""
     _, settings = config_service
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create("fresh", {"connector.class": "Gen", "topic": "t1"})
         before = asyncio.run(configs_now(settings))
         incarnation, version = before.incarnations["fresh"], before.config_versions["fresh"]
@@ -497,7 +496,7 @@ def test_a_source_s_dropped_tasks_are_fenced_before_the_smaller_set_is_written(
     """KIP-618: a task the connector no longer has, still running somewhere (a zombie) with a
     transaction open, can commit nothing once the smaller task set is written."""
     _, settings = config_service
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create("shrink", {"connector.class": "Gen", "topic": "t1"})
         state = asyncio.run(configs_now(settings))
         incarnation, version = state.incarnations["shrink"], state.config_versions["shrink"]
@@ -544,7 +543,7 @@ def test_broken_plugins_are_listed_with_why_and_refused_and_the_service_starts(
     stack = Stack(settings)
     stack.start("config")
     try:
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             with pytest.raises(grpc.RpcError) as info:
                 client.create("x", {"connector.class": "Unloadable"})
             assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -579,7 +578,7 @@ def test_components_from_the_plugin_path_are_listed_pinned_and_checked_in_their_
     stack = Stack(settings)
     try:
         stack.start("config")
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             listed = {(p.class_name, p.type, p.version) for p in client.plugins(False)}
             assert {
                 ("upper_transform.UpperCase", "transformation", "1.0.0"),
@@ -656,14 +655,14 @@ def test_a_components_secret_keys_are_hidden_in_every_answer(
     try:
         stack.start("config")
         rest = Rest(f"http://{settings.rest_addr}")
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             # The transformation's own error, filed under its secret key, shows no value of it.
             unsealed = {k: v for k, v in config.items() if k != "transforms.seal.field"}
             answer = client.validate("RecordingSink", unsealed)
             by_key = {c.value.name: c.value for c in answer.configs}
             assert by_key["transforms.seal.secret"].value == "[hidden]"
             assert "name the field to seal" in by_key["transforms.seal.secret"].errors[0]
-            text = json_format.MessageToJson(answer)
+            text = repr(answer)  # every field the service answered
             assert not [s for s in secret_values if s in text]
 
             client.create("sealed", config)
@@ -674,7 +673,7 @@ def test_a_components_secret_keys_are_hidden_in_every_answer(
             status, listed = rest("GET", "/connectors?expand=info")
             shown = listed["sealed"]["info"]["config"]
             assert status == 200 and {k: shown[k] for k in hidden} == hidden
-            answers = json.dumps([body, listed]) + json_format.MessageToJson(client.get("sealed"))
+            answers = json.dumps([body, listed]) + repr(client.get("sealed"))
             assert not [s for s in secret_values if s in answers]
     finally:
         stack.down()

@@ -27,13 +27,13 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 from psycopg.rows import dict_row
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
+from headrace.clients.executor import ExecutorClient, SqlCheck, chunks
 from headrace.core.arrowipc import ipc_stream
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.executor.writers.layout import writer_key
 from headrace.local.kafka import free_port
 from headrace.local.stack import EXECUTOR, Stack
-from headrace.runtime.executor.client import ExecutorClient, SqlCheck, chunks
 from headrace.sdk.errors import RetriableError
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests import sparkprocs
@@ -950,7 +950,7 @@ def test_a_sink_whose_query_cannot_be_checked_is_neither_created_nor_passed(
         status, body = rest("POST", "/connectors", {"name": "bad-sql", "config": config})
         assert status == 503 and "ask again once the executor answers" in body["message"]
         assert rest("GET", "/connectors") == (200, [])
-        with ConfigClient(settings.config_addr) as client:
+        with ConfigClient(settings.config_addr, settings) as client:
             with pytest.raises(grpc.RpcError) as refused:
                 client.create("bad-sql", config)
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
@@ -1011,7 +1011,7 @@ def test_a_sink_whose_query_is_bad_or_reaches_past_the_batch_is_refused_before_c
     assert status == 400
     assert body["error_code"] == 400
     assert "sql" in body["message"] and says in body["message"]
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         with pytest.raises(grpc.RpcError) as refused:
             client.create("bad-sql", config)
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT

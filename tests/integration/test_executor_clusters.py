@@ -14,8 +14,8 @@ import grpc
 import pyarrow as pa
 import pytest
 
+from headrace.clients.executor import ExecutorClient, SqlCheck
 from headrace.core.settings import Settings
-from headrace.runtime.executor.client import ExecutorClient, SqlCheck
 from tests.postgres import Postgres
 from tests.sparkprocs import connect_server, executor, standalone_cluster
 

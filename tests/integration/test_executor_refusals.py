@@ -16,12 +16,12 @@ import pyarrow as pa
 import pytest
 from prometheus_client import REGISTRY
 
+from headrace.clients.executor import ExecutorClient
 from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import Settings
 from headrace.executor.admission import Limits
 from headrace.executor.server import build_server
 from headrace.executor.service import ExecutorService
-from headrace.runtime.executor.client import ExecutorClient
 from headrace.sdk.paths import Paths
 from headrace.v1 import executor_pb2, executor_pb2_grpc
 from tests.support import eventually

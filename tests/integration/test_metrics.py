@@ -22,7 +22,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.observability.health import SERVER
 from headrace.core.observability.metrics import MULTIPROCESS_ENV
 from headrace.core.settings import BUILTIN_PLUGINS
@@ -125,7 +125,7 @@ def test_a_pipeline_counts_its_records_batches_and_lag(stack: Stack, tmp_path: P
     asyncio.run(ensure_topic(settings.bootstrap_servers, topic, 1))
     source = {"connector": "numbers", "task": "0"}
     sink = {"connector": "ledger", "task": "0"}
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.create(
             "ledger",
             {

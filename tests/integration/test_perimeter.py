@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.core.storage.topics import TOPICS
 from headrace.local.kafka import EmbeddedKafka, free_port

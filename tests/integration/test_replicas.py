@@ -15,7 +15,7 @@ import grpc
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.model import configlog
 from headrace.core.model.configstate import ConnectorConfigured
 from headrace.core.settings import Settings
@@ -50,7 +50,7 @@ def replicas(
 def create(settings: Settings, name: str, label: str, start: threading.Barrier) -> str:
     """Creates the connector on one replica, at the moment the other replica is asked too; the
     status code it answered."""
-    with ConfigClient(settings.config_addr) as client:
+    with ConfigClient(settings.config_addr, settings) as client:
         client.names()  # connected before the start
         start.wait()
         try:
@@ -103,7 +103,7 @@ def test_racing_creates_have_one_winner_decided_by_the_topic(
         winner = "a" if from_a == "OK" else "b"
         assert topic_first[name] == winner, name  # the loser's create never reached the topic
         for replica in (a, b):
-            with ConfigClient(replica.config_addr) as client:
+            with ConfigClient(replica.config_addr, replica) as client:
                 assert client.get(name).config["label"] == winner
 
 
@@ -111,7 +111,7 @@ def test_what_one_replica_wrote_the_other_answers_at_once(
     replicas: tuple[Settings, Settings],
 ) -> None:
     a, b = replicas
-    with ConfigClient(a.config_addr) as on_a, ConfigClient(b.config_addr) as on_b:
+    with ConfigClient(a.config_addr, a) as on_a, ConfigClient(b.config_addr, b) as on_b:
         for i in range(10):
             writer, reader = (on_a, on_b) if i % 2 == 0 else (on_b, on_a)
             name = f"seen-{i}"

@@ -33,7 +33,9 @@ import pyarrow as pa
 import pytest
 
 from headrace.cli import probe
-from headrace.cli.client import ConfigClient, rpc_code
+from headrace.clients.config import ConfigClient
+from headrace.clients.errors import rpc_code
+from headrace.clients.executor import ExecutorClient
 from headrace.core.security import tls
 from headrace.core.security.guard import ServerSecurity
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
@@ -42,7 +44,6 @@ from headrace.executor.server import build_server
 from headrace.executor.service import ExecutorService
 from headrace.local.kafka import free_port
 from headrace.local.stack import COORDINATOR, Stack
-from headrace.runtime.executor.client import ExecutorClient
 from headrace.sdk.paths import Paths
 from headrace.v1 import config_pb2, config_pb2_grpc, coordinator_pb2, coordinator_pb2_grpc
 from tests.integration.test_automation import Automation

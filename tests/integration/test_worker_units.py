@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from headrace.cli.client import ConfigClient
+from headrace.clients.config import ConfigClient
 from headrace.core.model.structs import CONNECTOR_TASK, State, WorkUnit
 from headrace.core.settings import Settings
 from headrace.core.storage.stores import StatusStore
@@ -67,7 +67,7 @@ async def test_units_start_and_stop_together_in_one_plugin_process(
     services: Settings, run_dir: Path, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger"
-    with ConfigClient(services.config_addr) as client:
+    with ConfigClient(services.config_addr, services) as client:
         for name in CONNECTORS:
             config = {
                 "connector.class": "recording_sink.RecordingSinkConnector",
@@ -130,7 +130,7 @@ async def test_two_versions_of_a_transform_run_side_by_side_each_in_its_own_proc
             "transforms.tag.static.value": "none",
         },
     }
-    with ConfigClient(services.config_addr) as client:
+    with ConfigClient(services.config_addr, services) as client:
         for name, config in configs.items():
             client.create(name, {**config, "path": str(tmp_path / name)})
     log_dir = tmp_path / "log"
@@ -171,7 +171,7 @@ async def test_a_regex_without_end_fails_its_sink_and_not_its_neighbour(
     await ensure_topic(services.bootstrap_servers, "a" * 40 + f"-{services.cluster}", 1)
     await produce_json(services.bootstrap_servers, topic, [{"n": 1}])
     common = {"connector.class": "recording_sink.RecordingSinkConnector"}
-    with ConfigClient(services.config_addr) as client:
+    with ConfigClient(services.config_addr, services) as client:
         client.create("calm", {**common, "topics": topic, "path": str(tmp_path / "calm")})
         client.create(
             "hostile", {**common, "topics.regex": "(a|a)+", "path": str(tmp_path / "hostile")}
@@ -297,7 +297,7 @@ async def test_two_versions_with_conflicting_requirements_run_at_once(
     try:
         stack.start("config")
         stack.start("coordinator")
-        with ConfigClient(services.config_addr) as client:
+        with ConfigClient(services.config_addr, services) as client:
             for version in ("1.0.0", "2.0.0"):
                 config = {
                     "connector.class": "PinnedSink",
@@ -344,7 +344,7 @@ async def test_an_idle_worker_s_first_plugin_process_is_the_spare_it_kept_ready(
             "topics": f"{services.cluster}-in",
             "path": str(tmp_path / "ledger"),
         }
-        with ConfigClient(services.config_addr) as client:
+        with ConfigClient(services.config_addr, services) as client:
             client.create("first", config)
             await eventually(
                 "the connector and its two tasks RUNNING",
@@ -359,7 +359,7 @@ async def test_an_idle_worker_s_first_plugin_process_is_the_spare_it_kept_ready(
         assert [p.pid for p in plugin_hosts()] == [spare.pid]
 
         # Its units gone, the process is stopped once idle, and the worker keeps a spare again.
-        with ConfigClient(services.config_addr) as client:
+        with ConfigClient(services.config_addr, services) as client:
             client.delete("first")
         [again] = await eventually(
             "a new spare in place of the idle process",

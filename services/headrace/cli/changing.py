@@ -8,7 +8,6 @@ from collections.abc import Iterable
 
 import click
 
-from headrace.cli.client import ConfigClient
 from headrace.cli.context import (
     Failures,
     KindGroup,
@@ -28,6 +27,7 @@ from headrace.cli.inputs import (
 )
 from headrace.cli.sources import files_of, read_one
 from headrace.cli.waiting import GONE, RUNNING, for_connector, wait_or_fail
+from headrace.clients.config import ConfigClient
 from headrace.core.model.structs import Target
 
 FILES_HELP = "A JSON file, a folder of *.json files, or - for stdin; may repeat."
@@ -55,8 +55,8 @@ def _apply_one(c: ConfigClient, spec: ConnectorSpec) -> tuple[str, str]:
         return "unchanged", current.target_state
     if current is None and spec.initial_state:
         return "created", c.create(spec.name, spec.config, spec.initial_state).target_state
-    put = c.put_config(spec.name, spec.config)
-    return ("created" if put.created else "configured"), put.info.target_state
+    info, created = c.put_config(spec.name, spec.config)
+    return ("created" if created else "configured"), info.target_state
 
 
 def _wait_for_targets(c: ConfigClient, targets: dict[str, str], timeout: float) -> None:

@@ -17,9 +17,10 @@ from typing import IO, Any, TypeVar
 import click
 import grpc
 
-from headrace.cli.client import ConfigClient, rpc_code
 from headrace.cli.inputs import InputError, duration
 from headrace.cli.output import FORMATS, serialize
+from headrace.clients.config import ConfigClient
+from headrace.clients.errors import rpc_code
 from headrace.core.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -8,11 +8,10 @@ from collections.abc import Callable
 
 import click
 
-from headrace.cli.client import ConfigClient
 from headrace.cli.context import Failures, KindGroup, address_option, client, wait_options
 from headrace.cli.waiting import RUNNING, Wait, for_connector, task_check, wait_or_fail
+from headrace.clients.config import ConfigClient, ConnectorStatus
 from headrace.core.model.structs import State, Target
-from headrace.v1 import config_pb2
 
 
 def _target_verb(
@@ -68,9 +67,9 @@ stop = _target_verb(
 )
 
 
-def restarted_units(status: config_pb2.ConnectorStatus) -> list[str]:
+def restarted_units(status: ConnectorStatus) -> list[str]:
     """The units a restart's answer shows RESTARTING."""
-    restarting = State.RESTARTING.value
+    restarting = State.RESTARTING
     units = ["connector"] if status.connector.state == restarting else []
     return units + [f"task {t.task}" for t in status.tasks if t.state == restarting]
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 import grpc
 
-from headrace.cli.client import rpc_code
 from headrace.cli.context import (
     address_option,
     client,
@@ -22,6 +21,7 @@ from headrace.cli.inputs import config_body, pairs
 from headrace.cli.output import installs_table, keys_table, plugins_table, validation_table
 from headrace.cli.shapes import config_infos_json, key_json, plugin_json
 from headrace.cli.sources import read_one
+from headrace.clients.errors import rpc_code
 from headrace.core.model.errors import PluginError
 from headrace.core.settings import BUILTIN_PLUGINS
 from headrace.isolation import jvm

@@ -14,9 +14,9 @@ from __future__ import annotations
 import click
 import grpc
 
-from headrace.cli.client import rpc_code
 from headrace.cli.context import CliError, settings
-from headrace.core.observability import health
+from headrace.clients import health
+from headrace.clients.errors import rpc_code
 from headrace.core.security import tls
 from headrace.core.settings import Settings
 

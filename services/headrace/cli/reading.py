@@ -7,7 +7,6 @@ import click
 import grpc
 
 from headrace.cli import offsets, plugins
-from headrace.cli.client import ConfigClient, is_not_found
 from headrace.cli.context import (
     Failures,
     KindGroup,
@@ -18,9 +17,10 @@ from headrace.cli.context import (
 )
 from headrace.cli.output import connectors_table, describe_text, tasks_table
 from headrace.cli.shapes import describe_json, expanded_json, status_json, unit_json
-from headrace.v1 import config_pb2
+from headrace.clients.config import ConfigClient, ConnectorInfo, ConnectorStatus
+from headrace.clients.errors import is_not_found
 
-Found = tuple[config_pb2.ConnectorInfo, config_pb2.ConnectorStatus]
+Found = tuple[ConnectorInfo, ConnectorStatus]
 
 
 @click.group(cls=KindGroup)

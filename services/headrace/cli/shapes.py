@@ -1,11 +1,11 @@
 """The config service's answers in Kafka Connect's REST JSON shapes: what ``-o json`` and
 ``-o yaml`` print, and what the tables are built from.
 
-Each function turns one protobuf message into the JSON Connect's REST API gives for the same
-thing (``GET /connectors/{name}``, ``.../status``, ``.../offsets``, ``/connector-plugins``,
-``.../config/validate``), so a script written against Connect reads these unchanged. They mirror
-the config service's own REST edge, which works on its domain types and cannot be imported here.
-Pure: no I/O.
+Each function turns one of the config service's answers (``headrace.clients.config``) into the
+JSON Connect's REST API gives for the same thing (``GET /connectors/{name}``, ``.../status``,
+``.../offsets``, ``/connector-plugins``, ``.../config/validate``), so a script written against
+Connect reads these unchanged. They mirror the config service's own REST edge, which works on
+its domain types and cannot be imported here. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from headrace.clients.config import ConnectorInfo, ConnectorStatus, UnitState
 from headrace.core.model import configinfo
-from headrace.core.model.wire import config_infos_from_pb, key_info_from_pb
-from headrace.v1 import config_pb2, configdef_pb2
+from headrace.core.model.configinfo import ConfigInfos, KeyInfo
+from headrace.core.model.plugins import PluginInfo
 
 
-def info_json(info: config_pb2.ConnectorInfo) -> dict[str, Any]:
+def info_json(info: ConnectorInfo) -> dict[str, Any]:
     """The shape Kafka Connect's REST API gives a connector."""
     return {
         "name": info.name,
@@ -28,9 +29,9 @@ def info_json(info: config_pb2.ConnectorInfo) -> dict[str, Any]:
     }
 
 
-def unit_json(unit: config_pb2.UnitStatus) -> dict[str, Any]:
+def unit_json(unit: UnitState) -> dict[str, Any]:
     """One connector's or task's status; a task's carries its ``id`` (Connect's task status)."""
-    out: dict[str, Any] = {"state": unit.state, "worker_id": unit.worker_id}
+    out: dict[str, Any] = {"state": unit.state.value, "worker_id": unit.worker_id}
     if unit.task >= 0:
         out["id"] = unit.task
     if unit.plugin_version:
@@ -46,7 +47,7 @@ def unit_json(unit: config_pb2.UnitStatus) -> dict[str, Any]:
     return out
 
 
-def status_json(status: config_pb2.ConnectorStatus) -> dict[str, Any]:
+def status_json(status: ConnectorStatus) -> dict[str, Any]:
     """The shape of Kafka Connect's status endpoint, with the version each unit runs."""
     return {
         "name": status.name,
@@ -57,7 +58,7 @@ def status_json(status: config_pb2.ConnectorStatus) -> dict[str, Any]:
 
 
 def expanded_json(
-    found: Iterable[tuple[config_pb2.ConnectorInfo, config_pb2.ConnectorStatus]],
+    found: Iterable[tuple[ConnectorInfo, ConnectorStatus]],
 ) -> dict[str, Any]:
     """Connect's ``GET /connectors?expand=info&expand=status``: per name its info and status."""
     return {
@@ -72,32 +73,32 @@ def offsets_json(offsets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def describe_json(
-    info: config_pb2.ConnectorInfo,
-    status: config_pb2.ConnectorStatus,
+    info: ConnectorInfo,
+    status: ConnectorStatus,
     offsets: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     """Everything ``describe`` shows: Connect's expanded info and status, the target state
     (desired, where the status is observed) and the offsets."""
     return {
         "info": info_json(info),
-        "target_state": info.target_state,
+        "target_state": info.target_state.value,
         "status": status_json(status),
         **offsets_json(offsets),
     }
 
 
-def plugin_json(plugin: config_pb2.PluginInfo) -> dict[str, Any]:
+def plugin_json(plugin: PluginInfo) -> dict[str, Any]:
     """One entry of Connect's ``GET /connector-plugins``; with ``error``, one that cannot be
     used, and why."""
     out = {"class": plugin.class_name, "type": plugin.type, "version": plugin.version}
     return {**out, "error": plugin.error} if plugin.error else out
 
 
-def key_json(key: configdef_pb2.ConfigKeyInfo) -> dict[str, Any]:
+def key_json(key: KeyInfo) -> dict[str, Any]:
     """Connect's ConfigKeyInfo; no ``default_value`` for a key without one."""
-    return configinfo.key_json(key_info_from_pb(key))
+    return configinfo.key_json(key)
 
 
-def config_infos_json(infos: configdef_pb2.ConfigInfos) -> dict[str, Any]:
+def config_infos_json(infos: ConfigInfos) -> dict[str, Any]:
     """Connect's answer to ``PUT /connector-plugins/{plugin}/config/validate``."""
-    return configinfo.config_infos_json(config_infos_from_pb(infos))
+    return configinfo.config_infos_json(infos)

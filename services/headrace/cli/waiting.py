@@ -18,10 +18,11 @@ import grpc
 from rich.console import Console
 from rich.text import Text
 
-from headrace.cli.client import ConfigClient, rpc_code
 from headrace.cli.context import CliError
 from headrace.cli.output import trace_headline
 from headrace.cli.shapes import status_json, unit_json
+from headrace.clients.config import ConfigClient
+from headrace.clients.errors import rpc_code
 from headrace.core.model.structs import State
 
 GONE = "gone"  # what ``delete --wait`` waits for

@@ -8,17 +8,8 @@ plugin.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from headrace.components import versions
-
-
-@dataclass(frozen=True)
-class PluginInfo:
-    class_name: str
-    type: str  # source, sink, converter, header_converter, transformation, predicate
-    version: str
-    error: str = ""  # why it cannot be used; empty when it can
+from headrace.core.model.plugins import PluginInfo
 
 
 def builtin_plugins() -> list[PluginInfo]:

@@ -21,13 +21,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from headrace.clients.pluginhost import PluginCallError
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.configinfo import ComponentKeys, ConfigInfos
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.observability import log
 from headrace.core.settings import Settings
-from headrace.isolation.client import PluginCallError
 from headrace.isolation.supervisor import BeforeStart, PluginProcess, idle, plugin_key
 
 VALIDATE_TIMEOUT_S = 30.0

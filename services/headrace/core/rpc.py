@@ -1,7 +1,7 @@
 """gRPC plumbing every service and client shares: message limits, addresses, retry hints.
 
 One limit for every channel and server, so a batch a client may send is one every server may
-take. The executor's clients split larger batches to fit (``headrace.runtime.executor.client``).
+take. The executor's clients split larger batches to fit (``headrace.clients.executor``).
 
 A call whose client streams (the executor's ``WriteStream``, the coordinator's ``Join``) starts
 with the server's go-ahead: the handler sends its initial metadata before it reads, and the client

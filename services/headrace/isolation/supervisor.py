@@ -32,6 +32,7 @@ from pathlib import Path
 
 import grpc
 
+from headrace.clients.pluginhost import PluginCallError, PluginClient, UnknownEvent
 from headrace.core.model.plugins import PluginDescriptor
 from headrace.core.model.structs import HostEvent
 from headrace.core.observability import log
@@ -40,7 +41,6 @@ from headrace.core.runner import cancel
 from headrace.core.security.guard import HOST_KEY_ENV, new_host_key, with_host_key
 from headrace.core.settings import Settings
 from headrace.isolation import sandbox
-from headrace.isolation.client import PluginCallError, PluginClient, UnknownEvent
 from headrace.isolation.hostfolder import OVERRUN_FILE, private_folder
 from headrace.isolation.pluginenv import prepare_environments
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 
-from headrace.cli.client import ConfigClient, status_json
+from headrace.cli.shapes import status_json
+from headrace.clients.config import ConfigClient
 from headrace.core.rpc import split_address
 from headrace.core.settings import Settings
 from headrace.local.kafka import EmbeddedKafka

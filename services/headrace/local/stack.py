@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from headrace.core.observability import health
+from headrace.clients import health
 from headrace.core.observability.health import SERVER, full_name
 from headrace.core.rpc import split_address
 from headrace.core.runner import alive

@@ -13,16 +13,15 @@ import sys
 import time
 from pathlib import Path
 
+from headrace.clients import health
+from headrace.clients.executor import SERVICE
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginDescriptor
-from headrace.core.observability import health, log
-from headrace.core.observability.health import full_name
+from headrace.core.observability import log
 from headrace.core.rpc import split_address
 from headrace.core.security import tls
 from headrace.core.settings import Settings
-from headrace.v1 import executor_pb2
 
-EXECUTOR = full_name(executor_pb2, "Executor")
 START_S = 180.0  # a first Spark session on a busy machine
 STOP_S = 40.0  # the executor's own grace for batches in flight, and some
 HEALTH_CALL_S = 1.0
@@ -90,7 +89,7 @@ class ExecutorOnDemand:
 
     async def _serving(self) -> bool:
         async with tls.aio_channel(self._settings.executor_addr, self._settings) as channel:
-            return await health.serving_async(channel, EXECUTOR, HEALTH_CALL_S)
+            return await health.serving_async(channel, SERVICE, HEALTH_CALL_S)
 
     async def stop(self) -> None:
         """Stops the executor this started, if it runs: asked first, then killed."""

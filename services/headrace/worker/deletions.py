@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Iterator
 
 from structlog.typing import FilteringBoundLogger
 
+from headrace.clients.pluginhost import PluginCallError
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import Cleanup, Instance, WorkUnit
 from headrace.core.storage.told import ToldRecords
-from headrace.isolation.client import PluginCallError
 from headrace.isolation.supervisor import PluginProcess, plugin_key
 from headrace.worker.delivered import Delivered
 from headrace.worker.processes import CALL_TIMEOUT_S, PluginProcesses, resolve

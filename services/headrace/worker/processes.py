@@ -18,13 +18,13 @@ from typing import Protocol
 
 from structlog.typing import FilteringBoundLogger
 
+from headrace.clients.pluginhost import PluginCallError
 from headrace.components import versions
 from headrace.core.model.connectorconfig import requested_version
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import HostEvent
 from headrace.core.settings import Settings
-from headrace.isolation.client import PluginCallError
 from headrace.isolation.supervisor import BeforeStart, PluginProcess, Spare, idle, plugin_key
 
 # Bounds every call to a plugin process: the host bounds a plugin's own start and stop more

@@ -20,6 +20,7 @@ from typing import Protocol, TypeVar
 
 from structlog.typing import FilteringBoundLogger
 
+from headrace.clients.taskconfigs import TaskConfigsGone, TaskConfigsStale
 from headrace.core.model.errors import PluginError
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import AssignedUnit, Cleanup, State, Target, WorkUnit
@@ -32,7 +33,6 @@ from headrace.worker.processes import (
     PluginProcesses,
     resolve,
 )
-from headrace.worker.taskconfigs import TaskConfigsGone, TaskConfigsStale
 
 # How many units one event starts or stops at once. A start or a stop mostly waits (on its plugin
 # process, on Kafka, on the config service), so one at a time leaves the CPU idle; all at once, a

@@ -43,6 +43,8 @@ from pathlib import Path
 
 import structlog
 
+from headrace.clients.executorlevels import ExecutorLevels
+from headrace.clients.taskconfigs import TaskConfigsClient
 from headrace.core import runner
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
 from headrace.core.model.structs import (
@@ -69,7 +71,6 @@ from headrace.isolation.supervisor import BeforeStart, PluginProcess, Spare, plu
 from headrace.worker import metrics
 from headrace.worker.deletions import Deletions, Teller
 from headrace.worker.delivered import Delivered
-from headrace.worker.executorlevels import ExecutorLevels
 from headrace.worker.membership import FENCE_AFTER, Freshness, Membership
 from headrace.worker.processes import (
     Launch,
@@ -85,7 +86,6 @@ from headrace.worker.starting import (
     TaskConfigs,
     for_each,
 )
-from headrace.worker.taskconfigs import TaskConfigsClient
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ shapes, the tables, ``describe``, and the ``--wait`` loop's verdicts, all withou
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -25,7 +26,9 @@ from headrace.cli.shapes import (
     status_json,
 )
 from headrace.cli.waiting import GONE, Progress, connector_progress, task_progress, wait_all
-from headrace.v1 import config_pb2, configdef_pb2
+from headrace.clients.config import ConnectorInfo, ConnectorStatus, TaskInfo, UnitState
+from headrace.core.model.configinfo import ConfigInfo, ConfigInfos, KeyInfo, ValueInfo
+from headrace.core.model.structs import State, Target
 
 PY_TRACE = (
     "Traceback (most recent call last):\n"
@@ -35,26 +38,25 @@ PY_TRACE = (
 )
 
 
-def info(name: str = "gen", **config: str) -> config_pb2.ConnectorInfo:
-    return config_pb2.ConnectorInfo(
+def info(name: str = "gen", **config: str) -> ConnectorInfo:
+    return ConnectorInfo(
         name=name,
         config={"connector.class": "Gen", "name": name, **config},
-        tasks=[config_pb2.TaskInfo(task=0), config_pb2.TaskInfo(task=1)],
+        tasks=(TaskInfo(0, {}), TaskInfo(1, {})),
         type="source",
-        target_state="RUNNING",
+        target_state=Target.RUNNING,
     )
 
 
-def status(name: str = "gen", *task_states: str, trace: str = "") -> config_pb2.ConnectorStatus:
-    unit = config_pb2.UnitStatus
-    return config_pb2.ConnectorStatus(
+def status(name: str = "gen", *task_states: str, trace: str = "") -> ConnectorStatus:
+    return ConnectorStatus(
         name=name,
         type="source",
-        connector=unit(task=-1, state="RUNNING", worker_id="w1", plugin_version="1.0.0"),
-        tasks=[
-            unit(task=i, state=s, worker_id="w2", plugin_version="1.0.0", trace=trace)
+        connector=UnitState(-1, State.RUNNING, worker_id="w1", plugin_version="1.0.0"),
+        tasks=tuple(
+            UnitState(i, State(s), worker_id="w2", plugin_version="1.0.0", trace=trace)
             for i, s in enumerate(task_states)
-        ],
+        ),
     )
 
 
@@ -83,28 +85,22 @@ def test_a_listing_is_connects_expanded_listing() -> None:
 
 
 def test_a_key_without_default_or_group_leaves_them_out_as_connect_does() -> None:
-    key = configdef_pb2.ConfigKeyInfo(name="topic", type="STRING", importance="HIGH")
+    key = KeyInfo(name="topic", type="STRING", importance="HIGH")
     assert "default_value" not in key_json(key) and "group" not in key_json(key)
-    key.has_default, key.default_value, key.group = True, "", "Common"
+    key = dataclasses.replace(key, default_value="", group="Common")
     assert key_json(key)["default_value"] == "" and key_json(key)["group"] == "Common"
 
 
 def validated(*errors: str) -> dict[str, Any]:
-    infos = configdef_pb2.ConfigInfos(
+    infos = ConfigInfos(
         name="com.example.GenConnector",
-        error_count=len(errors),
-        configs=[
-            configdef_pb2.ConfigInfo(
-                definition=configdef_pb2.ConfigKeyInfo(name="tasks.max", type="INT"),
-                value=configdef_pb2.ConfigValueInfo(
-                    name="tasks.max", value="0", has_value=True, errors=list(errors)
-                ),
+        configs=(
+            ConfigInfo(
+                KeyInfo(name="tasks.max", type="INT"),
+                ValueInfo(name="tasks.max", value="0", errors=errors),
             ),
-            configdef_pb2.ConfigInfo(
-                definition=configdef_pb2.ConfigKeyInfo(name="label", type="STRING"),
-                value=configdef_pb2.ConfigValueInfo(name="label"),
-            ),
-        ],
+            ConfigInfo(KeyInfo(name="label", type="STRING"), ValueInfo(name="label")),
+        ),
     )
     return config_infos_json(infos)
 
@@ -126,9 +122,7 @@ def test_the_connectors_table_counts_running_tasks() -> None:
             (info("gen"), status("gen", "RUNNING", "FAILED")),
             (
                 info("idle"),
-                config_pb2.ConnectorStatus(
-                    name="idle", type="sink", connector={"state": "UNASSIGNED"}
-                ),
+                ConnectorStatus("idle", "sink", UnitState(-1, State.UNASSIGNED), ()),
             ),
         ]
     )

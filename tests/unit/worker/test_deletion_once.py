@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from headrace.clients.taskconfigs import TaskConfigsFailed, TaskConfigsGone
 from headrace.coordinator.assignmentlog import AssignmentLog
 from headrace.core.model import wire
 from headrace.core.model.plugins import PluginCatalog, PluginDescriptor
@@ -32,7 +33,6 @@ from headrace.core.settings import Settings
 from headrace.core.storage.topiclog import MemoryTopic, memory_logs
 from headrace.isolation.supervisor import plugin_key
 from headrace.worker import worker as worker_module
-from headrace.worker.taskconfigs import TaskConfigsFailed, TaskConfigsGone
 from headrace.worker.worker import Worker, build_worker
 
 REC = PluginDescriptor("rec.RecConnector", "1.0.0", "sink", "rec", "RecConnector", Path("/rec"))

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from headrace.config.builtins import PluginInfo, builtin_plugins
+from headrace.config.builtins import builtin_plugins
 from headrace.config.pluginchecks import PluginChecks
 from headrace.config.validation import ConfigRejected, Problem
 from headrace.core.model.configinfo import ConfigInfos, KeyInfo, definitions
 from headrace.core.model.errors import PluginError
-from headrace.core.model.plugins import PluginCatalog
+from headrace.core.model.plugins import PluginCatalog, PluginInfo
 from headrace.isolation.supervisor import plugin_key
 
 

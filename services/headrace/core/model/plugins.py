@@ -35,6 +35,17 @@ PLUGIN_TYPES = CONNECTOR_TYPES + COMPONENT_TYPES
 DELIVERIES = ("exactly-once", "at-least-once")
 
 
+@dataclass(frozen=True)
+class PluginInfo:
+    """A plugin as the plugin list shows it (Connect's ``/connector-plugins``)."""
+
+    class_name: str
+    type: str  # source, sink, converter, header_converter, transformation, predicate
+    version: str
+    error: str = ""  # why it cannot be used; empty when it can
+    aliases: tuple[str, ...] = ()
+
+
 VERSION_KEY = "plugin.version"
 """The key beside a plugin's name that pins its version: ``<name key's prefix>.plugin.version``
 (``connector.plugin.version``, ``transforms.<alias>.plugin.version``...)."""

@@ -12,7 +12,7 @@ Health answers per service, as the protocol defines it:
 Every name starts NOT_SERVING; the service says when its replay has caught up (``ready``), and
 a service that can stop being current (a coordinator replica that loses its lease) says so too
 (``not_ready``). On shutdown every name turns NOT_SERVING first, so probes stop sending traffic
-before the server goes away.
+before the server goes away. How a client asks is ``headrace.clients.health``'s.
 """
 
 from __future__ import annotations
@@ -94,34 +94,3 @@ def full_name(descriptor_module: object, service: str) -> str:
     descriptor: Any = getattr(descriptor_module, "DESCRIPTOR")  # noqa: B009 - typed as Any
     found: str = descriptor.services_by_name[service].full_name
     return found
-
-
-def status(channel: grpc.Channel, service: str, timeout: float) -> str:
-    """What the health service on ``channel`` says of ``service``, by name (SERVING,
-    NOT_SERVING...); a failed call raises ``grpc.RpcError`` (UNAVAILABLE: nothing answers;
-    NOT_FOUND: an unknown name)."""
-    answer = health_pb2_grpc.HealthStub(channel).Check(
-        health_pb2.HealthCheckRequest(service=service), timeout=timeout
-    )
-    name: str = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
-    return name
-
-
-def serving(channel: grpc.Channel, service: str, timeout: float) -> bool:
-    """Whether ``service`` is SERVING on ``channel``; False when nothing answers yet, or the
-    name is not registered yet."""
-    try:
-        return status(channel, service, timeout) == "SERVING"
-    except grpc.RpcError:
-        return False
-
-
-async def serving_async(channel: grpc.aio.Channel, service: str, deadline_s: float) -> bool:
-    """:func:`serving`, on an asyncio channel, the call bounded by ``deadline_s``."""
-    try:
-        answer = await health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=deadline_s
-        )
-    except grpc.RpcError:
-        return False
-    return bool(answer.status == SERVING)

@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from headrace.clients.executor import SqlCheck
 from headrace.components import secretkeys, versions
 from headrace.core.model.configinfo import (
     ComponentKeys,
@@ -55,7 +56,6 @@ from headrace.core.settings import Settings
 from headrace.core.storage.stores import OffsetStore
 from headrace.runtime import watchdog
 from headrace.runtime.converted import Converted
-from headrace.runtime.executor.client import SqlCheck
 from headrace.runtime.host import javaguard
 from headrace.runtime.host.events import EventBus
 from headrace.runtime.host.providers import Providers, Resolved

@@ -53,6 +53,7 @@ from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.errors import CommitFailedError
 from structlog.typing import FilteringBoundLogger
 
+from headrace.clients.executor import ExecutorClient
 from headrace.components.errorpolicy import (
     ErrorPolicy,
 )
@@ -67,10 +68,10 @@ from headrace.core.storage.fetch import (
 from headrace.runtime import kafka
 from headrace.runtime.converted import Converted
 from headrace.runtime.deadletter import open_dead_letter_queue
-from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.lifecycle import unless_stopped
 from headrace.runtime.placement import LoopBase, Placement
 from headrace.runtime.sink.errant import Errant
+from headrace.runtime.sink.executor import TaskExecutor
 from headrace.runtime.sink.offsets import SinkOffsets
 from headrace.runtime.sink.prepare import Prepared, Preparer
 from headrace.runtime.sink.records import (

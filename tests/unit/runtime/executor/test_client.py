@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from headrace.clients.executor import chunks
 from headrace.core.rpc import retry_after_s
-from headrace.runtime.executor.client import chunks
 from headrace.v1 import executor_pb2
 
 

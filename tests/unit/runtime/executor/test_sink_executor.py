@@ -8,11 +8,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from headrace.clients.executor import ExecutorClient
 from headrace.core.settings import Settings
 from headrace.runtime import kafka
-from headrace.runtime.executor.client import ExecutorClient, TaskExecutor
 from headrace.runtime.placement import Placement
 from headrace.runtime.sink import loop as sink
+from headrace.runtime.sink.executor import TaskExecutor
 from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk import KAFKA_OFFSET_COLUMN, SinkRecord, SinkTask
 

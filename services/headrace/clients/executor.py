@@ -1,9 +1,6 @@
-"""The async client of the Spark executor, and the SDK's ``Executor`` a sink task gets from it.
-
-The runtime makes one :class:`TaskExecutor` per sink task, bound to this process's
-``HEADRACE_EXECUTOR_ADDR``, to the task's connector and task number and to the ids of the topics
-it reads (``topicids.TopicIdentity``), hands it to the task as ``context.executor``, and closes it
-when the task stops. Plugins never import this module.
+"""The Spark executor as its clients ask it: a sink task's writes and queries (through the
+runtime's ``TaskExecutor``), and a connector's validation, which asks whether a query parses.
+Plugins never import this module.
 
 One call per batch, streamed in chunks (``WriteStream``): a header, then the batch's Arrow IPC
 stream in pieces of :data:`CHUNK_BYTES`, so no message is large whatever the batch; the executor
@@ -30,10 +27,10 @@ import grpc
 from headrace.core.arrowipc import ipc_stream, read_stream
 from headrace.core.backoff import Backoff
 from headrace.core.observability import log
+from headrace.core.observability.health import full_name
 from headrace.core.rpc import accepted, retry_after_s
 from headrace.core.security import tls
 from headrace.core.settings import Settings
-from headrace.runtime.topicids import TopicIdentity
 from headrace.sdk.errors import RetriableError
 from headrace.sdk.executor import KAFKA_OFFSET_COLUMN
 from headrace.v1 import executor_pb2, executor_pb2_grpc
@@ -41,6 +38,8 @@ from headrace.v1 import executor_pb2, executor_pb2_grpc
 if TYPE_CHECKING:  # loaded where a table is written (headrace.sdk.columns)
     import pyarrow as pa
 
+SERVICE = full_name(executor_pb2, "Executor")
+"""The executor's API by its full name, as its health service answers for it."""
 _RETRYABLE = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
 CHUNK_BYTES = 4 * 1024 * 1024
 """The Arrow bytes one WriteStream message carries at most."""
@@ -203,53 +202,6 @@ class ExecutorClient:
                 await asyncio.sleep(pause)
 
 
-class TaskExecutor:
-    """The SDK's ``Executor`` for one sink task: the client, with the task's identity and the
-    ids of its topics."""
-
-    def __init__(
-        self, client: ExecutorClient, connector: str, task: int, topics: TopicIdentity
-    ) -> None:
-        self._client = client
-        self._connector = connector
-        self._task = task
-        self._topics = topics
-
-    async def write_table(
-        self,
-        *,
-        topic: str,
-        partition: int,
-        table: pa.Table,
-        path: str,
-        format: str = "parquet",
-        options: Mapping[str, str] | None = None,
-    ) -> tuple[int, int]:
-        """:meth:`ExecutorClient.write_batch` as this task; (rows_written, rows_skipped).
-
-        Raises ``TopicChanged`` when the topic was deleted since the task was given it."""
-        if table.num_rows == 0:
-            return 0, 0
-        return await self._client.write_batch(
-            connector=self._connector,
-            task=self._task,
-            topic=topic,
-            topic_id=await self._topics.of(topic),
-            partition=partition,
-            table=table,
-            path=path,
-            format=format,
-            options=options,
-        )
-
-    async def query(self, *, table: pa.Table, sql: str) -> pa.Table:
-        """:meth:`ExecutorClient.query`."""
-        return await self._client.query(table, sql, self._connector)
-
-    async def close(self) -> None:
-        await self._client.close()
-
-
 class SqlCheck:
     """The SDK's ``SqlCheck`` of a connector's validation context: asks the executor at
     ``address`` whether a query parses (``CheckSql``).
@@ -263,7 +215,7 @@ class SqlCheck:
         self._settings = settings
         self._address = settings.executor_addr
         self._timeout_s = min(timeout_s, settings.plugin_call_timeout_s / 2)
-        self._log = log.get("headrace.runtime.executor.client")
+        self._log = log.get("headrace.clients.executor")
 
     def check(self, sql: str) -> str | None:
         """Why ``sql`` is not Spark SQL (Spark's reason); None when it parses. RetriableError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from headrace.clients.pluginhost import PluginCallError, PluginClient
 from headrace.core.model.structs import WorkUnit
-from headrace.isolation.client import PluginCallError, PluginClient
 
 
 async def test_a_call_on_a_closed_channel_says_the_process_is_gone() -> None:

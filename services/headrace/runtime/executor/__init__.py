@@ -1,2 +1,0 @@
-"""The Spark executor's client inside a plugin process (``client``): a sink task's
-``context.executor``."""
