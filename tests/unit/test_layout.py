@@ -17,6 +17,8 @@
   process boundary), the clients and the servicers import the generated ``v1``: every module
   outside ``clients`` that does is named below with its part, so a new one is a choice made
   in view.
+- ``Settings`` is built only where a process starts (a ``__main__``, the ``headrace`` command's
+  context, developer tooling) and passed down from there.
 - Plugins, built in or not, import only ``headrace.sdk``.
 - Developer tooling (``local``) is imported by nothing in the package.
 - No folder holds more than a fifth of the package's lines, and none is flatter than about
@@ -144,6 +146,31 @@ def test_only_wire_converters_clients_and_servicers_import_v1() -> None:
     }
     assert sorted(speaking - set(SPEAKS_V1)) == []  # a new one: a wire converter? a client?
     assert sorted(set(SPEAKS_V1) - speaking) == []  # one that no longer does
+
+
+SETTINGS_BUILT = {"cli/context.py", "core/settings.py"}  # per command; settings_or_exit
+
+
+def builds_settings(path: Path) -> list[int]:
+    """The lines where ``path`` calls ``Settings(...)``."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "Settings"
+    ]
+
+
+def test_settings_are_built_only_where_a_process_starts() -> None:
+    built = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for own, path in package_modules()
+        if own != "local" and path.name != "__main__.py"
+        if str(path.relative_to(PACKAGE)) not in SETTINGS_BUILT
+        for line in builds_settings(path)
+    ]
+    assert built == []
 
 
 @pytest.mark.parametrize("folder", PLUGIN_FOLDERS, ids=lambda f: str(f.relative_to(ROOT)))
