@@ -96,12 +96,8 @@ down: $(STAMP)
 
 # The suite; a test that hangs past pytest's timeout ends the run and its report says where.
 # Each test's time is kept in var/test-report.xml (JUnit XML): where the suite's minutes go.
-# The suite in two processes, each a test session of its own (its broker, Spark, database and
-# stack), a test file whole in one of them: the tests wait on the processes they start about
-# half the time, so two fill the two cores. `make test TEST_PROCESSES=0` runs it in one.
-TEST_PROCESSES ?= 2
 test: install bytecode jvm kafka-jars spark-jars connect-jars typecheck lint browser
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile --junitxml=var/test-report.xml || { for hang in var/test-hang*.txt; do [ -f "$$hang" ] && cat "$$hang" && head -1 "$$hang"; done; exit 1; }
+	$(BIN)/python -m pytest --junitxml=var/test-report.xml || { cat var/test-hang.txt 2>/dev/null && head -1 var/test-hang.txt; exit 1; }
 
 # The console's browser tests drive Debian's Chromium; said before the suite starts when it is
 # missing (under CI its tests then fail; elsewhere they are skipped).

@@ -24,6 +24,7 @@ from hypothesis import settings as hypothesis_settings
 
 from headrace.core.security.kafkasecurity import VARIABLES as SECURITY
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
+from headrace.isolation import jvm
 from headrace.local.kafka import KAFKA_VERSION, EmbeddedKafka, free_port
 from headrace.local.stack import Stack
 from tests import sparkprocs
@@ -34,9 +35,7 @@ from tests.support import (
     DEBEZIUM_JDBC,
     DEBEZIUM_POSTGRES,
     JAVA_TEST_CONNECTOR,
-    install_java_plugin,
     local_settings,
-    maven_turn,
 )
 
 # The suite shares 2 cores with a broker and Spark: time per example says nothing about logic.
@@ -49,9 +48,7 @@ hypothesis_settings.load_profile("headrace")
 # sessions of their own, and would outlive the run) and ends the run: a hang costs minutes,
 # names where it hung (`make test` prints the file) and leaves nothing running. Should that
 # thread never get the interpreter's lock, faulthandler's, which needs none, ends the run later.
-HANG_REPORT = (
-    Path(__file__).parents[1] / "var" / f"test-hang{os.environ.get('PYTEST_XDIST_WORKER', '')}.txt"
-)  # one per process of the run (``make test`` runs two: gw0, gw1)
+HANG_REPORT = Path(__file__).parents[1] / "var" / "test-hang.txt"
 HANG_AFTER_S = 900
 LAST_RESORT_S = 60
 
@@ -231,10 +228,10 @@ def java_plugin_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     deletion-stop jar) copied in as a jar, as into Connect's plugin.path."""
     entry = tmp_path_factory.mktemp("java-plugins")
     for version in CONNECT_FILE_VERSIONS:
-        install_java_plugin(f"org.apache.kafka:connect-file:{version}", entry)
-    install_java_plugin(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
-    install_java_plugin(DEBEZIUM_POSTGRES, entry)
-    install_java_plugin(DEBEZIUM_JDBC, entry)
+        jvm.install(f"org.apache.kafka:connect-file:{version}", entry)
+    jvm.install(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
+    jvm.install(DEBEZIUM_POSTGRES, entry)
+    jvm.install(DEBEZIUM_JDBC, entry)
     shutil.copy(built_jar(JAVA_TEST_CONNECTOR, "recording-source-1.0.0.jar"), entry)
     return entry
 
@@ -247,13 +244,12 @@ def java_prying_jar() -> Path:
 
 def built_jar(project: Path, jar: str) -> Path:
     """A test connector's jar, built with Maven from its project folder."""
-    with maven_turn():  # the other test process may build the same project
-        built = subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(project / "pom.xml"), "package"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    built = subprocess.run(
+        ["mvn", "-q", "-B", "-f", str(project / "pom.xml"), "package"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     return project / "target" / jar
 

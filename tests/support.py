@@ -4,7 +4,6 @@ driving a real plugin host process over its socket (``plugin_host``) against the
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import inspect
 import io
 import json
@@ -35,7 +34,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from headrace.core.observability import log
 from headrace.core.settings import BUILTIN_PLUGINS, Settings
 from headrace.core.storage.stores import OffsetStore
-from headrace.isolation import jvm
 from headrace.isolation.plugins import read_manifest
 from headrace.local.kafka import free_port
 from headrace.local.stack import Stack
@@ -536,27 +534,3 @@ def captured_log(service: str = "test") -> Iterator[io.StringIO]:
         structlog.configure(**saved)
         root.handlers[:] = handlers
         root.setLevel(level)
-
-
-MAVEN_LOCK = Path.home() / ".m2" / "headrace-tests.lock"
-
-
-@contextmanager
-def maven_turn() -> Iterator[None]:
-    """Maven to this test process alone while it runs: ``make test`` runs two, and Maven 3.8
-    takes no lock of its own on the local repository both fill (a jar two processes download
-    at once can be left half-written)."""
-    MAVEN_LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with MAVEN_LOCK.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def install_java_plugin(coordinate: str, entry: Path) -> None:
-    """``headrace plugins install``'s install of ``coordinate`` into ``entry``, Maven's turn
-    taken first."""
-    with maven_turn():
-        jvm.install(coordinate, entry)

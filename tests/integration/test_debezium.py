@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from headrace.isolation import jvm
 from headrace.isolation.plugins import discover
 from headrace.v1 import plugin_pb2 as pb
 from tests.postgres import Postgres
@@ -22,7 +23,6 @@ from tests.support import (
     HOST_DEADLINE_S,
     consume,
     eventually,
-    install_java_plugin,
     plugin_host,
     start_all,
 )
@@ -37,7 +37,7 @@ COORDINATE = DEBEZIUM_POSTGRES
 def debezium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Debezium's PostgreSQL connector, installed as a user installs it: its manifest."""
     entry = tmp_path_factory.mktemp("debezium")
-    install_java_plugin(COORDINATE, entry)
+    jvm.install(COORDINATE, entry)
     catalog = discover([entry], tmp_path_factory.mktemp("jvm-plugins"))
     [plugin] = [p for p in catalog.plugins if p.class_name == DEBEZIUM]
     assert plugin.version == "3.6.1.Final"

@@ -11,13 +11,13 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from headrace.core.storage.topics import ensure_topic
+from headrace.isolation import jvm
 from headrace.isolation.plugins import discover
 from headrace.local.kafka import KAFKA_VERSION
 from headrace.v1 import plugin_pb2 as pb
 from tests.support import (
     consume,
     eventually,
-    install_java_plugin,
     next_event,
     plugin_host,
     start_all,
@@ -35,7 +35,7 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """MirrorMaker 2's connectors at the broker's version, installed from Maven: the source's
     manifest."""
     entry = tmp_path_factory.mktemp("mirror")
-    install_java_plugin(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
+    jvm.install(f"org.apache.kafka:connect-mirror:{KAFKA_VERSION}", entry)
     catalog = discover([entry], tmp_path_factory.mktemp("jvm-plugins"))
     [plugin] = [p for p in catalog.plugins if p.class_name == MIRROR]
     yield plugin.manifest
