@@ -104,8 +104,8 @@ def test_a_restart_after_sigkill_rebuilds_the_identical_state(
         client.create("reborn", {"connector.class": "Gen", "label": "new"})
         before = snapshot(client)
     assert sorted(before["connectors"]) == sorted([*CONFIGS, "reborn"])
-    assert before["connectors"]["gen-1"]["targetState"] == "PAUSED"
-    assert len(before["connectors"]["gen-1"]["tasks"]) == 2
+    assert before["connectors"]["gen-1"].target_state == "PAUSED"
+    assert len(before["connectors"]["gen-1"].tasks) == 2
 
     stack.stop("config", sig=signal.SIGKILL)
     stack.start("config")
