@@ -8,6 +8,7 @@ end. Its figures mean nothing.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 import traceback
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"no workload named {', '.join(unknown)} (there are: {', '.join(WORKLOADS)})")
     repeats, warmups = (1, 0) if args.smoke else (args.repeats, 1)
+    # Stopped (a CI's timeout, kill): the workload's peers, the stack and the broker are
+    # stopped on the way out, as on an interrupt, rather than left running.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     results: list[Result] = []
     failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="headrace-bench-") as tmp, BenchEnv(Path(tmp)) as env:
