@@ -340,16 +340,19 @@ class BlockingConnect:
     def __init__(self, side: Side, **options: Any) -> None:
         self._runner = asyncio.Runner()
         self._session = session(side, **options)
-        self.api: ConnectApi = self._runner.run(self._session.__aenter__())
+        self._api: ConnectApi = self._runner.run(self._session.__aenter__())
 
     def call(self, method: str, path: str, body: object = None, **options: Any) -> Any:
         """:meth:`ConnectApi.call`, waited for."""
-        return self._runner.run(self.api.call(method, path, body, **options))
+        return self._runner.run(self._api.call(method, path, body, **options))
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        """Any other of :class:`ConnectApi`'s calls (``create``, ``status``, ...), waited for."""
-        method = getattr(self.api, name)
-        return lambda *args, **kwargs: self._runner.run(method(*args, **kwargs))
+    def create(self, name: str, config: Mapping[str, str]) -> None:
+        """:meth:`ConnectApi.create`, waited for."""
+        self._runner.run(self._api.create(name, config))
+
+    def delete(self, name: str) -> None:
+        """:meth:`ConnectApi.delete`, waited for."""
+        self._runner.run(self._api.delete(name))
 
     def close(self) -> None:
         self._runner.run(self._session.__aexit__(None, None, None))
